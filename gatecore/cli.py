@@ -1,0 +1,240 @@
+"""The `gate` command line: the one module that talks to typer.
+
+Each command is a thin function that calls into the package and returns an exit code.
+`main` is the single error boundary: a `GateError` prints its code and reason and exits
+with its class's code (1 reject, 2 configuration, 3 internal); anything unexpected
+exits 3. Nothing ever maps an error to 0.
+
+The installed pre-receive hook does not come through here: it runs
+`python -m server.prereceive`, which keeps typer and pydantic off the hook's start-up path.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import sys
+import traceback
+from collections.abc import Callable
+from pathlib import Path
+from typing import Annotated, TypeVar
+
+import typer
+
+from .errors import GateError
+
+app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, no_args_is_help=True,
+                  help="Push-time gate for AI agents: frozen files and bound review receipts.")
+receipt_app = typer.Typer(no_args_is_help=True, help="Write and verify sealed review receipts (files).")
+keys_app = typer.Typer(no_args_is_help=True, help="Make and check seal keys and keyrings.")
+policy_app = typer.Typer(no_args_is_help=True, help="Check policy files.")
+hook_app = typer.Typer(no_args_is_help=True, help="Run the gate as a git hook.")
+server_app = typer.Typer(no_args_is_help=True, help="Install, remove and check the server hook.")
+attempt_app = typer.Typer(no_args_is_help=True, help="Write and read the attempt ledger (trusted side).")
+review_app = typer.Typer(no_args_is_help=True, help="The trusted runner: record and push a review.")
+app.add_typer(receipt_app, name="receipt")
+app.add_typer(keys_app, name="keys")
+app.add_typer(policy_app, name="policy")
+app.add_typer(hook_app, name="hook")
+app.add_typer(server_app, name="server")
+app.add_typer(attempt_app, name="attempt")
+app.add_typer(review_app, name="review")
+
+Opt = typer.Option
+F = TypeVar("F", bound=Callable[..., int])
+
+
+def command(group: typer.Typer, name: str) -> Callable[[F], F]:
+    """Register a command whose return value is its exit code."""
+
+    def register(fn: F) -> F:
+        @functools.wraps(fn)
+        def run(*args: object, **kwargs: object) -> None:
+            raise typer.Exit(fn(*args, **kwargs))
+
+        group.command(name)(run)
+        return fn
+
+    return register
+
+
+def _out(text: str) -> None:
+    sys.stdout.write(text if text.endswith("\n") else text + "\n")
+
+
+def _err(text: str) -> None:
+    sys.stderr.write(text if text.endswith("\n") else text + "\n")
+
+
+# --- the seed's flow ------------------------------------------------------------------
+
+AttemptOpt = Annotated[str, Opt("--attempt", help="Attempt id (from the orchestrator).")]
+ModelOpt = Annotated[str, Opt("--model", help="Model id on record for this attempt.")]
+GenOpt = Annotated[str, Opt("--workspace-gen", help="Workspace generation minted by bootstrap.")]
+PromptOpt = Annotated[Path, Opt("--prompt-file", help="The prompt given to the model.")]
+DiffFileOpt = Annotated[Path | None, Opt("--diff-file", help="Patch file: bind the SHA-256 of its bytes.")]
+RepoOpt = Annotated[Path | None, Opt("--repo", help="Repository: bind the tree delta --from..--to.")]
+FromOpt = Annotated[str | None, Opt("--from", help="Base revision of the change.")]
+ToOpt = Annotated[str | None, Opt("--to", help="Reviewed revision.")]
+
+
+@command(receipt_app, "write")
+def receipt_write(
+    out_dir: Annotated[Path, Opt("--out-dir", help="Receipts root; writes DIR/ID/receipt.json.")],
+    attempt: AttemptOpt, model: ModelOpt, workspace_gen: GenOpt, prompt_file: PromptOpt,
+    verdict: Annotated[str, Opt("--verdict", help="pass or fail.")],
+    key: Annotated[Path, Opt("--key", help="Signing key file (gate keys generate).")],
+    reason: Annotated[list[str] | None, Opt("--reason", help="A reason; repeat for more.")] = None,
+    diff_file: DiffFileOpt = None, repo: RepoOpt = None, rev_from: FromOpt = None, rev_to: ToOpt = None,
+    ttl: Annotated[int, Opt("--ttl", help="Seconds the receipt stays valid.", min=1,
+                            max=30 * 24 * 3600)] = 86400,
+) -> int:
+    """Seal a review receipt bound to this attempt and write it (never overwrites)."""
+    from .filereceipts import DiffSource, write_receipt
+    from .keys import load_keyfile
+
+    path = write_receipt(out_dir, attempt, model, workspace_gen, prompt_file,
+                         DiffSource(diff_file, repo, rev_from, rev_to), verdict, list(reason or []),
+                         load_keyfile(key), ttl)
+    _out(str(path))
+    return 0
+
+
+def print_decision(decision: object, as_json: bool) -> None:
+    from .decision import Decision
+
+    assert isinstance(decision, Decision)
+    if as_json:
+        _out(json.dumps(decision.as_dict(), sort_keys=True))
+        return
+    if decision.accepted:
+        _out("accept")
+        return
+    _out("reject")
+    for f in decision.failures:
+        _out(f"  {f.field}: {f.code}: {f.detail}")
+
+
+@command(receipt_app, "verify")
+def receipt_verify(
+    receipt: Annotated[Path, Opt("--receipt", help="The receipt file to verify.")],
+    attempt: AttemptOpt, model: ModelOpt, workspace_gen: GenOpt, prompt_file: PromptOpt,
+    keyring: Annotated[Path, Opt("--keyring", help="Keyring file (TOML) with the runner's key.")],
+    diff_file: DiffFileOpt = None, repo: RepoOpt = None, rev_from: FromOpt = None, rev_to: ToOpt = None,
+    as_json: Annotated[bool, Opt("--json", help="Print the decision as JSON.")] = False,
+) -> int:
+    """Verify a receipt: exit 0 on accept, 1 on any reject (each failed field printed)."""
+    from .filereceipts import DiffSource, verify_receipt
+    from .keys import load_keyring
+
+    decision = verify_receipt(receipt, attempt, model, workspace_gen, prompt_file,
+                              DiffSource(diff_file, repo, rev_from, rev_to), load_keyring(keyring))
+    print_decision(decision, as_json)
+    return 0 if decision.accepted else 1
+
+
+@command(app, "digest")
+def digest_cmd(diff_file: DiffFileOpt = None, repo: RepoOpt = None, rev_from: FromOpt = None,
+               rev_to: ToOpt = None) -> int:
+    """Print the diff digest (and its algorithm) that a receipt would bind."""
+    from .filereceipts import DiffSource, bind_diff
+
+    b = bind_diff(DiffSource(diff_file, repo, rev_from, rev_to))
+    _out(f"{b.algorithm} {b.sha256}")
+    return 0
+
+
+@command(app, "selftest")
+def selftest_cmd() -> int:
+    """Run the decision table and the offline attack list against the binder."""
+    from .selftest import run
+
+    text, ok = run()
+    _out(text)
+    return 0 if ok else 1
+
+
+@command(app, "explain")
+def explain_cmd(
+    code: Annotated[str | None, typer.Argument(help="A code such as GATE-BIND-MODEL.")] = None,
+    markdown: Annotated[bool, Opt("--markdown", help="Print the whole table (docs/codes.md).")] = False,
+    list_all: Annotated[bool, Opt("--list", help="List every code.")] = False,
+) -> int:
+    """Explain a rejection code."""
+    from . import codes
+
+    if markdown:
+        _out(codes.markdown_table())
+        return 0
+    if list_all or code is None:
+        for c in codes.CODES.values():
+            _out(f"{c.code}  {c.reason}")
+        return 0
+    try:
+        _out(codes.explain(code))
+    except KeyError:
+        _err(f"unknown code {code!r}; `gate explain --list` lists them")
+        return 2
+    return 0
+
+
+# --- keys -----------------------------------------------------------------------------
+
+@command(keys_app, "generate")
+def keys_generate(
+    alg: Annotated[str, Opt("--alg", help="ed25519 or hmac-sha256.")],
+    key_id: Annotated[str, Opt("--id", help="Key id.")],
+    purpose: Annotated[str, Opt("--purpose", help="receipt or attempt.")],
+    out: Annotated[Path, Opt("--out", help="Private key file to create (mode 0600).")],
+) -> int:
+    """Make a key; write the private half to --out; print the keyring entry (TOML)."""
+    from pydantic import ValidationError
+
+    from .errors import InputError
+    from .keys import generate, write_private
+    from .validation import format_validation_error
+
+    try:
+        made = generate(alg, key_id, purpose)
+    except ValidationError as exc:
+        raise InputError("GATE-INPUT-ARGUMENT", format_validation_error(exc)) from None
+    try:
+        write_private(out, made.keyfile_text)
+    except FileExistsError:
+        raise InputError("GATE-INPUT-ARGUMENT", f"{out} exists; refusing to overwrite a key") from None
+    _out(made.keyring_entry)
+    return 0
+
+
+@command(keys_app, "check")
+def keys_check(keyring: Annotated[Path, typer.Argument(help="Keyring file.")]) -> int:
+    """Validate a keyring file; print each error with its location."""
+    from .keys import load_keyring
+
+    ring = load_keyring(keyring)
+    for k in ring.values():
+        state = "revoked" if k.revoked else "active"
+        _out(f"{k.id}: {k.algorithm} {k.purpose} {state}")
+    _out(f"ok: {len(ring)} keys")
+    return 0
+
+
+def main() -> int:
+    """The console script's single error boundary."""
+    try:
+        app()  # standalone: usage errors exit 2, commands exit with their return value
+    except GateError as exc:
+        _err(f"{exc.code}: {exc.detail}")
+        return exc.exit_code
+    except SystemExit as exc:
+        code = exc.code
+        return code if isinstance(code, int) else (0 if code is None else 1)
+    except Exception as exc:  # the boundary: never 0
+        traceback.print_exc()
+        _err(f"GATE-HOOK-INTERNAL: {type(exc).__name__}: {exc}")
+        return 3
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

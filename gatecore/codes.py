@@ -1,0 +1,229 @@
+"""The one registry of stable rejection codes.
+
+Every rejection the gate produces carries one of these codes. Codes are stable: once
+released, a code keeps its meaning; new situations get new codes. `docs/codes.md` is
+generated from this table and a test keeps the two identical.
+
+This module is pure data and imports nothing heavy: the pre-receive hook loads it on
+every push.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class Code:
+    code: str
+    area: str
+    reason: str
+    hint: str
+
+
+AREAS: dict[str, str] = {
+    "RECEIPT": "Receipt documents: presence, size, syntax, fields",
+    "SEAL": "Seals: envelopes, keys, signatures",
+    "BIND": "Binding: receipt fields that must equal what the gate recomputed or looked up",
+    "VERDICT": "Verdict of the review",
+    "FROZEN": "Frozen files written by a restricted identity",
+    "REF": "Ref updates: names, deletions, force pushes, targets",
+    "LEDGER": "The attempt ledger under refs/gate/attempts/",
+    "REVIEW": "Review refs under refs/heads/review/runner/",
+    "CONFIG": "Server-side configuration: policy, keyring, installation",
+    "INPUT": "Hook input and command-line input",
+    "GIT": "Reading the repository",
+    "HOOK": "The hook process itself",
+    "AUDIT": "The audit log",
+    "DOCTOR": "The installation check",
+}
+
+
+def _c(code: str, reason: str, hint: str) -> Code:
+    area = code.split("-")[1]
+    return Code(code=code, area=area, reason=reason, hint=hint)
+
+
+_ALL: tuple[Code, ...] = (
+    # --- receipts --------------------------------------------------------------
+    _c("GATE-RECEIPT-MISSING", "no receipt was found for this attempt",
+       "have the trusted runner review the change and push its receipt with the ref"),
+    _c("GATE-RECEIPT-TOO-LARGE", "the receipt or envelope is larger than the 65536-byte cap",
+       "receipts are small; keep reasons short"),
+    _c("GATE-RECEIPT-MALFORMED", "the receipt payload is not a strict JSON object",
+       "the runner must write UTF-8 JSON without duplicate keys, floats or NaN"),
+    _c("GATE-RECEIPT-FIELD", "a receipt field is missing, unknown or has the wrong type or form",
+       "the named field must follow the receipt schema in docs/receipts.md"),
+    _c("GATE-RECEIPT-VERDICT", "the verdict is not exactly 'pass' or 'fail'",
+       "verdicts are lower case: 'pass' or 'fail'"),
+    _c("GATE-RECEIPT-REASONS", "the reasons are missing, empty or blank",
+       "a passing review must give at least one non-blank reason"),
+    _c("GATE-RECEIPT-EXPIRED", "the receipt has expired",
+       "review the change again to get a fresh receipt"),
+    _c("GATE-RECEIPT-NOT-YET-VALID", "the receipt was issued in the future",
+       "check the runner's clock"),
+    _c("GATE-RECEIPT-LIFETIME", "the receipt's validity window is longer than 30 days",
+       "issue receipts with a shorter lifetime"),
+    # --- seals -----------------------------------------------------------------
+    _c("GATE-SEAL-MALFORMED", "the envelope is not a valid sealed envelope",
+       "an envelope has exactly payloadType, payload and one signature (keyid, sig)"),
+    _c("GATE-SEAL-PAYLOAD-TYPE", "the envelope carries the wrong payload type",
+       "receipts and attempt records have distinct payload types; do not mix them"),
+    _c("GATE-SEAL-UNKNOWN-KEY", "the envelope is sealed with a key id the keyring does not hold",
+       "add the runner's public key to the server keyring"),
+    _c("GATE-SEAL-KEY-PURPOSE", "the sealing key is not allowed for this purpose",
+       "receipt keys seal receipts, attempt keys seal attempt records; never both"),
+    _c("GATE-SEAL-KEY-REVOKED", "the sealing key has been revoked",
+       "seal with a current key"),
+    _c("GATE-SEAL-KEY-EXPIRED", "the sealing key is outside its validity window",
+       "rotate to a key that is valid now"),
+    _c("GATE-SEAL-BAD-SIGNATURE", "the seal does not verify over the payload",
+       "the payload was changed after sealing, or the wrong key was used"),
+    # --- binding ---------------------------------------------------------------
+    _c("GATE-BIND-ATTEMPT", "attempt_id differs from the attempt being checked",
+       "a receipt belongs to exactly one attempt"),
+    _c("GATE-BIND-MODEL", "model_id differs from the model on record for this attempt",
+       "the receipt was scored by another model (failover?); score again with the current model"),
+    _c("GATE-BIND-GENERATION", "workspace_generation differs from this attempt's generation",
+       "the receipt comes from another workspace generation; score again"),
+    _c("GATE-BIND-PROMPT", "prompt_sha256 differs from the prompt of this attempt",
+       "the receipt was produced for another prompt"),
+    _c("GATE-BIND-DIFF", "diff_sha256 differs from the digest of the change being checked",
+       "the change was modified after it was scored; score again"),
+    _c("GATE-BIND-DIFF-ALGORITHM", "diff_algorithm differs from the algorithm the gate uses here",
+       "repository receipts use gate-tree-delta-v1, file receipts use sha256-bytes"),
+    _c("GATE-BIND-REPOSITORY", "repository differs from this repository's id",
+       "the receipt was issued for another repository"),
+    _c("GATE-BIND-REF", "ref differs from the ref being updated",
+       "the receipt was issued for another ref"),
+    _c("GATE-BIND-OLD-COMMIT", "old_commit differs from the ref's current value",
+       "the ref moved since the receipt was issued; a receipt is good for one transition"),
+    _c("GATE-BIND-BASE-COMMIT", "base_commit differs, is missing, or is not an ancestor of new_commit",
+       "the diff must be taken from an ancestor of the reviewed commit"),
+    _c("GATE-BIND-NEW-COMMIT", "new_commit differs from the commit being pushed",
+       "the receipt was issued for another commit"),
+    _c("GATE-BIND-NEW-TREE", "new_tree differs from the tree of the commit being pushed",
+       "the receipt was issued for another tree"),
+    _c("GATE-BIND-OBJECT-FORMAT", "object_format differs from the repository's object format",
+       "the receipt was issued for a repository of another hash"),
+    _c("GATE-BIND-LEDGER", "ledger_record differs from the current model record of the attempt",
+       "the attempt's model changed since the receipt was issued; score again"),
+    # --- verdict ---------------------------------------------------------------
+    _c("GATE-VERDICT-FAIL", "the review verdict is 'fail'",
+       "address the reviewer's reasons and have the change reviewed again"),
+    # --- frozen files ----------------------------------------------------------
+    _c("GATE-FROZEN-PATH", "a restricted identity wrote a frozen path",
+       "frozen paths are changed by humans only; ask a maintainer to make this change"),
+    _c("GATE-FROZEN-REF", "a restricted pusher moved a ref so that a frozen path changed",
+       "rewinding or force-pushing a ref may not change frozen paths; ask a maintainer"),
+    # --- refs ------------------------------------------------------------------
+    _c("GATE-REF-DELETE", "this ref deletion is not allowed by policy",
+       "ask a maintainer to delete the ref"),
+    _c("GATE-REF-FORCE", "this non-fast-forward update is not allowed by policy",
+       "rebase onto the current ref and push without --force"),
+    _c("GATE-REF-NAME", "the ref name is not a valid, allowed ref name",
+       "use a plain ref name under refs/ (see git check-ref-format)"),
+    _c("GATE-REF-TARGET", "the ref would point at an object that is not allowed there",
+       "branches and review refs must point at commits"),
+    _c("GATE-REF-RESERVED", "this ref namespace is reserved for the trusted side",
+       "refs under refs/gate/ and refs/heads/review/runner/ are written by the runner only"),
+    # --- ledger ----------------------------------------------------------------
+    _c("GATE-LEDGER-PUSHER", "the pusher may not write the attempt ledger",
+       "only the trusted orchestrator and runner accounts write refs/gate/"),
+    _c("GATE-LEDGER-DELETE", "attempt ledger refs cannot be deleted",
+       "the ledger is append-only"),
+    _c("GATE-LEDGER-REWRITE", "the ledger update is not a fast-forward of the existing chain",
+       "the ledger is append-only; append a new record instead"),
+    _c("GATE-LEDGER-RECORD", "a ledger commit is not a well-formed attempt record",
+       "ledger commits hold exactly one sealed record.json and one parent"),
+    _c("GATE-LEDGER-SEQUENCE", "the ledger records are out of order or break the chain",
+       "records go opened, model-selected, failover..., closed, each naming its predecessor"),
+    _c("GATE-LEDGER-ATTEMPT", "the record's attempt id does not match its ref name",
+       "refs/gate/attempts/<id> holds records of attempt <id> only"),
+    _c("GATE-LEDGER-GENERATION-REUSED", "the workspace generation was already used by another attempt",
+       "mint a fresh generation with gate bootstrap for every attempt"),
+    _c("GATE-LEDGER-MISSING", "there is no ledger record for this attempt",
+       "open the attempt with gate attempt open and push the ledger ref first"),
+    _c("GATE-LEDGER-NO-MODEL", "no model has been selected for this attempt",
+       "record the model with gate attempt select-model"),
+    _c("GATE-LEDGER-CLOSED", "the attempt is closed and accepts no more receipts",
+       "open a new attempt"),
+    _c("GATE-LEDGER-UNREADABLE", "the ledger ref or its records cannot be read",
+       "run gate attempt show on the server; the ledger may be corrupt"),
+    # --- review refs -----------------------------------------------------------
+    _c("GATE-REVIEW-PUSHER", "the pusher may not update review refs",
+       "review refs are pushed by the trusted runner together with their receipt"),
+    _c("GATE-REVIEW-RECEIPT-REF", "a receipt ref was pushed without its review ref, or malformed",
+       "push refs/gate/receipts/<id> and refs/heads/review/runner/<id> in one atomic push"),
+    # --- configuration ---------------------------------------------------------
+    _c("GATE-CONFIG-POLICY", "the server policy is missing or invalid",
+       "run gate policy check on the server's policy file"),
+    _c("GATE-CONFIG-KEYRING", "the server keyring is missing or invalid",
+       "run gate keys check on the server's keyring file"),
+    _c("GATE-CONFIG-INSTALL", "the gate installation is incomplete or inconsistent",
+       "run gate server doctor GIT_DIR"),
+    _c("GATE-CONFIG-KEYFILE", "the signing key file is missing or invalid",
+       "create one with gate keys generate"),
+    # --- input -----------------------------------------------------------------
+    _c("GATE-INPUT-MALFORMED", "the hook input is not valid ref-update lines",
+       "pre-receive input is '<old> <new> <ref>' per line"),
+    _c("GATE-INPUT-TOO-LARGE", "the hook input exceeds the size cap",
+       "push fewer refs at once"),
+    _c("GATE-INPUT-ARGUMENT", "a command-line value is invalid",
+       "see the command's --help"),
+    # --- git -------------------------------------------------------------------
+    _c("GATE-GIT-UNREADABLE", "a pushed or referenced object cannot be read",
+       "the hook cannot see the pushed objects; run gate server doctor"),
+    _c("GATE-GIT-OBJECT-FORMAT", "the repository's object format is not supported",
+       "SHA-256 repositories are refused until the gate supports them"),
+    _c("GATE-GIT-REPOSITORY", "the repository cannot be opened",
+       "check GIT_DIR and the repository's permissions"),
+    # --- hook ------------------------------------------------------------------
+    _c("GATE-HOOK-DEADLINE", "the gate ran past its deadline and rejected the push",
+       "push fewer commits at once, or raise limits.deadline_seconds"),
+    _c("GATE-HOOK-INTERNAL", "the gate hit an internal error and rejected the push",
+       "report the message to the server admin; the push was not accepted"),
+    _c("GATE-HOOK-CHAINED", "a chained pre-receive hook rejected the push",
+       "see the chained hook's own message above"),
+    # --- audit -----------------------------------------------------------------
+    _c("GATE-AUDIT-WRITE", "the audit log could not be written, so the push was rejected",
+       "the admin must fix the audit log path (permissions, disk space)"),
+    # --- doctor ----------------------------------------------------------------
+    _c("GATE-DOCTOR-PROBE", "gate server doctor's probe push (never accepted)",
+       "this rejection is expected during gate server doctor"),
+)
+
+CODES: dict[str, Code] = {c.code: c for c in _ALL}
+
+if len(CODES) != len(_ALL):  # pragma: no cover - guards the table itself
+    raise RuntimeError("duplicate code in gatecore.codes")
+
+
+def get(code: str) -> Code:
+    """Look a code up; unknown codes raise KeyError."""
+    return CODES[code]
+
+
+def explain(code: str) -> str:
+    c = CODES[code.strip().upper()]
+    return f"{c.code}\n  area:   {AREAS[c.area]}\n  reason: {c.reason}\n  hint:   {c.hint}\n"
+
+
+def markdown_table() -> str:
+    """The text of docs/codes.md, generated from the registry."""
+    lines = [
+        "# Rejection codes",
+        "",
+        "Every rejection the gate prints carries one of these stable codes.",
+        "`gate explain CODE` prints the same reason and hint. This file is generated from",
+        "`gatecore/codes.py` (`gate explain --markdown > docs/codes.md`); a test keeps them equal.",
+        "",
+    ]
+    for area, title in AREAS.items():
+        rows = [c for c in _ALL if c.area == area]
+        if not rows:
+            continue
+        lines += [f"## {area}: {title}", "", "| code | reason | hint |", "|---|---|---|"]
+        lines += [f"| `{c.code}` | {c.reason} | {c.hint} |" for c in rows]
+        lines.append("")
+    return "\n".join(lines)

@@ -1,0 +1,360 @@
+"""The one module that talks to pygit2.
+
+Everything the gate reads from or writes to a repository goes through `GitRepo`. The
+repository is opened with `RepositoryOpenFlag.FROM_ENV` so that, inside a pre-receive
+hook, objects still in git's quarantine directory are visible; an object that cannot be
+read raises `GitReadError` (fail closed), never "nothing to check".
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+import pygit2
+from pygit2.enums import ObjectType, RepositoryOpenFlag, SortMode
+
+from .errors import DeadlineExceeded, GitReadError
+
+MODE_TREE = 0o040000
+MODE_BLOB = 0o100644
+MODE_EXEC = 0o100755
+MODE_LINK = 0o120000
+MODE_GITLINK = 0o160000
+
+
+@dataclass(frozen=True, slots=True)
+class Change:
+    """One path that differs between two trees (recursive, no rename detection).
+
+    A side where the path is absent has mode 0 and the zero id.
+    """
+
+    path: bytes
+    old_mode: int
+    new_mode: int
+    old_id: str
+    new_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class CommitInfo:
+    id: str
+    tree_id: str
+    parent_ids: tuple[str, ...]
+    author_email: str
+    committer_email: str
+
+
+#: Decides, for a directory path (no trailing slash, b"" for the root), whether any path
+#: below it could matter. Used to prune tree walks; `None` walks everything.
+DescendFilter = Callable[[bytes], bool]
+
+
+def _sha256_repository(git_dir: str) -> bool:
+    """True if the repository at git_dir declares the sha256 object format."""
+    try:
+        text = (Path(git_dir) / "config").read_text("utf-8", errors="replace")
+    except OSError:
+        return False
+    squashed = text.replace(" ", "").replace("\t", "").lower()
+    return "objectformat=sha256" in squashed
+
+
+class GitRepo:
+    """A repository handle. Not thread-safe; one per process."""
+
+    def __init__(self, repo: pygit2.Repository) -> None:
+        self._repo = repo
+        self._blob_digests: dict[str, str] = {}
+        self.object_format = "sha1"
+        self.zero_id = "0" * 40
+
+    # --- opening -------------------------------------------------------------
+    @classmethod
+    def from_env(cls) -> GitRepo:
+        """Open the repository of a running hook: GIT_DIR plus the quarantine, from the env."""
+        git_dir = os.environ.get("GIT_DIR", ".")
+        return cls._open(git_dir, RepositoryOpenFlag.FROM_ENV)
+
+    @classmethod
+    def at(cls, path: str | os.PathLike[str]) -> GitRepo:
+        """Open a repository by path (work tree or git dir), for commands outside hooks."""
+        return cls._open(os.fspath(path), RepositoryOpenFlag(0))
+
+    @classmethod
+    def _open(cls, path: str, flags: RepositoryOpenFlag) -> GitRepo:
+        try:
+            repo = pygit2.Repository(path, flags=flags)
+        except (pygit2.GitError, KeyError, ValueError, OSError) as exc:
+            if _sha256_repository(path) or _sha256_repository(os.path.join(path, ".git")):
+                raise GitReadError(
+                    f"{path} uses the sha256 object format, which this gate cannot read",
+                    "GATE-GIT-OBJECT-FORMAT",
+                ) from None
+            raise GitReadError(f"cannot open repository {path}: {exc}", "GATE-GIT-REPOSITORY") from None
+        return cls(repo)
+
+    @property
+    def path(self) -> str:
+        return str(self._repo.path)
+
+    @property
+    def workdir(self) -> str | None:
+        wd = self._repo.workdir
+        return None if wd is None else str(wd)
+
+    # --- objects ---------------------------------------------------------------
+    def _get(self, oid: str) -> pygit2.Object:
+        try:
+            obj = self._repo.get(oid)
+        except (pygit2.GitError, ValueError) as exc:
+            raise GitReadError(f"cannot read object {oid}: {exc}") from None
+        if obj is None:
+            raise GitReadError(f"object {oid} is not in the repository (quarantine not visible?)")
+        return obj
+
+    def object_type(self, oid: str) -> str:
+        """'commit', 'tree', 'blob' or 'tag'; GitReadError if the object is absent."""
+        try:
+            otype, _size = self._repo.odb.read_header(oid)
+        except (KeyError, pygit2.GitError, ValueError):
+            raise GitReadError(f"object {oid} is not in the repository (quarantine not visible?)") from None
+        names = {ObjectType.COMMIT: "commit", ObjectType.TREE: "tree",
+                 ObjectType.BLOB: "blob", ObjectType.TAG: "tag"}
+        return names.get(otype, "unknown")
+
+    def exists(self, oid: str) -> bool:
+        try:
+            return oid in self._repo.odb
+        except (pygit2.GitError, ValueError):
+            return False
+
+    def peel_to_commit(self, oid: str) -> str | None:
+        """The commit an object (commit or tag chain) resolves to, or None for trees/blobs."""
+        obj = self._get(oid)
+        for _ in range(32):
+            if isinstance(obj, pygit2.Commit):
+                return str(obj.id)
+            if isinstance(obj, pygit2.Tag):
+                obj = self._get(str(obj.target))
+                continue
+            return None
+        raise GitReadError(f"tag chain at {oid} is too deep")
+
+    def commit(self, oid: str) -> CommitInfo:
+        obj = self._get(oid)
+        if not isinstance(obj, pygit2.Commit):
+            raise GitReadError(f"object {oid} is not a commit")
+        return CommitInfo(
+            id=str(obj.id),
+            tree_id=str(obj.tree_id),
+            parent_ids=tuple(str(p) for p in obj.parent_ids),
+            author_email=obj.author.raw_email.decode("utf-8", "surrogateescape"),
+            committer_email=obj.committer.raw_email.decode("utf-8", "surrogateescape"),
+        )
+
+    def blob(self, oid: str) -> bytes:
+        obj = self._get(oid)
+        if not isinstance(obj, pygit2.Blob):
+            raise GitReadError(f"object {oid} is not a blob")
+        return bytes(obj.data)
+
+    def blob_sha256(self, oid: str) -> str:
+        """SHA-256 of a blob's bytes; each blob is read at most once per process."""
+        digest = self._blob_digests.get(oid)
+        if digest is None:
+            digest = hashlib.sha256(self.blob(oid)).hexdigest()
+            self._blob_digests[oid] = digest
+        return digest
+
+    def tree_entries(self, tree_id: str) -> dict[bytes, tuple[int, str]]:
+        """Top-level entries of a tree: name -> (mode, id)."""
+        tree = self._get(tree_id)
+        if not isinstance(tree, pygit2.Tree):
+            raise GitReadError(f"object {tree_id} is not a tree")
+        return {e.raw_name or b"": (e.filemode, str(e.id)) for e in tree}
+
+    # --- refs ------------------------------------------------------------------
+    def ref_targets(self, keep: Callable[[bytes], bool] | None = None) -> dict[bytes, str]:
+        """Direct refs (name -> target id); symbolic refs are skipped."""
+        out: dict[bytes, str] = {}
+        try:
+            for ref in self._repo.listall_reference_objects():
+                name: bytes = ref.raw_name
+                if keep is not None and not keep(name):
+                    continue
+                target = ref.target
+                if isinstance(target, pygit2.Oid):
+                    out[name] = str(target)
+        except pygit2.GitError as exc:
+            raise GitReadError(f"cannot list refs: {exc}") from None
+        return out
+
+    def ref_target(self, name: str) -> str | None:
+        try:
+            ref = self._repo.references.get(name)
+        except (pygit2.GitError, ValueError) as exc:
+            raise GitReadError(f"cannot read ref {name}: {exc}") from None
+        if ref is None:
+            return None
+        target = ref.target
+        return str(target) if isinstance(target, pygit2.Oid) else None
+
+    # --- history ---------------------------------------------------------------
+    def new_commits(self, tips: Iterable[str], hide: Iterable[str],
+                    deadline: float | None = None) -> list[str]:
+        """Commits reachable from `tips` and from none of `hide` (`rev-list TIPS --not HIDE`)."""
+        walker = None
+        for tip in tips:
+            commit_id = self.peel_to_commit(tip)
+            if commit_id is None:
+                continue
+            if walker is None:
+                walker = self._repo.walk(commit_id, SortMode.NONE)
+            else:
+                walker.push(commit_id)
+        if walker is None:
+            return []
+        for oid in hide:
+            try:
+                walker.hide(oid)
+            except (pygit2.GitError, KeyError, ValueError):
+                # A ref to a tree or blob hides nothing; a missing object is a corrupt ref.
+                if self.exists(oid):
+                    continue
+                raise GitReadError(f"ref target {oid} is missing from the repository") from None
+        out = []
+        try:
+            for i, commit in enumerate(walker):
+                out.append(str(commit.id))
+                if deadline is not None and i % 256 == 0 and time.monotonic() > deadline:
+                    raise DeadlineExceeded(f"walking history: {len(out)} commits so far")
+        except pygit2.GitError as exc:
+            raise GitReadError(f"cannot walk history: {exc}") from None
+        return out
+
+    def is_ancestor(self, ancestor: str, descendant: str) -> bool:
+        if ancestor == descendant:
+            return True
+        try:
+            return bool(self._repo.descendant_of(descendant, ancestor))
+        except (pygit2.GitError, KeyError, ValueError) as exc:
+            raise GitReadError(f"cannot compare {ancestor} and {descendant}: {exc}") from None
+
+    # --- tree deltas -----------------------------------------------------------
+    def tree_changes(self, old_tree: str | None, new_tree: str | None,
+                     descend: DescendFilter | None = None) -> list[Change]:
+        """Recursive tree-to-tree changes, no rename detection, identical subtrees skipped.
+
+        `None` for a side means the empty tree. With `descend`, directories for which it
+        returns False are not entered (their changes are not reported).
+        """
+        out: list[Change] = []
+        old = self._tree_or_empty(old_tree)
+        new = self._tree_or_empty(new_tree)
+        self._diff(b"", old, new, descend, out)
+        out.sort(key=lambda c: c.path)
+        return out
+
+    def _tree_or_empty(self, tree_id: str | None) -> dict[bytes, tuple[int, str]]:
+        return {} if tree_id is None else self.tree_entries(tree_id)
+
+    def _diff(self, prefix: bytes, old: dict[bytes, tuple[int, str]], new: dict[bytes, tuple[int, str]],
+              descend: DescendFilter | None, out: list[Change]) -> None:
+        zero = self.zero_id
+        for name in old.keys() | new.keys():
+            o = old.get(name)
+            n = new.get(name)
+            if o == n:
+                continue
+            path = prefix + name
+            o_tree = o is not None and o[0] == MODE_TREE
+            n_tree = n is not None and n[0] == MODE_TREE
+            if (o_tree or n_tree) and descend is not None and not descend(path):
+                # Nothing below can matter; a non-tree side at this path still can.
+                o = None if o_tree else o
+                n = None if n_tree else n
+                o_tree = n_tree = False
+                if o == n:
+                    continue
+            if o_tree or n_tree:
+                sub_old = self.tree_entries(o[1]) if o_tree and o is not None else {}
+                sub_new = self.tree_entries(n[1]) if n_tree and n is not None else {}
+                self._diff(path + b"/", sub_old, sub_new, descend, out)
+                # The non-tree side (file <-> directory swap) is its own change.
+                o = None if o_tree else o
+                n = None if n_tree else n
+                if o is None and n is None:
+                    continue
+            out.append(Change(
+                path=path,
+                old_mode=o[0] if o else 0,
+                new_mode=n[0] if n else 0,
+                old_id=o[1] if o else zero,
+                new_id=n[1] if n else zero,
+            ))
+
+    # --- writing (trusted side and tests only; never from a hook) --------------
+    def write_blob(self, data: bytes) -> str:
+        return str(self._repo.create_blob(data))
+
+    def write_tree(self, files: dict[str, bytes]) -> str:
+        """A flat tree of regular files (names without '/')."""
+        builder = self._repo.TreeBuilder()
+        for name, data in sorted(files.items()):
+            builder.insert(name, self._repo.create_blob(data), MODE_BLOB)
+        return str(builder.write())
+
+    def write_commit(self, tree_id: str, parents: list[str], message: str,
+                     name: str, email: str, when: int | None = None) -> str:
+        stamp = int(time.time()) if when is None else when
+        sig = pygit2.Signature(name, email, stamp, 0)
+        oid = self._repo.create_commit(None, sig, sig, message, pygit2.Oid(hex=tree_id),
+                                       [pygit2.Oid(hex=p) for p in parents])
+        return str(oid)
+
+    def set_ref(self, name: str, target: str, expected_old: str | None) -> None:
+        """Compare-and-swap a direct ref (`expected_old` None means: must not exist)."""
+        current = self.ref_target(name)
+        if current != expected_old:
+            raise GitReadError(f"ref {name} moved: expected {expected_old}, found {current}",
+                               "GATE-LEDGER-REWRITE")
+        self._repo.references.create(name, pygit2.Oid(hex=target), force=current is not None)
+
+    def resolve(self, rev: str) -> str:
+        """A revision expression to a commit id."""
+        try:
+            obj = self._repo.revparse_single(rev)
+        except (KeyError, pygit2.GitError, ValueError) as exc:
+            raise GitReadError(f"cannot resolve {rev!r}: {exc}") from None
+        commit = self.peel_to_commit(str(obj.id))
+        if commit is None:
+            raise GitReadError(f"{rev!r} does not name a commit")
+        return commit
+
+    def index_tree_changes(self, descend: DescendFilter | None = None) -> list[Change]:
+        """Changes staged in the index relative to HEAD (for the pre-commit hook)."""
+        try:
+            index = self._repo.index
+            index.read()
+            index_tree = str(index.write_tree())
+        except pygit2.GitError as exc:
+            raise GitReadError(f"cannot read the index: {exc}") from None
+        head_tree: str | None = None
+        if not self._repo.head_is_unborn:
+            head_tree = self.commit(str(self._repo.head.target)).tree_id
+        return self.tree_changes(head_tree, index_tree, descend)
+
+    def config_value(self, name: str) -> str | None:
+        try:
+            value = self._repo.config[name]
+        except KeyError:
+            return None
+        return str(value)
+
+

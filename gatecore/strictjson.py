@@ -1,0 +1,120 @@
+"""Strict JSON reading for everything the gate parses from untrusted bytes.
+
+Rejects what `json.loads` lets through: duplicate keys (the last one would win),
+NaN and Infinity, any float (no gate document has one), integers beyond 2**53,
+invalid UTF-8, lone surrogates, a byte-order mark, nesting deeper than 32 and
+documents larger than `MAX_DOCUMENT_BYTES`.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from .errors import InputError
+
+MAX_DOCUMENT_BYTES = 65536
+MAX_DEPTH = 32
+_MAX_INT = 2**53
+
+
+class StrictJSONError(InputError):
+    def __init__(self, detail: str, code: str = "GATE-RECEIPT-MALFORMED") -> None:
+        super().__init__(code, detail)
+
+
+def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise StrictJSONError(f"duplicate key {key!r}")
+        out[key] = value
+    return out
+
+
+def _no_constant(name: str) -> Any:
+    raise StrictJSONError(f"non-finite number {name} is not allowed")
+
+
+def _no_float(text: str) -> Any:
+    raise StrictJSONError(f"number {text[:20]!r} is not an integer")
+
+
+def _int(text: str) -> int:
+    if len(text) > 17:
+        raise StrictJSONError("integer too large")
+    value = int(text)
+    if abs(value) > _MAX_INT:
+        raise StrictJSONError("integer too large")
+    return value
+
+
+def _check(value: Any, depth: int) -> None:
+    if depth > MAX_DEPTH:
+        raise StrictJSONError("document nested too deeply")
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            raise StrictJSONError("string holds a lone surrogate") from None
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            _check(key, depth + 1)
+            _check(item, depth + 1)
+    elif isinstance(value, list):
+        for item in value:
+            _check(item, depth + 1)
+
+
+def loads(data: bytes, *, code: str = "GATE-RECEIPT-MALFORMED") -> Any:
+    """Parse `data` strictly; raise StrictJSONError (an InputError) with `code`."""
+    if len(data) > MAX_DOCUMENT_BYTES:
+        raise StrictJSONError(
+            f"document is {len(data)} bytes, the cap is {MAX_DOCUMENT_BYTES}", "GATE-RECEIPT-TOO-LARGE"
+        )
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise StrictJSONError(f"not UTF-8 (byte {exc.start})", code) from None
+    if text.startswith("\ufeff"):
+        raise StrictJSONError("byte-order mark is not allowed", code)
+    # Nesting is bounded before parsing so that the recursive decoder cannot overflow.
+    depth = 0
+    in_string = False
+    escaped = False
+    for ch in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+        elif ch == '"':
+            in_string = True
+        elif ch in "[{":
+            depth += 1
+            if depth > MAX_DEPTH:
+                raise StrictJSONError("document nested too deeply", code)
+        elif ch in "]}":
+            depth -= 1
+    try:
+        value = json.loads(
+            text,
+            object_pairs_hook=_pairs,
+            parse_constant=_no_constant,
+            parse_float=_no_float,
+            parse_int=_int,
+        )
+    except StrictJSONError as exc:
+        raise StrictJSONError(exc.detail, code if exc.code != "GATE-RECEIPT-TOO-LARGE" else exc.code) from None
+    except ValueError as exc:  # json.JSONDecodeError is a ValueError
+        raise StrictJSONError(f"invalid JSON: {exc}", code) from None
+    _check(value, 0)
+    return value
+
+
+def dumps(value: Any) -> bytes:
+    """Deterministic compact UTF-8 JSON (the gate's own writer; never used to verify)."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
+                      allow_nan=False).encode("utf-8")

@@ -1,0 +1,1 @@
+"""Client hooks for the pre-commit framework."""

@@ -1,0 +1,1 @@
+"""Server-side enforcement: the pre-receive hook, audit log and installation."""

@@ -8,10 +8,9 @@ from pathlib import Path
 import pytest
 from conftest import WorkRepo, gate
 
-from gatecore import strictjson
+from gatecore import envelope, strictjson
 from gatecore.keys import load_keyfile
 from gatecore.seal import sign
-from gatecore import envelope
 
 
 @pytest.fixture

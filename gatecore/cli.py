@@ -91,7 +91,7 @@ def receipt_write(
 ) -> int:
     """Seal a review receipt bound to this attempt and write it (never overwrites)."""
     from .filereceipts import DiffSource, write_receipt
-    from .keys import load_keyfile
+    from .keyfiles import load_keyfile
 
     path = write_receipt(out_dir, attempt, model, workspace_gen, prompt_file,
                          DiffSource(diff_file, repo, rev_from, rev_to), verdict, list(reason or []),
@@ -125,7 +125,7 @@ def receipt_verify(
 ) -> int:
     """Verify a receipt: exit 0 on accept, 1 on any reject (each failed field printed)."""
     from .filereceipts import DiffSource, verify_receipt
-    from .keys import load_keyring
+    from .keyfiles import load_keyring
 
     decision = verify_receipt(receipt, attempt, model, workspace_gen, prompt_file,
                               DiffSource(diff_file, repo, rev_from, rev_to), load_keyring(keyring))
@@ -191,7 +191,7 @@ def keys_generate(
     from pydantic import ValidationError
 
     from .errors import InputError
-    from .keys import generate, write_private
+    from .keyfiles import generate, write_private
     from .validation import format_validation_error
 
     try:
@@ -209,7 +209,7 @@ def keys_generate(
 @command(keys_app, "check")
 def keys_check(keyring: Annotated[Path, typer.Argument(help="Keyring file.")]) -> int:
     """Validate a keyring file; print each error with its location."""
-    from .keys import load_keyring
+    from .keyfiles import load_keyring
 
     ring = load_keyring(keyring)
     for k in ring.values():

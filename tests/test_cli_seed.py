@@ -9,7 +9,7 @@ import pytest
 from conftest import WorkRepo, gate
 
 from gatecore import envelope, strictjson
-from gatecore.keys import load_keyfile
+from gatecore.keyfiles import load_keyfile
 from gatecore.seal import sign
 
 

@@ -11,7 +11,8 @@ from conftest import gate
 
 from gatecore import envelope
 from gatecore.errors import ConfigError, InputError
-from gatecore.keys import SigningKey, VerifyKey, load_keyfile, load_keyring
+from gatecore.keyfiles import load_keyfile, load_keyring
+from gatecore.keys import SigningKey, VerifyKey
 from gatecore.seal import sign, verify
 
 PAYLOAD = b'{"hello":"world"}'

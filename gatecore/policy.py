@@ -1,0 +1,228 @@
+"""The policy as plain values, and the pure matching it needs (no pydantic, no git).
+
+`gatecore.policyfile` validates a TOML policy with pydantic and hands its plain dump to
+`Policy.from_plain`; the pre-receive hook reads that dump from a cache so that pydantic
+stays off its start-up path. Both roads end here, in one constructor.
+
+Glob forms (documented in docs/policy.md):
+
+* paths: `*` and `?` match within one path segment, `**` matches any number of whole
+  segments. A pattern matches a path when it matches the path or one of its leading
+  directories (`ci` freezes everything under `ci/`). Matching is done on a normalised
+  form of both sides - NFC, case-folded, trailing dots and spaces of each segment
+  dropped - so `CI/Deploy.yml` and `ci/deploy.yml.` are frozen along with
+  `ci/deploy.yml` (they are the same file on macOS and Windows checkouts).
+* refs: the same segment rules, matched exactly and case-sensitively, no ancestors.
+* identities (emails, pusher accounts): shell-style globs (`*` matches anything),
+  case-insensitive.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+import unicodedata
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+REF_ACTIONS = ("allow", "deny-restricted", "deny")
+MODES = ("enforce", "evaluate")
+
+
+def normalize_path(path: str) -> str:
+    """The form frozen-path matching compares: NFC, case-folded, segment tails trimmed."""
+    text = unicodedata.normalize("NFC", path).casefold()
+    return "/".join(seg.rstrip(" .") or seg for seg in text.split("/"))
+
+
+def _segment_regex(seg: str) -> str:
+    out = []
+    for ch in seg:
+        if ch == "*":
+            out.append("[^/]*")
+        elif ch == "?":
+            out.append("[^/]")
+        else:
+            out.append(re.escape(ch))
+    return "".join(out)
+
+
+def _glob_regex(segments: Sequence[str]) -> str:
+    """Each segment followed by '/', `**` as any run of whole segments."""
+    parts = []
+    for seg in segments:
+        parts.append("(?:[^/]+/)*" if seg == "**" else _segment_regex(seg) + "/")
+    return "".join(parts)
+
+
+def _has_wildcard(seg: str) -> bool:
+    return "*" in seg or "?" in seg
+
+
+@dataclass(frozen=True, slots=True)
+class PathGlob:
+    pattern: str
+    _regex: re.Pattern[str]
+    _literal: tuple[str, ...]
+
+    @classmethod
+    def compile(cls, pattern: str) -> PathGlob:
+        segs = [s for s in normalize_path(pattern.strip("/")).split("/") if s]
+        if not segs:
+            raise ValueError(f"empty path pattern {pattern!r}")
+        literal = []
+        for s in segs:
+            if _has_wildcard(s):
+                break
+            literal.append(s)
+        return cls(pattern, re.compile(_glob_regex(segs)), tuple(literal))
+
+    def matches(self, norm_path: str) -> bool:
+        """`norm_path` is already `normalize_path`-ed."""
+        return self._regex.match(norm_path + "/") is not None
+
+    def may_match_below(self, norm_dir: str) -> bool:
+        """Could any path below directory `norm_dir` match? (Conservative: may say yes.)"""
+        if not norm_dir:
+            return True
+        segs = norm_dir.split("/")
+        n = min(len(segs), len(self._literal))
+        return segs[:n] == list(self._literal[:n])
+
+
+@dataclass(frozen=True, slots=True)
+class RefGlob:
+    pattern: str
+    _regex: re.Pattern[str]
+
+    @classmethod
+    def compile(cls, pattern: str) -> RefGlob:
+        segs = pattern.split("/")
+        if not pattern.startswith("refs/") or any(not s for s in segs):
+            raise ValueError(f"ref pattern {pattern!r} must be refs/... without empty segments")
+        return cls(pattern, re.compile(_glob_regex(segs)))
+
+    def matches(self, ref: str) -> bool:
+        return self._regex.fullmatch(ref + "/") is not None
+
+
+@dataclass(frozen=True, slots=True)
+class IdentityGlob:
+    pattern: str
+    _regex: re.Pattern[str]
+
+    @classmethod
+    def compile(cls, pattern: str) -> IdentityGlob:
+        if not pattern.strip():
+            raise ValueError("empty identity pattern")
+        return cls(pattern, re.compile(fnmatch.translate(pattern.casefold())))
+
+    def matches(self, identity: str) -> bool:
+        return self._regex.match(identity.casefold()) is not None
+
+
+def _any(globs: Iterable[IdentityGlob], value: str | None) -> bool:
+    return value is not None and any(g.matches(value) for g in globs)
+
+
+@dataclass(frozen=True, slots=True)
+class FreezeRule:
+    index: int
+    name: str
+    paths: tuple[PathGlob, ...]
+    authors: tuple[IdentityGlob, ...]
+    pushers: tuple[IdentityGlob, ...]
+    refs: tuple[RefGlob, ...] | None  # None: every ref
+
+    @property
+    def label(self) -> str:
+        return f"freeze[{self.index}]" + (f":{self.name}" if self.name else "")
+
+    @property
+    def everyone(self) -> bool:
+        """A rule naming no identities freezes its paths for everybody."""
+        return not self.authors and not self.pushers
+
+    def applies_to_ref(self, ref: str) -> bool:
+        return self.refs is None or any(g.matches(ref) for g in self.refs)
+
+    def restricts_pusher(self, pusher: str | None) -> bool:
+        return self.everyone or _any(self.pushers, pusher)
+
+    def restricted_identity(self, author: str, committer: str, pusher: str | None) -> str | None:
+        """The identity that makes a commit restricted under this rule, or None."""
+        if self.everyone:
+            return author
+        for email in (author, committer):
+            if _any(self.authors, email):
+                return email
+        if _any(self.pushers, pusher):
+            return f"pusher:{pusher}"
+        return None
+
+    def matches_path(self, norm_path: str) -> bool:
+        return any(g.matches(norm_path) for g in self.paths)
+
+    def may_match_below(self, norm_dir: str) -> bool:
+        return any(g.may_match_below(norm_dir) for g in self.paths)
+
+
+@dataclass(frozen=True, slots=True)
+class Policy:
+    mode: str
+    rules: tuple[FreezeRule, ...]
+    delete: str
+    force: str
+    trusted_pushers: tuple[IdentityGlob, ...]
+    deadline_seconds: float
+    max_violations_shown: int
+
+    def pusher_restricted(self, pusher: str | None, ref: str | None = None) -> bool:
+        return any(r.restricts_pusher(pusher) and (ref is None or r.applies_to_ref(ref)) for r in self.rules)
+
+    def pusher_trusted(self, pusher: str | None) -> bool:
+        """Trusted accounts write the ledger and review refs; a restricted account never is."""
+        return _any(self.trusted_pushers, pusher) and not any(
+            _any(r.pushers, pusher) for r in self.rules
+        )
+
+    @classmethod
+    def from_plain(cls, doc: Mapping[str, Any]) -> Policy:
+        """Build from the plain (validated) form. Raises ValueError/TypeError/KeyError if malformed."""
+        def strs(value: Any) -> list[str]:
+            if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+                raise TypeError("expected a list of strings")
+            return value
+
+        mode = doc["mode"]
+        if mode not in MODES:
+            raise ValueError(f"mode {mode!r}")
+        rules = []
+        for i, r in enumerate(doc["freeze"]):
+            refs = r.get("refs")
+            name = r.get("name") or ""
+            if not isinstance(name, str):
+                raise TypeError("rule name")
+            rules.append(FreezeRule(
+                index=i, name=name,
+                paths=tuple(PathGlob.compile(p) for p in strs(r["paths"])),
+                authors=tuple(IdentityGlob.compile(a) for a in strs(r.get("authors", []))),
+                pushers=tuple(IdentityGlob.compile(p) for p in strs(r.get("pushers", []))),
+                refs=None if refs is None else tuple(RefGlob.compile(x) for x in strs(refs)),
+            ))
+        refs_doc = doc["refs"]
+        if refs_doc["delete"] not in REF_ACTIONS or refs_doc["force"] not in REF_ACTIONS:
+            raise ValueError("refs.delete / refs.force")
+        limits = doc["limits"]
+        deadline = limits["deadline_seconds"]
+        shown = limits["max_violations_shown"]
+        if isinstance(deadline, bool) or not isinstance(deadline, int | float) or not 0 < deadline <= 600:
+            raise ValueError("limits.deadline_seconds")
+        if isinstance(shown, bool) or not isinstance(shown, int) or shown < 1:
+            raise ValueError("limits.max_violations_shown")
+        return cls(
+            mode=mode, rules=tuple(rules), delete=refs_doc["delete"], force=refs_doc["force"],
+            trusted_pushers=tuple(IdentityGlob.compile(p) for p in strs(doc["trusted"]["pushers"])),
+            deadline_seconds=float(deadline), max_violations_shown=shown,
+        )

@@ -219,6 +219,72 @@ def keys_check(keyring: Annotated[Path, typer.Argument(help="Keyring file.")]) -
     return 0
 
 
+# --- policy, hook, server ----------------------------------------------------------------
+
+@command(policy_app, "check")
+def policy_check(policy: Annotated[Path, typer.Argument(help="Policy file (TOML).")]) -> int:
+    """Validate a policy file; print each error with its location."""
+    from .policyfile import check_messages
+
+    problems = check_messages(policy)
+    for p in problems:
+        _err(f"GATE-CONFIG-POLICY: {p}")
+    if not problems:
+        _out(f"ok: {policy}")
+    return 2 if problems else 0
+
+
+@command(hook_app, "pre-receive")
+def hook_pre_receive(
+    gate_dir: Annotated[Path, Opt("--gate-dir", help="The installation directory (GIT_DIR/gate).")],
+) -> int:
+    """Run the pre-receive check on stdin (the installed hook runs python -m server.prereceive)."""
+    from server.prereceive import main as prereceive_main
+
+    return prereceive_main(["--gate-dir", str(gate_dir)])
+
+
+PlatformOpt = Annotated[str, Opt("--platform", help="auto, git, gitlab or gitea.")]
+
+
+@command(server_app, "install")
+def server_install(
+    git_dir: Annotated[Path, typer.Argument(help="The repository (bare or .git directory).")],
+    policy: Annotated[Path | None, Opt("--policy", help="Policy file to install.")] = None,
+    keyring: Annotated[Path | None, Opt("--keyring", help="Keyring file to install.")] = None,
+    platform: PlatformOpt = "auto",
+    repository_id: Annotated[str | None, Opt("--repository-id", help="Id receipts must name.")] = None,
+    chain: Annotated[bool, Opt("--chain", help="Keep an existing hook, run it after the gate.")] = False,
+) -> int:
+    """Install or update the pre-receive hook, policy and keyring (idempotent)."""
+    from server.install import install
+
+    for line in install(git_dir, policy, keyring, platform, repository_id, chain):
+        _out(line)
+    return 0
+
+
+@command(server_app, "uninstall")
+def server_uninstall(git_dir: Annotated[Path, typer.Argument(help="The repository.")]) -> int:
+    """Remove the gate's hook (restoring a chained hook); keep policy, keyring and audit log."""
+    from server.install import uninstall
+
+    for line in uninstall(git_dir):
+        _out(line)
+    return 0
+
+
+@command(server_app, "doctor")
+def server_doctor(git_dir: Annotated[Path, typer.Argument(help="The repository.")]) -> int:
+    """Check the installation end to end, including a real throwaway probe push."""
+    from server.install import doctor
+
+    lines, ok = doctor(git_dir)
+    for line in lines:
+        _out(line)
+    return 0 if ok else 1
+
+
 def main() -> int:
     """The console script's single error boundary."""
     try:

@@ -169,6 +169,8 @@ _ALL: tuple[Code, ...] = (
        "pre-receive input is '<old> <new> <ref>' per line"),
     _c("GATE-INPUT-TOO-LARGE", "the hook input exceeds the size cap",
        "push fewer refs at once"),
+    _c("GATE-INPUT-PUSHER", "the pusher's identity could not be read from the platform",
+       "the hook must run under the platform that sets the pusher variable (see docs/servers.md)"),
     _c("GATE-INPUT-ARGUMENT", "a command-line value is invalid",
        "see the command's --help"),
     # --- git -------------------------------------------------------------------

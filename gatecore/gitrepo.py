@@ -358,3 +358,10 @@ class GitRepo:
         return str(value)
 
 
+
+    def merge_base(self, a: str, b: str) -> str | None:
+        try:
+            oid = self._repo.merge_base(a, b)
+        except (pygit2.GitError, KeyError, ValueError) as exc:
+            raise GitReadError(f"cannot find the merge base of {a} and {b}: {exc}") from None
+        return None if oid is None else str(oid)

@@ -1,0 +1,141 @@
+"""Frozen files: which commits a restricted identity wrote, and which frozen paths they wrote.
+
+A commit is looked at only if some rule restricts it (by author, committer or pusher),
+before any tree is read. Its trees are then compared with its parents' only below
+directories where a frozen pattern could match, and identical subtrees are skipped by
+id. For a merge, a path counts as written when it differs from every parent.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from .failure import Violation
+from .gitrepo import MODE_GITLINK, MODE_LINK, MODE_TREE, Change, CommitInfo, GitRepo
+from .policy import FreezeRule, normalize_path
+from .refupdates import display
+
+
+def _kind_of(mode: int) -> str:
+    if mode == MODE_LINK:
+        return "symlink"
+    if mode == MODE_GITLINK:
+        return "submodule"
+    if mode == MODE_TREE:
+        return "directory"
+    return "file"
+
+
+def change_kind(old_mode: int, new_mode: int) -> str:
+    """add, delete, modify, mode, type (file/symlink/submodule swap) or submodule (re-pointed)."""
+    if old_mode == 0:
+        return "add"
+    if new_mode == 0:
+        return "delete"
+    if _kind_of(old_mode) != _kind_of(new_mode):
+        return "type"
+    if old_mode == MODE_GITLINK:
+        return "submodule"
+    if old_mode != new_mode:
+        return "mode"
+    return "modify"
+
+
+def _norm(path: bytes) -> str:
+    return normalize_path(path.decode("utf-8", "surrogateescape"))
+
+
+@dataclass(frozen=True, slots=True)
+class Written:
+    path: bytes
+    kind: str
+    rules: tuple[FreezeRule, ...]
+
+
+class FrozenChecker:
+    """Finds frozen paths written by commits, with per-process caches of what it read."""
+
+    def __init__(self, repo: GitRepo) -> None:
+        self.repo = repo
+        self._info: dict[str, CommitInfo] = {}
+
+    def info(self, commit: str) -> CommitInfo:
+        got = self._info.get(commit)
+        if got is None:
+            got = self._info[commit] = self.repo.commit(commit)
+        return got
+
+    def frozen_changes(self, old_tree: str | None, new_tree: str | None,
+                       rules: Sequence[FreezeRule]) -> list[tuple[Change, tuple[FreezeRule, ...]]]:
+        """Changes between two trees at paths some rule freezes, each with the rules that freeze it."""
+        def descend(directory: bytes) -> bool:
+            norm = _norm(directory)
+            return any(r.may_match_below(norm) for r in rules)
+
+        out = []
+        for c in self.repo.tree_changes(old_tree, new_tree, descend):
+            norm = _norm(c.path)
+            hits = tuple(r for r in rules if r.matches_path(norm))
+            if hits:
+                out.append((c, hits))
+        return out
+
+    def written(self, info: CommitInfo, rules: Sequence[FreezeRule]) -> list[Written]:
+        """Frozen paths this commit wrote: changed relative to every parent (root: to nothing)."""
+        parents = info.parent_ids or (None,)
+        first: dict[bytes, tuple[Change, tuple[FreezeRule, ...]]] | None = None
+        for parent in parents:
+            parent_tree = None if parent is None else self.info(parent).tree_id
+            if parent_tree == info.tree_id:
+                return []  # identical to a parent: wrote nothing
+            changes = {c.path: (c, hits) for c, hits in self.frozen_changes(parent_tree, info.tree_id, rules)}
+            first = changes if first is None else {p: v for p, v in first.items() if p in changes}
+            if not first:
+                return []
+        assert first is not None
+        return [Written(c.path, change_kind(c.old_mode, c.new_mode), hits) for c, hits in first.values()]
+
+
+def commit_violations(checker: FrozenChecker, commits: Iterable[str], rules: Sequence[FreezeRule],
+                      ref: str, pusher: str | None) -> list[Violation]:
+    out = []
+    for commit in commits:
+        info = checker.info(commit)
+        by_rule = {}
+        for r in rules:
+            who = r.restricted_identity(info.author_email, info.committer_email, pusher)
+            if who is not None:
+                by_rule[r.index] = who
+        if not by_rule:
+            continue
+        applicable = [r for r in rules if r.index in by_rule]
+        for w in checker.written(info, applicable):
+            for r in w.rules:
+                out.append(Violation(
+                    code="GATE-FROZEN-PATH", ref=ref, commit=commit, identity=by_rule[r.index],
+                    path=display(w.path), rule=r.label, detail=f"{w.kind} of a frozen path",
+                ))
+    return out
+
+
+def discarded_violations(checker: FrozenChecker, old: str, new: str, rules: Sequence[FreezeRule],
+                         ref: str, pusher: str) -> list[Violation]:
+    """A non-fast-forward update that drops frozen-path changes made on the ref since the fork.
+
+    Rebasing onto newer history (which changes frozen paths through others' commits) is
+    fine; rewinding or force-pushing away a change to a frozen path is not.
+    """
+    base = checker.repo.merge_base(old, new)
+    base_tree = None if base is None else checker.info(base).tree_id
+    old_tree, new_tree = checker.info(old).tree_id, checker.info(new).tree_id
+    changed_on_ref = {c.path for c, _ in checker.frozen_changes(base_tree, old_tree, rules)}
+    out: list[Violation] = []
+    for c, hits in checker.frozen_changes(old_tree, new_tree, rules):
+        if c.path in changed_on_ref:
+            out.extend(Violation(
+                code="GATE-FROZEN-REF", ref=ref, commit=new, identity=f"pusher:{pusher}",
+                path=display(c.path), rule=r.label,
+                detail="the update discards a change to a frozen path made on this ref",
+            ) for r in hits)
+    return out

@@ -1,0 +1,139 @@
+"""Checking a whole push: every ref update against the policy. Server and client share it.
+
+The caller supplies the repository, the updates, the policy, the pusher and the refs that
+already exist; the result lists every violation (never only the first). Errors reading
+the repository propagate as `GitReadError` and end in a rejection at the entry point.
+
+Which commits are checked (docs/policy.md):
+
+* for each freeze rule scope (a rule's `refs`, default every ref), the commits newly
+  reachable from the updated refs in that scope: `rev-list NEW... --not EXISTING`, where
+  EXISTING are the branches and tags already in that scope. So a commit that landed on an
+  unprotected branch is checked again when a protected branch is fast-forwarded to it,
+  and commits reachable only from platform-internal refs (refs/pull/, refs/merge-requests/,
+  keep-around refs) are never taken as already checked.
+* each commit is walked once per scope, attributed to the first updated ref that reaches it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from .failure import Violation
+from .frozen import FrozenChecker, commit_violations, discarded_violations
+from .gitrepo import GitRepo
+from .policy import FreezeRule, Policy, RefGlob
+from .refupdates import RefUpdate, display
+
+#: Existing refs under these prefixes count as already checked (they came in through the gate).
+CHECKED_PREFIXES = (b"refs/heads/", b"refs/tags/")
+LEDGER_PREFIX = "refs/gate/"
+REVIEW_PREFIX = "refs/heads/review/runner/"
+DOCTOR_PREFIX = "refs/gate/doctor/"
+
+#: A checker for the reserved namespaces (ledger and review refs), plugged in by the caller.
+ReservedCheck = Callable[[Sequence[RefUpdate]], list[Violation]]
+
+
+@dataclass
+class PushReport:
+    violations: list[Violation] = field(default_factory=list)
+    attempt_ids: list[str] = field(default_factory=list)
+    commits_checked: int = 0
+
+
+def is_reserved(ref: str) -> bool:
+    return ref.startswith((LEDGER_PREFIX, REVIEW_PREFIX))
+
+
+def _scope_key(rule: FreezeRule) -> tuple[str, ...] | None:
+    return None if rule.refs is None else tuple(g.pattern for g in rule.refs)
+
+
+def _in_scope(scope: tuple[RefGlob, ...] | None, ref: str) -> bool:
+    return scope is None or any(g.matches(ref) for g in scope)
+
+
+class PushChecker:
+    def __init__(self, repo: GitRepo, policy: Policy, pusher: str, existing: dict[bytes, str],
+                 deadline: float | None = None) -> None:
+        self.repo = repo
+        self.policy = policy
+        self.pusher = pusher
+        self.existing = existing
+        self.deadline = deadline
+        self.frozen = FrozenChecker(repo)
+
+    # --- per-ref rules -----------------------------------------------------------------
+    def _ref_violations(self, u: RefUpdate) -> list[Violation]:
+        out: list[Violation] = []
+        ref = display(u.raw_ref)
+        restricted = self.policy.pusher_restricted(self.pusher, u.ref)
+        if u.is_delete:
+            if self.policy.delete == "deny" or (self.policy.delete == "deny-restricted" and restricted):
+                out.append(Violation("GATE-REF-DELETE", ref, f"deleting refs is {self.policy.delete} here",
+                                     identity=f"pusher:{self.pusher}"))
+            return out
+        kind = self.repo.object_type(u.new)  # reads the pushed object: fails closed if invisible
+        if u.ref.startswith("refs/heads/") and kind != "commit":
+            out.append(Violation("GATE-REF-TARGET", ref, f"a branch must point at a commit, not a {kind}",
+                                 commit=u.new))
+        if u.is_create:
+            return out
+        old_commit = self.repo.peel_to_commit(u.old)
+        new_commit = self.repo.peel_to_commit(u.new)
+        fast_forward = (old_commit is not None and new_commit is not None
+                        and self.repo.is_ancestor(old_commit, new_commit))
+        if not fast_forward and (self.policy.force == "deny" or (self.policy.force == "deny-restricted"
+                                                                 and restricted)):
+            out.append(Violation("GATE-REF-FORCE", ref, f"non-fast-forward updates are {self.policy.force} here",
+                                 commit=u.new, identity=f"pusher:{self.pusher}"))
+        if not fast_forward and old_commit is not None and new_commit is not None:
+            rules = [r for r in self.policy.rules if r.applies_to_ref(u.ref) and r.restricts_pusher(self.pusher)]
+            if rules:
+                out += discarded_violations(self.frozen, old_commit, new_commit, rules, ref, self.pusher)
+        return out
+
+    # --- frozen files ------------------------------------------------------------------
+    def _frozen_violations(self, updates: Sequence[RefUpdate], report: PushReport) -> list[Violation]:
+        groups: dict[tuple[str, ...] | None, list[FreezeRule]] = {}
+        for rule in self.policy.rules:
+            groups.setdefault(_scope_key(rule), []).append(rule)
+        out: list[Violation] = []
+        for rules in groups.values():
+            scope = rules[0].refs
+            in_scope = [u for u in updates if not u.is_delete and _in_scope(scope, u.ref)]
+            if not in_scope:
+                continue
+            hide = [oid for name, oid in self.existing.items()
+                    if name.startswith(CHECKED_PREFIXES)
+                    and _in_scope(scope, name.decode("utf-8", "surrogateescape"))]
+            for u in in_scope:
+                commits = self.repo.new_commits([u.new], hide, self.deadline)
+                report.commits_checked += len(commits)
+                out += commit_violations(self.frozen, commits, rules, display(u.raw_ref), self.pusher)
+                hide.append(u.new)
+        return out
+
+    def check(self, updates: Sequence[RefUpdate], reserved: ReservedCheck | None = None) -> PushReport:
+        report = PushReport()
+        normal = [u for u in updates if not u.ref.startswith(DOCTOR_PREFIX)]
+        for u in updates:
+            if u.ref.startswith(DOCTOR_PREFIX):
+                if not u.is_delete:
+                    self.repo.object_type(u.new)  # proves the quarantined objects are visible
+                report.violations.append(Violation(
+                    "GATE-DOCTOR-PROBE", display(u.raw_ref),
+                    "probe objects are visible to the hook; the probe is never accepted", commit=u.new))
+        for u in normal:
+            report.violations += self._ref_violations(u)
+        report.violations += self._frozen_violations(normal, report)
+        special = [u for u in normal if is_reserved(u.ref)]
+        if special and reserved is None:
+            report.violations += [Violation("GATE-REF-RESERVED", display(u.raw_ref),
+                                            "this namespace is written by the trusted side only")
+                                  for u in special]
+        elif special and reserved is not None:
+            report.violations += reserved(special)
+        return report

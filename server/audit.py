@@ -1,0 +1,49 @@
+"""The audit log: one JSON line per push decision, appended safely under concurrent pushes.
+
+Each line is written with one `write` on an `O_APPEND` descriptor while holding an
+exclusive `flock`, then fsync-ed. If the write fails part-way (disk full), the file is
+truncated back to where it was, so no partial line is ever left. Any failure raises
+`GATE-AUDIT-WRITE`, which rejects the push.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from gatecore.errors import GateError
+
+
+class AuditError(GateError):
+    exit_code = 3
+
+    def __init__(self, detail: str) -> None:
+        super().__init__("GATE-AUDIT-WRITE", detail)
+
+
+def append(path: Path, record: dict[str, Any]) -> None:
+    line = (json.dumps(record, sort_keys=True, ensure_ascii=True, separators=(",", ":")) + "\n").encode("ascii")
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o640)
+    except OSError as exc:
+        raise AuditError(f"cannot open {path}: {exc.strerror}") from None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        start = os.lseek(fd, 0, os.SEEK_END)
+        try:
+            written = 0
+            while written < len(line):
+                written += os.write(fd, line[written:])
+            os.fsync(fd)
+        except OSError as exc:
+            with contextlib.suppress(OSError):  # already failing: the push is rejected either way
+                os.ftruncate(fd, start)
+            raise AuditError(f"cannot write {path}: {exc.strerror}") from None
+    except OSError as exc:
+        raise AuditError(f"cannot lock {path}: {exc.strerror}") from None
+    finally:
+        os.close(fd)

@@ -1,0 +1,46 @@
+"""The hook's deadline: cooperative checks, plus a watchdog that cannot be outwaited.
+
+Long loops compare `time.monotonic()` with `Deadline.at` and raise `DeadlineExceeded`,
+which rejects the push with GATE-HOOK-DEADLINE and an audit line. If the process is
+stuck where it cannot check (a long call into libgit2), the watchdog thread writes the
+code to stderr and ends the process with exit 3 a moment after the deadline: the push is
+rejected either way, never accepted.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+
+GRACE_SECONDS = 0.5
+
+
+class Deadline:
+    def __init__(self, seconds: float, prefix: str = "") -> None:
+        self.at = time.monotonic() + seconds
+        self._prefix = prefix
+        self._lock = threading.Lock()
+        self._cancelled = False
+        thread = threading.Thread(target=self._watch, name="gate-deadline", daemon=True)
+        thread.start()
+
+    def reset(self, seconds: float, started: float) -> None:
+        with self._lock:
+            self.at = started + seconds
+
+    def cancel(self) -> None:
+        with self._lock:
+            self._cancelled = True
+
+    def _watch(self) -> None:
+        while True:
+            with self._lock:
+                if self._cancelled:
+                    return
+                remaining = self.at + GRACE_SECONDS - time.monotonic()
+            if remaining <= 0:
+                msg = f"{self._prefix}gate: push rejected: GATE-HOOK-DEADLINE: the gate ran out of time\n"
+                os.write(2, msg.encode("ascii", "replace"))
+                os._exit(3)
+            time.sleep(min(remaining, 0.25))

@@ -1,0 +1,65 @@
+"""The server-side installation: where the gate's files live for one repository.
+
+`gate server install` creates `GIT_DIR/gate/` (outside any work tree, never in a pushed
+tree) holding `config.json`, `policy.toml`, optionally `keyring.toml`, their validated
+caches and `audit.log`. The hook is started with `--gate-dir` pointing there.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from gatecore.errors import ConfigError
+
+CONFIG_FILE = "config.json"
+POLICY_FILE = "policy.toml"
+KEYRING_FILE = "keyring.toml"
+AUDIT_FILE = "audit.log"
+CONFIG_VERSION = 1
+
+
+@dataclass(frozen=True, slots=True)
+class Installation:
+    gate_dir: Path
+    platform: str
+    repository_id: str
+    has_keyring: bool
+    chain: tuple[Path, ...]
+
+    @property
+    def policy(self) -> Path:
+        return self.gate_dir / POLICY_FILE
+
+    @property
+    def keyring(self) -> Path:
+        return self.gate_dir / KEYRING_FILE
+
+    @property
+    def audit_log(self) -> Path:
+        return self.gate_dir / AUDIT_FILE
+
+    def to_json(self) -> str:
+        return json.dumps({
+            "version": CONFIG_VERSION, "platform": self.platform, "repository_id": self.repository_id,
+            "keyring": self.has_keyring, "chain": [str(p) for p in self.chain],
+        }, indent=2, sort_keys=True) + "\n"
+
+
+def read(gate_dir: Path) -> Installation:
+    path = gate_dir / CONFIG_FILE
+    try:
+        doc = json.loads(path.read_bytes())
+    except OSError as exc:
+        raise ConfigError("GATE-CONFIG-INSTALL", f"cannot read {path}: {exc.strerror}") from None
+    except ValueError:
+        raise ConfigError("GATE-CONFIG-INSTALL", f"{path} is not valid JSON") from None
+    if not isinstance(doc, dict) or doc.get("version") != CONFIG_VERSION:
+        raise ConfigError("GATE-CONFIG-INSTALL", f"{path}: unknown installation version")
+    platform, repo_id = doc.get("platform"), doc.get("repository_id")
+    keyring, chain = doc.get("keyring"), doc.get("chain")
+    if (not isinstance(platform, str) or not isinstance(repo_id, str) or not isinstance(keyring, bool)
+            or not isinstance(chain, list) or not all(isinstance(c, str) for c in chain)):
+        raise ConfigError("GATE-CONFIG-INSTALL", f"{path}: malformed installation record")
+    return Installation(gate_dir, platform, repo_id, keyring, tuple(Path(c) for c in chain))

@@ -178,7 +178,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     data = b""
     try:
         inst = installation.read(gate_dir)
-        hook_env = environment.read_hook_env(inst.platform)
+        # A plain-git installation may sit behind GitHub Enterprise, gitolite or a web server:
+        # its identity comes from whichever platform variables are present.
+        hook_env = environment.read_hook_env("auto" if inst.platform == "git" else inst.platform)
         data = _read_stdin()
         updates = parse_pre_receive(data)
         outcome, policy = decide(inst, hook_env, updates, deadline, started)

@@ -285,6 +285,193 @@ def server_doctor(git_dir: Annotated[Path, typer.Argument(help="The repository."
     return 0 if ok else 1
 
 
+# --- the trusted side ---------------------------------------------------------------------
+
+@command(app, "bootstrap")
+def bootstrap_cmd(
+    workspace: Annotated[Path, Opt("--workspace", help="The workspace the agent will use.")],
+    attempt: Annotated[str | None, Opt("--attempt", help="Attempt id (default: a fresh one).")] = None,
+    scoring_path: Annotated[str, Opt("--scoring-path", help="Agent-writable scoring path, relative.")]
+    = ".gate/scoring",
+) -> int:
+    """Before the agent starts: mint a generation, wipe the scoring path, print the exports."""
+    from .bootstrap import bootstrap
+
+    _out(bootstrap(workspace, attempt, scoring_path).exports())
+    return 0
+
+
+RepoDirOpt = Annotated[Path, Opt("--repo", help="The trusted side's clone.")]
+KeyOpt = Annotated[Path, Opt("--key", help="Signing key file (purpose attempt).")]
+RemoteOpt = Annotated[str | None, Opt("--push", help="Remote to sync the ledger with and push it to.")]
+
+
+def _ledger_result(state: object, result: object, exports: str = "") -> int:
+    from .ledger import AttemptState
+    from .runner import PushResult
+
+    assert isinstance(state, AttemptState)
+    if exports:
+        _out(exports)
+    if isinstance(result, PushResult):
+        if not result.ok:
+            _err(result.output)
+            _err("the server refused the ledger update; the local ledger was put back")
+            return 1
+        _out(f"pushed refs/gate/attempts/{state.attempt_id} (record {state.seq})")
+    return 0
+
+
+@command(attempt_app, "open")
+def attempt_open(
+    repo: RepoDirOpt, attempt: AttemptOpt, key: KeyOpt,
+    workspace: Annotated[str, Opt("--workspace", help="Workspace name on record.")],
+    workspace_gen: GenOpt, prompt_file: PromptOpt,
+    repository_id: Annotated[str, Opt("--repository-id", help="The server's repository id.")],
+    push: RemoteOpt = None,
+) -> int:
+    """Record a new attempt: its generation, workspace and prompt digest."""
+    from .digest import bytes_digest
+    from .keyfiles import load_keyfile
+    from .runner import append_record
+
+    try:
+        prompt = prompt_file.read_bytes()
+    except OSError as exc:
+        raise GateError("GATE-INPUT-ARGUMENT", f"cannot read {prompt_file}: {exc.strerror}") from None
+    state, result = append_record(repo, attempt, load_keyfile(key), "opened", push, repository=repository_id,
+                                  workspace=workspace, workspace_generation=workspace_gen,
+                                  prompt_sha256=bytes_digest(prompt))
+    return _ledger_result(state, result)
+
+
+@command(attempt_app, "select-model")
+def attempt_select_model(repo: RepoDirOpt, attempt: AttemptOpt, key: KeyOpt, model: ModelOpt,
+                         push: RemoteOpt = None) -> int:
+    """Record the model selected for the attempt (once; later changes are failovers)."""
+    from .keyfiles import load_keyfile
+    from .runner import append_record
+
+    state, result = append_record(repo, attempt, load_keyfile(key), "model-selected", push, model_id=model)
+    return _ledger_result(state, result, f"export MODEL_ID={model}")
+
+
+@command(attempt_app, "failover")
+def attempt_failover(repo: RepoDirOpt, attempt: AttemptOpt, key: KeyOpt, model: ModelOpt,
+                     reason: Annotated[str | None, Opt("--reason", help="Why the model changed.")] = None,
+                     push: RemoteOpt = None) -> int:
+    """Record a failover to another model: receipts of the previous model become stale."""
+    from .keyfiles import load_keyfile
+    from .runner import append_record
+
+    state, result = append_record(repo, attempt, load_keyfile(key), "failover", push, model_id=model, note=reason)
+    return _ledger_result(state, result, f"export MODEL_ID={model}")
+
+
+@command(attempt_app, "close")
+def attempt_close(repo: RepoDirOpt, attempt: AttemptOpt, key: KeyOpt,
+                  reason: Annotated[str | None, Opt("--reason", help="Why the attempt ended.")] = None,
+                  push: RemoteOpt = None) -> int:
+    """Close the attempt: no receipt is accepted for it afterwards."""
+    from .keyfiles import load_keyfile
+    from .runner import append_record
+
+    state, result = append_record(repo, attempt, load_keyfile(key), "closed", push, note=reason)
+    return _ledger_result(state, result)
+
+
+@command(attempt_app, "show")
+def attempt_show(
+    repo: RepoDirOpt, attempt: AttemptOpt,
+    keyring: Annotated[Path | None, Opt("--keyring", help="Verify every seal with this keyring.")] = None,
+    as_json: Annotated[bool, Opt("--json", help="Print the state as JSON.")] = False,
+) -> int:
+    """Print what the ledger has on record for an attempt."""
+    import dataclasses
+    import time
+
+    from .gitrepo import GitRepo
+    from .keyfiles import load_keyring
+    from .ledger import read_state
+    from .namespaces import ATTEMPTS_PREFIX
+
+    r = GitRepo.at(repo)
+    tip = r.ref_target(ATTEMPTS_PREFIX + attempt)
+    if tip is None:
+        _err(f"GATE-LEDGER-MISSING: no {ATTEMPTS_PREFIX}{attempt} in {repo}")
+        return 1
+    state = read_state(r, tip, None if keyring is None else load_keyring(keyring), int(time.time()), attempt)
+    if as_json:
+        _out(json.dumps(dataclasses.asdict(state), sort_keys=True))
+    else:
+        for k, v in dataclasses.asdict(state).items():
+            _out(f"{k}: {v}")
+    return 0
+
+
+@command(review_app, "record")
+def review_record(
+    repo: RepoDirOpt, attempt: AttemptOpt,
+    base: Annotated[str, Opt("--base", help="Base revision of the reviewed change.")],
+    head: Annotated[str, Opt("--head", help="The reviewed revision.")],
+    model_output: Annotated[Path, Opt("--model-output", help="The model's JSON output (verdict, reasons).")],
+    key: Annotated[Path, Opt("--key", help="Signing key file (purpose receipt).")],
+    out: Annotated[Path, Opt("--out", help="Receipt file to write (never overwritten).")],
+    remote: Annotated[str | None, Opt("--remote", help="Sync the ledger and the review ref's value from here.")]
+    = None,
+    push: Annotated[bool, Opt("--push", help="Push the review ref and receipt to --remote at once.")] = False,
+    ttl: Annotated[int, Opt("--ttl", help="Seconds the receipt stays valid.")] = 86400,
+) -> int:
+    """The runner: seal a receipt for --base..--head from the ledger and the model's verdict."""
+    from .keyfiles import load_keyfile
+    from .runner import push_review, record_review
+
+    try:
+        output = model_output.read_bytes()
+    except OSError as exc:
+        raise GateError("GATE-INPUT-ARGUMENT", f"cannot read {model_output}: {exc.strerror}") from None
+    path = record_review(repo, attempt, base, head, output, load_keyfile(key), out, remote, None, ttl)
+    _out(str(path))
+    if push:
+        if remote is None:
+            raise GateError("GATE-INPUT-ARGUMENT", "--push needs --remote")
+        return _pushed(push_review(repo, attempt, path, remote))
+    return 0
+
+
+def _pushed(result: object) -> int:
+    from .runner import PushResult
+
+    assert isinstance(result, PushResult)
+    if result.ok:
+        _out("review pushed")
+        return 0
+    _err(result.output)
+    return 1
+
+
+@command(review_app, "push")
+def review_push(
+    repo: RepoDirOpt, attempt: AttemptOpt,
+    receipt: Annotated[Path, Opt("--receipt", help="The receipt file to push.")],
+    remote: Annotated[str, Opt("--remote", help="The server remote.")],
+) -> int:
+    """Push a receipt with its review ref (refs/heads/review/runner/ID) in one atomic push."""
+    from .runner import push_review
+
+    return _pushed(push_review(repo, attempt, receipt, remote))
+
+
+@command(app, "demo")
+def demo_cmd(
+    keep: Annotated[Path | None, Opt("--keep", help="Work in this directory and keep it.")] = None,
+) -> int:
+    """Show the product: the incident replayed against a real bare repository."""
+    from server.demo import run_demo
+
+    return run_demo(keep)
+
+
 def main() -> int:
     """The console script's single error boundary."""
     try:

@@ -128,6 +128,13 @@ class GitRepo:
                  ObjectType.BLOB: "blob", ObjectType.TAG: "tag"}
         return names.get(otype, "unknown")
 
+    def object_size(self, oid: str) -> int:
+        try:
+            _otype, size = self._repo.odb.read_header(oid)
+        except (KeyError, pygit2.GitError, ValueError):
+            raise GitReadError(f"object {oid} is not in the repository") from None
+        return int(size)
+
     def exists(self, oid: str) -> bool:
         try:
             return oid in self._repo.odb

@@ -23,17 +23,15 @@ from dataclasses import dataclass, field
 from .failure import Violation
 from .frozen import FrozenChecker, commit_violations, discarded_violations
 from .gitrepo import GitRepo
+from .namespaces import DOCTOR_PREFIX, GATE_PREFIX, REVIEW_PREFIX
 from .policy import FreezeRule, Policy, RefGlob
 from .refupdates import RefUpdate, display
 
 #: Existing refs under these prefixes count as already checked (they came in through the gate).
 CHECKED_PREFIXES = (b"refs/heads/", b"refs/tags/")
-LEDGER_PREFIX = "refs/gate/"
-REVIEW_PREFIX = "refs/heads/review/runner/"
-DOCTOR_PREFIX = "refs/gate/doctor/"
 
 #: A checker for the reserved namespaces (ledger and review refs), plugged in by the caller.
-ReservedCheck = Callable[[Sequence[RefUpdate]], list[Violation]]
+ReservedCheck = Callable[[Sequence[RefUpdate], "PushReport"], list[Violation]]
 
 
 @dataclass
@@ -44,7 +42,7 @@ class PushReport:
 
 
 def is_reserved(ref: str) -> bool:
-    return ref.startswith((LEDGER_PREFIX, REVIEW_PREFIX))
+    return ref.startswith((GATE_PREFIX, REVIEW_PREFIX))
 
 
 def _scope_key(rule: FreezeRule) -> tuple[str, ...] | None:
@@ -128,12 +126,14 @@ class PushChecker:
                     "probe objects are visible to the hook; the probe is never accepted", commit=u.new))
         for u in normal:
             report.violations += self._ref_violations(u)
-        report.violations += self._frozen_violations(normal, report)
+        # Ledger and receipt refs hold sealed records, validated structurally instead.
+        report.violations += self._frozen_violations([u for u in normal if not u.ref.startswith(GATE_PREFIX)],
+                                                     report)
         special = [u for u in normal if is_reserved(u.ref)]
         if special and reserved is None:
             report.violations += [Violation("GATE-REF-RESERVED", display(u.raw_ref),
                                             "this namespace is written by the trusted side only")
                                   for u in special]
         elif special and reserved is not None:
-            report.violations += reserved(special)
+            report.violations += reserved(special, report)
         return report

@@ -108,7 +108,7 @@ def _run_chain(inst: installation.Installation, data: bytes, argv: Sequence[str]
 def decide(inst: installation.Installation, hook_env: environment.HookEnv, updates: list[RefUpdate],
            deadline: Deadline, started: float) -> tuple[Outcome, Policy]:
     from gatecore.gitrepo import GitRepo
-    from gatecore.pushcheck import PushChecker
+    from gatecore.pushcheck import PushChecker, PushReport
 
     policy = _load_policy(inst)
     deadline.reset(policy.deadline_seconds, started)
@@ -121,11 +121,11 @@ def decide(inst: installation.Installation, hook_env: environment.HookEnv, updat
     repo = GitRepo.from_env()
     checker = PushChecker(repo, policy, hook_env.pusher, repo.ref_targets(), deadline.at)
 
-    def reserved(special: Sequence[RefUpdate]) -> list[Violation]:
+    def reserved(special: Sequence[RefUpdate], report: PushReport) -> list[Violation]:
         from gatecore.reserved import ReservedChecker
 
         return ReservedChecker(repo, policy, hook_env.pusher, lambda: load_keyring(inst),
-                               inst.repository_id, int(time.time()), updates).check(special)
+                               inst.repository_id, int(time.time()), updates).check(special, report)
 
     report = checker.check(updates, reserved)
     codes: list[str] = []

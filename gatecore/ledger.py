@@ -1,0 +1,249 @@
+"""The attempt ledger: sealed, append-only records kept in the repository itself.
+
+Each attempt has a ref `refs/gate/attempts/<attempt-id>` pointing at a chain of commits;
+each commit holds one file, `record.json`: an envelope of payload type
+`application/vnd.gate.attempt.v1+json`, sealed with a key of purpose `attempt`. Records
+go `opened` (generation, workspace, prompt digest), `model-selected`, `failover`...,
+`closed`; each names its predecessor by the SHA-256 of its envelope bytes, so a chain can
+be neither reordered nor re-parented without breaking a seal. Because the ledger lives
+under a ref, it replicates with the repository wherever the platform puts it.
+
+The gate validates every update of these refs (see `reserved.py`); `current state` of an
+attempt is what the last record leaves on record.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from dataclasses import dataclass
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from . import envelope as env_mod
+from . import strictjson
+from .errors import GateError, InputError
+from .failure import Failure
+from .gitrepo import MODE_BLOB, GitRepo
+from .keys import Keyring, SigningKey
+from .namespaces import ATTEMPTS_PREFIX
+from .receipt import AttemptId, Generation, ModelId, RepositoryId, Sha256Hex, Time
+from .seal import sign, verify
+
+RECORD_FILE = "record.json"
+MAX_CHAIN = 1000
+LEDGER_NAME, LEDGER_EMAIL = "gate ledger", "ledger@gate.invalid"
+
+Kind = Literal["opened", "model-selected", "failover", "closed"]
+
+
+class AttemptRecord(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+
+    version: Annotated[int, Field(ge=1, le=1)]
+    attempt_id: AttemptId
+    seq: Annotated[int, Field(ge=0, lt=MAX_CHAIN)]
+    kind: Kind
+    prev: Sha256Hex | None = None
+    repository: RepositoryId
+    time: Time
+    workspace: Annotated[str, Field(min_length=1, max_length=256, pattern=r"^[\x21-\x7e]+$")] | None = None
+    workspace_generation: Generation | None = None
+    prompt_sha256: Sha256Hex | None = None
+    model_id: ModelId | None = None
+    note: Annotated[str, Field(max_length=500)] | None = None
+
+    @model_validator(mode="after")
+    def _shape(self) -> AttemptRecord:
+        opened = (self.workspace, self.workspace_generation, self.prompt_sha256)
+        if self.kind == "opened":
+            if None in opened or self.model_id is not None:
+                raise ValueError("an opened record has workspace, workspace_generation, prompt_sha256, no model_id")
+            if self.seq != 0 or self.prev is not None:
+                raise ValueError("an opened record is the first of its chain")
+        else:
+            if any(v is not None for v in opened):
+                raise ValueError(f"a {self.kind} record does not restate the opened fields")
+            if self.seq == 0 or self.prev is None:
+                raise ValueError(f"a {self.kind} record follows another record")
+            if (self.kind in ("model-selected", "failover")) != (self.model_id is not None):
+                raise ValueError("model-selected and failover records, and only they, name a model_id")
+        return self
+
+
+@dataclass(frozen=True, slots=True)
+class AttemptState:
+    """What the ledger has on record for an attempt after its last record."""
+
+    attempt_id: str
+    repository: str
+    workspace: str
+    workspace_generation: str
+    prompt_sha256: str
+    model_id: str | None
+    model_record: str | None  # sha256 of the envelope that put model_id on record
+    closed: bool
+    seq: int
+    head: str  # sha256 of the last envelope
+    models: tuple[str, ...]  # every model on record, in order
+
+
+def record_digest(envelope_bytes: bytes) -> str:
+    return hashlib.sha256(envelope_bytes).hexdigest()
+
+
+def apply(state: AttemptState | None, rec: AttemptRecord, digest: str) -> tuple[AttemptState | None, list[Failure]]:
+    """The state after one more record, or failures saying why the record cannot follow."""
+    bad = []
+    if state is None:
+        if rec.kind != "opened":
+            return None, [Failure("GATE-LEDGER-SEQUENCE", "kind", "a chain starts with an opened record")]
+        assert rec.workspace and rec.workspace_generation and rec.prompt_sha256
+        return AttemptState(rec.attempt_id, rec.repository, rec.workspace, rec.workspace_generation,
+                            rec.prompt_sha256, None, None, False, 0, digest, ()), []
+    if rec.seq != state.seq + 1:
+        bad.append(Failure("GATE-LEDGER-SEQUENCE", "seq", f"expected seq {state.seq + 1}, got {rec.seq}"))
+    if rec.prev != state.head:
+        bad.append(Failure("GATE-LEDGER-SEQUENCE", "prev", "does not name the previous record"))
+    if rec.attempt_id != state.attempt_id or rec.repository != state.repository:
+        bad.append(Failure("GATE-LEDGER-ATTEMPT", "attempt_id", "record belongs to another attempt or repository"))
+    if state.closed:
+        bad.append(Failure("GATE-LEDGER-SEQUENCE", "kind", "the attempt is closed; nothing may follow"))
+    if rec.kind == "opened":
+        bad.append(Failure("GATE-LEDGER-SEQUENCE", "kind", "an attempt is opened once"))
+    if rec.kind == "model-selected" and state.model_id is not None:
+        bad.append(Failure("GATE-LEDGER-SEQUENCE", "kind", "the model is already selected; record a failover"))
+    if rec.kind == "failover" and (state.model_id is None or rec.model_id == state.model_id):
+        bad.append(Failure("GATE-LEDGER-SEQUENCE", "model_id", "a failover moves from the model on record to another"))
+    if bad:
+        return None, bad
+    if rec.kind in ("model-selected", "failover"):
+        assert rec.model_id is not None
+        return AttemptState(state.attempt_id, state.repository, state.workspace, state.workspace_generation,
+                            state.prompt_sha256, rec.model_id, digest, False, rec.seq, digest,
+                            (*state.models, rec.model_id)), []
+    return AttemptState(state.attempt_id, state.repository, state.workspace, state.workspace_generation,
+                        state.prompt_sha256, state.model_id, state.model_record, True, rec.seq, digest,
+                        state.models), []
+
+
+def open_record(data: bytes, keyring: Keyring | None, now: int) -> tuple[AttemptRecord | None, list[Failure]]:
+    """Unseal and parse one record envelope (keyring None: parse without verifying, trusted side only)."""
+    try:
+        env = env_mod.parse(data)
+    except InputError as exc:
+        return None, [Failure(exc.code, "envelope", exc.detail)]
+    failures = [] if keyring is None else verify(env, keyring, env_mod.PAYLOAD_ATTEMPT, now)
+    if keyring is None and env.payload_type != env_mod.PAYLOAD_ATTEMPT:
+        failures.append(Failure("GATE-SEAL-PAYLOAD-TYPE", "payloadType", "not an attempt record"))
+    try:
+        doc = strictjson.loads(env.payload, code="GATE-LEDGER-RECORD")
+        rec = AttemptRecord.model_validate(doc)
+    except InputError as exc:
+        return None, [*failures, Failure(exc.code, "record", exc.detail)]
+    except ValidationError as exc:
+        return None, [*failures, *(Failure("GATE-LEDGER-RECORD", str(e["loc"][0]) if e["loc"] else "record",
+                                           str(e["msg"])) for e in exc.errors(include_url=False))]
+    return (rec if not failures else None), failures
+
+
+@dataclass(frozen=True, slots=True)
+class ChainEntry:
+    commit: str
+    envelope: bytes
+
+
+def single_file(repo: GitRepo, tree_id: str, name: str, code: str) -> bytes:
+    """The bytes of the one regular file a record or receipt commit holds (size-capped)."""
+    entries = repo.tree_entries(tree_id)
+    key = name.encode()
+    if set(entries) != {key} or entries[key][0] != MODE_BLOB:
+        raise GateError(code, f"tree {tree_id[:12]} must hold exactly one regular file {name}")
+    if repo.object_size(entries[key][1]) > strictjson.MAX_DOCUMENT_BYTES:
+        raise GateError("GATE-RECEIPT-TOO-LARGE", f"{name} in tree {tree_id[:12]} is over the size cap")
+    return repo.blob(entries[key][1])
+
+
+def read_entries(repo: GitRepo, tip: str, stop: str | None) -> list[ChainEntry]:
+    """Ledger commits from `stop` (exclusive; None: the root) to `tip`, oldest first.
+
+    Raises GateError(GATE-LEDGER-RECORD / GATE-LEDGER-REWRITE) on a malformed chain.
+    """
+    out: list[ChainEntry] = []
+    current: str | None = tip
+    while current is not None and current != stop:
+        if len(out) >= MAX_CHAIN:
+            raise GateError("GATE-LEDGER-RECORD", f"chain longer than {MAX_CHAIN} records")
+        if repo.object_type(current) != "commit":
+            raise GateError("GATE-LEDGER-RECORD", f"{current} is not a commit")
+        info = repo.commit(current)
+        if len(info.parent_ids) > 1:
+            raise GateError("GATE-LEDGER-RECORD", f"ledger commit {current[:12]} is a merge")
+        out.append(ChainEntry(current, single_file(repo, info.tree_id, RECORD_FILE, "GATE-LEDGER-RECORD")))
+        current = info.parent_ids[0] if info.parent_ids else None
+    if current != stop:
+        raise GateError("GATE-LEDGER-REWRITE", "the new records do not extend the existing chain")
+    out.reverse()
+    return out
+
+
+def fold(entries: list[ChainEntry], keyring: Keyring | None, now: int, attempt_id: str,
+         start: AttemptState | None = None) -> tuple[AttemptState | None, list[Failure]]:
+    """Verify and apply records in order; stops at the first bad record."""
+    state = start
+    for e in entries:
+        rec, failures = open_record(e.envelope, keyring, now)
+        if rec is None:
+            return None, [Failure(f.code, f.field, f"record {e.commit[:12]}: {f.detail}") for f in failures]
+        if rec.attempt_id != attempt_id:
+            return None, [Failure("GATE-LEDGER-ATTEMPT", "attempt_id",
+                                  f"record {e.commit[:12]} is for attempt {rec.attempt_id!r}")]
+        state, failures = apply(state, rec, record_digest(e.envelope))
+        if state is None:
+            return None, [Failure(f.code, f.field, f"record {e.commit[:12]}: {f.detail}") for f in failures]
+    return state, []
+
+
+def read_state(repo: GitRepo, tip: str, keyring: Keyring | None, now: int, attempt_id: str) -> AttemptState:
+    state, failures = fold(read_entries(repo, tip, None), keyring, now, attempt_id)
+    if state is None:
+        f = failures[0] if failures else Failure("GATE-LEDGER-UNREADABLE", "ledger", "empty chain")
+        raise GateError(f.code, f.detail)
+    return state
+
+
+# --- writing (the trusted side) -----------------------------------------------------------
+
+def make_record(key: SigningKey, state: AttemptState | None, *, attempt_id: str, kind: str, repository: str,
+                workspace: str | None = None, workspace_generation: str | None = None,
+                prompt_sha256: str | None = None, model_id: str | None = None, note: str | None = None,
+                now: int | None = None) -> bytes:
+    """Seal the next record of a chain; validates it the way the gate will."""
+    doc = {
+        "version": 1, "attempt_id": attempt_id, "seq": 0 if state is None else state.seq + 1, "kind": kind,
+        "prev": None if state is None else state.head, "repository": repository,
+        "time": int(time.time()) if now is None else now,
+        "workspace": workspace, "workspace_generation": workspace_generation, "prompt_sha256": prompt_sha256,
+        "model_id": model_id, "note": note,
+    }
+    try:
+        rec = AttemptRecord.model_validate(doc)
+    except ValidationError as exc:
+        from .validation import format_validation_error
+
+        raise InputError("GATE-INPUT-ARGUMENT", f"attempt record: {format_validation_error(exc)}") from None
+    _, failures = apply(state, rec, "0" * 64)
+    if failures:
+        raise InputError(failures[0].code, failures[0].detail)
+    payload = strictjson.dumps(rec.model_dump(exclude_none=True))
+    return env_mod.encode(sign(key, env_mod.PAYLOAD_ATTEMPT, payload))
+
+
+def append(repo: GitRepo, attempt_id: str, envelope_bytes: bytes, parent: str | None, kind: str) -> str:
+    """Write one ledger commit and move refs/gate/attempts/<id> to it (compare-and-swap)."""
+    tree = repo.write_tree({RECORD_FILE: envelope_bytes})
+    commit = repo.write_commit(tree, [] if parent is None else [parent], f"gate attempt {attempt_id}: {kind}\n",
+                               LEDGER_NAME, LEDGER_EMAIL)
+    repo.set_ref(ATTEMPTS_PREFIX + attempt_id, commit, parent)
+    return commit

@@ -318,7 +318,7 @@ def _ledger_result(state: object, result: object, exports: str = "") -> int:
             _err(result.output)
             _err("the server refused the ledger update; the local ledger was put back")
             return 1
-        _out(f"pushed refs/gate/attempts/{state.attempt_id} (record {state.seq})")
+        _err(f"pushed refs/gate/attempts/{state.attempt_id} (record {state.seq})")
     return 0
 
 
@@ -431,7 +431,7 @@ def review_record(
     except OSError as exc:
         raise GateError("GATE-INPUT-ARGUMENT", f"cannot read {model_output}: {exc.strerror}") from None
     path = record_review(repo, attempt, base, head, output, load_keyfile(key), out, remote, None, ttl)
-    _out(str(path))
+    _err(f"wrote {path}")
     if push:
         if remote is None:
             raise GateError("GATE-INPUT-ARGUMENT", "--push needs --remote")
@@ -444,7 +444,7 @@ def _pushed(result: object) -> int:
 
     assert isinstance(result, PushResult)
     if result.ok:
-        _out("review pushed")
+        _err("review pushed")
         return 0
     _err(result.output)
     return 1

@@ -13,12 +13,25 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from .errors import ConfigError
+
 SCHEMA = 1
+
+
+def read_capped(path: Path, code: str, what: str, cap: int) -> bytes:
+    """Read a configuration file of at most `cap` bytes; ConfigError(code) otherwise."""
+    try:
+        with path.open("rb") as fh:
+            data = fh.read(cap + 1)
+    except OSError as exc:
+        raise ConfigError(code, f"cannot read {what} {path}: {exc.strerror}") from None
+    if len(data) > cap:
+        raise ConfigError(code, f"{what} {path} is larger than {cap} bytes")
+    return data
 
 
 def cache_path(source: Path) -> Path:
@@ -44,6 +57,8 @@ def load(source: Path, read: Callable[[Path], bytes], validate: Callable[[bytes,
 def write(cpath: Path, digest: str, value: Any) -> bool:
     """Atomically (re)write a cache; False if the directory is not writable."""
     text = json.dumps({"schema": SCHEMA, "source_sha256": digest, "value": value}, sort_keys=True)
+    import tempfile
+
     try:
         fd, tmp = tempfile.mkstemp(dir=cpath.parent, prefix=".cache-")
         with os.fdopen(fd, "w", encoding="utf-8") as fh:

@@ -33,14 +33,14 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from .configcache import read_capped
 from .errors import ConfigError
-from .keys import Keyring, SigningKey, VerifyKey, keyring_from_plain, keyring_to_plain
+from .keys import MAX_KEYRING_BYTES, Keyring, SigningKey, VerifyKey, keyring_from_plain, keyring_to_plain
 from .validation import format_validation_error
 
 KEY_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"
 Algorithm = Literal["ed25519", "hmac-sha256"]
 Purpose = Literal["receipt", "attempt"]
-MAX_KEYRING_BYTES = 1 << 20
 
 
 def _b64(text: str, what: str) -> bytes:
@@ -131,17 +131,6 @@ def _ts(value: dt.datetime | None) -> int | None:
     return None if value is None else int(value.timestamp())
 
 
-def _read(path: Path, code: str, what: str, cap: int) -> bytes:
-    try:
-        with path.open("rb") as fh:
-            data = fh.read(cap + 1)
-    except OSError as exc:
-        raise ConfigError(code, f"cannot read {what} {path}: {exc.strerror}") from None
-    if len(data) > cap:
-        raise ConfigError(code, f"{what} {path} is larger than {cap} bytes")
-    return data
-
-
 def _toml(data: bytes, code: str, what: str, origin: str) -> dict[str, object]:
     try:
         return tomllib.loads(data.decode("utf-8"))
@@ -150,7 +139,7 @@ def _toml(data: bytes, code: str, what: str, origin: str) -> dict[str, object]:
 
 
 def read_keyring_bytes(path: Path) -> bytes:
-    return _read(path, "GATE-CONFIG-KEYRING", "keyring", MAX_KEYRING_BYTES)
+    return read_capped(path, "GATE-CONFIG-KEYRING", "keyring", MAX_KEYRING_BYTES)
 
 
 def validate_keyring_bytes(data: bytes, origin: str) -> list[dict[str, object]]:
@@ -173,7 +162,8 @@ def load_keyring(path: Path) -> Keyring:
 
 
 def load_keyfile(path: Path) -> SigningKey:
-    doc = _toml(_read(path, "GATE-CONFIG-KEYFILE", "key file", 65536), "GATE-CONFIG-KEYFILE", "key file", str(path))
+    data = read_capped(path, "GATE-CONFIG-KEYFILE", "key file", 65536)
+    doc = _toml(data, "GATE-CONFIG-KEYFILE", "key file", str(path))
     try:
         model = KeyFile.model_validate(doc)
     except ValidationError as exc:

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+MAX_KEYRING_BYTES = 1 << 20
 ALGORITHMS = ("ed25519", "hmac-sha256")
 PURPOSES = ("receipt", "attempt")
 

@@ -26,6 +26,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+MAX_POLICY_BYTES = 1 << 20
 REF_ACTIONS = ("allow", "deny-restricted", "deny")
 MODES = ("enforce", "evaluate")
 

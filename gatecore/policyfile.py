@@ -27,11 +27,10 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
 
+from .configcache import read_capped
 from .errors import ConfigError
-from .policy import IdentityGlob, PathGlob, Policy, RefGlob
+from .policy import MAX_POLICY_BYTES, IdentityGlob, PathGlob, Policy, RefGlob
 from .validation import format_validation_error
-
-MAX_POLICY_BYTES = 1 << 20
 
 
 def _compiles(kind: type[PathGlob] | type[RefGlob] | type[IdentityGlob]) -> AfterValidator:
@@ -95,17 +94,6 @@ def validate_bytes(data: bytes, origin: str) -> dict[str, Any]:
     except ValidationError as exc:
         raise ConfigError("GATE-CONFIG-POLICY", f"{origin}: {format_validation_error(exc)}") from None
     return model.model_dump(mode="json")
-
-
-def read_capped(path: Path, code: str, what: str, cap: int) -> bytes:
-    try:
-        with path.open("rb") as fh:
-            data = fh.read(cap + 1)
-    except OSError as exc:
-        raise ConfigError(code, f"cannot read {what} {path}: {exc.strerror}") from None
-    if len(data) > cap:
-        raise ConfigError(code, f"{what} {path} is larger than {cap} bytes")
-    return data
 
 
 def load(path: Path) -> Policy:

@@ -101,8 +101,10 @@ def _git_dir(path: Path) -> Path:
 def install(git_dir: Path, policy: Path | None, keyring: Path | None, platform: str = "auto",
             repository_id: str | None = None, chain: bool = False) -> list[str]:
     """Install (or re-install) the gate; returns what was done, one line each."""
+    from gatecore.configcache import read_capped
     from gatecore.keyfiles import read_keyring_bytes, validate_keyring_bytes
-    from gatecore.policyfile import MAX_POLICY_BYTES, read_capped, validate_bytes
+    from gatecore.policy import MAX_POLICY_BYTES
+    from gatecore.policyfile import validate_bytes
 
     git_dir = _git_dir(git_dir)
     if platform == "auto":

@@ -46,10 +46,10 @@ class Outcome:
 
 
 def _load_policy(inst: installation.Installation) -> Policy:
-    from gatecore.policyfile import MAX_POLICY_BYTES, read_capped
+    from gatecore.policy import MAX_POLICY_BYTES
 
     def read(path: Path) -> bytes:
-        return read_capped(path, "GATE-CONFIG-POLICY", "policy", MAX_POLICY_BYTES)
+        return configcache.read_capped(path, "GATE-CONFIG-POLICY", "policy", MAX_POLICY_BYTES)
 
     def validate(data: bytes, origin: str) -> Any:
         from gatecore.policyfile import validate_bytes
@@ -64,15 +64,13 @@ def _load_policy(inst: installation.Installation) -> Policy:
 
 
 def load_keyring(inst: installation.Installation) -> Any:
-    from gatecore.keys import keyring_from_plain
+    from gatecore.keys import MAX_KEYRING_BYTES, keyring_from_plain
 
     if not inst.has_keyring:
         raise ConfigError("GATE-CONFIG-KEYRING", "no keyring is installed for this repository")
 
     def read(path: Path) -> bytes:
-        from gatecore.keyfiles import read_keyring_bytes
-
-        return read_keyring_bytes(path)
+        return configcache.read_capped(path, "GATE-CONFIG-KEYRING", "keyring", MAX_KEYRING_BYTES)
 
     def validate(data: bytes, origin: str) -> Any:
         from gatecore.keyfiles import validate_keyring_bytes

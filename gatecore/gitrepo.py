@@ -18,7 +18,7 @@ from pathlib import Path
 import pygit2
 from pygit2.enums import ObjectType, RepositoryOpenFlag, SortMode
 
-from .errors import DeadlineExceeded, GitReadError
+from .errors import ConfigError, DeadlineExceeded, GitReadError
 
 MODE_TREE = 0o040000
 MODE_BLOB = 0o100644
@@ -92,9 +92,8 @@ class GitRepo:
             repo = pygit2.Repository(path, flags=flags)
         except (pygit2.GitError, KeyError, ValueError, OSError) as exc:
             if _sha256_repository(path) or _sha256_repository(os.path.join(path, ".git")):
-                raise GitReadError(
-                    f"{path} uses the sha256 object format, which this gate cannot read",
-                    "GATE-GIT-OBJECT-FORMAT",
+                raise ConfigError(
+                    "GATE-GIT-OBJECT-FORMAT", f"{path} uses the sha256 object format, which this gate cannot read"
                 ) from None
             raise GitReadError(f"cannot open repository {path}: {exc}", "GATE-GIT-REPOSITORY") from None
         return cls(repo)

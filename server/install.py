@@ -243,13 +243,26 @@ def doctor(git_dir: Path) -> tuple[list[str], bool]:
     for c in inst.chain:
         check(os.access(c, os.X_OK), f"chained hook runs: {c}")
     if ok:
-        good, detail = _probe(git_dir)
+        good, detail = _probe(git_dir, inst.platform)
         check(good, detail)
     return lines, ok
 
 
-def _probe(git_dir: Path) -> tuple[bool, str]:
-    """A real throwaway push: the hook must see the quarantined commit and refuse the probe."""
+#: What the platform's hook runner would set, so that the probe runs as it would there.
+_PROBE_ENV = {
+    "git": {},
+    "gitlab": {"GL_USERNAME": "gate-doctor", "GL_ID": "user-0", "GL_PROTOCOL": "ssh"},
+    "gitea": {"GITEA_PUSHER_NAME": "gate-doctor", "GITEA_PUSHER_ID": "0"},
+}
+
+
+def _probe(git_dir: Path, platform: str) -> tuple[bool, str]:
+    """A real throwaway push: the hook must see the quarantined commit and refuse the probe.
+
+    For GitLab and Gitea layouts, whose hooks plain git does not run, the push goes through
+    a temporary hooks directory whose pre-receive runs the installed hook file the way the
+    platform does (same input, the platform's identity variables).
+    """
     ref = f"refs/gate/doctor/probe-{uuid.uuid4().hex[:12]}"
     with tempfile.TemporaryDirectory(prefix="gate-doctor-") as tmp:
         env = {**os.environ, "GIT_AUTHOR_NAME": "gate doctor", "GIT_AUTHOR_EMAIL": "doctor@gate.invalid",
@@ -264,7 +277,16 @@ def _probe(git_dir: Path) -> tuple[bool, str]:
         Path(tmp, "probe").write_text(uuid.uuid4().hex)
         git("add", "probe")
         git("commit", "-q", "-m", "gate doctor probe")
-        push = git("push", "--porcelain", f"file://{git_dir}", f"HEAD:{ref}")
+        env.update(_PROBE_ENV.get(platform, {}))
+        hooks_dir = Path(tmp) / ".probe-hooks"
+        config: tuple[str, ...] = ()
+        if platform != "git":
+            hooks_dir.mkdir()
+            runner = hooks_dir / "pre-receive"
+            runner.write_text(f"#!/bin/sh\nexec {shlex.quote(str(layout(git_dir, platform).hook))} \"$@\"\n")
+            runner.chmod(0o755)
+            config = (f"--receive-pack=git -c core.hooksPath={shlex.quote(str(hooks_dir))} receive-pack",)
+        push = git("push", "--porcelain", *config, f"file://{git_dir}", f"HEAD:{ref}")
     landed = subprocess.run(["git", "--git-dir", str(git_dir), "rev-parse", "--verify", "-q", ref],
                             capture_output=True, text=True, check=False)
     if landed.returncode == 0:

@@ -115,7 +115,7 @@ def decide(inst: installation.Installation, hook_env: environment.HookEnv, updat
     if not updates:
         return Outcome(0, "accept"), policy
     if len(updates[0].old) != 40:
-        raise GateError("GATE-GIT-OBJECT-FORMAT", "sha256 object ids: this gate does not support SHA-256 repositories")
+        raise ConfigError("GATE-GIT-OBJECT-FORMAT", "sha256 object ids: SHA-256 repositories are not supported")
     repo = GitRepo.from_env()
     checker = PushChecker(repo, policy, hook_env.pusher, repo.ref_targets(), deadline.at)
 

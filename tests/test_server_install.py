@@ -114,6 +114,15 @@ def test_doctor_passes_on_a_good_installation(server: Server) -> None:
     assert not [r for r in server.refs() if r.startswith("refs/gate/doctor/")]
 
 
+@pytest.mark.parametrize("platform", ["gitlab", "gitea"])
+def test_doctor_probes_platform_layouts_the_way_the_platform_runs_them(tmp_path: Path, platform: str) -> None:
+    server = Server(tmp_path, platform=platform)
+    out = gate("server", "doctor", str(server.bare))
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "refused the probe" in out.stdout
+    assert server.audit()[-1]["platform"] == platform
+
+
 def test_doctor_reports_a_hook_that_does_not_run(server: Server) -> None:
     (server.bare / "hooks" / "pre-receive").chmod(0o644)
     out = gate("server", "doctor", str(server.bare))

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import AGENT, HUMAN, POLICY, Server, gate, git, rejected
+from conftest import AGENT, GATE, HUMAN, POLICY, Server, gate, git, rejected
 
 
 def run_hook(server: Server, stdin: str) -> subprocess.CompletedProcess[str]:
@@ -336,3 +336,24 @@ def test_over_git_daemon_agent_rejected_human_accepted(server: Server, daemon: s
     out = server.push("main", url=daemon)
     assert out.returncode == 0, out.stderr
     assert server.ref("refs/heads/main") == server.work.head()
+
+
+def test_gate_hook_pre_receive_command_is_the_same_hook(server: Server) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("GIT_", "GL_", "GITEA_", "GITHUB_"))}
+    env["GIT_DIR"] = str(server.bare)
+    out = subprocess.run([*GATE, "hook", "pre-receive", "--gate-dir", str(server.gate_dir)],
+                         input=f"{'0' * 40} {'1' * 40} refs/heads/ghost\n", env=env, cwd=server.bare,
+                         capture_output=True, text=True)
+    assert out.returncode == 3 and "GATE-GIT-UNREADABLE" in out.stderr
+
+
+def test_policy_check_cli(tmp_path: Path) -> None:
+    good = tmp_path / "good.toml"
+    good.write_text(POLICY)
+    assert gate("policy", "check", str(good)).returncode == 0
+    bad = tmp_path / "bad.toml"
+    bad.write_text('mode = "maybe"\n[[freeze]]\npaths = ["ci/**"]\nrefs = ["heads/main"]\n[limits]\ndeadline_seconds = 0\n')
+    out = gate("policy", "check", str(bad))
+    assert out.returncode == 2
+    for where in ("mode", "freeze.0.refs.0", "limits.deadline_seconds"):
+        assert where in out.stderr

@@ -33,6 +33,7 @@ from . import audit, installation
 from .deadline import Deadline
 
 DEFAULT_DEADLINE_SECONDS = 4.0
+EVALUABLE = ("GATE-FROZEN-", "GATE-REF-DELETE", "GATE-REF-FORCE")
 
 
 @dataclass
@@ -130,7 +131,9 @@ def decide(inst: installation.Installation, hook_env: environment.HookEnv, updat
     for v in report.violations:
         if v.code not in codes:
             codes.append(v.code)
-    blocking = [v for v in report.violations if v.code == "GATE-DOCTOR-PROBE"]
+    # Evaluate mode softens the frozen-file and ref rules only; the reserved namespaces
+    # (ledger, receipts, review refs) and the doctor's probe are always enforced.
+    blocking = [v for v in report.violations if not v.code.startswith(EVALUABLE)]
     mode = policy.mode
     if report.violations and mode == "evaluate" and not blocking:
         lines = render(report.violations, mode="evaluate", cap=policy.max_violations_shown, gitlab=hook_env.gitlab)

@@ -312,6 +312,9 @@ def test_evaluate_mode_reports_and_accepts(tmp_path: Path) -> None:
     assert out.returncode == 0
     assert "would be rejected" in out.stderr and "GATE-FROZEN-PATH" in out.stderr
     assert server.audit()[-1]["decision"] == "evaluate-reject"
+    # The reserved namespaces stay enforced in evaluate mode.
+    out = server.push("main:refs/heads/review/runner/att-1", pusher_env={"REMOTE_USER": "agent-1"})
+    assert out.returncode != 0 and server.ref("refs/heads/review/runner/att-1") is None
 
 
 def test_non_utf8_frozen_path_is_escaped_in_output(server: Server) -> None:

@@ -97,26 +97,27 @@ class FrozenChecker:
         return [Written(c.path, change_kind(c.old_mode, c.new_mode), hits) for c, hits in first.values()]
 
 
+def info_violations(checker: FrozenChecker, info: CommitInfo, rules: Sequence[FreezeRule], ref: str,
+                    pusher: str | None, commit_label: str | None = None) -> list[Violation]:
+    """The frozen paths one commit (or a commit-to-be, in the client's commit hook) writes."""
+    by_rule = {}
+    for r in rules:
+        who = r.restricted_identity(info.author_email, info.committer_email, pusher)
+        if who is not None:
+            by_rule[r.index] = who
+    if not by_rule:
+        return []
+    applicable = [r for r in rules if r.index in by_rule]
+    return [
+        Violation(code="GATE-FROZEN-PATH", ref=ref, commit=commit_label or info.id, identity=by_rule[r.index],
+                  path=display(w.path), rule=r.label, detail=f"{w.kind} of a frozen path")
+        for w in checker.written(info, applicable) for r in w.rules
+    ]
+
+
 def commit_violations(checker: FrozenChecker, commits: Iterable[str], rules: Sequence[FreezeRule],
                       ref: str, pusher: str | None) -> list[Violation]:
-    out = []
-    for commit in commits:
-        info = checker.info(commit)
-        by_rule = {}
-        for r in rules:
-            who = r.restricted_identity(info.author_email, info.committer_email, pusher)
-            if who is not None:
-                by_rule[r.index] = who
-        if not by_rule:
-            continue
-        applicable = [r for r in rules if r.index in by_rule]
-        for w in checker.written(info, applicable):
-            for r in w.rules:
-                out.append(Violation(
-                    code="GATE-FROZEN-PATH", ref=ref, commit=commit, identity=by_rule[r.index],
-                    path=display(w.path), rule=r.label, detail=f"{w.kind} of a frozen path",
-                ))
-    return out
+    return [v for c in commits for v in info_violations(checker, checker.info(c), rules, ref, pusher)]
 
 
 def discarded_violations(checker: FrozenChecker, old: str, new: str, rules: Sequence[FreezeRule],

@@ -343,19 +343,6 @@ class GitRepo:
             raise GitReadError(f"{rev!r} does not name a commit")
         return commit
 
-    def index_tree_changes(self, descend: DescendFilter | None = None) -> list[Change]:
-        """Changes staged in the index relative to HEAD (for the pre-commit hook)."""
-        try:
-            index = self._repo.index
-            index.read()
-            index_tree = str(index.write_tree())
-        except pygit2.GitError as exc:
-            raise GitReadError(f"cannot read the index: {exc}") from None
-        head_tree: str | None = None
-        if not self._repo.head_is_unborn:
-            head_tree = self.commit(str(self._repo.head.target)).tree_id
-        return self.tree_changes(head_tree, index_tree, descend)
-
     def config_value(self, name: str) -> str | None:
         try:
             value = self._repo.config[name]

@@ -21,6 +21,17 @@ from .failure import Violation
 
 GITLAB_PREFIX = "GL-HOOK-ERR: "
 
+#: The codes evaluate mode reports without rejecting: the frozen-file and ref rules. The
+#: reserved namespaces (ledger, receipts, review refs) and the doctor's probe always reject.
+EVALUABLE = ("GATE-FROZEN-", "GATE-REF-DELETE", "GATE-REF-FORCE")
+
+
+def rejects(violations: Sequence[Violation], mode: str) -> bool:
+    """Whether these violations reject the push (or commit) under `mode`."""
+    if mode == "enforce":
+        return bool(violations)
+    return any(not v.code.startswith(EVALUABLE) for v in violations)
+
 
 def _ascii(text: str) -> str:
     return "".join(ch if 0x20 <= ord(ch) < 0x7F else f"\\x{ord(ch):02x}" if ord(ch) < 0x100
@@ -45,14 +56,13 @@ def violation_line(v: Violation) -> str:
     return _ascii(" ".join(parts))
 
 
-def render(violations: Sequence[Violation], *, mode: str, cap: int, gitlab: bool,
-           header: str | None = None) -> list[str]:
-    """Lines for stderr. `mode` is 'enforce' or 'evaluate'."""
+def render(violations: Sequence[Violation], *, mode: str, cap: int, gitlab: bool, what: str = "push") -> list[str]:
+    """Lines for stderr. `mode` is 'enforce' or 'evaluate'; `what` is 'push' or 'commit'."""
     if not violations:
         return []
     n = len(violations)
     verb = "rejected" if mode == "enforce" else "would be rejected (evaluate mode: accepted)"
-    lines = [header or f"gate: push {verb}: {n} violation{'s' if n != 1 else ''}"]
+    lines = [f"gate: {what} {verb}: {n} violation{'s' if n != 1 else ''}"]
     shown = list(violations[:cap])
     lines += [violation_line(v) for v in shown]
     if n > cap:
@@ -73,10 +83,10 @@ def render(violations: Sequence[Violation], *, mode: str, cap: int, gitlab: bool
     return lines
 
 
-def error_lines(code: str, detail: str, *, gitlab: bool) -> list[str]:
-    """A push rejected because the gate could not decide (configuration, internal, deadline)."""
+def error_lines(code: str, detail: str, *, gitlab: bool, what: str = "push") -> list[str]:
+    """A push (or commit) rejected because the gate could not decide (configuration, internal, deadline)."""
     c = codes.CODES.get(code)
-    lines = [_ascii(f"gate: push rejected: {code}: {detail}")]
+    lines = [_ascii(f"gate: {what} rejected: {code}: {detail}")]
     if c:
         lines.append(_ascii(f"hint: {code}: {c.hint} (gate explain {code})"))
     lines.append("gate-json: " + json.dumps({"code": code, "detail": detail}, ensure_ascii=True, sort_keys=True))

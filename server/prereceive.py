@@ -27,13 +27,12 @@ from gatecore.errors import ConfigError, GateError, InputError
 from gatecore.failure import Violation
 from gatecore.policy import Policy
 from gatecore.refupdates import RefUpdate, display, parse_pre_receive
-from gatecore.report import error_lines, render
+from gatecore.report import error_lines, rejects, render
 
 from . import audit, installation
 from .deadline import Deadline
 
 DEFAULT_DEADLINE_SECONDS = 4.0
-EVALUABLE = ("GATE-FROZEN-", "GATE-REF-DELETE", "GATE-REF-FORCE")
 
 
 @dataclass
@@ -131,11 +130,7 @@ def decide(inst: installation.Installation, hook_env: environment.HookEnv, updat
     for v in report.violations:
         if v.code not in codes:
             codes.append(v.code)
-    # Evaluate mode softens the frozen-file and ref rules only; the reserved namespaces
-    # (ledger, receipts, review refs) and the doctor's probe are always enforced.
-    blocking = [v for v in report.violations if not v.code.startswith(EVALUABLE)]
-    mode = policy.mode
-    if report.violations and mode == "evaluate" and not blocking:
+    if report.violations and not rejects(report.violations, policy.mode):
         lines = render(report.violations, mode="evaluate", cap=policy.max_violations_shown, gitlab=hook_env.gitlab)
         return Outcome(0, "evaluate-reject", lines, codes, report.attempt_ids, report.commits_checked), policy
     if report.violations:

@@ -1,0 +1,132 @@
+"""`gate-frozen-commit`: the pre-commit stage. Is the staged change a frozen-file write?
+
+The staged tree (`git write-tree`, which honours the temporary index of `git commit -a`
+and `git commit PATH`) is checked as the commit it will become: its parents are HEAD
+(none on an unborn branch) and, while a merge is being concluded, every MERGE_HEAD; its
+author and committer are the identities git will record (`git var GIT_AUTHOR_IDENT`,
+`git var GIT_COMMITTER_IDENT`, so `--author`, `user.email` and the GIT_AUTHOR_* variables
+all count); the pusher is `GATE_PUSHER` if set, else unknown. The engine is the server's
+(`gatecore.frozen.FrozenChecker.written`): for a merge a path counts as written when it
+differs from every parent. Rules scoped to refs apply if they match the checked-out
+branch (all of them on a detached HEAD).
+
+A handful of git calls whatever the size of the change; no per-file work outside
+libgit2's tree walk below directories a frozen pattern can match.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Sequence
+from pathlib import Path
+
+from gatecore.errors import GitReadError, InputError
+from gatecore.failure import Violation
+from gatecore.frozen import FrozenChecker, info_violations
+from gatecore.gitrepo import CommitInfo, GitRepo
+from gatecore.ids import OID_RE
+from gatecore.policy import Policy
+from gatecore.refupdates import display
+
+from . import clientconfig
+from .common import git, rev_commit, verdict_lines
+
+#: The commit id shown for the staged change (it has none yet).
+STAGED = "(staged)"
+
+
+def parse_ident(text: str) -> str:
+    """The email of a `git var` ident line: `Name <email> 1700000000 +0000`."""
+    line = text.strip()
+    start = line.rfind("<")
+    end = line.find(">", start + 1)
+    if start < 0 or end < 0:
+        raise InputError("GATE-INPUT-ARGUMENT", f"cannot read an email from the git identity {line!r}")
+    return line[start + 1:end]
+
+
+def commit_identities() -> tuple[str, str]:
+    """(author email, committer email) that git will record for the commit being made."""
+    _, author = git("var", "GIT_AUTHOR_IDENT")
+    _, committer = git("var", "GIT_COMMITTER_IDENT")
+    return parse_ident(author), parse_ident(committer)
+
+
+def staged_tree() -> str:
+    """The tree the index holds (written to the object store, as `git commit` will)."""
+    _, out = git("write-tree")
+    tree = out.strip()
+    if not OID_RE.fullmatch(tree):
+        raise GitReadError(f"git write-tree printed {tree!r}")
+    return tree
+
+
+def merge_heads(git_dir: str) -> list[str]:
+    """The other parents of a merge being concluded (MERGE_HEAD), or none."""
+    path = Path(git_dir) / "MERGE_HEAD"
+    try:
+        text = path.read_text("ascii")
+    except FileNotFoundError:
+        return []
+    except (OSError, UnicodeDecodeError) as exc:
+        raise GitReadError(f"cannot read {path}: {exc}") from None
+    heads = text.split()
+    if not all(OID_RE.fullmatch(h) for h in heads):
+        raise GitReadError(f"{path} does not hold object ids")
+    return heads
+
+
+def current_branch() -> str | None:
+    code, out = git("symbolic-ref", "-q", "HEAD", ok_codes=(0, 1))
+    name = out.strip()
+    return name if code == 0 and name else None
+
+
+def staged_violations(repo: GitRepo, policy: Policy, tree: str, parents: Sequence[str], author: str,
+                      committer: str, pusher: str, branch: str | None) -> list[Violation]:
+    """Every frozen path the commit-to-be writes, per rule that restricts one of its identities.
+
+    The same function the server applies to each pushed commit.
+    """
+    rules = [r for r in policy.rules if branch is None or r.applies_to_ref(branch)]
+    info = CommitInfo(id=STAGED, tree_id=tree, parent_ids=tuple(parents), author_email=author,
+                      committer_email=committer)
+    return info_violations(FrozenChecker(repo), info, rules, display(branch or "HEAD"), pusher, STAGED)
+
+
+def check(policy_path: Path | None, pusher: str) -> tuple[int, list[str]]:
+    tree = staged_tree()  # first: fails on an unmerged index before anything else is read
+    author, committer = commit_identities()
+    head = rev_commit("HEAD")
+    branch = current_branch()
+    repo = GitRepo.from_env()
+    parents = ([head] if head else []) + merge_heads(repo.path)
+    policy, origin = clientconfig.load_policy(repo, ["HEAD"], policy_path)
+    violations = staged_violations(repo, policy, tree, parents, author, committer, pusher, branch)
+    notes = [f"gate: note: policy {origin}; author {author}, committer {committer}, "
+             f"pusher {pusher or '(unknown: set GATE_PUSHER)'}"]
+    return verdict_lines(violations, policy, "commit", notes)
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="gate-frozen-commit", description=(
+        "pre-commit stage: reject a staged change that writes a frozen path for the identity that will "
+        "commit it (docs/client.md)."))
+    p.add_argument("--policy", type=Path, default=None,
+                   help=f"policy file (default: {clientconfig.POLICY_FILE} as committed in HEAD)")
+    p.add_argument("filenames", nargs="*", help=argparse.SUPPRESS)  # ignored: the index is read whole
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    from gatecore.environment import client_identity
+
+    from .common import run
+
+    args = parser().parse_args(argv)
+    pusher = client_identity().get("GATE_PUSHER", "").strip()
+    return run(lambda: check(args.policy, pusher), "commit")
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,110 @@
+"""`gate-frozen-push`: the pre-push stage. Would the server reject these commits or ref moves?
+
+The updates are built from the push (hooks/pushset.py: git's own lines when the hook has
+them, else the ref pre-commit names plus every local branch and tag with commits the
+remote lacks), the refs the remote already has from its remote-tracking refs, and then
+checked by the server's own `gatecore.pushcheck.PushChecker`: frozen paths in every new
+commit (per rule scope, merges, renames, modes, types, submodules), rewinds that discard
+frozen changes, and the policy's deletion and force rules. Reserved refs
+(`refs/gate/*`, `refs/heads/review/runner/*`) are left to `gate-receipt-push`.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from gatecore.errors import GitReadError
+from gatecore.gitrepo import GitRepo
+from gatecore.policy import Policy
+from gatecore.pushcheck import PushChecker, PushReport
+from gatecore.refupdates import RefUpdate, display
+
+from . import clientconfig, pushset
+from .common import verdict_lines
+
+
+def existing_refs(tracking: Mapping[bytes, str], updates: Sequence[RefUpdate]) -> dict[bytes, str]:
+    """The remote's refs as the check sees them: remote-tracking values, and each update's old value."""
+    existing = dict(tracking)
+    for u in updates:
+        if not u.is_create:
+            existing.setdefault(u.raw_ref, u.old)
+    return existing
+
+
+def require_local(repo: GitRepo, updates: Sequence[RefUpdate], remote: str) -> None:
+    """Fail closed, with the fix, when the remote's value of a ref is not in this repository."""
+    for u in updates:
+        if not u.is_create and not repo.exists(u.old):
+            raise GitReadError(f"{u.old} (what {remote} has at {display(u.raw_ref)}) is not in this repository; "
+                               f"run git fetch {remote} and push again")
+
+
+def push_report(repo: GitRepo, policy: Policy, pusher: str, updates: Sequence[RefUpdate],
+                existing: dict[bytes, str]) -> PushReport:
+    """The server's check of these updates, without the reserved namespaces (gate-receipt-push's)."""
+    checker = PushChecker(repo, policy, pusher, existing)
+    return checker.check(updates, lambda special, report: [])
+
+
+def coverage_note(push: pushset.PushInput, extra: Sequence[RefUpdate]) -> list[str]:
+    if push.exact:
+        return [f"gate: note: checked every ref of the push to {push.remote} (git's pre-push input)"]
+    named = ", ".join(display(u.raw_ref) for u in push.updates) or "nothing"
+    text = f"gate: note: checked {named} (the ref pre-commit names)"
+    if extra:
+        text += (f" and {len(extra)} local ref(s) with commits {push.remote} does not have: "
+                 + ", ".join(display(u.raw_ref) for u in extra))
+    return [text + "; pre-commit passes hooks only the first ref of a push (docs/client.md)"]
+
+
+def check(args: argparse.Namespace, env: Mapping[str, str], stdin: bytes) -> tuple[int, list[str]]:
+    repo = GitRepo.from_env()
+    cache: dict[str, dict[bytes, str]] = {}
+    push = pushset.read_push(repo, env, stdin, args.remote, args.url is not None, cache)
+    tracking = cache[push.remote]
+    extra: list[RefUpdate] = []
+    if not push.exact and not args.named_ref_only:
+        extra = pushset.pending_local(repo, tracking, push.updates, push.named_local)
+    updates = [*push.updates, *extra]
+    if not updates:
+        return 0, []
+    require_local(repo, updates, push.remote)
+    policy, origin = clientconfig.load_policy(repo, pushset.config_revisions(push.remote, updates), args.policy)
+    pusher = env.get("GATE_PUSHER", "").strip()
+    report = push_report(repo, policy, pusher, updates, existing_refs(tracking, updates))
+    notes = [*coverage_note(push, extra),
+             f"gate: note: policy {origin}; pusher {pusher or '(unknown: set GATE_PUSHER)'}"]
+    return verdict_lines(report.violations, policy, "push", notes)
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="gate-frozen-push", description=(
+        "pre-push stage: reject a push the server would reject for frozen files or ref rules (docs/client.md)."))
+    p.add_argument("remote", nargs="?", default=None, help="the remote (git passes it to a pre-push hook)")
+    p.add_argument("url", nargs="?", default=None, help=argparse.SUPPRESS)
+    p.add_argument("--policy", type=Path, default=None,
+                   help=f"policy file (default: {clientconfig.POLICY_FILE} as the remote has it, else in HEAD)")
+    p.add_argument("--named-ref-only", action="store_true",
+                   help="under pre-commit, check only the ref pre-commit names, not other local refs the remote lacks")
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    from gatecore.environment import client_identity
+
+    from .common import run
+
+    args = parser().parse_args(argv)
+    env = client_identity()
+
+    def go() -> tuple[int, list[str]]:
+        return check(args, env, pushset.read_stdin())
+
+    return run(go, "push")
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

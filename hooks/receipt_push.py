@@ -1,0 +1,217 @@
+"""`gate-receipt-push`: the pre-push stage for the reserved namespaces.
+
+A push to `refs/heads/review/runner/<id>` (with its receipt ref `refs/gate/receipts/<id>`),
+or to the ledger `refs/gate/attempts/<id>`, is checked by the server's own
+`gatecore.reserved.ReservedChecker`: trusted pusher, ledger chain, receipt seal, every
+bound field recomputed from the local objects, verdict and reasons. It needs:
+
+* the ledger, fetched from the remote: `git fetch origin '+refs/gate/*:refs/gate/*'`
+  (GATE-LEDGER-MISSING says so when it is not there);
+* the keyring, `.gate/keyring.toml` committed in the repository (ed25519 public keys
+  only) or `--keyring PATH`;
+* the repository id the server was installed with (`--repository-id`; default: the one
+  the attempt's ledger records name);
+* the pusher account the server will see, in `GATE_PUSHER` (unset: unknown, which no
+  trusted-pusher glob but `*` matches, so the check says what the server says to an agent).
+
+The remote's current values of the review and receipt refs are read with one
+`git ls-remote`, since a receipt is bound to the exact old value. Under pre-commit, which
+names only the first ref of a push, the hook adds the refs that travel with it: the
+local receipt ref of a named review ref, and for each local receipt ref the remote does
+not have, the review ref its receipt names.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from pathlib import Path
+
+from gatecore.errors import GateError, GitReadError
+from gatecore.failure import Violation
+from gatecore.gitrepo import GitRepo
+from gatecore.namespaces import ATTEMPTS_PREFIX, DOCTOR_PREFIX, RECEIPTS_PREFIX, REVIEW_PREFIX
+from gatecore.pushcheck import PushReport, is_reserved
+from gatecore.refupdates import RefUpdate, display
+
+from . import clientconfig, pushset
+from .common import git, verdict_lines
+
+FETCH_LEDGER = "git fetch {remote} '+refs/gate/*:refs/gate/*'"
+
+
+#: Refs whose old value the hook reads from the remote itself (receipts and records bind it).
+EXACT_PREFIXES = (ATTEMPTS_PREFIX, RECEIPTS_PREFIX, REVIEW_PREFIX)
+
+
+def remote_reserved(remote: str) -> dict[bytes, str]:
+    """The remote's ledger, receipt and review refs now (one ls-remote): name -> id."""
+    _, out = git("ls-remote", "--refs", remote, *(f"{p}*" for p in EXACT_PREFIXES))
+    found: dict[bytes, str] = {}
+    for line in out.splitlines():
+        oid, _, name = line.partition("\t")
+        if name.startswith(EXACT_PREFIXES):
+            found[name.encode("utf-8", "surrogateescape")] = oid
+    return found
+
+
+def receipt_target(repo: GitRepo, receipt_commit: str) -> tuple[str, str] | None:
+    """(ref, new_commit) the receipt in a receipt commit is for, read without verifying it."""
+    from gatecore import envelope, ledger
+    from gatecore.receipt import parse_payload
+
+    try:
+        data = ledger.single_file(repo, repo.commit(receipt_commit).tree_id, "receipt.json",
+                                  "GATE-REVIEW-RECEIPT-REF")
+        receipt, _ = parse_payload(envelope.parse(data).payload)
+    except GateError:
+        return None  # the check itself reports what is wrong with it
+    if receipt is None or receipt.ref is None or receipt.new_commit is None:
+        return None
+    return receipt.ref, receipt.new_commit
+
+
+def companions(repo: GitRepo, named: Sequence[RefUpdate], remote_now: Mapping[bytes, str]) -> list[RefUpdate]:
+    """The reserved updates that travel with the named one, found locally (pre-commit names one ref).
+
+    A local receipt ref that differs from the remote's is about to be pushed, and with it
+    the review ref its receipt names, to the receipt's new_commit (the server checks the
+    value really pushed).
+    """
+    zero = repo.zero_id
+    have = {u.raw_ref for u in named}
+    receipts = [u for u in named if u.ref.startswith(RECEIPTS_PREFIX)]
+    for name, tip in sorted(repo.ref_targets(lambda n: n.startswith(RECEIPTS_PREFIX.encode())).items()):
+        if name not in have and tip != remote_now.get(name):
+            receipts.append(RefUpdate(remote_now.get(name, zero), tip, name))
+    out = [u for u in receipts if u.raw_ref not in have]
+    have |= {u.raw_ref for u in out}
+    for u in receipts:
+        target = receipt_target(repo, u.new) if repo.exists(u.new) else None
+        if target is None:
+            continue
+        ref, new = target
+        raw = ref.encode("utf-8", "surrogateescape")
+        if ref != REVIEW_PREFIX + u.ref[len(RECEIPTS_PREFIX):] or raw in have or remote_now.get(raw) == new:
+            continue
+        out.append(RefUpdate(remote_now.get(raw, zero), new, raw))
+        have.add(raw)
+    return out
+
+
+def with_remote_old(updates: Sequence[RefUpdate], remote_now: Mapping[bytes, str], zero: str) -> list[RefUpdate]:
+    """Ledger, receipt and review refs with the remote's exact current value as the old id."""
+    return [RefUpdate(remote_now.get(u.raw_ref, zero), u.new, u.raw_ref)
+            if u.ref.startswith(EXACT_PREFIXES) else u for u in updates]
+
+
+def ledger_repository(repo: GitRepo, updates: Sequence[RefUpdate], now: int) -> str:
+    """The repository id the local ledger of the first reviewed attempt names ('' if none)."""
+    from gatecore.ledger import read_state
+
+    for u in updates:
+        if u.ref.startswith(REVIEW_PREFIX):
+            attempt = u.ref[len(REVIEW_PREFIX):]
+            tip = repo.ref_target(ATTEMPTS_PREFIX + attempt)
+            if tip is None:
+                continue
+            try:
+                return read_state(repo, tip, None, now, attempt).repository
+            except GateError:
+                continue  # an unreadable ledger is reported by the check itself
+    return ""
+
+
+def explain_missing(violations: Sequence[Violation], remote: str) -> list[Violation]:
+    """GATE-LEDGER-MISSING on the client usually means: not fetched. Say how to fetch it."""
+    hint = FETCH_LEDGER.format(remote=remote)
+    return [replace(v, detail=f"{v.detail} in this repository; the ledger lives on the server: fetch it "
+                              f"with {hint} and push again") if v.code == "GATE-LEDGER-MISSING" else v
+            for v in violations]
+
+
+def reserved_violations(repo: GitRepo, args: argparse.Namespace, env: Mapping[str, str], remote: str,
+                        special: Sequence[RefUpdate], updates: Sequence[RefUpdate],
+                        now: int) -> tuple[int, list[str]]:
+    """The server's check of the reserved updates (`updates`, the whole push, is where receipts are found)."""
+    from gatecore.reserved import ReservedChecker
+
+    revisions = pushset.config_revisions(remote, updates)
+    policy, origin = clientconfig.load_policy(repo, revisions, args.policy)
+    pusher = env.get("GATE_PUSHER", "").strip()
+    repository_id = args.repository_id or ledger_repository(repo, special, now)
+    checker = ReservedChecker(repo, policy, pusher, lambda: clientconfig.load_keyring(repo, revisions, args.keyring),
+                              repository_id, now, updates)
+    violations = explain_missing(checker.check(special, PushReport()), remote)
+    notes = [f"gate: note: checked {', '.join(display(u.raw_ref) for u in special)}; policy {origin}; "
+             f"repository {repository_id or '(unknown: pass --repository-id)'}; "
+             f"pusher {pusher or '(unknown: set GATE_PUSHER)'}"]
+    if not violations:
+        return 0, [*notes, "gate: reserved refs: nothing the server would reject"]  # shown with verbose: true
+    return verdict_lines(violations, policy, "push", notes)
+
+
+def push_updates(repo: GitRepo, args: argparse.Namespace, env: Mapping[str, str],
+                 stdin: bytes) -> tuple[str, list[RefUpdate]]:
+    """(remote, every update of the push the hook can know of), reserved ones with exact old values."""
+    cache: dict[str, dict[bytes, str]] = {}
+    push = pushset.read_push(repo, env, stdin, args.remote, args.url is not None, cache)
+    updates = list(push.updates)
+    if push.exact:
+        return push.remote, updates
+    local_receipts = repo.ref_targets(lambda n: n.startswith(RECEIPTS_PREFIX.encode()))
+    if local_receipts or any(is_reserved(u.ref) for u in updates):
+        remote_now = remote_reserved(push.remote)
+        updates = with_remote_old(updates, remote_now, repo.zero_id)
+        updates += companions(repo, updates, remote_now)
+    return push.remote, updates
+
+
+def check(args: argparse.Namespace, env: Mapping[str, str], stdin: bytes) -> tuple[int, list[str]]:
+    repo = GitRepo.from_env()
+    remote, updates = push_updates(repo, args, env, stdin)
+    special = [u for u in updates if is_reserved(u.ref) and not u.ref.startswith(DOCTOR_PREFIX)]
+    if not special:
+        return 0, []
+    for u in special:
+        if not u.is_delete and not repo.exists(u.new):
+            raise GitReadError(f"{u.new} (pushed to {display(u.raw_ref)}) is not in this repository")
+        if not u.is_create and not repo.exists(u.old):
+            raise GitReadError(f"{u.old} (what {remote} has at {display(u.raw_ref)}) is not in this repository; "
+                               f"fetch it: git fetch {remote} && {FETCH_LEDGER.format(remote=remote)}")
+    return reserved_violations(repo, args, env, remote, special, updates, int(time.time()))
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="gate-receipt-push", description=(
+        "pre-push stage: check a push to refs/heads/review/runner/* (and the ledger) as the server would "
+        "(docs/client.md)."))
+    p.add_argument("remote", nargs="?", default=None, help="the remote (git passes it to a pre-push hook)")
+    p.add_argument("url", nargs="?", default=None, help=argparse.SUPPRESS)
+    p.add_argument("--policy", type=Path, default=None,
+                   help=f"policy file (default: {clientconfig.POLICY_FILE} as the remote has it, else in HEAD)")
+    p.add_argument("--keyring", type=Path, default=None,
+                   help=f"keyring file (default: {clientconfig.KEYRING_FILE}, found like the policy)")
+    p.add_argument("--repository-id", default=None,
+                   help="the id the server was installed with (default: the one the attempt's ledger names)")
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    from gatecore.environment import client_identity
+
+    from .common import run
+
+    args = parser().parse_args(argv)
+    env = client_identity()
+
+    def go() -> tuple[int, list[str]]:
+        return check(args, env, pushset.read_stdin())
+
+    return run(go, "push")
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

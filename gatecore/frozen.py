@@ -12,7 +12,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from .failure import Violation
-from .gitrepo import MODE_GITLINK, MODE_LINK, MODE_TREE, Change, CommitInfo, GitRepo
+from .gitrepo import MODE_GITLINK, MODE_LINK, MODE_TREE, Change, CommitInfo, DescendFilter, GitRepo
 from .policy import FreezeRule, normalize_path
 from .refupdates import display
 
@@ -59,6 +59,12 @@ class FrozenChecker:
     def __init__(self, repo: GitRepo) -> None:
         self.repo = repo
         self._info: dict[str, CommitInfo] = {}
+        self._descenders: dict[tuple[int, ...], DescendFilter] = {}
+
+    def remember(self, infos: Iterable[CommitInfo]) -> None:
+        """Commits already read (with the walk that found them): not read again."""
+        for i in infos:
+            self._info.setdefault(i.id, i)
 
     def info(self, commit: str) -> CommitInfo:
         got = self._info.get(commit)
@@ -66,12 +72,28 @@ class FrozenChecker:
             got = self._info[commit] = self.repo.commit(commit)
         return got
 
+    def _descender(self, rules: Sequence[FreezeRule]) -> DescendFilter:
+        """One memoised filter per set of rules (paths repeat from commit to commit; and
+        GitRepo caches the entries it keeps per tree, filter and directory)."""
+        key = tuple(r.index for r in rules)
+        got = self._descenders.get(key)
+        if got is None:
+            memo: dict[bytes, bool] = {}
+
+            def descend(directory: bytes) -> bool:
+                hit = memo.get(directory)
+                if hit is None:
+                    norm = _norm(directory)
+                    hit = memo[directory] = any(r.may_match_below(norm) for r in rules)
+                return hit
+
+            got = self._descenders[key] = descend
+        return got
+
     def frozen_changes(self, old_tree: str | None, new_tree: str | None,
                        rules: Sequence[FreezeRule]) -> list[tuple[Change, tuple[FreezeRule, ...]]]:
         """Changes between two trees at paths some rule freezes, each with the rules that freeze it."""
-        def descend(directory: bytes) -> bool:
-            norm = _norm(directory)
-            return any(r.may_match_below(norm) for r in rules)
+        descend = self._descender(rules)
 
         out = []
         for c in self.repo.tree_changes(old_tree, new_tree, descend):
@@ -117,7 +139,17 @@ def info_violations(checker: FrozenChecker, info: CommitInfo, rules: Sequence[Fr
 
 def commit_violations(checker: FrozenChecker, commits: Iterable[str], rules: Sequence[FreezeRule],
                       ref: str, pusher: str | None) -> list[Violation]:
-    return [v for c in commits for v in info_violations(checker, checker.info(c), rules, ref, pusher)]
+    out: list[Violation] = []
+    restricted: dict[tuple[str, str], bool] = {}  # identities repeat: match each pair once
+    for c in commits:
+        info = checker.info(c)
+        pair = (info.author_email, info.committer_email)
+        hit = restricted.get(pair)
+        if hit is None:
+            hit = restricted[pair] = any(r.restricted_identity(*pair, pusher) is not None for r in rules)
+        if hit:  # only then are trees read
+            out += info_violations(checker, info, rules, ref, pusher)
+    return out
 
 
 def discarded_violations(checker: FrozenChecker, old: str, new: str, rules: Sequence[FreezeRule],

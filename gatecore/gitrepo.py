@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import hashlib
 import os
+import subprocess
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
 import pygit2
-from pygit2.enums import ObjectType, RepositoryOpenFlag, SortMode
+from pygit2.enums import ObjectType, RepositoryOpenFlag
 
 from .errors import ConfigError, DeadlineExceeded, GitReadError
 
@@ -50,6 +51,9 @@ class CommitInfo:
     committer_email: str
 
 
+#: Trees whose kept entries are remembered (a walk reads a commit's tree, then its parent's).
+KEPT_CACHE_ENTRIES = 4096
+
 #: Decides, for a directory path (no trailing slash, b"" for the root), whether any path
 #: below it could matter. Used to prune tree walks; `None` walks everything.
 DescendFilter = Callable[[bytes], bool]
@@ -71,6 +75,7 @@ class GitRepo:
     def __init__(self, repo: pygit2.Repository) -> None:
         self._repo = repo
         self._blob_digests: dict[str, str] = {}
+        self._kept: dict[tuple[str, bytes, DescendFilter], dict[bytes, tuple[int, str]]] = {}
         self.object_format = "sha1"
         self.zero_id = "0" * 40
 
@@ -79,6 +84,10 @@ class GitRepo:
     def from_env(cls) -> GitRepo:
         """Open the repository of a running hook: GIT_DIR plus the quarantine, from the env."""
         git_dir = os.environ.get("GIT_DIR", ".")
+        # A hook is its own short process that keeps what it needs (tree entries, digests):
+        # libgit2's object cache for commits and trees would only hold memory (30+ MiB at 50k commits).
+        pygit2.settings.cache_object_limit(ObjectType.COMMIT, 0)
+        pygit2.settings.cache_object_limit(ObjectType.TREE, 0)
         return cls._open(git_dir, RepositoryOpenFlag.FROM_ENV)
 
     @classmethod
@@ -174,7 +183,12 @@ class GitRepo:
         """SHA-256 of a blob's bytes; each blob is read at most once per process."""
         digest = self._blob_digests.get(oid)
         if digest is None:
-            digest = hashlib.sha256(self.blob(oid)).hexdigest()
+            obj = self._get(oid)
+            if not isinstance(obj, pygit2.Blob):
+                raise GitReadError(f"object {oid} is not a blob")
+            # The buffer protocol hands libgit2's bytes to OpenSSL: `obj.data` costs a second
+            # pass over every blob (as much as reading it).
+            digest = hashlib.sha256(memoryview(obj)).hexdigest()
             self._blob_digests[oid] = digest
         return digest
 
@@ -184,6 +198,28 @@ class GitRepo:
         if not isinstance(tree, pygit2.Tree):
             raise GitReadError(f"object {tree_id} is not a tree")
         return {e.raw_name or b"": (e.filemode, str(e.id)) for e in tree}
+
+    def _kept_entries(self, tree_id: str, prefix: bytes, descend: DescendFilter) -> dict[bytes, tuple[int, str]]:
+        """The entries of a tree at `prefix` whose path `descend` keeps; each (tree, prefix, filter) read once.
+
+        Only kept entries pay for their mode and id (pygit2 builds a FileMode enum per
+        entry); the others are skipped by name.
+        """
+        key = (tree_id, prefix, descend)
+        got = self._kept.get(key)
+        if got is None:
+            tree = self._get(tree_id)
+            if not isinstance(tree, pygit2.Tree):
+                raise GitReadError(f"object {tree_id} is not a tree")
+            got = {}
+            for e in tree:
+                name = e.raw_name or b""
+                if descend(prefix + name):
+                    got[name] = (int(e.filemode), str(e.id))
+            if len(self._kept) >= KEPT_CACHE_ENTRIES:
+                self._kept.clear()  # bounded: a parent's tree is needed right after its child's
+            self._kept[key] = got
+        return got
 
     # --- refs ------------------------------------------------------------------
     def ref_targets(self, keep: Callable[[bytes], bool] | None = None) -> dict[bytes, str]:
@@ -212,36 +248,55 @@ class GitRepo:
         return str(target) if isinstance(target, pygit2.Oid) else None
 
     # --- history ---------------------------------------------------------------
-    def new_commits(self, tips: Iterable[str], hide: Iterable[str],
+    def new_commits(self, tips: Iterable[str], hide: Iterable[str] | None,
                     deadline: float | None = None) -> list[str]:
         """Commits reachable from `tips` and from none of `hide` (`rev-list TIPS --not HIDE`)."""
-        walker = None
-        for tip in tips:
-            commit_id = self.peel_to_commit(tip)
-            if commit_id is None:
-                continue
-            if walker is None:
-                walker = self._repo.walk(commit_id, SortMode.NONE)
-            else:
-                walker.push(commit_id)
-        if walker is None:
+        return [c.id for c in self.new_commit_infos(tips, hide, deadline)]
+
+    def new_commit_infos(self, tips: Iterable[str], hide: Iterable[str] | None,
+                         deadline: float | None = None) -> list[CommitInfo]:
+        """`new_commits`, each with what the frozen-file check needs, from one `git rev-list`.
+
+        `hide` None means every branch and tag (`--not --branches --tags`). Run by git
+        itself: it walks past many hidden refs far faster than libgit2's revwalk, and in a
+        hook it inherits GIT_DIR and the quarantine's object directories, so it sees the
+        pushed objects (a missing object is an error, never "nothing new"). Tree, parents
+        and emails come with each id, so no commit is read a second time.
+        """
+        start = [c for c in (self.peel_to_commit(t) for t in tips) if c is not None]
+        if not start:
             return []
-        for oid in hide:
-            try:
-                walker.hide(oid)
-            except (pygit2.GitError, KeyError, ValueError):
-                # A ref to a tree or blob hides nothing; a missing object is a corrupt ref.
-                if self.exists(oid):
-                    continue
-                raise GitReadError(f"ref target {oid} is missing from the repository") from None
-        out = []
+        args = ["git", f"--git-dir={self.path}", "-c", "i18n.logOutputEncoding=", "rev-list",
+                "--no-commit-header", "--format=%H %T %P%x00%ae%x00%ce", *start]
+        data = b""
+        if hide is None:
+            args += ["--not", "--branches", "--tags"]
+        else:
+            args.append("--stdin")
+            data = "".join(f"^{oid}\n" for oid in hide).encode("ascii")
+        timeout = None if deadline is None else deadline - time.monotonic()
+        if timeout is not None and timeout <= 0:
+            raise DeadlineExceeded("out of time before walking history")
         try:
-            for i, commit in enumerate(walker):
-                out.append(str(commit.id))
-                if deadline is not None and i % 256 == 0 and time.monotonic() > deadline:
-                    raise DeadlineExceeded(f"walking history: {len(out)} commits so far")
-        except pygit2.GitError as exc:
-            raise GitReadError(f"cannot walk history: {exc}") from None
+            proc = subprocess.run(args, input=data, capture_output=True, timeout=timeout, check=False)
+        except subprocess.TimeoutExpired:
+            raise DeadlineExceeded("walking history: git rev-list ran out of time") from None
+        except OSError as exc:
+            raise GitReadError(f"cannot run git rev-list: {exc.strerror}") from None
+        if proc.returncode != 0:
+            err = proc.stderr.decode("utf-8", "replace").strip().splitlines()
+            raise GitReadError(f"cannot walk history: {err[-1] if err else f'git exit {proc.returncode}'}")
+        out = []
+        for line in proc.stdout.split(b"\n"):
+            if not line:
+                continue
+            try:
+                ids, author, committer = line.split(b"\0")
+            except ValueError:
+                raise GitReadError(f"git rev-list printed an unexpected line {line[:80]!r}") from None
+            oid, tree, *parents = ids.decode("ascii").split()
+            out.append(CommitInfo(oid, tree, tuple(parents), author.decode("utf-8", "surrogateescape"),
+                                  committer.decode("utf-8", "surrogateescape")))
         return out
 
     def is_ancestor(self, ancestor: str, descendant: str) -> bool:
@@ -261,14 +316,20 @@ class GitRepo:
         returns False are not entered (their changes are not reported).
         """
         out: list[Change] = []
-        old = self._tree_or_empty(old_tree)
-        new = self._tree_or_empty(new_tree)
+        old = self._entries(old_tree, b"", descend)
+        new = self._entries(new_tree, b"", descend)
         self._diff(b"", old, new, descend, out)
         out.sort(key=lambda c: c.path)
         return out
 
-    def _tree_or_empty(self, tree_id: str | None) -> dict[bytes, tuple[int, str]]:
-        return {} if tree_id is None else self.tree_entries(tree_id)
+    def _entries(self, tree_id: str | None, prefix: bytes,
+                 descend: DescendFilter | None) -> dict[bytes, tuple[int, str]]:
+        if tree_id is None:
+            return {}
+        if descend is None:
+            return self.tree_entries(tree_id)
+        # A path descend() rejects cannot match below itself, so it cannot match either.
+        return self._kept_entries(tree_id, prefix, descend)
 
     def _diff(self, prefix: bytes, old: dict[bytes, tuple[int, str]], new: dict[bytes, tuple[int, str]],
               descend: DescendFilter | None, out: list[Change]) -> None:
@@ -289,8 +350,8 @@ class GitRepo:
                 if o == n:
                     continue
             if o_tree or n_tree:
-                sub_old = self.tree_entries(o[1]) if o_tree and o is not None else {}
-                sub_new = self.tree_entries(n[1]) if n_tree and n is not None else {}
+                sub_old = self._entries(o[1], path + b"/", descend) if o_tree and o is not None else {}
+                sub_new = self._entries(n[1], path + b"/", descend) if n_tree and n is not None else {}
                 self._diff(path + b"/", sub_old, sub_new, descend, out)
                 # The non-tree side (file <-> directory swap) is its own change.
                 o = None if o_tree else o

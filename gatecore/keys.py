@@ -7,7 +7,6 @@ these; the pre-receive hook gets them from the validated cache via `keyring_from
 from __future__ import annotations
 
 import base64
-import secrets
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -82,6 +81,8 @@ def ephemeral_pair(algorithm: str, key_id: str, purpose: str) -> tuple[SigningKe
         pub = priv.public_key().public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
         return (SigningKey(key_id, algorithm, purpose, seed),
                 VerifyKey(key_id, algorithm, purpose, pub, None, None, False))
+    import secrets
+
     secret = secrets.token_bytes(32)
     return (SigningKey(key_id, algorithm, purpose, secret),
             VerifyKey(key_id, algorithm, purpose, secret, None, None, False))

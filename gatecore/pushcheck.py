@@ -18,7 +18,7 @@ Which commits are checked (docs/policy.md):
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from .failure import Violation
 from .frozen import FrozenChecker, commit_violations, discarded_violations
@@ -54,14 +54,23 @@ def _in_scope(scope: tuple[RefGlob, ...] | None, ref: str) -> bool:
 
 
 class PushChecker:
-    def __init__(self, repo: GitRepo, policy: Policy, pusher: str, existing: dict[bytes, str],
-                 deadline: float | None = None) -> None:
+    def __init__(self, repo: GitRepo, policy: Policy, pusher: str,
+                 existing: dict[bytes, str] | None, deadline: float | None = None) -> None:
+        """`existing` None: the refs of `repo` itself (the server). They are then listed only
+        for rules scoped to refs; for the others git enumerates them (`--not --branches --tags`),
+        which with many refs is far cheaper than listing them through libgit2."""
         self.repo = repo
         self.policy = policy
         self.pusher = pusher
-        self.existing = existing
+        self._existing = existing
         self.deadline = deadline
         self.frozen = FrozenChecker(repo)
+
+    @property
+    def existing(self) -> dict[bytes, str]:
+        if self._existing is None:
+            self._existing = self.repo.ref_targets()
+        return self._existing
 
     # --- per-ref rules -----------------------------------------------------------------
     def _ref_violations(self, u: RefUpdate) -> list[Violation]:
@@ -94,6 +103,14 @@ class PushChecker:
         return out
 
     # --- frozen files ------------------------------------------------------------------
+    def _first_ref(self, in_scope: Sequence[RefUpdate], commit: str | None) -> str:
+        """The first updated ref that reaches `commit` (violations are attributed to it)."""
+        for u in in_scope:
+            tip = self.repo.peel_to_commit(u.new)
+            if tip is not None and commit is not None and self.repo.is_ancestor(commit, tip):
+                return display(u.raw_ref)
+        return display(in_scope[0].raw_ref)
+
     def _frozen_violations(self, updates: Sequence[RefUpdate], report: PushReport) -> list[Violation]:
         groups: dict[tuple[str, ...] | None, list[FreezeRule]] = {}
         for rule in self.policy.rules:
@@ -104,14 +121,17 @@ class PushChecker:
             in_scope = [u for u in updates if not u.is_delete and _in_scope(scope, u.ref)]
             if not in_scope:
                 continue
-            hide = [oid for name, oid in self.existing.items()
-                    if name.startswith(CHECKED_PREFIXES)
-                    and _in_scope(scope, name.decode("utf-8", "surrogateescape"))]
-            for u in in_scope:
-                commits = self.repo.new_commits([u.new], hide, self.deadline)
-                report.commits_checked += len(commits)
-                out += commit_violations(self.frozen, commits, rules, display(u.raw_ref), self.pusher)
-                hide.append(u.new)
+            hide: list[str] | None = None  # None: every branch and tag of the repository, enumerated by git
+            if scope is not None or self._existing is not None:
+                hide = [oid for name, oid in self.existing.items()
+                        if name.startswith(CHECKED_PREFIXES)
+                        and _in_scope(scope, name.decode("utf-8", "surrogateescape"))]
+            # One walk for all the scope's updates (walking ref by ref re-walks shared history).
+            infos = self.repo.new_commit_infos([u.new for u in in_scope], hide, self.deadline)
+            report.commits_checked += len(infos)
+            self.frozen.remember(infos)
+            found = commit_violations(self.frozen, [i.id for i in infos], rules, "", self.pusher)
+            out += [replace(v, ref=self._first_ref(in_scope, v.commit)) for v in found]
         return out
 
     def check(self, updates: Sequence[RefUpdate], reserved: ReservedCheck | None = None) -> PushReport:

@@ -16,7 +16,6 @@ import os
 import subprocess
 import sys
 import time
-import traceback
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -117,7 +116,7 @@ def decide(inst: installation.Installation, hook_env: environment.HookEnv, updat
     if len(updates[0].old) != 40:
         raise ConfigError("GATE-GIT-OBJECT-FORMAT", "sha256 object ids: SHA-256 repositories are not supported")
     repo = GitRepo.from_env()
-    checker = PushChecker(repo, policy, hook_env.pusher, repo.ref_targets(), deadline.at)
+    checker = PushChecker(repo, policy, hook_env.pusher, None, deadline.at)
 
     def reserved(special: Sequence[RefUpdate], report: PushReport) -> list[Violation]:
         from gatecore.reserved import ReservedChecker
@@ -190,6 +189,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         outcome = Outcome(exc.exit_code, "reject", error_lines(exc.code, exc.detail, gitlab=gitlab_guess), [exc.code])
     except Exception as exc:  # the boundary: an unexpected error is a rejection, never a pass
         detail = f"{type(exc).__name__}: {exc}"
+        import traceback
+
         tb = traceback.format_exc(limit=8)
         outcome = Outcome(3, "reject", error_lines("GATE-HOOK-INTERNAL", detail, gitlab=gitlab_guess),
                           ["GATE-HOOK-INTERNAL"])

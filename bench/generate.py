@@ -1,0 +1,308 @@
+"""Deterministic test repositories, streamed into one `git fast-import` process, and cached.
+
+Every repository is a bare repository built from a seeded `random.Random`, so the same
+parameters give the same commit ids on every machine. A cached repository lives in
+`<cache>/<kind>-<hash of the parameters>` and is reused until the parameters or
+`GENERATOR_VERSION` change.
+
+History (`history`): one initial commit with `files` files (in directories of about 20
+files two levels below `src/`, plus the frozen and near-miss files), then commits of 1-4 changed
+files each until `commits` commits exist in all. Identities:
+
+* humans (`*@example.com`, `chen@corp.example.org`) - they alone touch the frozen paths
+  (`ci/**`, `gate.toml`, `.pre-commit-config.yaml`), in about 6% of their commits;
+* agents (`*@agents.example.com`, one of them upper-case) author about 35% of the commits
+  and also commit 5% of the humans' ones (a restricted committer); they touch near misses
+  of the frozen paths (`ci-notes/`, `src/ci/`, `docs/ci.md`, `gate.toml.example`) but never
+  a frozen path, so a correct check accepts every push;
+* every 40th main-line commit is a merge of a two-commit side branch written by an agent.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import os
+import random
+import shutil
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+from typing import BinaryIO
+
+from .gitenv import Git, link_copy
+
+GENERATOR_VERSION = 1
+EPOCH = 1_700_000_000
+
+HUMANS = [("Alice Able", "alice@example.com"), ("Bob Baker", "bob@example.com"),
+          ("Chen Cho", "chen@corp.example.org"), ("Dana Diaz", "dana@example.com")]
+AGENTS = [("Agent One", "agent-1@agents.example.com"), ("Agent Two", "agent-2@agents.example.com"),
+          ("Agent Three", "agent-3@agents.example.com"), ("Review Bot", "ci-bot@AGENTS.example.com")]
+FROZEN_FILES = ["ci/deploy.yml", "ci/test.yml", "ci/workflows/build.yml", "ci/workflows/release.yml",
+                "gate.toml", ".pre-commit-config.yaml"]
+NEAR_MISSES = ["ci-notes/README.md", "src/ci/helpers.py", "docs/ci.md", "gate.toml.example", "docs/gate.toml"]
+AGENT_DOMAIN = "agents.example.com"
+
+
+def _ident(who: tuple[str, str], when: int) -> bytes:
+    return f"{who[0]} <{who[1]}> {when} +0000".encode()
+
+
+def _data(payload: bytes) -> bytes:
+    return b"data %d\n%s\n" % (len(payload), payload)
+
+
+def _content(path: str, rev: int, rng: random.Random) -> bytes:
+    lines = [f"# {path}\n"] + [f"line {i} of {path}\n" for i in range(6)]
+    lines.append(f"revision {rev} {rng.getrandbits(64):016x}\n")
+    return "".join(lines).encode()
+
+
+def _m(path: str, payload: bytes) -> bytes:
+    return b"M 100644 inline %s\n%s" % (path.encode(), _data(payload))
+
+
+class _Stream:
+    """Buffers fast-import commands and hands them to the process in large writes."""
+
+    def __init__(self, sink: BinaryIO) -> None:
+        self.sink = sink
+        self.parts: list[bytes] = []
+        self.size = 0
+
+    def add(self, *chunks: bytes) -> None:
+        for c in chunks:
+            self.parts.append(c)
+            self.size += len(c)
+        if self.size > 1 << 20:
+            self.flush()
+
+    def flush(self) -> None:
+        self.sink.write(b"".join(self.parts))
+        self.parts.clear()
+        self.size = 0
+
+
+def fast_import(git: Git, repo: Path, produce: Callable[[_Stream], None]) -> None:
+    # fast-import sets up zlib for every object; glibc's default heap trimming then turns each
+    # one into brk/page-fault churn (over half the run). Keeping the heap cuts 50k commits ~3x.
+    env = {**git.env, "GLIBC_TUNABLES": "glibc.malloc.trim_threshold=536870912:glibc.malloc.top_pad=67108864"}
+    proc = subprocess.Popen(["git", "fast-import", "--quiet", "--done", "--date-format=raw"], cwd=repo,
+                            env=env, stdin=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert proc.stdin is not None
+    stream = _Stream(proc.stdin)
+    try:
+        produce(stream)
+        stream.add(b"done\n")
+        stream.flush()
+    finally:
+        proc.stdin.close()
+    err = proc.stderr.read() if proc.stderr else b""
+    if proc.wait() != 0:
+        raise RuntimeError(f"git fast-import failed: {err.decode(errors='replace')[-2000:]}")
+
+
+def _leaves(files: int) -> list[str]:
+    """Directories of about 20 files, two levels below src/ (wide flat trees make fast-import slow)."""
+    n = max(1, files // 20)
+    return [f"src/a{i % 10}/b{i // 10:02d}" for i in range(n)]
+
+
+def _history(commits: int, files: int, seed: int) -> Callable[[_Stream], None]:
+    def produce(s: _Stream) -> None:
+        rng = random.Random(seed)
+        leaves = _leaves(files)
+        free = [f"{leaves[i % len(leaves)]}/mod{i // len(leaves):03d}.py" for i in range(files)]
+        free += ["README.md", "docs/index.md", *NEAR_MISSES]
+        when = EPOCH
+        mark = 0
+        main_marks: list[int] = []
+        rev = 0
+
+        def commit(ref: str, author: tuple[str, str], committer: tuple[str, str], msg: str,
+                   parent: int | None, changes: list[bytes], merge: int | None = None) -> int:
+            nonlocal mark, when
+            mark += 1
+            when += 60
+            s.add(b"commit %s\nmark :%d\n" % (ref.encode(), mark),
+                  b"author " + _ident(author, when) + b"\n", b"committer " + _ident(committer, when) + b"\n",
+                  _data(msg.encode()))
+            if parent is not None:
+                s.add(b"from :%d\n" % parent)
+            if merge is not None:
+                s.add(b"merge :%d\n" % merge)
+            s.add(*changes, b"\n")
+            return mark
+
+        first = [_m(p, _content(p, 0, rng)) for p in free + FROZEN_FILES]
+        main_marks.append(commit("refs/heads/main", HUMANS[0], HUMANS[0], "initial import", None, first))
+        total = 1
+        side_no = 0
+        while total < commits:
+            rev += 1
+            if len(main_marks) % 40 == 0 and commits - total >= 3 and len(main_marks) > 5:
+                side_no += 1
+                agent = rng.choice(AGENTS)
+                fork = main_marks[-4]
+                tip = fork
+                side_files: list[tuple[str, bytes]] = []
+                for j in range(2):
+                    path = f"{rng.choice(leaves)}/side_{side_no}_{j}.py"
+                    payload = _content(path, rev, rng)
+                    side_files.append((path, payload))
+                    tip = commit("refs/bench/side", agent, agent, f"side {side_no}.{j}", tip, [_m(path, payload)])
+                who = rng.choice(AGENTS) if rng.random() < 0.3 else rng.choice(HUMANS)
+                main_marks.append(commit("refs/heads/main", who, who, f"Merge side {side_no}", main_marks[-1],
+                                         [_m(p, c) for p, c in side_files], merge=tip))
+                for p, _ in side_files:
+                    free.append(p)
+                total += 3
+                continue
+            roll = rng.random()
+            if roll < 0.35:
+                author = committer = rng.choice(AGENTS)
+            elif roll < 0.40:
+                author, committer = rng.choice(HUMANS), rng.choice(AGENTS)
+            else:
+                author = committer = rng.choice(HUMANS)
+            restricted = AGENT_DOMAIN in author[1].lower() or AGENT_DOMAIN in committer[1].lower()
+            changes = []
+            touched = set()
+            for _ in range(rng.randint(1, 4)):
+                path = rng.choice(free)
+                if path not in touched:
+                    touched.add(path)
+                    changes.append(_m(path, _content(path, rev, rng)))
+            if not restricted and rng.random() < 0.06:
+                path = rng.choice(FROZEN_FILES)
+                changes.append(_m(path, _content(path, rev, rng)))
+            if rng.random() < 0.04:
+                path = f"{rng.choice(leaves)}/new_{rev}.py"
+                free.append(path)
+                changes.append(_m(path, _content(path, rev, rng)))
+            main_marks.append(commit("refs/heads/main", author, committer, f"change {rev}", main_marks[-1], changes))
+            total += 1
+
+    return produce
+
+
+class Cache:
+    def __init__(self, root: Path, git: Git, log: Callable[[str], None] = print) -> None:
+        self.root = root
+        self.git = git
+        self.log = log
+        root.mkdir(parents=True, exist_ok=True)
+
+    def get(self, kind: str, params: dict[str, object], build: Callable[[Path], None]) -> Path:
+        key = hashlib.sha256(json.dumps({"v": GENERATOR_VERSION, "kind": kind, **params},
+                                        sort_keys=True).encode()).hexdigest()[:12]
+        path = self.root / f"{kind}-{key}"
+        if (path / "bench-done").exists():
+            return path
+        tmp = self.root / f".{kind}-{key}.tmp{os.getpid()}"
+        shutil.rmtree(tmp, ignore_errors=True)
+        shutil.rmtree(path, ignore_errors=True)
+        self.log(f"  generating {kind} {params} ...")
+        build(tmp)
+        (tmp / "bench-done").write_text(json.dumps(params, sort_keys=True) + "\n")
+        os.rename(tmp, path)
+        return path
+
+    # --- repositories ------------------------------------------------------------------
+    def history(self, commits: int, files: int, seed: int = 1) -> Path:
+        """A bare repository whose only ref is refs/heads/main, `commits` commits in all."""
+        def build(path: Path) -> None:
+            self.git.init_bare(path)
+            fast_import(self.git, path, _history(commits, files, seed))
+            self.git.run("update-ref", "-d", "refs/bench/side", cwd=path, check=False)
+            self.git.run("pack-refs", "--all", cwd=path)
+
+        return self.get("history", {"commits": commits, "files": files, "seed": seed}, build)
+
+    def with_refs(self, history: Path, refs: int, seed: int = 2) -> Path:
+        """`history` plus refs up to `refs` in all (half branches, half tags) at seeded commits, packed."""
+        def build(path: Path) -> None:
+            link_copy(history, path)
+            (path / "bench-done").unlink()
+            ids = self.git.out("rev-list", "--all", cwd=path).split()
+            rng = random.Random(seed)
+            self.git.run("pack-refs", "--all", cwd=path)
+            packed = path / "packed-refs"
+            entries: dict[str, str] = {}
+            for line in packed.read_text().splitlines():
+                if line and not line.startswith(("#", "^")):
+                    oid, name = line.split(" ", 1)
+                    entries[name] = oid
+            for i in range(refs - len(entries)):
+                name = f"refs/heads/feature/f{i:06d}" if i % 2 == 0 else f"refs/tags/v{i:06d}"
+                entries[name] = rng.choice(ids)
+            # Written directly (50k loose refs through update-ref take ~20 s); all tags are lightweight.
+            text = "".join(f"{entries[n]} {n}\n" for n in sorted(entries, key=str.encode))
+            packed.unlink()
+            packed.write_text("# pack-refs with: peeled fully-peeled sorted \n" + text)
+            self.git.run("for-each-ref", "--count=1", cwd=path)
+
+        return self.get("refs", {"history": history.name, "refs": refs, "seed": seed}, build)
+
+    def push_client(self, history: Path, files: int = 5, frozen: bool = False, seed: int = 3) -> Path:
+        """`history` plus one agent commit on refs/heads/bench-new changing `files` files.
+
+        With `frozen`, one of them is ci/deploy.yml: a push the check must reject.
+        """
+        def build(path: Path) -> None:
+            link_copy(history, path)
+            (path / "bench-done").unlink()
+            tip = self.git.out("rev-parse", "refs/heads/main", cwd=path)
+
+            def produce(s: _Stream) -> None:
+                rng = random.Random(seed)
+                agent = AGENTS[0]
+                paths = [f"src/pushed/file{i:05d}.py" for i in range(files - int(frozen))]
+                if frozen:
+                    paths.append("ci/deploy.yml")
+                s.add(b"commit refs/heads/bench-new\n", b"author " + _ident(agent, EPOCH + 10**8) + b"\n",
+                      b"committer " + _ident(agent, EPOCH + 10**8) + b"\n", _data(b"agent: the pushed change"),
+                      b"from %s\n" % tip.encode(), *[_m(p, _content(p, 1, rng)) for p in paths], b"\n")
+
+            fast_import(self.git, path, produce)
+
+        return self.get("client", {"history": history.name, "files": files, "frozen": frozen, "seed": seed}, build)
+
+    def review_client(self, history: Path, files: int, total_bytes: int, seed: int = 4) -> Path:
+        """`history` plus refs/heads/review-head: one agent commit changing `files` files, `total_bytes` of content.
+
+        Three quarters of the files are existing ones rewritten, a quarter are new.
+        """
+        def build(path: Path) -> None:
+            link_copy(history, path)
+            (path / "bench-done").unlink()
+            tip = self.git.out("rev-parse", "refs/heads/main", cwd=path)
+            existing = [p for p in self.git.out("ls-tree", "-r", "--name-only", tip, cwd=path).splitlines()
+                        if p.startswith("src/a")]
+
+            def produce(s: _Stream) -> None:
+                rng = random.Random(seed)
+                n_old = min(len(existing), files * 3 // 4)
+                paths = rng.sample(existing, n_old) + [f"data/review/blob{i:05d}.txt" for i in range(files - n_old)]
+                weights = [rng.uniform(0.2, 1.8) for _ in paths]
+                scale = total_bytes / sum(weights)
+                agent = AGENTS[1]
+                s.add(b"commit refs/heads/review-head\n", b"author " + _ident(agent, EPOCH + 10**8) + b"\n",
+                      b"committer " + _ident(agent, EPOCH + 10**8) + b"\n", _data(b"agent: the reviewed change"),
+                      b"from %s\n" % tip.encode())
+                for p, w in zip(paths, weights, strict=True):
+                    s.add(_m(p, _bulk(rng, int(w * scale))))
+                s.add(b"\n")
+
+            fast_import(self.git, path, produce)
+
+        return self.get("review", {"history": history.name, "files": files, "bytes": total_bytes, "seed": seed},
+                        build)
+
+
+def _bulk(rng: random.Random, size: int) -> bytes:
+    """`size` bytes of base64 text lines (compresses about as well as minified code)."""
+    raw = base64.encodebytes(rng.randbytes(size * 3 // 4 + 3))
+    return raw[:size]

@@ -1,0 +1,148 @@
+"""The hooks a push is timed with: none, floor, peer, native digest, and the gate itself.
+
+* `none`   - no pre-receive hook: the cost of the push itself.
+* `floor`  - `git rev-list NEW... --not --all`: the least any history-checking hook does.
+* `peer`   - the gate's frozen-path rule in native git (`git log --raw`), written to be a
+  fair, careful peer: the same identities (author or committer `*@agents.example.com`,
+  any case, filtered by git before any diff is computed; every commit when the pusher is
+  `agent-*`), the same paths (`ci/**`, `gate.toml`, `.pre-commit-config.yaml`), pruned by
+  case-insensitive pathspecs so git compares only those subtrees, then matched exactly
+  with the gate's normalisation (case-folded, trailing dots and spaces of each segment
+  dropped); merges count a path as written when it differs from every parent (`-c`), and
+  `--full-history` keeps side branches that a merge discarded.
+* `native-digest` - review pushes only: `git diff-tree -r --no-renames` from the
+  reviewed base to the pushed commit, and every changed blob (old and new) hashed once
+  with `sha256sum` (one stream through `git cat-file --batch`): the native floor of the
+  gate's digest recomputation.
+* `gate`   - installed with `gate server install` (`server.install.install`, the function
+  the command runs), with the bench policy and a keyring.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import stat
+from collections.abc import Callable
+from pathlib import Path
+
+POLICY = """\
+mode = "enforce"
+
+[[freeze]]
+name = "governance"
+paths = ["ci/**", "gate.toml", ".pre-commit-config.yaml"]
+authors = ["*@agents.example.com"]
+pushers = ["agent-*"]
+
+[trusted]
+pushers = ["gate-runner"]
+
+[limits]
+# Raised from the default 4 s so that slow pushes are measured rather than cut off;
+# the table says which ones would have passed the default.
+deadline_seconds = 120.0
+"""
+
+REPOSITORY_ID = "bench/repo"
+ZERO = "0" * 40
+
+_READ_NEWS = f"""\
+z={ZERO}
+news=
+while read -r old new ref; do
+  [ "$new" = "$z" ] || news="$news $new"
+done
+[ -n "$news" ] || exit 0
+"""
+
+FLOOR = f"""#!/bin/sh
+# bench floor: list the new commits, nothing else
+{_READ_NEWS}exec git rev-list $news --not --all >/dev/null
+"""
+
+PEER = f"""#!/bin/sh
+# bench peer: the gate's frozen-path rule in native git (see bench/hooks.py)
+{_READ_NEWS}pusher=${{REMOTE_USER:-$(id -un)}}
+case "$pusher" in
+  agent-*) filters=all ;;
+  *) filters="--author --committer" ;;
+esac
+for f in $filters; do
+  if [ "$f" = all ]; then set -- ; else set -- -i "$f=@agents\\.example\\.com>"; fi
+  git -c core.quotePath=false log --no-renames --full-history -c --raw --format='commit %H' "$@" \\
+      $news --not --all -- ':(icase)ci*' ':(icase)gate.toml*' ':(icase).pre-commit-config.yaml*' ||
+    echo "peer-error: git log exited $?"
+done | awk '
+/^peer-error/ {{ print; bad = 1; next }}
+/^commit / {{ c = $2; next }}
+/^:/ {{
+  p = tolower(substr($0, index($0, "\\t") + 1))
+  gsub(/[ .]+\\//, "/", p); sub(/[ .]+$/, "", p)
+  if (p == "ci" || p ~ /^ci\\// || p == "gate.toml" || p ~ /^gate\\.toml\\// ||
+      p == ".pre-commit-config.yaml" || p ~ /^\\.pre-commit-config\\.yaml\\//) {{
+    print "peer: frozen path " p " written by " c; bad = 1
+  }}
+}}
+END {{ exit bad }}'
+"""
+
+
+def native_digest(base: str) -> str:
+    return f"""#!/bin/sh
+# bench native digest: diff-tree from the reviewed base, every changed blob hashed once
+z={ZERO}
+while read -r old new ref; do
+  case "$ref" in refs/heads/review/runner/*) ;; *) continue ;; esac
+  git diff-tree -r --no-renames --raw {base} "$new" |
+    awk -v z="$z" '$2 != "160000" && $3 != z {{ print $3 }} $2 != "160000" && $4 != z {{ print $4 }}' |
+    git cat-file --batch | sha256sum >/dev/null || exit 1
+done
+exit 0
+"""
+
+
+def _write_hook(git_dir: Path, text: str) -> None:
+    hook = git_dir / "hooks" / "pre-receive"
+    hook.parent.mkdir(exist_ok=True)
+    hook.write_text(text)
+    hook.chmod(hook.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
+
+
+def installer(variant: str, policy: Path, keyring: Path | None, base: str | None = None
+              ) -> Callable[[Path], None]:
+    """A function that puts `variant`'s hook into a fresh bare repository."""
+    if variant == "none":
+        return lambda git_dir: None
+    if variant == "floor":
+        return lambda git_dir: _write_hook(git_dir, FLOOR)
+    if variant == "peer":
+        return lambda git_dir: _write_hook(git_dir, PEER)
+    if variant == "native-digest":
+        assert base is not None
+        return lambda git_dir: _write_hook(git_dir, native_digest(base))
+    if variant == "gate":
+        from server.install import install
+
+        def gate(git_dir: Path) -> None:
+            install(git_dir, policy, keyring, "git", REPOSITORY_ID)
+
+        return gate
+    raise ValueError(variant)
+
+
+def wrap_for_memory(git_dir: Path, memfile: Path) -> None:
+    """Run the installed hook under /usr/bin/time to record its peak RSS (one extra, untimed push)."""
+    hook = git_dir / "hooks" / "pre-receive"
+    inner = hook.with_name("pre-receive.measured")
+    os.replace(hook, inner)
+    _write_hook(git_dir, f"#!/bin/sh\nexec /usr/bin/time -f %M -o {shlex.quote(str(memfile))} "
+                         f"/bin/sh {shlex.quote(str(inner))} \"$@\"\n")
+
+
+def read_peak_mib(memfile: Path) -> float | None:
+    try:
+        lines = [ln for ln in memfile.read_text().splitlines() if ln.strip()]
+        return int(lines[-1]) / 1024
+    except (OSError, ValueError, IndexError):
+        return None

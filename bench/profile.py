@@ -1,0 +1,101 @@
+"""`python -m bench.profile SCENARIO`: one of the benchmark's pushes, staged, with the gate profiled.
+
+The server repository gets the push's objects but not its ref updates, so the gate's hook
+can be run directly, as receive-pack runs it (GIT_DIR=., the ref updates on stdin):
+
+    python -m bench.profile small                 # wall time of the hook, N runs
+    python -m bench.profile refs --cprofile       # cProfile of server.prereceive (top 30, cumulative)
+    python -m bench.profile large --importtime    # python -X importtime: the heaviest imports
+    python -m bench.profile review --keep         # leave the staged repository (path printed)
+
+SCENARIO is small, large (the largest history), refs (the many-refs one) or review.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+from . import hooks
+from .cli import HERE, _log
+from .generate import Cache
+from .gitenv import Git, base_env
+from .scenarios import FULL, QUICK, Bench, clean_env_for_process
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m bench.profile", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("scenario", choices=("small", "large", "refs", "review"))
+    p.add_argument("--quick", action="store_true", help="smoke sizes")
+    p.add_argument("--runs", type=int, default=5)
+    p.add_argument("--cprofile", action="store_true")
+    p.add_argument("--importtime", action="store_true")
+    p.add_argument("--sort", default="cumulative", help="cProfile sort key (default cumulative)")
+    p.add_argument("--top", type=int, default=30)
+    p.add_argument("--keep", action="store_true")
+    p.add_argument("--cache-dir", type=Path, default=HERE / ".cache")
+    args = p.parse_args(argv)
+
+    cache_dir = args.cache_dir.resolve()
+    git = Git(base_env(cache_dir / "home"))
+    clean_env_for_process(git.env)
+    cache = Cache(cache_dir / ("repos-quick" if args.quick else "repos"), git, _log)
+    work = cache_dir / f"profile-{time.strftime('%Y%m%d-%H%M%S')}"
+    bench = Bench(git, cache, work, args.runs, QUICK if args.quick else FULL, _log)
+    try:
+        specs = bench.specs(args.scenario)
+        spec = max(specs, key=lambda s: s.size)
+        installer = hooks.installer("gate", bench.policy, bench.keys()[0], spec.base)
+        dst, stdin = bench.stage(spec.template, spec.client, spec.refspecs, "gate", installer)
+        env = {**git.env, **(spec.env or {}), "GIT_DIR": "."}
+        print(f"{spec.label}\nstaged in {dst}; stdin:\n{stdin.decode()}", flush=True)
+        gate_cmd = [sys.executable, "-I", "-m", "server.prereceive", "--gate-dir", str(dst / "gate")]
+        if args.importtime:
+            proc = subprocess.run([sys.executable, "-I", "-X", "importtime", *gate_cmd[2:]], cwd=dst, env=env,
+                                  input=stdin, capture_output=True, check=False)
+            rows = []
+            for line in proc.stderr.decode().splitlines():
+                if line.startswith("import time:") and "self [us]" not in line:
+                    own_us, cum_us, name = line[len("import time:"):].split("|")
+                    rows.append((int(cum_us), int(own_us), name.rstrip()))
+            total = sum(c for c, _, n in rows if not n.startswith("  "))
+            print(f"exit {proc.returncode}; top-level imports {total / 1000:.1f} ms; heaviest (cumulative):")
+            for cum, own, name in sorted(rows, reverse=True)[: args.top]:
+                print(f"  {cum / 1000:8.1f} ms  (self {own / 1000:6.1f})  {name}")
+            heavy = [n.strip() for _, _, n in rows if n.strip().split(".")[0] in ("typer", "pydantic", "click",
+                                                                                  "cryptography", "rich")]
+            print("heavy modules imported: " + (", ".join(sorted(set(heavy))) or "none"))
+        elif args.cprofile:
+            out = work / "gate.prof"
+            proc = subprocess.run([sys.executable, "-I", "-m", "cProfile", "-o", str(out), "-m", "server.prereceive",
+                                   "--gate-dir", str(dst / "gate")], cwd=dst, env=env, input=stdin,
+                                  capture_output=True, check=False)
+            print(f"exit {proc.returncode} {proc.stderr.decode()[-500:]}")
+            import pstats
+
+            pstats.Stats(str(out)).sort_stats(args.sort).print_stats(args.top)
+        else:
+            times = []
+            for _ in range(args.runs):
+                t0 = time.perf_counter()
+                proc = subprocess.run(gate_cmd, cwd=dst, env=env, input=stdin, capture_output=True, check=False)
+                times.append(time.perf_counter() - t0)
+                if proc.returncode != 0:
+                    print(proc.stderr.decode()[-1000:])
+            print(f"gate hook alone: median {statistics.median(times) * 1000:.1f} ms over {len(times)} runs "
+                  f"(min {min(times) * 1000:.1f})")
+    finally:
+        if not args.keep:
+            shutil.rmtree(work, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,522 @@
+"""The scenarios: each one a set of timed `git push` runs into fresh bare repositories."""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from . import hooks
+from .generate import AGENTS, FROZEN_FILES, Cache, _bulk
+from .gitenv import Git, link_copy
+
+
+@dataclass(frozen=True)
+class Sizes:
+    files: int = 2000            # files in the initial commit of every history
+    small_commits: int = 10_000
+    small_refs: int = 1_000
+    small_files: int = 5
+    large_commits: tuple[int, ...] = (10_000, 50_000)
+    large_refs: int = 10
+    many_refs: int = 50_000
+    few_refs: int = 10
+    review_files: int = 2_000
+    review_bytes: int = 50 * 1024 * 1024
+    client_files: int = 5_000
+
+
+FULL = Sizes()
+QUICK = Sizes(files=200, small_commits=300, small_refs=30, large_commits=(300, 600), many_refs=2_000,
+              review_files=40, review_bytes=1024 * 1024, client_files=200)
+
+
+@dataclass
+class Timing:
+    times: list[float] = field(default_factory=list)   # seconds, one per run
+    hook_ms: list[float] = field(default_factory=list)  # the gate's own elapsed_ms (audit log)
+    alone: list[float] = field(default_factory=list)    # seconds: the hook run directly, no push around it
+    peak_mib: float | None = None
+    errors: list[str] = field(default_factory=list)
+
+    @property
+    def median(self) -> float | None:
+        return statistics.median(self.times) if self.times else None
+
+    @property
+    def alone_median(self) -> float | None:
+        return statistics.median(self.alone) if self.alone else None
+
+
+@dataclass
+class Case:
+    scenario: str                 # small | large | refs | review | client
+    label: str                    # what was pushed, into what
+    variants: dict[str, Timing]
+    baseline: str = "none"        # the variant overheads are measured against
+    note: str = ""
+    skipped: str | None = None
+    size: int = 0                 # the scenario's main size (commits of a large push)
+    paired: dict[str, list[float]] = field(default_factory=dict)
+
+    def median(self, variant: str) -> float | None:
+        t = self.variants.get(variant)
+        return None if t is None else t.median
+
+    def overhead(self, variant: str) -> float | None:
+        """Median over runs of (this variant's push - the no-hook push of the same run)."""
+        diffs = self.paired.get(variant)
+        if diffs:
+            return statistics.median(diffs)
+        m, b = self.median(variant), self.median(self.baseline)
+        return None if m is None or b is None else m - b
+
+
+@dataclass
+class PushSpec:
+    scenario: str
+    label: str
+    template: Path | None          # the server's repository before the push (None: empty)
+    client: Path                   # the repository pushed from
+    refspecs: list[str]
+    variants: tuple[str, ...]
+    base: str | None = None        # the reviewed base (native-digest)
+    atomic: bool = False
+    env: dict[str, str] | None = None
+    size: int = 0
+    note: str = ""
+
+
+Log = Callable[[str], None]
+
+
+class Bench:
+    def __init__(self, git: Git, cache: Cache, work: Path, runs: int, sizes: Sizes, log: Log,
+                 warmup: bool = True) -> None:
+        self.git = git
+        self.cache = cache
+        self.work = work
+        self.runs = runs
+        self.sizes = sizes
+        self.log = log
+        self.warmup = warmup
+        work.mkdir(parents=True, exist_ok=True)
+        self.policy = work / "policy.toml"
+        self.policy.write_text(hooks.POLICY)
+        self._keys: tuple[Path, Path, Path] | None = None
+        self._serial = 0
+
+    # --- keys (fresh per benchmark run, like the demo's) -----------------------------
+    def keys(self) -> tuple[Path, Path, Path]:
+        """(keyring, attempt key file, receipt key file)."""
+        if self._keys is None:
+            from gatecore import keyfiles
+
+            kdir = self.work / "keys"
+            kdir.mkdir(mode=0o700, exist_ok=True)
+            entries = []
+            for key_id, purpose in (("orchestrator-1", "attempt"), ("runner-1", "receipt")):
+                made = keyfiles.generate("ed25519", key_id, purpose)
+                keyfiles.write_private(kdir / f"{key_id}.key", made.keyfile_text)
+                entries.append(made.keyring_entry)
+            (self.work / "keyring.toml").write_text("\n".join(entries))
+            self._keys = (self.work / "keyring.toml", kdir / "orchestrator-1.key", kdir / "runner-1.key")
+        return self._keys
+
+    # --- one push ----------------------------------------------------------------------
+    def _fresh(self, template: Path | None, variant: str) -> Path:
+        self._serial += 1
+        dst = self.work / f"server-{self._serial:05d}-{variant}.git"
+        if template is None:
+            self.git.init_bare(dst)
+        else:
+            link_copy(template, dst)
+            (dst / "bench-done").unlink(missing_ok=True)
+        return dst
+
+    def _push(self, client: Path, dst: Path, refspecs: list[str], atomic: bool,
+              env: dict[str, str] | None) -> tuple[float, subprocess.CompletedProcess[bytes]]:
+        args = ["git", "push", "--quiet", "--no-verify", *(["--atomic"] if atomic else []), str(dst), *refspecs]
+        run_env = {**self.git.env, **(env or {})}
+        t0 = time.perf_counter()
+        proc = subprocess.run(args, cwd=client, env=run_env, capture_output=True, check=False)
+        return time.perf_counter() - t0, proc
+
+    # --- a staged push: the hook run directly, without git push around it -----------------
+    def stage(self, template: Path | None, client: Path, refspecs: list[str], variant: str,
+              install: Callable[[Path], None]) -> tuple[Path, bytes]:
+        """A fresh server holding the push's objects but not its ref updates, and the hook's stdin.
+
+        The objects are fetched under refs/bench-staged/ and those refs deleted again, so the
+        pushed commits are "new" exactly as in the real push (without the quarantine).
+        """
+        dst = self._fresh(template, variant)
+        install(dst)
+        lines = []
+        for spec in refspecs:
+            src, _, target = spec.lstrip("+").partition(":")
+            if src.endswith("/*"):
+                names = self.git.out("for-each-ref", "--format=%(refname)", src[:-1], cwd=client).split()
+                pairs = [(n, target[:-1] + n[len(src) - 1:]) for n in names]
+            else:
+                pairs = [(src, target)]
+            for name, ref in pairs:
+                new = self.git.out("rev-parse", name, cwd=client)
+                got = self.git.run("rev-parse", "-q", "--verify", ref, cwd=dst, check=False)
+                old = got.stdout.decode().strip() if got.returncode == 0 else hooks.ZERO
+                lines.append(f"{old} {new} {ref}\n")
+                self.git.run("fetch", "-q", "--no-tags", str(client), f"+{new}:refs/bench-staged/{len(lines)}",
+                             cwd=dst)
+        staged = self.git.out("for-each-ref", "--format=%(refname)", "refs/bench-staged/", cwd=dst).split()
+        self.git.run("update-ref", "--stdin", cwd=dst, input="".join(f"delete {r}\n" for r in staged).encode())
+        return dst, "".join(lines).encode()
+
+    def hook_alone(self, dst: Path, stdin: bytes, env: dict[str, str] | None) -> tuple[float, int, bytes]:
+        """Run the installed pre-receive hook as receive-pack would (GIT_DIR=., stdin piped)."""
+        run_env = {**self.git.env, **(env or {}), "GIT_DIR": "."}
+        t0 = time.perf_counter()
+        proc = subprocess.run([str(dst / "hooks" / "pre-receive")], cwd=dst, env=run_env, input=stdin,
+                              capture_output=True, check=False)
+        return time.perf_counter() - t0, proc.returncode, proc.stderr
+
+    def push_case(self, spec: PushSpec) -> Case:
+        installers = self._variants(*spec.variants, base=spec.base)
+        template, client, refspecs, atomic, env = spec.template, spec.client, spec.refspecs, spec.atomic, spec.env
+        expect_ok = True
+        label = spec.label
+        names = list(installers)
+        case = Case(spec.scenario, label, {v: Timing() for v in names}, note=spec.note, size=spec.size)
+        self.log(f"- {label}: {len(names)} variants x {self.runs} runs")
+
+        def one(variant: str, memfile: Path | None = None) -> tuple[float, str | None, float | None]:
+            dst = self._fresh(template, variant)
+            try:
+                installers[variant](dst)
+                if memfile is not None:
+                    hooks.wrap_for_memory(dst, memfile)
+                elapsed, proc = self._push(client, dst, refspecs, atomic, env)
+                problem = None
+                if (proc.returncode == 0) != expect_ok:
+                    tail = proc.stderr.decode(errors="replace").strip().splitlines()[-6:]
+                    problem = (f"{variant}: push {'failed' if expect_ok else 'was accepted'} "
+                               f"(exit {proc.returncode}): " + " | ".join(tail))
+                hook_ms = _gate_elapsed(dst) if variant == "gate" else None
+                return elapsed, problem, hook_ms
+            finally:
+                shutil.rmtree(dst, ignore_errors=True)
+
+        if self.warmup:
+            for v in names:
+                one(v)
+        base = names[0]
+        for i in range(self.runs):
+            order = names[i % len(names):] + names[:i % len(names)]
+            this_run: dict[str, float] = {}
+            for v in order:
+                elapsed, problem, hook_ms = one(v)
+                t = case.variants[v]
+                t.times.append(elapsed)
+                this_run[v] = elapsed
+                if problem:
+                    t.errors.append(problem)
+                if hook_ms is not None:
+                    t.hook_ms.append(hook_ms)
+            for v in names[1:]:
+                case.paired.setdefault(v, []).append(this_run[v] - this_run[base])
+        for v in names[1:]:
+            dst, stdin = self.stage(template, client, refspecs, v, installers[v])
+            try:
+                for i in range(self.runs + (1 if self.warmup else 0)):
+                    elapsed, rc, err = self.hook_alone(dst, stdin, env)
+                    if (rc == 0) != expect_ok:
+                        case.variants[v].errors.append(f"{v} run alone: exit {rc}: "
+                                                       + err.decode(errors="replace").strip()[-300:])
+                    if i > 0 or not self.warmup:
+                        case.variants[v].alone.append(elapsed)
+            finally:
+                shutil.rmtree(dst, ignore_errors=True)
+        for v in names[1:]:
+            memfile = self.work / f"mem-{self._serial}-{v}.txt"
+            _elapsed, problem, _ = one(v, memfile)
+            case.variants[v].peak_mib = hooks.read_peak_mib(memfile)
+            if problem:
+                case.variants[v].errors.append("memory run: " + problem)
+            memfile.unlink(missing_ok=True)
+        for v in names:
+            t = case.variants[v]
+            med = t.median
+            self.log(f"    {v:14s} median {med * 1000:8.1f} ms" + (f"  peak {t.peak_mib:.1f} MiB" if t.peak_mib else "")
+                     + (f"  alone {t.alone_median * 1000:.1f} ms" if t.alone_median else "")
+                     + (f"  ERRORS: {t.errors[0]}" if t.errors else ""))
+        return case
+
+    # --- reference: starting Python and importing pygit2 -------------------------------
+    def python_start(self) -> dict[str, float]:
+        out = {}
+        n = max(10, 2 * self.runs)
+        for name, code in (("python -I -c pass", "pass"), ("python -I -c 'import pygit2'", "import pygit2")):
+            times = []
+            for _ in range(n):
+                t0 = time.perf_counter()
+                subprocess.run([sys.executable, "-I", "-c", code], check=True, env=self.git.env)
+                times.append(time.perf_counter() - t0)
+            out[name] = statistics.median(times)
+        return out
+
+    # --- scenarios -----------------------------------------------------------------------
+    def _variants(self, *names: str, base: str | None = None) -> dict[str, Callable[[Path], None]]:
+        keyring = self.keys()[0]
+        return {n: hooks.installer(n, self.policy, keyring, base) for n in names}
+
+    def specs(self, scenario: str) -> list[PushSpec]:
+        """The pushes of a push scenario (small, large, refs, review), repositories generated as needed."""
+        s = self.sizes
+        all4 = ("none", "floor", "peer", "gate")
+        hist = self.cache.history(s.small_commits, s.files)
+        if scenario == "small":
+            server = self.cache.with_refs(hist, s.small_refs)
+            client = self.cache.push_client(hist, s.small_files)
+            new = self.git.out("rev-parse", "refs/heads/bench-new", cwd=client)
+            label = (f"small push: 1 agent commit, {s.small_files} files, into {_k(s.small_commits)} commits / "
+                     f"{_k(s.small_refs)} refs")
+            return [PushSpec("small", label, server, client, [f"{new}:refs/heads/main"], all4, size=s.small_refs)]
+        if scenario == "large":
+            out = []
+            for n in s.large_commits:
+                client = self.cache.with_refs(self.cache.history(n, s.files), s.large_refs)
+                label = f"large first push: {_k(n)} commits, {s.large_refs} refs, into an empty repository"
+                out.append(PushSpec("large", label, None, client,
+                                    ["refs/heads/*:refs/heads/*", "refs/tags/*:refs/tags/*"], all4, size=n))
+            return out
+        if scenario == "refs":
+            client = self.cache.push_client(hist, s.small_files)
+            new = self.git.out("rev-parse", "refs/heads/bench-new", cwd=client)
+            return [PushSpec("refs", f"many refs: the small push into {_k(s.small_commits)} commits / {_k(n)} refs",
+                             self.cache.with_refs(hist, n), client, [f"{new}:refs/heads/main"], all4, size=n)
+                    for n in (s.many_refs, s.few_refs)]
+        if scenario == "review":
+            return [self._review_spec(hist)]
+        raise ValueError(scenario)
+
+    def run_specs(self, scenario: str) -> list[Case]:
+        cases = []
+        for spec in self.specs(scenario):
+            cases.append(self.push_case(spec))
+            if scenario == "small":
+                cases[-1].note = self.sanity(spec)
+        return cases
+
+    def small(self) -> list[Case]:
+        return self.run_specs("small")
+
+    def large(self) -> list[Case]:
+        return self.run_specs("large")
+
+    def refs(self) -> list[Case]:
+        return self.run_specs("refs")
+
+    def review(self) -> list[Case]:
+        return self.run_specs("review")
+
+    def sanity(self, spec: PushSpec) -> str:
+        """The same push with ci/deploy.yml among its files: the peer and the gate must both reject it."""
+        s = self.sizes
+        bad = self.cache.push_client(self.cache.history(s.small_commits, s.files), s.small_files, frozen=True)
+        new = self.git.out("rev-parse", "refs/heads/bench-new", cwd=bad)
+        problems = []
+        for v, install in self._variants("peer", "gate").items():
+            dst = self._fresh(spec.template, v)
+            try:
+                install(dst)
+                _, proc = self._push(bad, dst, [f"{new}:refs/heads/main"], False, None)
+                text = proc.stderr.decode(errors="replace")
+                marker = "GATE-FROZEN-PATH" if v == "gate" else "peer: frozen path ci/deploy.yml"
+                if proc.returncode == 0 or marker not in text:
+                    problems.append(f"{v} did not reject an agent's write to ci/deploy.yml")
+            finally:
+                shutil.rmtree(dst, ignore_errors=True)
+        if problems:
+            self.log("    SANITY: " + "; ".join(problems))
+            return "SANITY FAILED: " + "; ".join(problems)
+        return "sanity: the same push writing ci/deploy.yml is rejected by both peer and gate"
+
+    def _review_spec(self, hist: Path) -> PushSpec:
+        """A review/runner/<attempt> push with its sealed receipt, the ledger already on the server."""
+        from gatecore import keyfiles, ledger, runner
+        from gatecore.bootstrap import bootstrap
+        from gatecore.gitrepo import GitRepo
+        from gatecore.namespaces import RECEIPTS_PREFIX, REVIEW_PREFIX
+
+        s = self.sizes
+        server_base = self.cache.with_refs(hist, s.few_refs)
+        cached_client = self.cache.review_client(hist, s.review_files, s.review_bytes)
+        _keyring, attempt_keyfile, receipt_keyfile = self.keys()
+        root = self.work / "review"
+        shutil.rmtree(root, ignore_errors=True)
+        root.mkdir()
+        client = root / "client.git"
+        link_copy(cached_client, client)
+        server = root / "server.git"
+        link_copy(server_base, server)
+        base = self.git.out("rev-parse", "refs/heads/main", cwd=client)
+        head = self.git.out("rev-parse", "refs/heads/review-head", cwd=client)
+
+        ws = root / "workspace"
+        ws.mkdir()
+        boot = bootstrap(ws)
+        prompt = b"Review this change. Reply with JSON: verdict, reasons.\n"
+        akey = keyfiles.load_keyfile(attempt_keyfile)
+        rkey = keyfiles.load_keyfile(receipt_keyfile)
+        _, pushed = runner.append_record(client, boot.attempt_id, akey, "opened", str(server),
+                                         repository=hooks.REPOSITORY_ID, workspace="ws-1",
+                                         workspace_generation=boot.workspace_generation,
+                                         prompt_sha256=hashlib.sha256(prompt).hexdigest())
+        assert pushed is not None and pushed.ok, pushed
+        _, pushed = runner.append_record(client, boot.attempt_id, akey, "model-selected", str(server),
+                                         model_id="model-b")
+        assert pushed is not None and pushed.ok, pushed
+        verdict = json.dumps({"verdict": "pass", "reasons": ["benchmark change, reviewed"]}).encode()
+        receipt = runner.record_review(client, boot.attempt_id, base, head, verdict, rkey,
+                                       boot.scoring_dir / "receipt.json", None, None, 3600)
+        repo = GitRepo.at(client)
+        receipts_ref = RECEIPTS_PREFIX + boot.attempt_id
+        tree = repo.write_tree({runner.RECEIPT_FILE: receipt.read_bytes()})
+        commit = repo.write_commit(tree, [], f"gate receipt {boot.attempt_id}\n", ledger.LEDGER_NAME,
+                                   ledger.LEDGER_EMAIL)
+        repo.set_ref(receipts_ref, commit, None)
+        refspecs = [f"+{head}:{REVIEW_PREFIX}{boot.attempt_id}", f"{receipts_ref}:{receipts_ref}"]
+        mb = s.review_bytes / (1 << 20)
+        label = f"review push: {_k(s.review_files)} files / {mb:.0f} MB with its receipt"
+        return PushSpec("review", label, server, client, refspecs,
+                        ("none", "floor", "peer", "native-digest", "gate"), base=base, atomic=True,
+                        env={"REMOTE_USER": "gate-runner"}, size=s.review_files,
+                        note="pusher gate-runner (trusted); ledger records already on the server")
+
+    def client(self) -> list[Case]:
+        """The pre-commit frozen-files hook on a staged change (no push: the hook command is timed)."""
+        s = self.sizes
+        label = f"client: pre-commit frozen-files hook, {_k(s.client_files)} staged files"
+        script = Path(sys.executable).with_name("gate-frozen-commit")
+        if importlib.util.find_spec("hooks.frozen_commit") is None or not script.exists():
+            return [Case("client", label, {}, skipped="hooks/frozen_commit.py (console script gate-frozen-commit) "
+                                                      "does not exist yet; this scenario runs once it does")]
+        repo = self.work / "client-repo"
+        self._client_repo(repo, s.client_files)
+        agent = AGENTS[0]
+        env = {**self.git.env, "GIT_AUTHOR_NAME": agent[0], "GIT_AUTHOR_EMAIL": agent[1],
+               "GIT_COMMITTER_NAME": agent[0], "GIT_COMMITTER_EMAIL": agent[1]}
+        peer = self.work / "client-peer.sh"
+        peer.write_text(CLIENT_PEER)
+        commands = {
+            "none": ["true"],
+            "floor": ["git", "diff", "--cached", "--name-only", "-z"],
+            "peer": ["/bin/sh", str(peer)],
+            "gate": [str(script)],
+        }
+        case = Case("client", label, {v: Timing() for v in commands}, note="hook command timed directly in the "
+                    "work tree; identity agent-1@agents.example.com; policy from .gate/policy.toml in HEAD")
+        self.log(f"- {label}: {len(commands)} variants x {self.runs} runs")
+        names = list(commands)
+        for i in range(self.runs + (1 if self.warmup else 0)):
+            order = names[i % len(names):] + names[:i % len(names)]
+            this_run = {}
+            for v in order:
+                t0 = time.perf_counter()
+                proc = subprocess.run(commands[v], cwd=repo, env=env, capture_output=True, check=False)
+                elapsed = time.perf_counter() - t0
+                if self.warmup and i == 0:
+                    continue
+                case.variants[v].times.append(elapsed)
+                this_run[v] = elapsed
+                if proc.returncode != 0:
+                    case.variants[v].errors.append(f"{v}: exit {proc.returncode}: "
+                                                   + proc.stderr.decode(errors="replace").strip()[-300:])
+            if this_run:
+                for v in names[1:]:
+                    case.paired.setdefault(v, []).append(this_run[v] - this_run["none"])
+        for t in case.variants.values():
+            t.alone = list(t.times)  # the hook command is all there is
+        for v in names[1:]:
+            memfile = self.work / f"mem-client-{v}.txt"
+            subprocess.run(["/usr/bin/time", "-f", "%M", "-o", str(memfile), *commands[v]], cwd=repo, env=env,
+                           capture_output=True, check=False)
+            case.variants[v].peak_mib = hooks.read_peak_mib(memfile)
+            memfile.unlink(missing_ok=True)
+        for v in names:
+            t = case.variants[v]
+            self.log(f"    {v:14s} median {(t.median or 0) * 1000:8.1f} ms"
+                     + (f"  ERRORS: {t.errors[0]}" if t.errors else ""))
+        shutil.rmtree(repo, ignore_errors=True)
+        return [case]
+
+    def _client_repo(self, repo: Path, files: int) -> None:
+        """HEAD: the policy, the frozen files and `files` files; staged: half of them changed, as many new."""
+        import random
+
+        rng = random.Random(5)
+        self.git.run("init", "-q", "-b", "main", str(repo))
+        (repo / ".gate").mkdir()
+        (repo / ".gate" / "policy.toml").write_text(hooks.POLICY)
+        for p in FROZEN_FILES:
+            (repo / p).parent.mkdir(parents=True, exist_ok=True)
+            (repo / p).write_text(f"{p}\n")
+        paths = [f"src/d{i % 50:02d}/f{i:05d}.txt" for i in range(files)]
+        for p in paths:
+            (repo / p).parent.mkdir(parents=True, exist_ok=True)
+            (repo / p).write_bytes(_bulk(rng, 300))
+        self.git.run("add", "-A", cwd=repo)
+        self.git.run("commit", "-q", "-m", "base", cwd=repo)
+        for p in paths[: files // 2]:
+            (repo / p).write_bytes(_bulk(rng, 300))
+        for i in range(files - files // 2):
+            p = repo / f"new/d{i % 50:02d}/n{i:05d}.txt"
+            p.parent.mkdir(parents=True, exist_ok=True)
+            p.write_bytes(_bulk(rng, 300))
+        self.git.run("add", "-A", cwd=repo)
+
+
+CLIENT_PEER = """#!/bin/sh
+# bench client peer: the staged change checked against the frozen paths, in native git
+case "$(git var GIT_AUTHOR_IDENT) $(git var GIT_COMMITTER_IDENT)" in
+  *@[Aa][Gg][Ee][Nn][Tt][Ss].[Ee][Xx][Aa][Mm][Pp][Ll][Ee].[Cc][Oo][Mm]\\>*) ;;
+  *) exit 0 ;;
+esac
+git -c core.quotePath=false diff --cached --raw --no-renames -- ':(icase)ci*' ':(icase)gate.toml*' \\
+    ':(icase).pre-commit-config.yaml*' | awk '
+/^:/ {
+  p = tolower(substr($0, index($0, "\\t") + 1))
+  gsub(/[ .]+\\//, "/", p); sub(/[ .]+$/, "", p)
+  if (p == "ci" || p ~ /^ci\\// || p == "gate.toml" || p ~ /^gate\\.toml\\// ||
+      p == ".pre-commit-config.yaml" || p ~ /^\\.pre-commit-config\\.yaml\\//) { print "frozen: " p; bad = 1 }
+}
+END { exit bad }'
+"""
+
+
+def _gate_elapsed(git_dir: Path) -> float | None:
+    try:
+        lines = (git_dir / "gate" / "audit.log").read_text().splitlines()
+        return float(json.loads(lines[-1])["elapsed_ms"])
+    except (OSError, ValueError, KeyError, IndexError):
+        return None
+
+
+def _k(n: int) -> str:
+    return f"{n // 1000}k" if n >= 1000 and n % 1000 == 0 else str(n)
+
+
+def clean_env_for_process(env: dict[str, str]) -> None:
+    """The trusted-side helpers (gatecore.runner) run git with os.environ: give them the bench's."""
+    for k in list(os.environ):
+        if k.startswith(("GIT_", "GL_", "GITEA_", "GITHUB_", "REMOTE_USER")):
+            del os.environ[k]
+    os.environ.update(env)

@@ -58,6 +58,8 @@ _ALL: tuple[Code, ...] = (
        "verdicts are lower case: 'pass' or 'fail'"),
     _c("GATE-RECEIPT-REASONS", "the reasons are missing, empty or blank",
        "a passing review must give at least one non-blank reason"),
+    _c("GATE-RECEIPT-REUSED", "this receipt was already pushed for this attempt",
+       "a receipt is good for one transition; review the change again"),
     _c("GATE-RECEIPT-EXPIRED", "the receipt has expired",
        "review the change again to get a fresh receipt"),
     _c("GATE-RECEIPT-NOT-YET-VALID", "the receipt was issued in the future",
@@ -176,6 +178,8 @@ _ALL: tuple[Code, ...] = (
     # --- git -------------------------------------------------------------------
     _c("GATE-GIT-UNREADABLE", "a pushed or referenced object cannot be read",
        "the hook cannot see the pushed objects; run gate server doctor"),
+    _c("GATE-GIT-MALFORMED", "a pushed object is malformed, e.g. a tree with two entries of one name",
+       "git fsck rejects such objects; rewrite the history without them"),
     _c("GATE-GIT-OBJECT-FORMAT", "the repository's object format is not supported",
        "SHA-256 repositories are refused until the gate supports them"),
     _c("GATE-GIT-REPOSITORY", "the repository cannot be opened",

@@ -104,19 +104,46 @@ class FrozenChecker:
         return out
 
     def written(self, info: CommitInfo, rules: Sequence[FreezeRule]) -> list[Written]:
-        """Frozen paths this commit wrote: changed relative to every parent (root: to nothing)."""
-        parents = info.parent_ids or (None,)
-        first: dict[bytes, tuple[Change, tuple[FreezeRule, ...]]] | None = None
+        """Frozen paths this commit wrote.
+
+        One parent (or none): every frozen path that differs from it (from nothing).
+        A merge of two: every frozen path that differs from both parents, and every one
+        where the merge keeps one parent's version over a change the other parent made
+        since their merge base (taking a stale side is a revert, e.g. `merge -s ours`).
+        An octopus merge: every frozen path that differs from any parent (fail closed).
+        """
+        parents: tuple[str | None, ...] = info.parent_ids or (None,)
+        per_parent = []
         for parent in parents:
             parent_tree = None if parent is None else self.info(parent).tree_id
-            if parent_tree == info.tree_id:
-                return []  # identical to a parent: wrote nothing
-            changes = {c.path: (c, hits) for c, hits in self.frozen_changes(parent_tree, info.tree_id, rules)}
-            first = changes if first is None else {p: v for p, v in first.items() if p in changes}
-            if not first:
-                return []
-        assert first is not None
-        return [Written(c.path, change_kind(c.old_mode, c.new_mode), hits) for c, hits in first.values()]
+            if parent_tree == info.tree_id and len(parents) == 1:
+                return []  # identical to its parent: wrote nothing
+            per_parent.append({c.path: (c, hits) for c, hits in self.frozen_changes(parent_tree, info.tree_id, rules)})
+        if len(per_parent) == 1:
+            picked = {p: (v, change_kind(v[0].old_mode, v[0].new_mode)) for p, v in per_parent[0].items()}
+        elif len(per_parent) == 2:
+            ours, theirs = per_parent
+            picked = {p: (v, change_kind(v[0].old_mode, v[0].new_mode)) for p, v in ours.items() if p in theirs}
+            for kept_side, (dropped, other) in ((0, (theirs, ours)), (1, (ours, theirs))):
+                stale = {p: v for p, v in dropped.items() if p not in other}  # equal to the kept side
+                if stale:
+                    changed = self._changed_since_base(parents[0], parents[1], 1 - kept_side, rules)
+                    picked.update({p: (v, "revert (merge keeps a stale side)") for p, v in stale.items()
+                                   if p in changed})
+        else:
+            picked = {}
+            for changes in per_parent:
+                for p, v in changes.items():
+                    picked.setdefault(p, (v, change_kind(v[0].old_mode, v[0].new_mode)))
+        return [Written(c.path, kind, hits) for (c, hits), kind in picked.values()]
+
+    def _changed_since_base(self, a: str | None, b: str | None, side: int, rules: Sequence[FreezeRule]) -> set[bytes]:
+        """Frozen paths that parent `side` (0: a, 1: b) changed since the merge base of a and b."""
+        assert a is not None and b is not None
+        base = self.repo.merge_base(a, b)
+        base_tree = None if base is None else self.info(base).tree_id
+        tip_tree = self.info(a if side == 0 else b).tree_id
+        return {c.path for c, _ in self.frozen_changes(base_tree, tip_tree, rules)}
 
 
 def info_violations(checker: FrozenChecker, info: CommitInfo, rules: Sequence[FreezeRule], ref: str,

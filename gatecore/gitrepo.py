@@ -54,6 +54,16 @@ class CommitInfo:
 #: Trees whose kept entries are remembered (a walk reads a commit's tree, then its parent's).
 KEPT_CACHE_ENTRIES = 4096
 
+Entries = dict[bytes, tuple[int, str]]
+Level = tuple[bytes, Entries, Entries]
+
+
+def _duplicate_entries(tree_id: str) -> Exception:
+    from .errors import InputError
+
+    return InputError("GATE-GIT-MALFORMED", f"tree {tree_id} has two entries of one name (git fsck: duplicateEntries)")
+
+
 #: Decides, for a directory path (no trailing slash, b"" for the root), whether any path
 #: below it could matter. Used to prune tree walks; `None` walks everything.
 DescendFilter = Callable[[bytes], bool]
@@ -197,7 +207,10 @@ class GitRepo:
         tree = self._get(tree_id)
         if not isinstance(tree, pygit2.Tree):
             raise GitReadError(f"object {tree_id} is not a tree")
-        return {e.raw_name or b"": (e.filemode, str(e.id)) for e in tree}
+        out = {e.raw_name or b"": (int(e.filemode), str(e.id)) for e in tree}
+        if len(out) != len(tree):
+            raise _duplicate_entries(tree_id)
+        return out
 
     def _kept_entries(self, tree_id: str, prefix: bytes, descend: DescendFilter) -> dict[bytes, tuple[int, str]]:
         """The entries of a tree at `prefix` whose path `descend` keeps; each (tree, prefix, filter) read once.
@@ -212,8 +225,12 @@ class GitRepo:
             if not isinstance(tree, pygit2.Tree):
                 raise GitReadError(f"object {tree_id} is not a tree")
             got = {}
+            names: set[bytes] = set()
             for e in tree:
                 name = e.raw_name or b""
+                if name in names:
+                    raise _duplicate_entries(tree_id)
+                names.add(name)
                 if descend(prefix + name):
                     got[name] = (int(e.filemode), str(e.id))
             if len(self._kept) >= KEPT_CACHE_ENTRIES:
@@ -237,15 +254,22 @@ class GitRepo:
             raise GitReadError(f"cannot list refs: {exc}") from None
         return out
 
-    def ref_target(self, name: str) -> str | None:
+    def _lookup(self, name: str) -> pygit2.Reference | None:
         try:
-            ref = self._repo.references.get(name)
+            return self._repo.references.get(name)
         except (pygit2.GitError, ValueError) as exc:
             raise GitReadError(f"cannot read ref {name}: {exc}") from None
-        if ref is None:
-            return None
-        target = ref.target
+
+    def ref_target(self, name: str) -> str | None:
+        ref = self._lookup(name)
+        target = None if ref is None else ref.target
         return str(target) if isinstance(target, pygit2.Oid) else None
+
+    def symbolic_target(self, name: str) -> str | None:
+        """The ref a symbolic ref points to, or None for a direct or absent ref."""
+        ref = self._lookup(name)
+        target = None if ref is None else ref.target
+        return target if isinstance(target, str) else None
 
     # --- history ---------------------------------------------------------------
     def new_commits(self, tips: Iterable[str], hide: Iterable[str] | None,
@@ -316,9 +340,11 @@ class GitRepo:
         returns False are not entered (their changes are not reported).
         """
         out: list[Change] = []
-        old = self._entries(old_tree, b"", descend)
-        new = self._entries(new_tree, b"", descend)
-        self._diff(b"", old, new, descend, out)
+        # An explicit stack, not recursion: a pushed tree may be nested thousands deep.
+        stack = [(b"", self._entries(old_tree, b"", descend), self._entries(new_tree, b"", descend))]
+        while stack:
+            prefix, old, new = stack.pop()
+            self._diff_level(prefix, old, new, descend, out, stack)
         out.sort(key=lambda c: c.path)
         return out
 
@@ -331,8 +357,9 @@ class GitRepo:
         # A path descend() rejects cannot match below itself, so it cannot match either.
         return self._kept_entries(tree_id, prefix, descend)
 
-    def _diff(self, prefix: bytes, old: dict[bytes, tuple[int, str]], new: dict[bytes, tuple[int, str]],
-              descend: DescendFilter | None, out: list[Change]) -> None:
+    def _diff_level(self, prefix: bytes, old: dict[bytes, tuple[int, str]], new: dict[bytes, tuple[int, str]],
+                    descend: DescendFilter | None, out: list[Change], stack: list[Level]) -> None:
+        """The changes at one directory level; subdirectories to compare go on `stack`."""
         zero = self.zero_id
         for name in old.keys() | new.keys():
             o = old.get(name)
@@ -352,7 +379,7 @@ class GitRepo:
             if o_tree or n_tree:
                 sub_old = self._entries(o[1], path + b"/", descend) if o_tree and o is not None else {}
                 sub_new = self._entries(n[1], path + b"/", descend) if n_tree and n is not None else {}
-                self._diff(path + b"/", sub_old, sub_new, descend, out)
+                stack.append((path + b"/", sub_old, sub_new))
                 # The non-tree side (file <-> directory swap) is its own change.
                 o = None if o_tree else o
                 n = None if n_tree else n

@@ -134,7 +134,7 @@ def _ts(value: dt.datetime | None) -> int | None:
 def _toml(data: bytes, code: str, what: str, origin: str) -> dict[str, object]:
     try:
         return tomllib.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError) as exc:
         raise ConfigError(code, f"{what} {origin} is not valid TOML: {exc}") from None
 
 

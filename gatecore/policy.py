@@ -9,8 +9,8 @@ Glob forms (documented in docs/policy.md):
 * paths: `*` and `?` match within one path segment, `**` matches any number of whole
   segments. A pattern matches a path when it matches the path or one of its leading
   directories (`ci` freezes everything under `ci/`). Matching is done on a normalised
-  form of both sides - NFC, case-folded, trailing dots and spaces of each segment
-  dropped - so `CI/Deploy.yml` and `ci/deploy.yml.` are frozen along with
+  form of both sides - code points HFS+ ignores dropped, NFC, case-folded, trailing
+  dots and spaces of each segment dropped - so `CI/Deploy.yml` and `ci/deploy.yml.` are frozen along with
   `ci/deploy.yml` (they are the same file on macOS and Windows checkouts).
 * refs: the same segment rules, matched exactly and case-sensitively, no ancestors.
 * identities (emails, pusher accounts): shell-style globs (`*` matches anything),
@@ -31,9 +31,15 @@ REF_ACTIONS = ("allow", "deny-restricted", "deny")
 MODES = ("enforce", "evaluate")
 
 
+#: Code points HFS+ ignores in names (as git's is_hfs_dotgit does): dropped before matching.
+_HFS_IGNORED = dict.fromkeys([0x200C, 0x200D, 0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x206A, 0x2070),
+                              0xFEFF])
+
+
 def normalize_path(path: str) -> str:
-    """The form frozen-path matching compares: NFC, case-folded, segment tails trimmed."""
-    text = unicodedata.normalize("NFC", path).casefold()
+    """The form frozen-path matching compares: HFS+-ignored code points dropped, NFC,
+    case-folded, segment tails (dots, spaces) trimmed."""
+    text = unicodedata.normalize("NFC", path.translate(_HFS_IGNORED)).casefold()
     return "/".join(seg.rstrip(" .") or seg for seg in text.split("/"))
 
 

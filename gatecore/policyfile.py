@@ -87,7 +87,7 @@ def validate_bytes(data: bytes, origin: str) -> dict[str, Any]:
         raise ConfigError("GATE-CONFIG-POLICY", f"{origin} is larger than {MAX_POLICY_BYTES} bytes")
     try:
         doc = tomllib.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError) as exc:
         raise ConfigError("GATE-CONFIG-POLICY", f"{origin} is not valid TOML: {exc}") from None
     try:
         model = PolicyModel.model_validate(doc)

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field, replace
 from .failure import Violation
 from .frozen import FrozenChecker, commit_violations, discarded_violations
 from .gitrepo import GitRepo
-from .namespaces import DOCTOR_PREFIX, GATE_PREFIX, REVIEW_PREFIX
+from .namespaces import DOCTOR_PREFIX, GATE_PREFIX, RESERVED_PARENTS, REVIEW_PREFIX
 from .policy import FreezeRule, Policy, RefGlob
 from .refupdates import RefUpdate, display
 
@@ -76,6 +76,12 @@ class PushChecker:
     def _ref_violations(self, u: RefUpdate) -> list[Violation]:
         out: list[Violation] = []
         ref = display(u.raw_ref)
+        if u.ref in RESERVED_PARENTS:
+            return [Violation("GATE-REF-RESERVED", ref, "this ref would shadow a reserved namespace")]
+        symbolic = self.repo.symbolic_target(u.ref)
+        if symbolic is not None:
+            return [Violation("GATE-REF-NAME", ref, f"a symbolic ref on the server (to {display(symbolic)}); "
+                                                    "push to its target")]
         restricted = self.policy.pusher_restricted(self.pusher, u.ref)
         if u.is_delete:
             if self.policy.delete == "deny" or (self.policy.delete == "deny-restricted" and restricted):

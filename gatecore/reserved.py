@@ -22,7 +22,7 @@ from .errors import GateError
 from .failure import Failure, Violation
 from .gitrepo import GitRepo
 from .keys import Keyring
-from .ledger import AttemptState, fold, read_entries, read_state, single_file
+from .ledger import MAX_CHAIN, AttemptState, fold, read_entries, read_state, single_file
 from .namespaces import ATTEMPTS_PREFIX, GATE_PREFIX, RECEIPTS_PREFIX, REVIEW_PREFIX
 from .policy import Policy
 from .refupdates import RefUpdate, display
@@ -40,7 +40,11 @@ def _v(code: str, u: RefUpdate, detail: str, attempt: str | None = None, field: 
 
 class ReservedChecker:
     def __init__(self, repo: GitRepo, policy: Policy, pusher: str, keyring: Callable[[], Keyring],
-                 repository_id: str, now: int, push: Sequence[RefUpdate]) -> None:
+                 repository_id: str, now: int, push: Sequence[RefUpdate],
+                 reserve_generation: Callable[[str, str], str | None] | None = None) -> None:
+        """`reserve_generation(generation, attempt)` (the server's) records a generation for
+        an attempt under a lock and returns another attempt that already holds it: it closes
+        the race between two concurrent pushes opening attempts with one generation."""
         self.repo = repo
         self.policy = policy
         self.pusher = pusher
@@ -50,6 +54,7 @@ class ReservedChecker:
         self.now = now
         self.push = {u.ref: u for u in push}
         self.states: dict[str, AttemptState] = {}
+        self.reserve_generation = reserve_generation
         self.bad_ledgers: set[str] = set()
 
     @property
@@ -118,6 +123,8 @@ class ReservedChecker:
             return [_v("GATE-LEDGER-ATTEMPT", u, f"records name repository {state.repository!r}", attempt)]
         if u.is_create:
             other = self._generation_user(state.workspace_generation, attempt)
+            if other is None and self.reserve_generation is not None:
+                other = self.reserve_generation(state.workspace_generation, attempt)
             if other is not None:
                 return [_v("GATE-LEDGER-GENERATION-REUSED", u,
                            f"generation {state.workspace_generation} was used by attempt {other}", attempt)]
@@ -172,6 +179,20 @@ class ReservedChecker:
             return None
         return single_file(self.repo, self.repo.commit(u.new).tree_id, RECEIPT_FILE, "GATE-REVIEW-RECEIPT-REF")
 
+    def _used_before(self, attempt: str, data: bytes) -> bool:
+        """Is this receipt already in the attempt's receipt history (on the server)?"""
+        current = self.repo.ref_target(RECEIPTS_PREFIX + attempt)
+        seen = 0
+        while current is not None:
+            seen += 1
+            if seen > MAX_CHAIN:
+                raise GateError("GATE-REVIEW-RECEIPT-REF", f"receipt history longer than {MAX_CHAIN}")
+            info = self.repo.commit(current)
+            if single_file(self.repo, info.tree_id, RECEIPT_FILE, "GATE-REVIEW-RECEIPT-REF") == data:
+                return True
+            current = info.parent_ids[0] if info.parent_ids else None
+        return False
+
     # --- review refs -------------------------------------------------------------------
     def _review(self, u: RefUpdate) -> list[Violation]:
         attempt = u.ref[len(REVIEW_PREFIX):]
@@ -195,6 +216,9 @@ class ReservedChecker:
         except GateError as exc:
             return [_v(exc.code, u, exc.detail, attempt)]
         failures = self._decide(u, attempt, state, data)
+        if not failures and data is not None and self._used_before(attempt, data):
+            failures.append(Failure("GATE-RECEIPT-REUSED", "receipt",
+                                    "this receipt was already pushed for this attempt; a receipt is used once"))
         return [_v(f.code, u, f.detail, attempt, f.field, u.new) for f in failures]
 
     def _decide(self, u: RefUpdate, attempt: str, state: AttemptState, data: bytes | None) -> list[Failure]:

@@ -18,6 +18,23 @@ from typing import Any
 from gatecore.errors import GateError
 
 
+def _lock(fd: int, wait: float | None) -> None:
+    if wait is None:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        return
+    import time
+
+    until = time.monotonic() + wait
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return
+        except BlockingIOError:
+            if time.monotonic() >= until:
+                raise
+            time.sleep(0.01)
+
+
 class AuditError(GateError):
     exit_code = 3
 
@@ -25,14 +42,16 @@ class AuditError(GateError):
         super().__init__("GATE-AUDIT-WRITE", detail)
 
 
-def append(path: Path, record: dict[str, Any]) -> None:
+def append(path: Path, record: dict[str, Any], wait: float | None = None) -> None:
+    """Append one line. `wait` (seconds) bounds the wait for the lock: the deadline watchdog
+    must not block behind the main thread; past it the line is skipped (AuditError)."""
     line = (json.dumps(record, sort_keys=True, ensure_ascii=True, separators=(",", ":")) + "\n").encode("ascii")
     try:
         fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o640)
     except OSError as exc:
         raise AuditError(f"cannot open {path}: {exc.strerror}") from None
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
+        _lock(fd, wait)
         start = os.lseek(fd, 0, os.SEEK_END)
         try:
             written = 0

@@ -4,22 +4,26 @@ Long loops compare `time.monotonic()` with `Deadline.at` and raise `DeadlineExce
 which rejects the push with GATE-HOOK-DEADLINE and an audit line. If the process is
 stuck where it cannot check (a long call into libgit2), the watchdog thread writes the
 code to stderr and ends the process with exit 3 a moment after the deadline: the push is
-rejected either way, never accepted.
+rejected either way, never accepted. Before it exits, the watchdog gives `on_expire` (the
+hook's audit line) a brief chance to run.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
 import time
+from collections.abc import Callable
 
 GRACE_SECONDS = 0.5
 
 
 class Deadline:
-    def __init__(self, seconds: float, prefix: str = "") -> None:
+    def __init__(self, seconds: float, prefix: str = "", on_expire: Callable[[], None] | None = None) -> None:
         self.at = time.monotonic() + seconds
         self._prefix = prefix
+        self.on_expire = on_expire
         self._lock = threading.Lock()
         self._cancelled = False
         thread = threading.Thread(target=self._watch, name="gate-deadline", daemon=True)
@@ -42,5 +46,9 @@ class Deadline:
             if remaining <= 0:
                 msg = f"{self._prefix}gate: push rejected: GATE-HOOK-DEADLINE: the gate ran out of time\n"
                 os.write(2, msg.encode("ascii", "replace"))
+                if self.on_expire is not None:
+                    # The process ends with 3 whatever happens here: nothing may stop the exit.
+                    with contextlib.suppress(Exception):
+                        self.on_expire()
                 os._exit(3)
             time.sleep(min(remaining, 0.25))

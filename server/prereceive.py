@@ -121,8 +121,11 @@ def decide(inst: installation.Installation, hook_env: environment.HookEnv, updat
     def reserved(special: Sequence[RefUpdate], report: PushReport) -> list[Violation]:
         from gatecore.reserved import ReservedChecker
 
+        from .reservations import reserve
+
         return ReservedChecker(repo, policy, hook_env.pusher, lambda: load_keyring(inst),
-                               inst.repository_id, int(time.time()), updates).check(special, report)
+                               inst.repository_id, int(time.time()), updates,
+                               lambda gen, attempt: reserve(inst.gate_dir, gen, attempt)).check(special, report)
 
     report = checker.check(updates, reserved)
     codes: list[str] = []
@@ -166,10 +169,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     gate_dir = Path(args[1])
     gitlab_guess = environment.detect_platform(os.environ) == "gitlab"
-    deadline = Deadline(DEFAULT_DEADLINE_SECONDS, "GL-HOOK-ERR: " if gitlab_guess else "")
     hook_env: environment.HookEnv | None = None
     updates: list[RefUpdate] = []
     mode: str | None = None
+
+    def on_expire() -> None:  # runs in the watchdog thread, just before it ends the process
+        audit.append(gate_dir / installation.AUDIT_FILE,
+                     _audit_record(hook_env, updates, Outcome(3, "reject", [], ["GATE-HOOK-DEADLINE"]), started,
+                                   mode), wait=0.2)
+
+    deadline = Deadline(DEFAULT_DEADLINE_SECONDS, "GL-HOOK-ERR: " if gitlab_guess else "", on_expire)
     data = b""
     try:
         inst = installation.read(gate_dir)

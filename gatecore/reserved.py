@@ -180,8 +180,9 @@ class ReservedChecker:
         return single_file(self.repo, self.repo.commit(u.new).tree_id, RECEIPT_FILE, "GATE-REVIEW-RECEIPT-REF")
 
     def _used_before(self, attempt: str, data: bytes) -> bool:
-        """Is this receipt already in the attempt's receipt history (on the server)?"""
-        current = self.repo.ref_target(RECEIPTS_PREFIX + attempt)
+        """Is this receipt already in the attempt's receipt history (before this push)?"""
+        u = self.push.get(RECEIPTS_PREFIX + attempt)
+        current = None if u is None or u.is_create else u.old
         seen = 0
         while current is not None:
             seen += 1

@@ -93,17 +93,7 @@ def parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from gatecore.environment import client_identity
-
-    from .common import run
-
-    args = parser().parse_args(argv)
-    env = client_identity()
-
-    def go() -> tuple[int, list[str]]:
-        return check(args, env, pushset.read_stdin())
-
-    return run(go, "push")
+    return pushset.run_push_hook(parser(), check, argv)
 
 
 if __name__ == "__main__":

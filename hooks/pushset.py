@@ -20,8 +20,9 @@ an exact answer.
 
 from __future__ import annotations
 
+import argparse
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from gatecore.errors import InputError
@@ -29,7 +30,7 @@ from gatecore.gitrepo import GitRepo
 from gatecore.ids import OID_RE
 from gatecore.refupdates import MAX_INPUT_BYTES, RefUpdate, display, parse_pre_receive, ref_name_problem
 
-from .common import git, rev_commit
+from .common import git, rev_commit, run
 
 #: Local refs that `pending_local` treats as possibly pushed.
 LOCAL_PREFIXES = (b"refs/heads/", b"refs/tags/")
@@ -84,30 +85,27 @@ def fetch_refspecs(remote: str) -> list[tuple[str, str]]:
     return specs
 
 
+def _map(name: str, pairs: Sequence[tuple[str, str]]) -> str | None:
+    """`name` matched against the first side of each (pattern, replacement) refspec pair."""
+    for pattern, replacement in pairs:
+        if "*" not in pattern:
+            if name == pattern:
+                return replacement
+            continue
+        head, tail = pattern.split("*")
+        if name.startswith(head) and name.endswith(tail) and len(name) > len(head) + len(tail):
+            return replacement.replace("*", name[len(head):len(name) - len(tail)])
+    return None
+
+
 def map_back(local: str, specs: Sequence[tuple[str, str]]) -> str | None:
     """The remote's name for a local remote-tracking ref, through the fetch refspecs."""
-    for src, dst in specs:
-        if "*" not in dst:
-            if local == dst:
-                return src
-            continue
-        head, tail = dst.split("*")
-        if local.startswith(head) and local.endswith(tail) and len(local) > len(head) + len(tail):
-            return src.replace("*", local[len(head):len(local) - len(tail)])
-    return None
+    return _map(local, [(dst, src) for src, dst in specs])
 
 
 def map_forward(theirs: str, specs: Sequence[tuple[str, str]]) -> str | None:
     """The local remote-tracking ref that holds the remote's `theirs`, through the fetch refspecs."""
-    for src, dst in specs:
-        if "*" not in src:
-            if theirs == src:
-                return dst
-            continue
-        head, tail = src.split("*")
-        if theirs.startswith(head) and theirs.endswith(tail) and len(theirs) > len(head) + len(tail):
-            return dst.replace("*", theirs[len(head):len(theirs) - len(tail)])
-    return None
+    return _map(theirs, specs)
 
 
 def config_revisions(remote: str, updates: Sequence[RefUpdate]) -> list[str]:
@@ -211,3 +209,14 @@ def pending_local(repo: GitRepo, tracking: Mapping[bytes, str], already: Sequenc
     new = set(repo.new_commits(sorted({c for _, c in candidates.values()}), sorted(set(tracking.values()))))
     return [RefUpdate(tracking.get(name) or repo.zero_id, tip, name)
             for name, (tip, commit) in candidates.items() if commit in new]
+
+
+def run_push_hook(arg_parser: argparse.ArgumentParser,
+                  check: Callable[[argparse.Namespace, dict[str, str], bytes], tuple[int, list[str]]],
+                  argv: Sequence[str] | None) -> int:
+    """The shared `main` of the pre-push hooks: arguments, environment, stdin, one boundary."""
+    from gatecore.environment import client_identity
+
+    args = arg_parser.parse_args(argv)
+    env = client_identity()
+    return run(lambda: check(args, env, read_stdin()), "push")

@@ -91,35 +91,45 @@ def write_receipt(
         raise ConfigError("GATE-CONFIG-KEYFILE", f"key {key.id} is for {key.purpose}, not receipts")
     binding = bind_diff(src)
     issued = int(time.time()) if now is None else now
+    data = seal_receipt({
+        "version": 1, "attempt_id": attempt, "diff_algorithm": binding.algorithm,
+        "diff_sha256": binding.sha256,
+        "prompt_sha256": digest.bytes_digest(_read_file(prompt_file, "prompt file")),
+        "model_id": model, "workspace_generation": generation, "verdict": verdict,
+        "reasons": reasons, "issued_at": issued, "expires_at": issued + ttl,
+        "base_commit": binding.base_commit, "new_commit": binding.new_commit,
+        "new_tree": binding.new_tree, "object_format": binding.object_format,
+    }, key)
+    target_dir = out_dir / attempt
+    target_dir.mkdir(parents=True, exist_ok=True)
+    return write_new(target_dir / RECEIPT_FILE, data)
+
+
+def seal_receipt(doc: dict[str, object], key: SigningKey) -> bytes:
+    """Validate a receipt document with the schema the gate uses, and seal it."""
     from pydantic import ValidationError
 
     from .validation import format_validation_error
 
     try:
-        receipt = Receipt.model_validate({
-            "version": 1, "attempt_id": attempt, "diff_algorithm": binding.algorithm,
-            "diff_sha256": binding.sha256,
-            "prompt_sha256": digest.bytes_digest(_read_file(prompt_file, "prompt file")),
-            "model_id": model, "workspace_generation": generation, "verdict": verdict,
-            "reasons": reasons, "issued_at": issued, "expires_at": issued + ttl,
-            "base_commit": binding.base_commit, "new_commit": binding.new_commit,
-            "new_tree": binding.new_tree, "object_format": binding.object_format,
-        })
+        receipt = Receipt.model_validate(doc)
     except ValidationError as exc:
         raise InputError("GATE-INPUT-ARGUMENT", f"receipt: {format_validation_error(exc)}") from None
     data = envelope.encode(sign(key, envelope.PAYLOAD_RECEIPT, canonical_payload(receipt)))
     if len(data) > MAX_DOCUMENT_BYTES:
         raise InputError("GATE-RECEIPT-TOO-LARGE", f"receipt would be {len(data)} bytes")
-    target_dir = out_dir / attempt
-    target_dir.mkdir(parents=True, exist_ok=True)
-    target = target_dir / RECEIPT_FILE
+    return data
+
+
+def write_new(path: Path, data: bytes) -> Path:
+    """Create `path` with `data`; receipts are never overwritten."""
     try:
-        fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
     except FileExistsError:
-        raise InputError("GATE-INPUT-ARGUMENT", f"{target} exists; receipts are never overwritten") from None
+        raise InputError("GATE-INPUT-ARGUMENT", f"{path} exists; receipts are never overwritten") from None
     with os.fdopen(fd, "wb") as fh:
         fh.write(data)
-    return target
+    return path
 
 
 def verify_receipt(

@@ -8,7 +8,6 @@ the objects, the model, generation and prompt digest from the ledger.
 
 from __future__ import annotations
 
-import os
 import subprocess
 import time
 from dataclasses import dataclass
@@ -16,11 +15,11 @@ from pathlib import Path
 
 from . import digest, envelope, ids, ledger, strictjson
 from .errors import GateError, InputError
+from .filereceipts import seal_receipt, write_new
 from .gitrepo import GitRepo
 from .keys import SigningKey
 from .namespaces import ATTEMPTS_PREFIX, RECEIPTS_PREFIX, REVIEW_PREFIX
-from .receipt import DIFF_TREE_DELTA, MAX_LIFETIME_SECONDS, Receipt, canonical_payload
-from .seal import sign
+from .receipt import DIFF_TREE_DELTA, MAX_LIFETIME_SECONDS
 
 RECEIPT_FILE = "receipt.json"
 
@@ -149,32 +148,18 @@ def record_review(repo_path: Path, attempt: str, base_rev: str, head_rev: str, m
     base = repo.resolve(base_rev)
     head = repo.resolve(head_rev)
     now = int(time.time())
-    from pydantic import ValidationError
-
-    from .validation import format_validation_error
-
-    try:
-        receipt = Receipt.model_validate({
-            "version": 1, "attempt_id": attempt, "diff_algorithm": DIFF_TREE_DELTA,
-            "diff_sha256": digest.tree_delta_digest(repo, base, head), "prompt_sha256": state.prompt_sha256,
-            "model_id": state.model_id, "workspace_generation": state.workspace_generation,
-            "verdict": output["verdict"], "reasons": output["reasons"], "issued_at": now, "expires_at": now + ttl,
-            "repository": repository_id or state.repository, "ref": review_ref,
-            "old_commit": old or repo.zero_id, "base_commit": base, "new_commit": head,
-            "new_tree": repo.commit(head).tree_id, "object_format": repo.object_format,
-            "ledger_record": state.model_record,
-        })
-    except ValidationError as exc:
-        raise InputError("GATE-INPUT-ARGUMENT", f"receipt: {format_validation_error(exc)}") from None
-    data = envelope.encode(sign(key, envelope.PAYLOAD_RECEIPT, canonical_payload(receipt)))
+    data = seal_receipt({
+        "version": 1, "attempt_id": attempt, "diff_algorithm": DIFF_TREE_DELTA,
+        "diff_sha256": digest.tree_delta_digest(repo, base, head), "prompt_sha256": state.prompt_sha256,
+        "model_id": state.model_id, "workspace_generation": state.workspace_generation,
+        "verdict": output["verdict"], "reasons": output["reasons"], "issued_at": now, "expires_at": now + ttl,
+        "repository": repository_id or state.repository, "ref": review_ref,
+        "old_commit": old or repo.zero_id, "base_commit": base, "new_commit": head,
+        "new_tree": repo.commit(head).tree_id, "object_format": repo.object_format,
+        "ledger_record": state.model_record,
+    }, key)
     out.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        fd = os.open(out, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-    except FileExistsError:
-        raise InputError("GATE-INPUT-ARGUMENT", f"{out} exists; receipts are never overwritten") from None
-    with os.fdopen(fd, "wb") as fh:
-        fh.write(data)
-    return out
+    return write_new(out, data)
 
 
 def push_review(repo_path: Path, attempt: str, receipt_file: Path, remote: str) -> PushResult:

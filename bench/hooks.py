@@ -26,23 +26,11 @@ import stat
 from collections.abc import Callable
 from pathlib import Path
 
-POLICY = """\
-mode = "enforce"
+from server.demo import POLICY as DEMO_POLICY
 
-[[freeze]]
-name = "governance"
-paths = ["ci/**", "gate.toml", ".pre-commit-config.yaml"]
-authors = ["*@agents.example.com"]
-pushers = ["agent-*"]
-
-[trusted]
-pushers = ["gate-runner"]
-
-[limits]
-# Raised from the default 4 s so that slow pushes are measured rather than cut off;
-# the table says which ones would have passed the default.
-deadline_seconds = 120.0
-"""
+# The demo's policy, with the deadline raised from the default 4 s so that slow pushes are
+# measured rather than cut off (the table says which ones would have passed the default).
+POLICY = DEMO_POLICY + "\n[limits]\ndeadline_seconds = 120.0\n"
 
 REPOSITORY_ID = "bench/repo"
 ZERO = "0" * 40

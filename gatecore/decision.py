@@ -9,7 +9,7 @@ else - including a missing receipt - is a rejection listing every failed check.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, fields
+from dataclasses import dataclass, fields
 
 from . import envelope as env_mod
 from .errors import InputError
@@ -156,6 +156,3 @@ def naive_accept(receipt: dict[str, object], diff_sha256: str) -> bool:
     """The incident's gate, kept only so that selftest can show the difference."""
     return receipt.get("diff_sha256") == diff_sha256 and receipt.get("verdict") == "pass"
 
-
-def expectations_dict(expected: Expectations) -> dict[str, object]:
-    return asdict(expected)

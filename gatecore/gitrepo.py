@@ -394,9 +394,6 @@ class GitRepo:
             ))
 
     # --- writing (trusted side and tests only; never from a hook) --------------
-    def write_blob(self, data: bytes) -> str:
-        return str(self._repo.create_blob(data))
-
     def write_tree(self, files: dict[str, bytes]) -> str:
         """A flat tree of regular files (names without '/')."""
         builder = self._repo.TreeBuilder()
@@ -430,14 +427,6 @@ class GitRepo:
         if commit is None:
             raise GitReadError(f"{rev!r} does not name a commit")
         return commit
-
-    def config_value(self, name: str) -> str | None:
-        try:
-            value = self._repo.config[name]
-        except KeyError:
-            return None
-        return str(value)
-
 
 
     def merge_base(self, a: str, b: str) -> str | None:

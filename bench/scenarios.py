@@ -119,14 +119,15 @@ class Bench:
     def keys(self) -> tuple[Path, Path, Path]:
         """(keyring, attempt key file, receipt key file)."""
         if self._keys is None:
-            from gatecore import keyfiles
+            from gatecore.adapters.files import write_private
+            from gatecore.configschema import generate_key
 
             kdir = self.work / "keys"
             kdir.mkdir(mode=0o700, exist_ok=True)
             entries = []
             for key_id, purpose in (("orchestrator-1", "attempt"), ("runner-1", "receipt")):
-                made = keyfiles.generate("ed25519", key_id, purpose)
-                keyfiles.write_private(kdir / f"{key_id}.key", made.keyfile_text)
+                made = generate_key("ed25519", key_id, purpose)
+                write_private(kdir / f"{key_id}.key", made.keyfile_text)
                 entries.append(made.keyring_entry)
             (self.work / "keyring.toml").write_text("\n".join(entries))
             self._keys = (self.work / "keyring.toml", kdir / "orchestrator-1.key", kdir / "runner-1.key")
@@ -351,10 +352,15 @@ class Bench:
 
     def _review_spec(self, hist: Path) -> PushSpec:
         """A review/runner/<attempt> push with its sealed receipt, the ledger already on the server."""
-        from gatecore import keyfiles, ledger, runner
-        from gatecore.bootstrap import bootstrap
-        from gatecore.gitrepo import GitRepo
-        from gatecore.namespaces import RECEIPTS_PREFIX, REVIEW_PREFIX
+        import time
+
+        from gatecore.adapters.config import load_keyfile
+        from gatecore.adapters.gitrepo import GitRepo
+        from gatecore.ledger import RECEIPT_FILE
+        from gatecore.refs import RECEIPTS_PREFIX, REVIEW_PREFIX
+        from gatecore.trusted.attempts import append_record, record_commit
+        from gatecore.trusted.bootstrap import bootstrap
+        from gatecore.trusted.review import record_review
 
         s = self.sizes
         server_base = self.cache.with_refs(hist, s.few_refs)
@@ -372,26 +378,27 @@ class Bench:
 
         ws = root / "workspace"
         ws.mkdir()
-        boot = bootstrap(ws)
+        now = int(time.time())
+        boot = bootstrap(ws, now)
         prompt = b"Review this change. Reply with JSON: verdict, reasons.\n"
-        akey = keyfiles.load_keyfile(attempt_keyfile)
-        rkey = keyfiles.load_keyfile(receipt_keyfile)
-        _, pushed = runner.append_record(client, boot.attempt_id, akey, "opened", str(server),
-                                         repository=hooks.REPOSITORY_ID, workspace="ws-1",
-                                         workspace_generation=boot.workspace_generation,
-                                         prompt_sha256=hashlib.sha256(prompt).hexdigest())
+        akey = load_keyfile(attempt_keyfile)
+        rkey = load_keyfile(receipt_keyfile)
+        runner_env = {"REMOTE_USER": "gate-runner"}
+        _, pushed = append_record(client, boot.attempt_id, akey, "opened", str(server), now,
+                                  repository=hooks.REPOSITORY_ID, workspace="ws-1",
+                                  workspace_generation=boot.workspace_generation,
+                                  prompt_sha256=hashlib.sha256(prompt).hexdigest(), env=runner_env)
         assert pushed is not None and pushed.ok, pushed
-        _, pushed = runner.append_record(client, boot.attempt_id, akey, "model-selected", str(server),
-                                         model_id="model-b")
+        _, pushed = append_record(client, boot.attempt_id, akey, "model-selected", str(server), now,
+                                  model_id="model-b", env=runner_env)
         assert pushed is not None and pushed.ok, pushed
         verdict = json.dumps({"verdict": "pass", "reasons": ["benchmark change, reviewed"]}).encode()
-        receipt = runner.record_review(client, boot.attempt_id, base, head, verdict, rkey,
-                                       boot.scoring_dir / "receipt.json", None, None, 3600)
+        receipt = record_review(client, boot.attempt_id, base, head, verdict, rkey,
+                                boot.scoring_dir / "receipt.json", None, None, 3600, now)
         repo = GitRepo.at(client)
         receipts_ref = RECEIPTS_PREFIX + boot.attempt_id
-        tree = repo.write_tree({runner.RECEIPT_FILE: receipt.read_bytes()})
-        commit = repo.write_commit(tree, [], f"gate receipt {boot.attempt_id}\n", ledger.LEDGER_NAME,
-                                   ledger.LEDGER_EMAIL)
+        commit = record_commit(repo, RECEIPT_FILE, receipt.read_bytes(), None, f"gate receipt {boot.attempt_id}\n",
+                               now)
         repo.set_ref(receipts_ref, commit, None)
         refspecs = [f"+{head}:{REVIEW_PREFIX}{boot.attempt_id}", f"{receipts_ref}:{receipts_ref}"]
         mb = s.review_bytes / (1 << 20)

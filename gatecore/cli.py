@@ -1,9 +1,10 @@
-"""The `gate` command line: the one module that talks to typer.
+"""The `gate` command line: the one module that talks to typer (the outer layer).
 
-Each command is a thin function that calls into the package and returns an exit code.
-`main` is the single error boundary: a `GateError` prints its code and reason and exits
-with its class's code (1 reject, 2 configuration, 3 internal); anything unexpected
-exits 3. Nothing ever maps an error to 0.
+Each command is a thin function that calls into the package and returns an exit code;
+commands read the clock once and pass `now` down. `main` is the single error boundary: a
+`GateError` prints its code and reason and exits with the status its code's registry
+entry names (1 reject, 2 configuration, 3 internal); anything unexpected exits 3.
+Nothing ever maps an error to 0.
 
 The installed pre-receive hook does not come through here: it runs
 `python -m server.prereceive`, which keeps typer and pydantic off the hook's start-up path.
@@ -14,14 +15,20 @@ from __future__ import annotations
 import functools
 import json
 import sys
+import time
 import traceback
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, TypeVar
+from typing import TYPE_CHECKING, Annotated, TypeVar
 
 import typer
 
 from .errors import GateError
+
+if TYPE_CHECKING:
+    from .adapters.gitcmd import PushResult
+    from .binding import Decision
+    from .ledger import AttemptState
 
 app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, no_args_is_help=True,
                   help="Push-time gate for AI agents: frozen files and bound review receipts.")
@@ -90,20 +97,17 @@ def receipt_write(
                             max=30 * 24 * 3600)] = 86400,
 ) -> int:
     """Seal a review receipt bound to this attempt and write it (never overwrites)."""
-    from .filereceipts import DiffSource, write_receipt
-    from .keyfiles import load_keyfile
+    from .adapters.config import load_keyfile
+    from .trusted.filereceipts import DiffSource, write_receipt
 
     path = write_receipt(out_dir, attempt, model, workspace_gen, prompt_file,
                          DiffSource(diff_file, repo, rev_from, rev_to), verdict, list(reason or []),
-                         load_keyfile(key), ttl)
+                         load_keyfile(key), ttl, int(time.time()))
     _out(str(path))
     return 0
 
 
-def print_decision(decision: object, as_json: bool) -> None:
-    from .decision import Decision
-
-    assert isinstance(decision, Decision)
+def print_decision(decision: Decision, as_json: bool) -> None:
     if as_json:
         _out(json.dumps(decision.as_dict(), sort_keys=True))
         return
@@ -124,11 +128,12 @@ def receipt_verify(
     as_json: Annotated[bool, Opt("--json", help="Print the decision as JSON.")] = False,
 ) -> int:
     """Verify a receipt: exit 0 on accept, 1 on any reject (each failed field printed)."""
-    from .filereceipts import DiffSource, verify_receipt
-    from .keyfiles import load_keyring
+    from .adapters.config import load_keyring
+    from .trusted.filereceipts import DiffSource, verify_receipt
 
     decision = verify_receipt(receipt, attempt, model, workspace_gen, prompt_file,
-                              DiffSource(diff_file, repo, rev_from, rev_to), load_keyring(keyring))
+                              DiffSource(diff_file, repo, rev_from, rev_to), load_keyring(keyring, cached=False),
+                              int(time.time()))
     print_decision(decision, as_json)
     return 0 if decision.accepted else 1
 
@@ -137,10 +142,10 @@ def receipt_verify(
 def digest_cmd(diff_file: DiffFileOpt = None, repo: RepoOpt = None, rev_from: FromOpt = None,
                rev_to: ToOpt = None) -> int:
     """Print the diff digest (and its algorithm) that a receipt would bind."""
-    from .filereceipts import DiffSource, bind_diff
+    from .trusted.filereceipts import DiffSource, bind_diff
 
     b = bind_diff(DiffSource(diff_file, repo, rev_from, rev_to))
-    _out(f"{b.algorithm} {b.sha256}")
+    _out(f"{b.diff_algorithm} {b.diff_sha256}")
     return 0
 
 
@@ -188,20 +193,11 @@ def keys_generate(
     out: Annotated[Path, Opt("--out", help="Private key file to create (mode 0600).")],
 ) -> int:
     """Make a key; write the private half to --out; print the keyring entry (TOML)."""
-    from pydantic import ValidationError
+    from .adapters.files import write_private
+    from .configschema import generate_key
 
-    from .errors import InputError
-    from .keyfiles import generate, write_private
-    from .validation import format_validation_error
-
-    try:
-        made = generate(alg, key_id, purpose)
-    except ValidationError as exc:
-        raise InputError("GATE-INPUT-ARGUMENT", format_validation_error(exc)) from None
-    try:
-        write_private(out, made.keyfile_text)
-    except FileExistsError:
-        raise InputError("GATE-INPUT-ARGUMENT", f"{out} exists; refusing to overwrite a key") from None
+    made = generate_key(alg, key_id, purpose)
+    write_private(out, made.keyfile_text)
     _out(made.keyring_entry)
     return 0
 
@@ -209,9 +205,9 @@ def keys_generate(
 @command(keys_app, "check")
 def keys_check(keyring: Annotated[Path, typer.Argument(help="Keyring file.")]) -> int:
     """Validate a keyring file; print each error with its location."""
-    from .keyfiles import load_keyring
+    from .adapters.config import load_keyring
 
-    ring = load_keyring(keyring)
+    ring = load_keyring(keyring, cached=False)
     for k in ring.values():
         state = "revoked" if k.revoked else "active"
         _out(f"{k.id}: {k.algorithm} {k.purpose} {state}")
@@ -224,9 +220,9 @@ def keys_check(keyring: Annotated[Path, typer.Argument(help="Keyring file.")]) -
 @command(policy_app, "check")
 def policy_check(policy: Annotated[Path, typer.Argument(help="Policy file (TOML).")]) -> int:
     """Validate a policy file; print each error with its location."""
-    from .policyfile import check_messages
+    from .adapters.config import policy_problems
 
-    problems = check_messages(policy)
+    problems = policy_problems(policy)
     for p in problems:
         _err(f"GATE-CONFIG-POLICY: {p}")
     if not problems:
@@ -277,7 +273,7 @@ def server_uninstall(git_dir: Annotated[Path, typer.Argument(help="The repositor
 @command(server_app, "doctor")
 def server_doctor(git_dir: Annotated[Path, typer.Argument(help="The repository.")]) -> int:
     """Check the installation end to end, including a real throwaway probe push."""
-    from server.install import doctor
+    from server.doctor import doctor
 
     lines, ok = doctor(git_dir)
     for line in lines:
@@ -295,9 +291,9 @@ def bootstrap_cmd(
     = ".gate/scoring",
 ) -> int:
     """Before the agent starts: mint a generation, wipe the scoring path, print the exports."""
-    from .bootstrap import bootstrap
+    from .trusted.bootstrap import bootstrap
 
-    _out(bootstrap(workspace, attempt, scoring_path).exports())
+    _out(bootstrap(workspace, time.time(), attempt, scoring_path).exports())
     return 0
 
 
@@ -306,14 +302,10 @@ KeyOpt = Annotated[Path, Opt("--key", help="Signing key file (purpose attempt)."
 RemoteOpt = Annotated[str | None, Opt("--push", help="Remote to sync the ledger with and push it to.")]
 
 
-def _ledger_result(state: object, result: object, exports: str = "") -> int:
-    from .ledger import AttemptState
-    from .runner import PushResult
-
-    assert isinstance(state, AttemptState)
+def _ledger_result(state: AttemptState, result: PushResult | None, exports: str = "") -> int:
     if exports:
         _out(exports)
-    if isinstance(result, PushResult):
+    if result is not None:
         if not result.ok:
             _err(result.output)
             _err("the server refused the ledger update; the local ledger was put back")
@@ -329,19 +321,17 @@ def attempt_open(
     workspace_gen: GenOpt, prompt_file: PromptOpt,
     repository_id: Annotated[str, Opt("--repository-id", help="The server's repository id.")],
     push: RemoteOpt = None,
+    target: Annotated[str | None, Opt("--target", help="The branch reviews go onto (default: the "
+                                                       "server's HEAD branch).")] = None,
 ) -> int:
-    """Record a new attempt: its generation, workspace and prompt digest."""
-    from .digest import bytes_digest
-    from .keyfiles import load_keyfile
-    from .runner import append_record
+    """Record a new attempt: its generation, workspace, prompt digest and target branch."""
+    from .adapters.config import load_keyfile
+    from .trusted.attempts import append_record
+    from .trusted.filereceipts import prompt_digest
 
-    try:
-        prompt = prompt_file.read_bytes()
-    except OSError as exc:
-        raise GateError("GATE-INPUT-ARGUMENT", f"cannot read {prompt_file}: {exc.strerror}") from None
-    state, result = append_record(repo, attempt, load_keyfile(key), "opened", push, repository=repository_id,
-                                  workspace=workspace, workspace_generation=workspace_gen,
-                                  prompt_sha256=bytes_digest(prompt))
+    state, result = append_record(repo, attempt, load_keyfile(key), "opened", push, int(time.time()),
+                                  repository=repository_id, workspace=workspace, workspace_generation=workspace_gen,
+                                  prompt_sha256=prompt_digest(prompt_file), target=target)
     return _ledger_result(state, result)
 
 
@@ -349,10 +339,11 @@ def attempt_open(
 def attempt_select_model(repo: RepoDirOpt, attempt: AttemptOpt, key: KeyOpt, model: ModelOpt,
                          push: RemoteOpt = None) -> int:
     """Record the model selected for the attempt (once; later changes are failovers)."""
-    from .keyfiles import load_keyfile
-    from .runner import append_record
+    from .adapters.config import load_keyfile
+    from .trusted.attempts import append_record
 
-    state, result = append_record(repo, attempt, load_keyfile(key), "model-selected", push, model_id=model)
+    state, result = append_record(repo, attempt, load_keyfile(key), "model-selected", push, int(time.time()),
+                                  model_id=model)
     return _ledger_result(state, result, f"export MODEL_ID={model}")
 
 
@@ -361,10 +352,11 @@ def attempt_failover(repo: RepoDirOpt, attempt: AttemptOpt, key: KeyOpt, model: 
                      reason: Annotated[str | None, Opt("--reason", help="Why the model changed.")] = None,
                      push: RemoteOpt = None) -> int:
     """Record a failover to another model: receipts of the previous model become stale."""
-    from .keyfiles import load_keyfile
-    from .runner import append_record
+    from .adapters.config import load_keyfile
+    from .trusted.attempts import append_record
 
-    state, result = append_record(repo, attempt, load_keyfile(key), "failover", push, model_id=model, note=reason)
+    state, result = append_record(repo, attempt, load_keyfile(key), "failover", push, int(time.time()),
+                                  model_id=model, note=reason)
     return _ledger_result(state, result, f"export MODEL_ID={model}")
 
 
@@ -373,10 +365,10 @@ def attempt_close(repo: RepoDirOpt, attempt: AttemptOpt, key: KeyOpt,
                   reason: Annotated[str | None, Opt("--reason", help="Why the attempt ended.")] = None,
                   push: RemoteOpt = None) -> int:
     """Close the attempt: no receipt is accepted for it afterwards."""
-    from .keyfiles import load_keyfile
-    from .runner import append_record
+    from .adapters.config import load_keyfile
+    from .trusted.attempts import append_record
 
-    state, result = append_record(repo, attempt, load_keyfile(key), "closed", push, note=reason)
+    state, result = append_record(repo, attempt, load_keyfile(key), "closed", push, int(time.time()), note=reason)
     return _ledger_result(state, result)
 
 
@@ -388,19 +380,19 @@ def attempt_show(
 ) -> int:
     """Print what the ledger has on record for an attempt."""
     import dataclasses
-    import time
 
-    from .gitrepo import GitRepo
-    from .keyfiles import load_keyring
+    from .adapters.config import load_keyring
+    from .adapters.gitrepo import GitRepo
     from .ledger import read_state
-    from .namespaces import ATTEMPTS_PREFIX
+    from .objects import Objects
+    from .refs import ATTEMPTS_PREFIX
 
     r = GitRepo.at(repo)
     tip = r.ref_target(ATTEMPTS_PREFIX + attempt)
     if tip is None:
-        _err(f"GATE-LEDGER-MISSING: no {ATTEMPTS_PREFIX}{attempt} in {repo}")
-        return 1
-    state = read_state(r, tip, None if keyring is None else load_keyring(keyring), int(time.time()), attempt)
+        raise GateError("GATE-LEDGER-MISSING", f"no {ATTEMPTS_PREFIX}{attempt} in {repo}")
+    ring = None if keyring is None else load_keyring(keyring, cached=False)
+    state = read_state(Objects(r), tip, ring, int(time.time()), attempt)
     if as_json:
         _out(json.dumps(dataclasses.asdict(state), sort_keys=True))
     else:
@@ -412,7 +404,6 @@ def attempt_show(
 @command(review_app, "record")
 def review_record(
     repo: RepoDirOpt, attempt: AttemptOpt,
-    base: Annotated[str, Opt("--base", help="Base revision of the reviewed change.")],
     head: Annotated[str, Opt("--head", help="The reviewed revision.")],
     model_output: Annotated[Path, Opt("--model-output", help="The model's JSON output (verdict, reasons).")],
     key: Annotated[Path, Opt("--key", help="Signing key file (purpose receipt).")],
@@ -421,28 +412,27 @@ def review_record(
     = None,
     push: Annotated[bool, Opt("--push", help="Push the review ref and receipt to --remote at once.")] = False,
     ttl: Annotated[int, Opt("--ttl", help="Seconds the receipt stays valid.")] = 86400,
+    base: Annotated[str | None, Opt("--base", help="Base revision of the reviewed change (default: the merge "
+                                                   "base with the attempt's target branch on --remote).")] = None,
 ) -> int:
-    """The runner: seal a receipt for --base..--head from the ledger and the model's verdict."""
-    from .keyfiles import load_keyfile
-    from .runner import push_review, record_review
+    """The runner: seal a receipt for the change from its server-side base to --head."""
+    from .adapters.config import load_keyfile
+    from .adapters.files import read_capped
+    from .strictjson import MAX_DOCUMENT_BYTES
+    from .trusted.review import push_review, record_review
 
-    try:
-        output = model_output.read_bytes()
-    except OSError as exc:
-        raise GateError("GATE-INPUT-ARGUMENT", f"cannot read {model_output}: {exc.strerror}") from None
-    path = record_review(repo, attempt, base, head, output, load_keyfile(key), out, remote, None, ttl)
+    if push and remote is None:
+        raise GateError("GATE-INPUT-ARGUMENT", "--push needs --remote")
+    output = read_capped(model_output, "GATE-INPUT-ARGUMENT", "model output", MAX_DOCUMENT_BYTES)
+    now = int(time.time())
+    path = record_review(repo, attempt, base, head, output, load_keyfile(key), out, remote, None, ttl, now)
     _err(f"wrote {path}")
-    if push:
-        if remote is None:
-            raise GateError("GATE-INPUT-ARGUMENT", "--push needs --remote")
-        return _pushed(push_review(repo, attempt, path, remote))
+    if push and remote is not None:
+        return _pushed(push_review(repo, attempt, path, remote, now))
     return 0
 
 
-def _pushed(result: object) -> int:
-    from .runner import PushResult
-
-    assert isinstance(result, PushResult)
+def _pushed(result: PushResult) -> int:
     if result.ok:
         _err("review pushed")
         return 0
@@ -457,9 +447,9 @@ def review_push(
     remote: Annotated[str, Opt("--remote", help="The server remote.")],
 ) -> int:
     """Push a receipt with its review ref (refs/heads/review/runner/ID) in one atomic push."""
-    from .runner import push_review
+    from .trusted.review import push_review
 
-    return _pushed(push_review(repo, attempt, receipt, remote))
+    return _pushed(push_review(repo, attempt, receipt, remote, int(time.time())))
 
 
 @command(app, "demo")

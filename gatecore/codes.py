@@ -19,6 +19,7 @@ class Code:
     area: str
     reason: str
     hint: str
+    exit: int  # the exit class: 1 rejects the input, 2 configuration, 3 internal
 
 
 AREAS: dict[str, str] = {
@@ -39,9 +40,17 @@ AREAS: dict[str, str] = {
 }
 
 
-def _c(code: str, reason: str, hint: str) -> Code:
+#: Exit classes (the README's contract): what a caller can do about the error.
+REJECT, CONFIG, INTERNAL = 1, 2, 3
+EXIT_CLASSES = {REJECT: "reject", CONFIG: "configuration", INTERNAL: "internal"}
+
+#: The exit class of each area; a code of another class says so itself.
+_AREA_EXIT = {"CONFIG": CONFIG, "HOOK": INTERNAL, "AUDIT": INTERNAL}
+
+
+def _c(code: str, reason: str, hint: str, exit: int | None = None) -> Code:
     area = code.split("-")[1]
-    return Code(code=code, area=area, reason=reason, hint=hint)
+    return Code(code=code, area=area, reason=reason, hint=hint, exit=exit or _AREA_EXIT.get(area, REJECT))
 
 
 _ALL: tuple[Code, ...] = (
@@ -100,8 +109,9 @@ _ALL: tuple[Code, ...] = (
        "the receipt was issued for another ref"),
     _c("GATE-BIND-OLD-COMMIT", "old_commit differs from the ref's current value",
        "the ref moved since the receipt was issued; a receipt is good for one transition"),
-    _c("GATE-BIND-BASE-COMMIT", "base_commit differs, is missing, or is not an ancestor of new_commit",
-       "the diff must be taken from an ancestor of the reviewed commit"),
+    _c("GATE-BIND-BASE-COMMIT", "base_commit is missing, not an ancestor of new_commit, or does not cover "
+                                "everything the review brings onto its target branch on the server",
+       "review the change from its merge base with the target branch as the server has it"),
     _c("GATE-BIND-NEW-COMMIT", "new_commit differs from the commit being pushed",
        "the receipt was issued for another commit"),
     _c("GATE-BIND-NEW-TREE", "new_tree differs from the tree of the commit being pushed",
@@ -127,6 +137,10 @@ _ALL: tuple[Code, ...] = (
        "use a plain ref name under refs/ (see git check-ref-format)"),
     _c("GATE-REF-TARGET", "the ref would point at an object that is not allowed there",
        "branches and review refs must point at commits"),
+    _c("GATE-REF-STALE", "the push states an old value for a reserved ref that is not the ref's value on the server",
+       "fetch the ref from the server and build the update on its current value"),
+    _c("GATE-REF-REPLACE", "replacement refs (refs/replace/*) are written by trusted pushers only",
+       "git serves a replaced object in place of the original; ask a maintainer (policy refs.replace)"),
     _c("GATE-REF-RESERVED", "this ref namespace is reserved for the trusted side",
        "refs under refs/gate/ and refs/heads/review/runner/ are written by the runner only"),
     # --- ledger ----------------------------------------------------------------
@@ -155,6 +169,8 @@ _ALL: tuple[Code, ...] = (
     # --- review refs -----------------------------------------------------------
     _c("GATE-REVIEW-PUSHER", "the pusher may not update review refs",
        "review refs are pushed by the trusted runner together with their receipt"),
+    _c("GATE-REVIEW-SAME-PUSH", "the push updates an attempt's ledger and its review ref together",
+       "push the ledger record first; a review is judged against the ledger the server already holds"),
     _c("GATE-REVIEW-RECEIPT-REF", "a receipt ref was pushed without its review ref, or malformed",
        "push refs/gate/receipts/<id> and refs/heads/review/runner/<id> in one atomic push"),
     # --- configuration ---------------------------------------------------------
@@ -173,24 +189,29 @@ _ALL: tuple[Code, ...] = (
        "push fewer refs at once"),
     _c("GATE-INPUT-PUSHER", "the pusher's identity could not be read from the platform",
        "the hook must run under the platform that sets the pusher variable (see docs/servers.md)"),
-    _c("GATE-INPUT-ARGUMENT", "a command-line value is invalid",
-       "see the command's --help"),
+    _c("GATE-INPUT-ARGUMENT", "a command-line value is invalid, or a file it names cannot be read as one",
+       "see the command's --help; files are read only if they are regular files under the size cap"),
+    _c("GATE-INPUT-PATH", "a path is not the plain file or directory it must be (a symlink, a file, a FIFO)",
+       "the trusted side never follows a symlink out of the workspace and never overwrites; fix the path"),
     # --- git -------------------------------------------------------------------
-    _c("GATE-GIT-UNREADABLE", "a pushed or referenced object cannot be read",
-       "the hook cannot see the pushed objects; run gate server doctor"),
-    _c("GATE-GIT-MALFORMED", "a pushed object is malformed, e.g. a tree with two entries of one name",
-       "git fsck rejects such objects; rewrite the history without them"),
+    _c("GATE-GIT-UNREADABLE", "a pushed or referenced object is absent, or the repository cannot be read",
+       "the hook cannot see the pushed objects; run gate server doctor", INTERNAL),
+    _c("GATE-GIT-MALFORMED", "an object is present but not what git itself reads the same way, e.g. a commit "
+                             "with two authors or a tree with two entries of one name",
+       "git fsck names such objects; rewrite the history without them"),
+    _c("GATE-GIT-MODE", "a tree entry has a mode that is not one of git's five canonical modes",
+       "write files with git itself (modes 100644, 100755, 120000, 160000, 40000); see objects.noncanonical_modes"),
     _c("GATE-GIT-OBJECT-FORMAT", "the repository's object format is not supported",
-       "SHA-256 repositories are refused until the gate supports them"),
+       "SHA-256 repositories are refused until the gate supports them", CONFIG),
     _c("GATE-GIT-REPOSITORY", "the repository cannot be opened",
-       "check GIT_DIR and the repository's permissions"),
+       "check GIT_DIR and the repository's permissions", CONFIG),
     # --- hook ------------------------------------------------------------------
     _c("GATE-HOOK-DEADLINE", "the gate ran past its deadline and rejected the push",
        "push fewer commits at once, or raise limits.deadline_seconds"),
     _c("GATE-HOOK-INTERNAL", "the gate hit an internal error and rejected the push",
        "report the message to the server admin; the push was not accepted"),
     _c("GATE-HOOK-CHAINED", "a chained pre-receive hook rejected the push",
-       "see the chained hook's own message above"),
+       "see the chained hook's own message above", REJECT),
     # --- audit -----------------------------------------------------------------
     _c("GATE-AUDIT-WRITE", "the audit log could not be written, so the push was rejected",
        "the admin must fix the audit log path (permissions, disk space)"),
@@ -205,14 +226,16 @@ if len(CODES) != len(_ALL):  # pragma: no cover - guards the table itself
     raise RuntimeError("duplicate code in gatecore.codes")
 
 
-def get(code: str) -> Code:
-    """Look a code up; unknown codes raise KeyError."""
-    return CODES[code]
+def exit_code(code: str) -> int:
+    """The exit status a code ends a command with; an unregistered code is an internal error."""
+    c = CODES.get(code)
+    return INTERNAL if c is None else c.exit
 
 
 def explain(code: str) -> str:
     c = CODES[code.strip().upper()]
-    return f"{c.code}\n  area:   {AREAS[c.area]}\n  reason: {c.reason}\n  hint:   {c.hint}\n"
+    return (f"{c.code}\n  area:   {AREAS[c.area]}\n  reason: {c.reason}\n  hint:   {c.hint}\n"
+            f"  exit:   {c.exit} ({EXIT_CLASSES[c.exit]})\n")
 
 
 def markdown_table() -> str:
@@ -223,13 +246,15 @@ def markdown_table() -> str:
         "Every rejection the gate prints carries one of these stable codes.",
         "`gate explain CODE` prints the same reason and hint. This file is generated from",
         "`gatecore/codes.py` (`gate explain --markdown > docs/codes.md`); a test keeps them equal.",
+        "The exit column is the status a `gate` command or hook ends with for that code:",
+        "1 the input is rejected, 2 configuration error, 3 internal error (any non-zero status rejects a push).",
         "",
     ]
     for area, title in AREAS.items():
         rows = [c for c in _ALL if c.area == area]
         if not rows:
             continue
-        lines += [f"## {area}: {title}", "", "| code | reason | hint |", "|---|---|---|"]
-        lines += [f"| `{c.code}` | {c.reason} | {c.hint} |" for c in rows]
+        lines += [f"## {area}: {title}", "", "| code | exit | reason | hint |", "|---|---|---|---|"]
+        lines += [f"| `{c.code}` | {c.exit} | {c.reason} | {c.hint} |" for c in rows]
         lines.append("")
     return "\n".join(lines)

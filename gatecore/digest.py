@@ -28,7 +28,10 @@ import struct
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from .gitrepo import MODE_GITLINK, GitRepo
+from .errors import GateError
+from .gitmodel import CANONICAL_MODES, MODE_GITLINK
+from .objects import Objects
+from .treediff import TreeDiff
 
 TREE_DELTA_MAGIC = b"gate-tree-delta-v1\n"
 
@@ -72,23 +75,31 @@ def digest_records(object_format: str, records: Iterable[DeltaRecord]) -> str:
     return hashlib.sha256(encode_records(object_format, records)).hexdigest()
 
 
-def delta_records(repo: GitRepo, old_tree: str | None, new_tree: str | None) -> list[DeltaRecord]:
-    """The records of old_tree -> new_tree (None is the empty tree); each blob read once."""
+def delta_records(objects: Objects, old_tree: str | None, new_tree: str | None) -> list[DeltaRecord]:
+    """The records of old_tree -> new_tree (None is the empty tree); each blob read once.
+
+    A record with a mode that is not one of git's five canonical modes raises
+    GATE-GIT-MODE: git would show such an entry under another mode than the tree holds.
+    """
+    reader = objects.reader
 
     def content(mode: int, oid: str) -> str:
-        return "" if mode in (0, MODE_GITLINK) else repo.blob_sha256(oid)
+        return "" if mode in (0, MODE_GITLINK) else reader.blob_sha256(oid)
 
-    return [
-        DeltaRecord(c.path, c.old_mode, c.new_mode, c.old_id, c.new_id,
-                    content(c.old_mode, c.old_id), content(c.new_mode, c.new_id))
-        for c in repo.tree_changes(old_tree, new_tree)
-    ]
+    records = []
+    for c in TreeDiff(objects).changes(old_tree, new_tree):
+        for mode in (c.old_mode, c.new_mode):
+            if mode and mode not in CANONICAL_MODES:
+                raise GateError("GATE-GIT-MODE", f"{c.path!r} has mode {mode:o}, not one of git's canonical modes")
+        records.append(DeltaRecord(c.path, c.old_mode, c.new_mode, c.old_id, c.new_id,
+                                   content(c.old_mode, c.old_id), content(c.new_mode, c.new_id)))
+    return records
 
 
-def tree_delta_digest(repo: GitRepo, base_commit: str, new_commit: str) -> str:
-    base = repo.commit(base_commit).tree_id
-    new = repo.commit(new_commit).tree_id
-    return digest_records(repo.object_format, delta_records(repo, base, new))
+def tree_delta_digest(objects: Objects, base_commit: str, new_commit: str) -> str:
+    base = objects.commit(base_commit).tree_id
+    new = objects.commit(new_commit).tree_id
+    return digest_records(objects.reader.object_format, delta_records(objects, base, new))
 
 
 def bytes_digest(data: bytes) -> str:

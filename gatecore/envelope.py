@@ -17,7 +17,7 @@ import json
 from dataclasses import dataclass
 
 from . import strictjson
-from .errors import InputError
+from .errors import GateError
 
 PAYLOAD_RECEIPT = "application/vnd.gate.receipt.v1+json"
 PAYLOAD_ATTEMPT = "application/vnd.gate.attempt.v1+json"
@@ -44,14 +44,24 @@ def pae(payload_type: str, payload: bytes) -> bytes:
 
 
 def b64decode_strict(text: str, what: str) -> bytes:
-    """Standard base64 with padding; rejects anything that would not re-encode identically."""
+    """Standard base64 with padding; ValueError for anything that would not re-encode identically.
+
+    The one strict base64 of the package: envelopes, keyrings and key files use it.
+    """
     try:
         raw = base64.b64decode(text.encode("ascii"), validate=True)
     except (binascii.Error, UnicodeEncodeError, ValueError):
-        raise InputError("GATE-SEAL-MALFORMED", f"{what} is not strict base64") from None
+        raise ValueError(f"{what} is not strict base64") from None
     if base64.b64encode(raw).decode("ascii") != text:
-        raise InputError("GATE-SEAL-MALFORMED", f"{what} is not canonical base64")
+        raise ValueError(f"{what} is not canonical base64")
     return raw
+
+
+def _b64(text: str, what: str) -> bytes:
+    try:
+        return b64decode_strict(text, what)
+    except ValueError as exc:
+        raise GateError("GATE-SEAL-MALFORMED", str(exc)) from None
 
 
 def b64encode(raw: bytes) -> str:
@@ -59,30 +69,30 @@ def b64encode(raw: bytes) -> str:
 
 
 def parse(data: bytes) -> Envelope:
-    """Parse an envelope strictly. Raises InputError with a GATE-SEAL-* or GATE-RECEIPT-* code."""
+    """Parse an envelope strictly. Raises GateError with a GATE-SEAL-* or GATE-RECEIPT-* code."""
     doc = strictjson.loads(data, code="GATE-SEAL-MALFORMED")
     if not isinstance(doc, dict):
-        raise InputError("GATE-SEAL-MALFORMED", "envelope is not a JSON object")
+        raise GateError("GATE-SEAL-MALFORMED", "envelope is not a JSON object")
     if set(doc) != _ENVELOPE_KEYS:
         extra = sorted(set(doc) - _ENVELOPE_KEYS)
         missing = sorted(_ENVELOPE_KEYS - set(doc))
-        raise InputError("GATE-SEAL-MALFORMED", f"envelope members: unknown {extra}, missing {missing}")
+        raise GateError("GATE-SEAL-MALFORMED", f"envelope members: unknown {extra}, missing {missing}")
     ptype, payload, sigs = doc["payloadType"], doc["payload"], doc["signatures"]
     if not isinstance(ptype, str) or not isinstance(payload, str):
-        raise InputError("GATE-SEAL-MALFORMED", "payloadType and payload must be strings")
+        raise GateError("GATE-SEAL-MALFORMED", "payloadType and payload must be strings")
     if not isinstance(sigs, list) or len(sigs) != 1:
-        raise InputError("GATE-SEAL-MALFORMED", "envelope must carry exactly one signature")
+        raise GateError("GATE-SEAL-MALFORMED", "envelope must carry exactly one signature")
     sig = sigs[0]
     if not isinstance(sig, dict) or set(sig) != _SIGNATURE_KEYS:
-        raise InputError("GATE-SEAL-MALFORMED", "signature members must be exactly keyid and sig")
+        raise GateError("GATE-SEAL-MALFORMED", "signature members must be exactly keyid and sig")
     keyid, sigtext = sig["keyid"], sig["sig"]
     if not isinstance(keyid, str) or not isinstance(sigtext, str) or not keyid:
-        raise InputError("GATE-SEAL-MALFORMED", "keyid and sig must be non-empty strings")
+        raise GateError("GATE-SEAL-MALFORMED", "keyid and sig must be non-empty strings")
     return Envelope(
         payload_type=ptype,
-        payload=b64decode_strict(payload, "payload"),
+        payload=_b64(payload, "payload"),
         keyid=keyid,
-        sig=b64decode_strict(sigtext, "sig"),
+        sig=_b64(sigtext, "sig"),
     )
 
 

@@ -1,8 +1,10 @@
-"""Exceptions that carry a stable code from `gatecore.codes`.
+"""The one exception the gate raises: a stable code from `gatecore.codes` and a one-line reason.
 
-Entry points catch `GateError` at their single error boundary and map it to an exit
-code: 1 for a rejection of the input, 2 for configuration, 3 for internal failures.
-Nothing else in the package catches broadly.
+Entry points catch `GateError` at their single error boundary and exit with the status
+the code's registry entry names (`codes.exit_code`): 1 when the input is rejected, 2 for
+configuration, 3 for internal failures. The status belongs to the code, never to the
+place that raised it, so one code always exits the same way. Nothing else in the
+package catches broadly.
 """
 
 from __future__ import annotations
@@ -11,37 +13,23 @@ from __future__ import annotations
 class GateError(Exception):
     """An error with a stable code and a one-line reason."""
 
-    exit_code = 3
-
     def __init__(self, code: str, detail: str) -> None:
         super().__init__(f"{code}: {detail}")
         self.code = code
         self.detail = detail
 
+    @property
+    def exit_code(self) -> int:
+        from .codes import exit_code
 
-class InputError(GateError):
-    """Bad input from the subject of the check (a push, a receipt, an argument)."""
-
-    exit_code = 1
-
-
-class ConfigError(GateError):
-    """Missing or invalid server-side configuration (policy, keyring, installation)."""
-
-    exit_code = 2
+        return exit_code(self.code)
 
 
-class GitReadError(GateError):
-    """The repository or one of its objects could not be read."""
-
-    exit_code = 3
-
-    def __init__(self, detail: str, code: str = "GATE-GIT-UNREADABLE") -> None:
-        super().__init__(code, detail)
+def unreadable(detail: str) -> GateError:
+    """An object that is absent, or a repository that cannot be read (exit 3)."""
+    return GateError("GATE-GIT-UNREADABLE", detail)
 
 
-class DeadlineExceeded(GateError):
-    exit_code = 3
-
-    def __init__(self, detail: str) -> None:
-        super().__init__("GATE-HOOK-DEADLINE", detail)
+def malformed(detail: str) -> GateError:
+    """An object that is present but not what git itself would read the same way (exit 1)."""
+    return GateError("GATE-GIT-MALFORMED", detail)

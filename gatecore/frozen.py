@@ -1,9 +1,12 @@
 """Frozen files: which commits a restricted identity wrote, and which frozen paths they wrote.
 
 A commit is looked at only if some rule restricts it (by author, committer or pusher),
-before any tree is read. Its trees are then compared with its parents' only below
-directories where a frozen pattern could match, and identical subtrees are skipped by
-id. For a merge, a path counts as written when it differs from every parent.
+before any tree is read. Its trees are then compared with its parents' (below directories
+where a frozen pattern could match, unless the policy refuses non-canonical modes in the
+whole change), identical subtrees skipped by id. For a merge, a path counts as written
+when it differs from every parent. A tree-entry mode that is not one of git's canonical
+modes, in a change the gate examines, is refused (`GATE-GIT-MODE`): git reads such an
+entry as another kind than other tools do.
 """
 
 from __future__ import annotations
@@ -11,20 +14,12 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from .failure import Violation
-from .gitrepo import MODE_GITLINK, MODE_LINK, MODE_TREE, Change, CommitInfo, DescendFilter, GitRepo
+from .findings import Violation
+from .gitmodel import CANONICAL_MODES, MODE_GITLINK, DescendFilter, canon_mode, kind_of
+from .objects import Commit, Objects
 from .policy import FreezeRule, normalize_path
-from .refupdates import display
-
-
-def _kind_of(mode: int) -> str:
-    if mode == MODE_LINK:
-        return "symlink"
-    if mode == MODE_GITLINK:
-        return "submodule"
-    if mode == MODE_TREE:
-        return "directory"
-    return "file"
+from .refs import display
+from .treediff import Change, TreeDiff
 
 
 def change_kind(old_mode: int, new_mode: int) -> str:
@@ -33,9 +28,9 @@ def change_kind(old_mode: int, new_mode: int) -> str:
         return "add"
     if new_mode == 0:
         return "delete"
-    if _kind_of(old_mode) != _kind_of(new_mode):
+    if kind_of(old_mode) != kind_of(new_mode):
         return "type"
-    if old_mode == MODE_GITLINK:
+    if canon_mode(old_mode) == MODE_GITLINK:
         return "submodule"
     if old_mode != new_mode:
         return "mode"
@@ -46,35 +41,57 @@ def _norm(path: bytes) -> str:
     return normalize_path(path.decode("utf-8", "surrogateescape"))
 
 
+def noncanonical(change: Change) -> int | None:
+    """The first non-canonical raw mode of a change, or None."""
+    for mode in (change.old_mode, change.new_mode):
+        if mode and mode not in CANONICAL_MODES:
+            return mode
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class FrozenChange:
+    """A change at a frozen path, with the rules that freeze it."""
+
+    change: Change
+    rules: tuple[FreezeRule, ...]
+
+    @property
+    def kind(self) -> str:
+        return change_kind(self.change.old_mode, self.change.new_mode)
+
+
 @dataclass(frozen=True, slots=True)
 class Written:
+    """A frozen path a commit wrote: how, and under which rules."""
+
     path: bytes
     kind: str
     rules: tuple[FreezeRule, ...]
 
 
-class FrozenChecker:
-    """Finds frozen paths written by commits, with per-process caches of what it read."""
+@dataclass(frozen=True, slots=True)
+class BadMode:
+    """A non-canonical mode in a change a commit made."""
 
-    def __init__(self, repo: GitRepo) -> None:
-        self.repo = repo
-        self._info: dict[str, CommitInfo] = {}
+    path: bytes
+    mode: int
+
+
+class FrozenChecker:
+    """Finds frozen paths written by commits, over one object store and its caches."""
+
+    def __init__(self, objects: Objects, whole_change: bool = True) -> None:
+        """`whole_change`: look for non-canonical modes in the whole change of each examined
+        commit (policy objects.noncanonical_modes = "refuse"), not only at frozen paths."""
+        self.objects = objects
+        self.diff = TreeDiff(objects)
+        self.whole_change = whole_change
         self._descenders: dict[tuple[int, ...], DescendFilter] = {}
 
-    def remember(self, infos: Iterable[CommitInfo]) -> None:
-        """Commits already read (with the walk that found them): not read again."""
-        for i in infos:
-            self._info.setdefault(i.id, i)
-
-    def info(self, commit: str) -> CommitInfo:
-        got = self._info.get(commit)
-        if got is None:
-            got = self._info[commit] = self.repo.commit(commit)
-        return got
-
     def _descender(self, rules: Sequence[FreezeRule]) -> DescendFilter:
-        """One memoised filter per set of rules (paths repeat from commit to commit; and
-        GitRepo caches the entries it keeps per tree, filter and directory)."""
+        """One memoised filter per set of rules (paths repeat from commit to commit, and the
+        tree comparison caches the entries it keeps per tree, filter and directory)."""
         key = tuple(r.index for r in rules)
         got = self._descenders.get(key)
         if got is None:
@@ -90,20 +107,28 @@ class FrozenChecker:
             got = self._descenders[key] = descend
         return got
 
-    def frozen_changes(self, old_tree: str | None, new_tree: str | None,
-                       rules: Sequence[FreezeRule]) -> list[tuple[Change, tuple[FreezeRule, ...]]]:
-        """Changes between two trees at paths some rule freezes, each with the rules that freeze it."""
-        descend = self._descender(rules)
-
-        out = []
-        for c in self.repo.tree_changes(old_tree, new_tree, descend):
+    def frozen_changes(self, old_tree: str | None, new_tree: str | None, rules: Sequence[FreezeRule],
+                       bad: list[BadMode] | None = None) -> dict[bytes, FrozenChange]:
+        """Changes between two trees at paths some rule freezes, by path. With `bad`, every
+        non-canonical mode in the examined change is appended to it."""
+        whole = bad is not None and self.whole_change
+        out: dict[bytes, FrozenChange] = {}
+        for c in self.diff.changes(old_tree, new_tree, None if whole else self._descender(rules)):
             norm = _norm(c.path)
             hits = tuple(r for r in rules if r.matches_path(norm))
+            if bad is not None and (hits or whole):
+                mode = noncanonical(c)
+                if mode is not None:
+                    bad.append(BadMode(c.path, mode))
             if hits:
-                out.append((c, hits))
+                out[c.path] = FrozenChange(c, hits)
         return out
 
-    def written(self, info: CommitInfo, rules: Sequence[FreezeRule]) -> list[Written]:
+    def tree_of(self, commit: str | None) -> str | None:
+        return None if commit is None else self.objects.tree_id(commit)
+
+    def written(self, commit: Commit, rules: Sequence[FreezeRule],
+                bad: list[BadMode] | None = None) -> list[Written]:
         """Frozen paths this commit wrote.
 
         One parent (or none): every frozen path that differs from it (from nothing).
@@ -112,70 +137,75 @@ class FrozenChecker:
         since their merge base (taking a stale side is a revert, e.g. `merge -s ours`).
         An octopus merge: every frozen path that differs from any parent (fail closed).
         """
-        parents: tuple[str | None, ...] = info.parent_ids or (None,)
-        per_parent = []
-        for parent in parents:
-            parent_tree = None if parent is None else self.info(parent).tree_id
-            if parent_tree == info.tree_id and len(parents) == 1:
-                return []  # identical to its parent: wrote nothing
-            per_parent.append({c.path: (c, hits) for c, hits in self.frozen_changes(parent_tree, info.tree_id, rules)})
+        parents: tuple[str | None, ...] = commit.parent_ids or (None,)
+        if len(parents) == 1 and self.tree_of(parents[0]) == commit.tree_id:
+            return []  # identical to its parent: wrote nothing
+        per_parent = [self.frozen_changes(self.tree_of(p), commit.tree_id, rules, bad) for p in parents]
         if len(per_parent) == 1:
-            picked = {p: (v, change_kind(v[0].old_mode, v[0].new_mode)) for p, v in per_parent[0].items()}
-        elif len(per_parent) == 2:
-            ours, theirs = per_parent
-            picked = {p: (v, change_kind(v[0].old_mode, v[0].new_mode)) for p, v in ours.items() if p in theirs}
-            for kept_side, (dropped, other) in ((0, (theirs, ours)), (1, (ours, theirs))):
-                stale = {p: v for p, v in dropped.items() if p not in other}  # equal to the kept side
-                if stale:
-                    changed = self._changed_since_base(parents[0], parents[1], 1 - kept_side, rules)
-                    picked.update({p: (v, "revert (merge keeps a stale side)") for p, v in stale.items()
-                                   if p in changed})
-        else:
-            picked = {}
+            return [Written(p, f.kind, f.rules) for p, f in per_parent[0].items()]
+        if len(per_parent) > 2:
+            picked: dict[bytes, Written] = {}
             for changes in per_parent:
-                for p, v in changes.items():
-                    picked.setdefault(p, (v, change_kind(v[0].old_mode, v[0].new_mode)))
-        return [Written(c.path, kind, hits) for (c, hits), kind in picked.values()]
+                for p, f in changes.items():
+                    picked.setdefault(p, Written(p, f.kind, f.rules))
+            return list(picked.values())
+        ours, theirs = per_parent
+        out = {p: Written(p, f.kind, f.rules) for p, f in ours.items() if p in theirs}
+        first, second = parents
+        assert first is not None and second is not None
+        base: list[str | None] = []  # the merge base, found once if needed
+        for kept, dropped, other_tip in ((ours, theirs, second), (theirs, ours, first)):
+            # Paths equal to the kept side's parent but not to the other: the merge took the
+            # kept side. That is a revert if the other side changed the path since the base.
+            stale = {p: f for p, f in dropped.items() if p not in kept}
+            if stale:
+                base = base or [self.objects.reader.merge_base(first, second)]
+                changed = self.frozen_changes(self.tree_of(base[0]), self.tree_of(other_tip), rules)
+                out.update({p: Written(p, "revert (merge keeps a stale side)", f.rules)
+                            for p, f in stale.items() if p in changed})
+        return list(out.values())
 
-    def _changed_since_base(self, a: str | None, b: str | None, side: int, rules: Sequence[FreezeRule]) -> set[bytes]:
-        """Frozen paths that parent `side` (0: a, 1: b) changed since the merge base of a and b."""
-        assert a is not None and b is not None
-        base = self.repo.merge_base(a, b)
-        base_tree = None if base is None else self.info(base).tree_id
-        tip_tree = self.info(a if side == 0 else b).tree_id
-        return {c.path for c, _ in self.frozen_changes(base_tree, tip_tree, rules)}
 
-
-def info_violations(checker: FrozenChecker, info: CommitInfo, rules: Sequence[FreezeRule], ref: str,
-                    pusher: str | None, commit_label: str | None = None) -> list[Violation]:
-    """The frozen paths one commit (or a commit-to-be, in the client's commit hook) writes."""
+def commit_violations(checker: FrozenChecker, commit: Commit, rules: Sequence[FreezeRule], ref: str,
+                      pusher: str | None, label: str | None = None) -> list[Violation]:
+    """The frozen paths one commit (or a commit-to-be, in the client's commit hook) writes,
+    and the non-canonical modes in what the gate examined of it."""
+    author, committer = commit.identities()
     by_rule = {}
     for r in rules:
-        who = r.restricted_identity(info.author_email, info.committer_email, pusher)
+        who = r.restricted_identity(author.email, committer.email, pusher)
         if who is not None:
             by_rule[r.index] = who
     if not by_rule:
         return []
     applicable = [r for r in rules if r.index in by_rule]
-    return [
-        Violation(code="GATE-FROZEN-PATH", ref=ref, commit=commit_label or info.id, identity=by_rule[r.index],
-                  path=display(w.path), rule=r.label, detail=f"{w.kind} of a frozen path")
-        for w in checker.written(info, applicable) for r in w.rules
-    ]
+    bad: list[BadMode] = []
+    written = checker.written(commit, applicable, bad)
+    shown = label or commit.id
+    who_first = by_rule[applicable[0].index]
+    out = [Violation(code="GATE-GIT-MODE", ref=ref, commit=shown, identity=who_first, path=display(b.path),
+                     detail=f"mode {b.mode:o} is not one of git's canonical modes (git reads it as "
+                            f"{canon_mode(b.mode):o})")
+           for b in {b.path: b for b in bad}.values()]
+    out += [Violation(code="GATE-FROZEN-PATH", ref=ref, commit=shown, identity=by_rule[r.index],
+                      path=display(w.path), rule=r.label, detail=f"{w.kind} of a frozen path")
+            for w in written for r in w.rules]
+    return out
 
 
-def commit_violations(checker: FrozenChecker, commits: Iterable[str], rules: Sequence[FreezeRule],
-                      ref: str, pusher: str | None) -> list[Violation]:
+def walk_violations(checker: FrozenChecker, commits: Iterable[Commit], rules: Sequence[FreezeRule],
+                    ref: str, pusher: str | None) -> list[Violation]:
+    """`commit_violations` for each commit some rule restricts; trees are read for those only."""
     out: list[Violation] = []
     restricted: dict[tuple[str, str], bool] = {}  # identities repeat: match each pair once
     for c in commits:
-        info = checker.info(c)
-        pair = (info.author_email, info.committer_email)
+        author, committer = c.identities()
+        pair = (author.email, committer.email)
         hit = restricted.get(pair)
         if hit is None:
             hit = restricted[pair] = any(r.restricted_identity(*pair, pusher) is not None for r in rules)
-        if hit:  # only then are trees read
-            out += info_violations(checker, info, rules, ref, pusher)
+        if hit:
+            out += commit_violations(checker, c, rules, ref, pusher)
     return out
 
 
@@ -186,16 +216,15 @@ def discarded_violations(checker: FrozenChecker, old: str, new: str, rules: Sequ
     Rebasing onto newer history (which changes frozen paths through others' commits) is
     fine; rewinding or force-pushing away a change to a frozen path is not.
     """
-    base = checker.repo.merge_base(old, new)
-    base_tree = None if base is None else checker.info(base).tree_id
-    old_tree, new_tree = checker.info(old).tree_id, checker.info(new).tree_id
-    changed_on_ref = {c.path for c, _ in checker.frozen_changes(base_tree, old_tree, rules)}
+    base = checker.objects.reader.merge_base(old, new)
+    old_tree, new_tree = checker.tree_of(old), checker.tree_of(new)
+    changed_on_ref = checker.frozen_changes(checker.tree_of(base), old_tree, rules)
     out: list[Violation] = []
-    for c, hits in checker.frozen_changes(old_tree, new_tree, rules):
-        if c.path in changed_on_ref:
+    for path, f in checker.frozen_changes(old_tree, new_tree, rules).items():
+        if path in changed_on_ref:
             out.extend(Violation(
                 code="GATE-FROZEN-REF", ref=ref, commit=new, identity=f"pusher:{pusher}",
-                path=display(c.path), rule=r.label,
+                path=display(path), rule=r.label,
                 detail="the update discards a change to a frozen path made on this ref",
-            ) for r in hits)
+            ) for r in f.rules)
     return out

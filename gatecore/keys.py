@@ -69,20 +69,29 @@ def keyring_to_plain(ring: Keyring) -> list[dict[str, Any]]:
     ]
 
 
+def new_ed25519() -> tuple[bytes, bytes]:
+    """A fresh Ed25519 key: (32-byte private seed, 32-byte public key). The package's one generator."""
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+    priv = Ed25519PrivateKey.generate()
+    seed = priv.private_bytes(serialization.Encoding.Raw, serialization.PrivateFormat.Raw,
+                              serialization.NoEncryption())
+    return seed, priv.public_key().public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
+
+
+def new_hmac_secret() -> bytes:
+    import secrets
+
+    return secrets.token_bytes(32)
+
+
 def ephemeral_pair(algorithm: str, key_id: str, purpose: str) -> tuple[SigningKey, VerifyKey]:
     """A throwaway key held in memory only (selftest, demo, tests)."""
     if algorithm == "ed25519":
-        from cryptography.hazmat.primitives import serialization
-        from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
-
-        priv = Ed25519PrivateKey.generate()
-        seed = priv.private_bytes(serialization.Encoding.Raw, serialization.PrivateFormat.Raw,
-                                  serialization.NoEncryption())
-        pub = priv.public_key().public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
+        seed, pub = new_ed25519()
         return (SigningKey(key_id, algorithm, purpose, seed),
                 VerifyKey(key_id, algorithm, purpose, pub, None, None, False))
-    import secrets
-
-    secret = secrets.token_bytes(32)
+    secret = new_hmac_secret()
     return (SigningKey(key_id, algorithm, purpose, secret),
             VerifyKey(key_id, algorithm, purpose, secret, None, None, False))

@@ -8,30 +8,32 @@ go `opened` (generation, workspace, prompt digest), `model-selected`, `failover`
 be neither reordered nor re-parented without breaking a seal. Because the ledger lives
 under a ref, it replicates with the repository wherever the platform puts it.
 
-The gate validates every update of these refs (see `reserved.py`); `current state` of an
-attempt is what the last record leaves on record.
+The gate validates every update of these refs (`ledgerrefs.py`); the current state of an
+attempt is what the last record leaves on record. This module is the record model, the
+state machine and the reading of a chain (pure; the trusted side writes records in
+`trusted/attempts.py`).
 """
 
 from __future__ import annotations
 
 import hashlib
-import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from . import envelope as env_mod
 from . import strictjson
-from .errors import GateError, InputError
-from .failure import Failure
-from .gitrepo import MODE_BLOB, GitRepo
+from .errors import GateError
+from .fields import AttemptId, Generation, ModelId, RefName, RepositoryId, Sha256Hex, Time, format_validation_error
+from .findings import Failure
+from .gitmodel import MODE_BLOB
 from .keys import Keyring, SigningKey
-from .namespaces import ATTEMPTS_PREFIX
-from .receipt import AttemptId, Generation, ModelId, RepositoryId, Sha256Hex, Time
+from .objects import Objects
 from .seal import sign, verify
 
 RECORD_FILE = "record.json"
+RECEIPT_FILE = "receipt.json"  # the one file of a receipt commit (refs/gate/receipts/<id>)
 MAX_CHAIN = 1000
 LEDGER_NAME, LEDGER_EMAIL = "gate ledger", "ledger@gate.invalid"
 
@@ -51,6 +53,7 @@ class AttemptRecord(BaseModel):
     workspace: Annotated[str, Field(min_length=1, max_length=256, pattern=r"^[\x21-\x7e]+$")] | None = None
     workspace_generation: Generation | None = None
     prompt_sha256: Sha256Hex | None = None
+    target: RefName | None = None  # opened only: the branch a review of this attempt goes onto
     model_id: ModelId | None = None
     note: Annotated[str, Field(max_length=500)] | None = None
 
@@ -63,7 +66,7 @@ class AttemptRecord(BaseModel):
             if self.seq != 0 or self.prev is not None:
                 raise ValueError("an opened record is the first of its chain")
         else:
-            if any(v is not None for v in opened):
+            if any(v is not None for v in opened) or self.target is not None:
                 raise ValueError(f"a {self.kind} record does not restate the opened fields")
             if self.seq == 0 or self.prev is None:
                 raise ValueError(f"a {self.kind} record follows another record")
@@ -81,11 +84,14 @@ class AttemptState:
     workspace: str
     workspace_generation: str
     prompt_sha256: str
+    target: str | None  # the branch reviews go onto (None: the server's HEAD)
+    root: str  # the commit of the opened record (refs/gate/generations/<G> points at it)
     model_id: str | None
     model_record: str | None  # sha256 of the envelope that put model_id on record
     closed: bool
     seq: int
     head: str  # sha256 of the last envelope
+    updated: int  # the time of the last record
     models: tuple[str, ...]  # every model on record, in order
 
 
@@ -93,15 +99,16 @@ def record_digest(envelope_bytes: bytes) -> str:
     return hashlib.sha256(envelope_bytes).hexdigest()
 
 
-def apply(state: AttemptState | None, rec: AttemptRecord, digest: str) -> tuple[AttemptState | None, list[Failure]]:
-    """The state after one more record, or failures saying why the record cannot follow."""
+def apply(state: AttemptState | None, rec: AttemptRecord, digest: str,
+          commit: str = "") -> tuple[AttemptState | None, list[Failure]]:
+    """The state after one more record (held by `commit`), or failures saying why it cannot follow."""
     bad = []
     if state is None:
         if rec.kind != "opened":
             return None, [Failure("GATE-LEDGER-SEQUENCE", "kind", "a chain starts with an opened record")]
         assert rec.workspace and rec.workspace_generation and rec.prompt_sha256
         return AttemptState(rec.attempt_id, rec.repository, rec.workspace, rec.workspace_generation,
-                            rec.prompt_sha256, None, None, False, 0, digest, ()), []
+                            rec.prompt_sha256, rec.target, commit, None, None, False, 0, digest, rec.time, ()), []
     if rec.seq != state.seq + 1:
         bad.append(Failure("GATE-LEDGER-SEQUENCE", "seq", f"expected seq {state.seq + 1}, got {rec.seq}"))
     if rec.prev != state.head:
@@ -118,21 +125,18 @@ def apply(state: AttemptState | None, rec: AttemptRecord, digest: str) -> tuple[
         bad.append(Failure("GATE-LEDGER-SEQUENCE", "model_id", "a failover moves from the model on record to another"))
     if bad:
         return None, bad
+    moved = replace(state, seq=rec.seq, head=digest, updated=rec.time)
     if rec.kind in ("model-selected", "failover"):
         assert rec.model_id is not None
-        return AttemptState(state.attempt_id, state.repository, state.workspace, state.workspace_generation,
-                            state.prompt_sha256, rec.model_id, digest, False, rec.seq, digest,
-                            (*state.models, rec.model_id)), []
-    return AttemptState(state.attempt_id, state.repository, state.workspace, state.workspace_generation,
-                        state.prompt_sha256, state.model_id, state.model_record, True, rec.seq, digest,
-                        state.models), []
+        return replace(moved, model_id=rec.model_id, model_record=digest, models=(*state.models, rec.model_id)), []
+    return replace(moved, closed=True), []
 
 
 def open_record(data: bytes, keyring: Keyring | None, now: int) -> tuple[AttemptRecord | None, list[Failure]]:
     """Unseal and parse one record envelope (keyring None: parse without verifying, trusted side only)."""
     try:
         env = env_mod.parse(data)
-    except InputError as exc:
+    except GateError as exc:
         return None, [Failure(exc.code, "envelope", exc.detail)]
     failures = [] if keyring is None else verify(env, keyring, env_mod.PAYLOAD_ATTEMPT, now)
     if keyring is None and env.payload_type != env_mod.PAYLOAD_ATTEMPT:
@@ -140,7 +144,7 @@ def open_record(data: bytes, keyring: Keyring | None, now: int) -> tuple[Attempt
     try:
         doc = strictjson.loads(env.payload, code="GATE-LEDGER-RECORD")
         rec = AttemptRecord.model_validate(doc)
-    except InputError as exc:
+    except GateError as exc:
         return None, [*failures, Failure(exc.code, "record", exc.detail)]
     except ValidationError as exc:
         return None, [*failures, *(Failure("GATE-LEDGER-RECORD", str(e["loc"][0]) if e["loc"] else "record",
@@ -154,18 +158,22 @@ class ChainEntry:
     envelope: bytes
 
 
-def single_file(repo: GitRepo, tree_id: str, name: str, code: str) -> bytes:
+def single_file(objects: Objects, tree_id: str, name: str, code: str) -> bytes:
     """The bytes of the one regular file a record or receipt commit holds (size-capped)."""
-    entries = repo.tree_entries(tree_id)
+    entries = objects.tree(tree_id)
     key = name.encode()
     if set(entries) != {key} or entries[key][0] != MODE_BLOB:
         raise GateError(code, f"tree {tree_id[:12]} must hold exactly one regular file {name}")
-    if repo.object_size(entries[key][1]) > strictjson.MAX_DOCUMENT_BYTES:
+    blob = entries[key][1]
+    kind, size = objects.reader.header(blob)
+    if kind != "blob":
+        raise GateError(code, f"{name} in tree {tree_id[:12]} is a {kind}, not a file")
+    if size > strictjson.MAX_DOCUMENT_BYTES:
         raise GateError("GATE-RECEIPT-TOO-LARGE", f"{name} in tree {tree_id[:12]} is over the size cap")
-    return repo.blob(entries[key][1])
+    return objects.blob(blob)
 
 
-def read_entries(repo: GitRepo, tip: str, stop: str | None) -> list[ChainEntry]:
+def read_entries(objects: Objects, tip: str, stop: str | None) -> list[ChainEntry]:
     """Ledger commits from `stop` (exclusive; None: the root) to `tip`, oldest first.
 
     Raises GateError(GATE-LEDGER-RECORD / GATE-LEDGER-REWRITE) on a malformed chain.
@@ -175,12 +183,12 @@ def read_entries(repo: GitRepo, tip: str, stop: str | None) -> list[ChainEntry]:
     while current is not None and current != stop:
         if len(out) >= MAX_CHAIN:
             raise GateError("GATE-LEDGER-RECORD", f"chain longer than {MAX_CHAIN} records")
-        if repo.object_type(current) != "commit":
+        if objects.type_of(current) != "commit":
             raise GateError("GATE-LEDGER-RECORD", f"{current} is not a commit")
-        info = repo.commit(current)
+        info = objects.commit(current)
         if len(info.parent_ids) > 1:
             raise GateError("GATE-LEDGER-RECORD", f"ledger commit {current[:12]} is a merge")
-        out.append(ChainEntry(current, single_file(repo, info.tree_id, RECORD_FILE, "GATE-LEDGER-RECORD")))
+        out.append(ChainEntry(current, single_file(objects, info.tree_id, RECORD_FILE, "GATE-LEDGER-RECORD")))
         current = info.parent_ids[0] if info.parent_ids else None
     if current != stop:
         raise GateError("GATE-LEDGER-REWRITE", "the new records do not extend the existing chain")
@@ -199,51 +207,39 @@ def fold(entries: list[ChainEntry], keyring: Keyring | None, now: int, attempt_i
         if rec.attempt_id != attempt_id:
             return None, [Failure("GATE-LEDGER-ATTEMPT", "attempt_id",
                                   f"record {e.commit[:12]} is for attempt {rec.attempt_id!r}")]
-        state, failures = apply(state, rec, record_digest(e.envelope))
+        state, failures = apply(state, rec, record_digest(e.envelope), e.commit)
         if state is None:
             return None, [Failure(f.code, f.field, f"record {e.commit[:12]}: {f.detail}") for f in failures]
     return state, []
 
 
-def read_state(repo: GitRepo, tip: str, keyring: Keyring | None, now: int, attempt_id: str) -> AttemptState:
-    state, failures = fold(read_entries(repo, tip, None), keyring, now, attempt_id)
+def read_state(objects: Objects, tip: str, keyring: Keyring | None, now: int, attempt_id: str) -> AttemptState:
+    state, failures = fold(read_entries(objects, tip, None), keyring, now, attempt_id)
     if state is None:
         f = failures[0] if failures else Failure("GATE-LEDGER-UNREADABLE", "ledger", "empty chain")
         raise GateError(f.code, f.detail)
     return state
 
 
-# --- writing (the trusted side) -----------------------------------------------------------
-
 def make_record(key: SigningKey, state: AttemptState | None, *, attempt_id: str, kind: str, repository: str,
-                workspace: str | None = None, workspace_generation: str | None = None,
-                prompt_sha256: str | None = None, model_id: str | None = None, note: str | None = None,
-                now: int | None = None) -> bytes:
+                now: int, workspace: str | None = None, workspace_generation: str | None = None,
+                prompt_sha256: str | None = None, target: str | None = None, model_id: str | None = None,
+                note: str | None = None) -> bytes:
     """Seal the next record of a chain; validates it the way the gate will."""
+    if key.purpose != "attempt":
+        raise GateError("GATE-CONFIG-KEYFILE", f"key {key.id} is for {key.purpose}, not attempt records")
     doc = {
         "version": 1, "attempt_id": attempt_id, "seq": 0 if state is None else state.seq + 1, "kind": kind,
-        "prev": None if state is None else state.head, "repository": repository,
-        "time": int(time.time()) if now is None else now,
+        "prev": None if state is None else state.head, "repository": repository, "time": now,
         "workspace": workspace, "workspace_generation": workspace_generation, "prompt_sha256": prompt_sha256,
-        "model_id": model_id, "note": note,
+        "target": target, "model_id": model_id, "note": note,
     }
     try:
         rec = AttemptRecord.model_validate(doc)
     except ValidationError as exc:
-        from .validation import format_validation_error
-
-        raise InputError("GATE-INPUT-ARGUMENT", f"attempt record: {format_validation_error(exc)}") from None
+        raise GateError("GATE-INPUT-ARGUMENT", f"attempt record: {format_validation_error(exc)}") from None
     _, failures = apply(state, rec, "0" * 64)
     if failures:
-        raise InputError(failures[0].code, failures[0].detail)
+        raise GateError(failures[0].code, failures[0].detail)
     payload = strictjson.dumps(rec.model_dump(exclude_none=True))
     return env_mod.encode(sign(key, env_mod.PAYLOAD_ATTEMPT, payload))
-
-
-def append(repo: GitRepo, attempt_id: str, envelope_bytes: bytes, parent: str | None, kind: str) -> str:
-    """Write one ledger commit and move refs/gate/attempts/<id> to it (compare-and-swap)."""
-    tree = repo.write_tree({RECORD_FILE: envelope_bytes})
-    commit = repo.write_commit(tree, [] if parent is None else [parent], f"gate attempt {attempt_id}: {kind}\n",
-                               LEDGER_NAME, LEDGER_EMAIL)
-    repo.set_ref(ATTEMPTS_PREFIX + attempt_id, commit, parent)
-    return commit

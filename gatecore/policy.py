@@ -28,6 +28,8 @@ from typing import Any
 
 MAX_POLICY_BYTES = 1 << 20
 REF_ACTIONS = ("allow", "deny-restricted", "deny")
+REPLACE_ACTIONS = ("trusted", "allow", "deny")
+MODE_ACTIONS = ("refuse", "refuse-frozen")
 MODES = ("enforce", "evaluate")
 
 
@@ -155,7 +157,13 @@ class FreezeRule:
         return self.refs is None or any(g.matches(ref) for g in self.refs)
 
     def restricts_pusher(self, pusher: str | None) -> bool:
+        """Commits this pusher pushes are restricted under the rule (it names the pusher,
+        or names nobody and so freezes its paths for everyone)."""
         return self.everyone or _any(self.pushers, pusher)
+
+    def names_pusher(self, pusher: str | None) -> bool:
+        """The rule names this pusher account itself (a rule naming nobody names no pusher)."""
+        return _any(self.pushers, pusher)
 
     def restricted_identity(self, author: str, committer: str, pusher: str | None) -> str | None:
         """The identity that makes a commit restricted under this rule, or None."""
@@ -184,9 +192,16 @@ class Policy:
     trusted_pushers: tuple[IdentityGlob, ...]
     deadline_seconds: float
     max_violations_shown: int
+    replace: str = "trusted"
+    noncanonical_modes: str = "refuse"
 
     def pusher_restricted(self, pusher: str | None, ref: str | None = None) -> bool:
-        return any(r.restricts_pusher(pusher) and (ref is None or r.applies_to_ref(ref)) for r in self.rules)
+        """A restricted pusher, for `deny-restricted` ref rules: some rule in scope names it.
+
+        A rule naming no identities freezes its paths for everyone's commits; it does not
+        make every pusher restricted (a human may still delete their own topic branch).
+        """
+        return any(r.names_pusher(pusher) and (ref is None or r.applies_to_ref(ref)) for r in self.rules)
 
     def pusher_trusted(self, pusher: str | None) -> bool:
         """Trusted accounts write the ledger and review refs; a restricted account never is."""
@@ -221,6 +236,12 @@ class Policy:
         refs_doc = doc["refs"]
         if refs_doc["delete"] not in REF_ACTIONS or refs_doc["force"] not in REF_ACTIONS:
             raise ValueError("refs.delete / refs.force")
+        replace = refs_doc.get("replace", "trusted")
+        if replace not in REPLACE_ACTIONS:
+            raise ValueError("refs.replace")
+        modes = doc.get("objects", {}).get("noncanonical_modes", "refuse")
+        if modes not in MODE_ACTIONS:
+            raise ValueError("objects.noncanonical_modes")
         limits = doc["limits"]
         deadline = limits["deadline_seconds"]
         shown = limits["max_violations_shown"]
@@ -231,5 +252,6 @@ class Policy:
         return cls(
             mode=mode, rules=tuple(rules), delete=refs_doc["delete"], force=refs_doc["force"],
             trusted_pushers=tuple(IdentityGlob.compile(p) for p in strs(doc["trusted"]["pushers"])),
-            deadline_seconds=float(deadline), max_violations_shown=shown,
+            deadline_seconds=float(deadline), max_violations_shown=shown, replace=replace,
+            noncanonical_modes=modes,
         )

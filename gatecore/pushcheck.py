@@ -1,8 +1,10 @@
-"""Checking a whole push: every ref update against the policy. Server and client share it.
+"""Checking a push's ref rules and frozen files: every update against the policy (server and client).
 
-The caller supplies the repository, the updates, the policy, the pusher and the refs that
+The caller supplies the object store, the updates, the policy, the pusher and the refs that
 already exist; the result lists every violation (never only the first). Errors reading
-the repository propagate as `GitReadError` and end in a rejection at the entry point.
+the repository propagate as `GateError` and end in a rejection at the entry point. The
+reserved namespaces (ledger, receipts, review refs) are the next stage's
+(`ledgerrefs`, `reviewrefs`); here they only get the frozen-file check like any ref.
 
 Which commits are checked (docs/policy.md):
 
@@ -17,32 +19,23 @@ Which commits are checked (docs/policy.md):
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
 
-from .failure import Violation
-from .frozen import FrozenChecker, commit_violations, discarded_violations
-from .gitrepo import GitRepo
-from .namespaces import DOCTOR_PREFIX, GATE_PREFIX, RESERVED_PARENTS, REVIEW_PREFIX
+from .findings import Violation
+from .frozen import FrozenChecker, discarded_violations, walk_violations
+from .objects import Commit, Objects
 from .policy import FreezeRule, Policy, RefGlob
-from .refupdates import RefUpdate, display
+from .refs import DOCTOR_PREFIX, GATE_PREFIX, REPLACE_PREFIX, RESERVED_PARENTS, RefUpdate, display
 
 #: Existing refs under these prefixes count as already checked (they came in through the gate).
 CHECKED_PREFIXES = (b"refs/heads/", b"refs/tags/")
-
-#: A checker for the reserved namespaces (ledger and review refs), plugged in by the caller.
-ReservedCheck = Callable[[Sequence[RefUpdate], "PushReport"], list[Violation]]
 
 
 @dataclass
 class PushReport:
     violations: list[Violation] = field(default_factory=list)
-    attempt_ids: list[str] = field(default_factory=list)
     commits_checked: int = 0
-
-
-def is_reserved(ref: str) -> bool:
-    return ref.startswith((GATE_PREFIX, REVIEW_PREFIX))
 
 
 def _scope_key(rule: FreezeRule) -> tuple[str, ...] | None:
@@ -54,22 +47,23 @@ def _in_scope(scope: tuple[RefGlob, ...] | None, ref: str) -> bool:
 
 
 class PushChecker:
-    def __init__(self, repo: GitRepo, policy: Policy, pusher: str,
+    def __init__(self, objects: Objects, policy: Policy, pusher: str,
                  existing: dict[bytes, str] | None, deadline: float | None = None) -> None:
-        """`existing` None: the refs of `repo` itself (the server). They are then listed only
-        for rules scoped to refs; for the others git enumerates them (`--not --branches --tags`),
-        which with many refs is far cheaper than listing them through libgit2."""
-        self.repo = repo
+        """`existing` None: the refs of the repository itself (the server). They are then listed
+        only for rules scoped to refs; for the others git enumerates them (`--not --branches
+        --tags`), which with many refs is far cheaper than listing them through libgit2."""
+        self.objects = objects
+        self.reader = objects.reader
         self.policy = policy
         self.pusher = pusher
         self._existing = existing
         self.deadline = deadline
-        self.frozen = FrozenChecker(repo)
+        self.frozen = FrozenChecker(objects, whole_change=policy.noncanonical_modes == "refuse")
 
     @property
     def existing(self) -> dict[bytes, str]:
         if self._existing is None:
-            self._existing = self.repo.ref_targets()
+            self._existing = self.reader.ref_targets()
         return self._existing
 
     # --- per-ref rules -----------------------------------------------------------------
@@ -78,26 +72,28 @@ class PushChecker:
         ref = display(u.raw_ref)
         if u.ref in RESERVED_PARENTS:
             return [Violation("GATE-REF-RESERVED", ref, "this ref would shadow a reserved namespace")]
-        symbolic = self.repo.symbolic_target(u.ref)
+        symbolic = self.reader.symbolic_target(u.ref)
         if symbolic is not None:
             return [Violation("GATE-REF-NAME", ref, f"a symbolic ref on the server (to {display(symbolic)}); "
                                                     "push to its target")]
+        if u.ref.startswith(REPLACE_PREFIX):
+            out += self._replace_violations(u, ref)
         restricted = self.policy.pusher_restricted(self.pusher, u.ref)
         if u.is_delete:
             if self.policy.delete == "deny" or (self.policy.delete == "deny-restricted" and restricted):
                 out.append(Violation("GATE-REF-DELETE", ref, f"deleting refs is {self.policy.delete} here",
                                      identity=f"pusher:{self.pusher}"))
             return out
-        kind = self.repo.object_type(u.new)  # reads the pushed object: fails closed if invisible
+        kind = self.objects.type_of(u.new)  # reads the pushed object: fails closed if invisible
         if u.ref.startswith("refs/heads/") and kind != "commit":
             out.append(Violation("GATE-REF-TARGET", ref, f"a branch must point at a commit, not a {kind}",
                                  commit=u.new))
         if u.is_create:
             return out
-        old_commit = self.repo.peel_to_commit(u.old)
-        new_commit = self.repo.peel_to_commit(u.new)
+        old_commit = self.objects.peel_to_commit(u.old)
+        new_commit = self.objects.peel_to_commit(u.new)
         fast_forward = (old_commit is not None and new_commit is not None
-                        and self.repo.is_ancestor(old_commit, new_commit))
+                        and self.reader.is_ancestor(old_commit, new_commit))
         if not fast_forward and (self.policy.force == "deny" or (self.policy.force == "deny-restricted"
                                                                  and restricted)):
             out.append(Violation("GATE-REF-FORCE", ref, f"non-fast-forward updates are {self.policy.force} here",
@@ -108,12 +104,21 @@ class PushChecker:
                 out += discarded_violations(self.frozen, old_commit, new_commit, rules, ref, self.pusher)
         return out
 
+    def _replace_violations(self, u: RefUpdate, ref: str) -> list[Violation]:
+        """refs/replace/*: git serves the replacement wherever the original is read."""
+        action = self.policy.replace
+        if action == "allow" or (action == "trusted" and self.policy.pusher_trusted(self.pusher)):
+            return []
+        who = "nobody" if action == "deny" else "trusted pushers only"
+        return [Violation("GATE-REF-REPLACE", ref, f"replacement refs are written by {who} (refs.replace = "
+                                                   f"{action!r})", identity=f"pusher:{self.pusher}")]
+
     # --- frozen files ------------------------------------------------------------------
     def _first_ref(self, in_scope: Sequence[RefUpdate], commit: str | None) -> str:
         """The first updated ref that reaches `commit` (violations are attributed to it)."""
         for u in in_scope:
-            tip = self.repo.peel_to_commit(u.new)
-            if tip is not None and commit is not None and self.repo.is_ancestor(commit, tip):
+            tip = self.objects.peel_to_commit(u.new)
+            if tip is not None and commit is not None and self.reader.is_ancestor(commit, tip):
                 return display(u.raw_ref)
         return display(in_scope[0].raw_ref)
 
@@ -133,20 +138,26 @@ class PushChecker:
                         if name.startswith(CHECKED_PREFIXES)
                         and _in_scope(scope, name.decode("utf-8", "surrogateescape"))]
             # One walk for all the scope's updates (walking ref by ref re-walks shared history).
-            infos = self.repo.new_commit_infos([u.new for u in in_scope], hide, self.deadline)
-            report.commits_checked += len(infos)
-            self.frozen.remember(infos)
-            found = commit_violations(self.frozen, [i.id for i in infos], rules, "", self.pusher)
+            commits = self.objects.walk([u.new for u in in_scope], hide, self.deadline)
+            found = walk_violations(self.frozen, self._counted(commits, report), rules, "", self.pusher)
             out += [replace(v, ref=self._first_ref(in_scope, v.commit)) for v in found]
         return out
 
-    def check(self, updates: Sequence[RefUpdate], reserved: ReservedCheck | None = None) -> PushReport:
+    @staticmethod
+    def _counted(commits: Iterator[Commit], report: PushReport) -> Iterator[Commit]:
+        for c in commits:
+            report.commits_checked += 1
+            yield c
+
+    def check(self, updates: Sequence[RefUpdate]) -> PushReport:
+        """Doctor probes, ref rules and frozen files for every update of the push."""
         report = PushReport()
-        normal = [u for u in updates if not u.ref.startswith(DOCTOR_PREFIX)]
-        for u in updates:
+        live = [u for u in updates if not u.is_noop]
+        normal = [u for u in live if not u.ref.startswith(DOCTOR_PREFIX)]
+        for u in live:
             if u.ref.startswith(DOCTOR_PREFIX):
                 if not u.is_delete:
-                    self.repo.object_type(u.new)  # proves the quarantined objects are visible
+                    self.objects.type_of(u.new)  # proves the quarantined objects are visible
                 report.violations.append(Violation(
                     "GATE-DOCTOR-PROBE", display(u.raw_ref),
                     "probe objects are visible to the hook; the probe is never accepted", commit=u.new))
@@ -155,11 +166,4 @@ class PushChecker:
         # Ledger and receipt refs hold sealed records, validated structurally instead.
         report.violations += self._frozen_violations([u for u in normal if not u.ref.startswith(GATE_PREFIX)],
                                                      report)
-        special = [u for u in normal if is_reserved(u.ref)]
-        if special and reserved is None:
-            report.violations += [Violation("GATE-REF-RESERVED", display(u.raw_ref),
-                                            "this namespace is written by the trusted side only")
-                                  for u in special]
-        elif special and reserved is not None:
-            report.violations += reserved(special, report)
         return report

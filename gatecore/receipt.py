@@ -11,50 +11,54 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
 
-from . import ids, strictjson
-from .errors import InputError
-from .failure import Failure
+from . import envelope, strictjson
+from .errors import GateError
+from .fields import (
+    AttemptId,
+    Generation,
+    ModelId,
+    ObjectId,
+    Reason,
+    RefName,
+    RepositoryId,
+    Sha256Hex,
+    Time,
+    format_validation_error,
+)
+from .findings import Failure
+from .keys import SigningKey
+from .seal import sign
 
 DIFF_TREE_DELTA = "gate-tree-delta-v1"
 DIFF_BYTES = "sha256-bytes"
 MAX_REASONS = 32
-MAX_REASON_CHARS = 2000
 MAX_LIFETIME_SECONDS = 30 * 24 * 3600
-_MAX_TIME = 2**40
 
-
-def _check(pred: object, what: str) -> AfterValidator:
-    def run(value: str) -> str:
-        if not pred(value):  # type: ignore[operator]
-            raise ValueError(f"not a valid {what}")
-        return value
-
-    return AfterValidator(run)
-
-
-def _reason(value: str) -> str:
-    if not value.strip():
-        raise ValueError("reason is blank")
-    if any((ord(ch) < 0x20 and ch not in "\n\t") or ord(ch) == 0x7F for ch in value):
-        raise ValueError("reason holds control characters")
-    return value
+#: The bound fields: each must equal what the gate recomputed or looked up, and its mismatch
+#: has its own code. The one list (binding.Expectations has exactly these fields, in this
+#: order, which is the order failures are reported in).
+BOUND: dict[str, str] = {
+    "attempt_id": "GATE-BIND-ATTEMPT",
+    "model_id": "GATE-BIND-MODEL",
+    "workspace_generation": "GATE-BIND-GENERATION",
+    "prompt_sha256": "GATE-BIND-PROMPT",
+    "diff_sha256": "GATE-BIND-DIFF",
+    "diff_algorithm": "GATE-BIND-DIFF-ALGORITHM",
+    "repository": "GATE-BIND-REPOSITORY",
+    "ref": "GATE-BIND-REF",
+    "old_commit": "GATE-BIND-OLD-COMMIT",
+    "base_commit": "GATE-BIND-BASE-COMMIT",
+    "new_commit": "GATE-BIND-NEW-COMMIT",
+    "new_tree": "GATE-BIND-NEW-TREE",
+    "object_format": "GATE-BIND-OBJECT-FORMAT",
+    "ledger_record": "GATE-BIND-LEDGER",
+}
 
 
 def _reasons(value: list[str]) -> list[str]:
     if not value:
         raise ValueError("at least one reason is required")
     return value
-
-
-AttemptId = Annotated[str, _check(ids.is_attempt_id, "attempt id")]
-Generation = Annotated[str, _check(ids.is_generation, "workspace generation")]
-ModelId = Annotated[str, _check(ids.is_model_id, "model id")]
-RepositoryId = Annotated[str, _check(ids.is_repository_id, "repository id")]
-Sha256Hex = Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")]
-ObjectId = Annotated[str, Field(pattern=r"^([0-9a-f]{40}|[0-9a-f]{64})$")]
-Reason = Annotated[str, Field(min_length=1, max_length=MAX_REASON_CHARS), AfterValidator(_reason)]
-Time = Annotated[int, Field(ge=0, lt=_MAX_TIME)]
-RefName = Annotated[str, Field(min_length=6, max_length=1024, pattern=r"^refs/[\x21-\x7e]+$")]
 
 
 class Receipt(BaseModel):
@@ -91,7 +95,7 @@ def parse_payload(payload: bytes) -> tuple[Receipt | None, list[Failure]]:
     """Parse payload bytes strictly; on failure return every field error as a Failure."""
     try:
         doc = strictjson.loads(payload)
-    except InputError as exc:
+    except GateError as exc:
         return None, [Failure(exc.code, "receipt", exc.detail)]
     if not isinstance(doc, dict):
         return None, [Failure("GATE-RECEIPT-MALFORMED", "receipt", "payload is not a JSON object")]
@@ -107,3 +111,17 @@ def parse_payload(payload: bytes) -> tuple[Receipt | None, list[Failure]]:
 
 def canonical_payload(receipt: Receipt) -> bytes:
     return strictjson.dumps(receipt.model_dump(exclude_none=True))
+
+
+def seal_document(doc: dict[str, object], key: SigningKey) -> bytes:
+    """Validate a receipt document with the schema the gate uses, and seal it (envelope bytes)."""
+    if key.purpose != "receipt":
+        raise GateError("GATE-CONFIG-KEYFILE", f"key {key.id} is for {key.purpose}, not receipts")
+    try:
+        receipt = Receipt.model_validate(doc)
+    except ValidationError as exc:
+        raise GateError("GATE-INPUT-ARGUMENT", f"receipt: {format_validation_error(exc)}") from None
+    data = envelope.encode(sign(key, envelope.PAYLOAD_RECEIPT, canonical_payload(receipt)))
+    if len(data) > strictjson.MAX_DOCUMENT_BYTES:
+        raise GateError("GATE-RECEIPT-TOO-LARGE", f"receipt would be {len(data)} bytes")
+    return data

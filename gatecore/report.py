@@ -17,20 +17,9 @@ import json
 from collections.abc import Sequence
 
 from . import codes
-from .failure import Violation
+from .findings import Violation, unique_in_order
 
 GITLAB_PREFIX = "GL-HOOK-ERR: "
-
-#: The codes evaluate mode reports without rejecting: the frozen-file and ref rules. The
-#: reserved namespaces (ledger, receipts, review refs) and the doctor's probe always reject.
-EVALUABLE = ("GATE-FROZEN-", "GATE-REF-DELETE", "GATE-REF-FORCE")
-
-
-def rejects(violations: Sequence[Violation], mode: str) -> bool:
-    """Whether these violations reject the push (or commit) under `mode`."""
-    if mode == "enforce":
-        return bool(violations)
-    return any(not v.code.startswith(EVALUABLE) for v in violations)
 
 
 def _ascii(text: str) -> str:
@@ -67,11 +56,7 @@ def render(violations: Sequence[Violation], *, mode: str, cap: int, gitlab: bool
     lines += [violation_line(v) for v in shown]
     if n > cap:
         lines.append(f"gate: and {n - cap} more")
-    seen: list[str] = []
-    for v in violations:
-        if v.code not in seen:
-            seen.append(v.code)
-    for code in seen:
+    for code in unique_in_order(v.code for v in violations):
         c = codes.CODES.get(code)
         hint = c.hint if c else "see the server admin"
         lines.append(_ascii(f"hint: {code}: {hint} (gate explain {code})"))

@@ -11,7 +11,7 @@ import hashlib
 import hmac
 
 from .envelope import PURPOSE_OF_PAYLOAD, Envelope, pae
-from .failure import Failure
+from .findings import Failure
 from .keys import Keyring, SigningKey, VerifyKey
 
 ED25519_SIG_BYTES = 64

@@ -1,8 +1,347 @@
-"""`gate selftest`: the decision table and the offline attacks, run against the binder."""
+"""`gate selftest`: the decision table (as data) and the offline attack corpus, run against
+the binder.
+
+Both run against the real binder (`binding.decide`) with throwaway in-memory keys. No
+model is called and nothing touches the disk or the network. The incident's naive gate
+is kept here, and only here, so that the table can show the difference.
+"""
 
 from __future__ import annotations
 
-from .scenarios import DECISION_TABLE, Kit, row_ok, run_attacks, run_row
+import base64
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from . import envelope as env_mod
+from . import strictjson
+from .binding import Decision, Expectations, decide
+from .keys import Keyring, SigningKey, ephemeral_pair
+from .seal import sign
+
+NOW = 1_790_000_000
+H_DIFF = "1" * 64
+H_PROMPT = "2" * 64
+H_OTHER = "3" * 64
+
+
+@dataclass(frozen=True)
+class TableRow:
+    observed: str
+    naive: str  # "accept", "reject" or "depends on script"
+    bound: str  # "accept" or "reject"
+    fields: tuple[str, ...]  # what the bound gate must name, exactly
+    receipt_changes: Mapping[str, Any] = field(default_factory=dict)
+    observed_changes: Mapping[str, Any] = field(default_factory=dict)
+    missing: bool = False
+
+
+DECISION_TABLE: tuple[TableRow, ...] = (
+    TableRow("same diff, new model id", "accept", "reject", ("model_id",),
+             observed_changes={"model_id": "model-b"}),
+    TableRow("same diff, new workspace generation", "accept", "reject", ("workspace_generation",),
+             observed_changes={"workspace_generation": "gen-0002"}),
+    TableRow("same identity, verdict is fail", "reject", "reject", ("verdict",),
+             receipt_changes={"verdict": "fail"}),
+    TableRow("same identity, reasons empty", "accept", "reject", ("reasons",),
+             receipt_changes={"reasons": []}),
+    TableRow("diff bytes changed after scoring", "reject", "reject", ("diff_sha256",),
+             observed_changes={"diff_sha256": H_OTHER}),
+    TableRow("receipt missing", "depends on script", "reject", ("receipt",), missing=True),
+    TableRow("fresh matching receipt with reasons", "accept", "accept", ()),
+)
+
+
+_DROP: Any = object()  # a receipt_changes value that removes the field
+
+
+def naive_accept(receipt: Mapping[str, object], diff_sha256: str) -> bool:
+    """The incident's gate."""
+    return receipt.get("diff_sha256") == diff_sha256 and receipt.get("verdict") == "pass"
+
+
+class Kit:
+    """Throwaway keys and a baseline receipt that the baseline expectations accept."""
+
+    def __init__(self) -> None:
+        self.receipt_key, receipt_pub = ephemeral_pair("ed25519", "runner-1", "receipt")
+        self.hmac_key, hmac_pub = ephemeral_pair("hmac-sha256", "runner-hmac", "receipt")
+        self.attempt_key, attempt_pub = ephemeral_pair("ed25519", "orchestrator-1", "attempt")
+        self.stranger_key, _ = ephemeral_pair("ed25519", "runner-1", "receipt")  # same id, other key
+        self.keyring: Keyring = {
+            k.id: k for k in (receipt_pub, hmac_pub, attempt_pub)
+        }
+        self.receipt_pub = receipt_pub
+        self.expected = Expectations(
+            attempt_id="attempt-0001", model_id="model-a", workspace_generation="gen-0001",
+            prompt_sha256=H_PROMPT, diff_sha256=H_DIFF, diff_algorithm="gate-tree-delta-v1",
+            repository="demo/repo", ref="refs/heads/review/runner/attempt-0001",
+            old_commit="0" * 40, base_commit="a" * 40, new_commit="b" * 40, new_tree="c" * 40,
+            object_format="sha1",
+        )
+
+    def doc(self, **changes: Any) -> dict[str, Any]:
+        base: dict[str, Any] = self.expected.receipt_document(
+            "pass", ["tests cover the change", "no policy files touched"], NOW - 60, NOW + 3600)
+        base.update(changes)
+        return {k: v for k, v in base.items() if v is not _DROP}
+
+    def seal_bytes(self, payload: bytes, key: SigningKey | None = None,
+                   payload_type: str = env_mod.PAYLOAD_RECEIPT) -> bytes:
+        k = key or self.receipt_key
+        if k.purpose != env_mod.PURPOSE_OF_PAYLOAD.get(payload_type):
+            # Attacks seal with the wrong purpose on purpose: bypass sign()'s guard.
+            k = replace(k, purpose=env_mod.PURPOSE_OF_PAYLOAD[payload_type])
+        return env_mod.encode(sign(k, payload_type, payload))
+
+    def seal(self, doc: Mapping[str, Any], key: SigningKey | None = None) -> bytes:
+        return self.seal_bytes(strictjson.dumps(dict(doc)), key)
+
+    def fresh(self) -> bytes:
+        return self.seal(self.doc())
+
+
+
+def run_row(kit: Kit, row: TableRow) -> tuple[Decision, bool | None]:
+    """Run one row: the bound gate's decision and the naive gate's answer (None: depends)."""
+    doc = kit.doc(**row.receipt_changes)
+    observed = replace(kit.expected, **row.observed_changes)
+    data = None if row.missing else kit.seal(doc)
+    decision = decide(data, observed, kit.keyring, NOW)
+    naive = None if row.missing else naive_accept(doc, observed.diff_sha256)
+    return decision, naive
+
+
+def row_ok(row: TableRow, decision: Decision, naive: bool | None) -> bool:
+    bound_ok = decision.accepted == (row.bound == "accept") and set(decision.fields) == set(row.fields)
+    naive_ok = row.naive == "depends on script" or naive == (row.naive == "accept")
+    return bound_ok and naive_ok
+
+
+# --- the offline attack corpus ----------------------------------------------------
+
+Build = Callable[[Kit], tuple[bytes | None, Expectations]]
+
+
+@dataclass(frozen=True)
+class Attack:
+    name: str
+    codes: tuple[str, ...]  # each must be among the decision's codes
+    build: Build
+
+
+def _env_doc(kit: Kit) -> dict[str, Any]:
+    loaded: dict[str, Any] = json.loads(kit.fresh())
+    return loaded
+
+
+def _raw_env(doc: Mapping[str, Any]) -> bytes:
+    return json.dumps(doc).encode()
+
+
+def _payload_text(kit: Kit, text: str) -> bytes:
+    return kit.seal_bytes(text.encode())
+
+
+def _substitute(kit: Kit) -> bytes:
+    good = _env_doc(kit)
+    other = base64.b64encode(strictjson.dumps(kit.doc(model_id="model-z"))).decode()
+    return _raw_env({**good, "payload": other})
+
+
+def _truncated(kit: Kit) -> bytes:
+    doc = json.loads(kit.seal(kit.doc(), kit.hmac_key))
+    sig = base64.b64decode(doc["signatures"][0]["sig"])[:16]
+    doc["signatures"][0]["sig"] = base64.b64encode(sig).decode()
+    return _raw_env(doc)
+
+
+def _empty_sig(kit: Kit) -> bytes:
+    doc = _env_doc(kit)
+    doc["signatures"][0]["sig"] = ""
+    return _raw_env(doc)
+
+
+def _alg_confusion(kit: Kit) -> bytes:
+    # HMAC keyed with the Ed25519 public key, presented under the Ed25519 key id.
+    key = SigningKey(kit.receipt_pub.id, "hmac-sha256", "receipt", kit.receipt_pub.material)
+    return kit.seal(kit.doc(), key)
+
+
+def _smuggle_alg(kit: Kit) -> bytes:
+    doc = _env_doc(kit)
+    doc["signatures"][0]["alg"] = "none"
+    return _raw_env(doc)
+
+
+def _smuggle_alg_top(kit: Kit) -> bytes:
+    return _raw_env({**_env_doc(kit), "alg": "hmac-sha256"})
+
+
+def _two_sigs(kit: Kit) -> bytes:
+    doc = _env_doc(kit)
+    doc["signatures"] = doc["signatures"] * 2
+    return _raw_env(doc)
+
+
+def _dup_key(kit: Kit) -> bytes:
+    text = strictjson.dumps(kit.doc()).decode()
+    return _payload_text(kit, text[:-1] + ',"verdict":"fail"}')
+
+
+def _dup_key_envelope(kit: Kit) -> bytes:
+    text = kit.fresh().decode().rstrip()
+    return (text[:-1] + ',"payloadType":"text/plain"}').encode()
+
+
+def _lax_b64(kit: Kit) -> bytes:
+    doc = _env_doc(kit)
+    doc["payload"] = doc["payload"].rstrip("=") + "\n"
+    return _raw_env(doc)
+
+
+def _payload_type(kit: Kit) -> bytes:
+    return kit.seal_bytes(strictjson.dumps(kit.doc()), kit.attempt_key, env_mod.PAYLOAD_ATTEMPT)
+
+
+def _wrong_purpose_key(kit: Kit) -> bytes:
+    return kit.seal(kit.doc(), kit.attempt_key)
+
+
+def _revoked(kit: Kit) -> tuple[bytes, Keyring]:
+    priv, pub = ephemeral_pair("ed25519", "runner-old", "receipt")
+    ring = {**kit.keyring, pub.id: replace(pub, revoked=True)}
+    return kit.seal(kit.doc(), priv), ring
+
+
+def _expired_key(kit: Kit) -> tuple[bytes, Keyring]:
+    priv, pub = ephemeral_pair("ed25519", "runner-2025", "receipt")
+    ring = {**kit.keyring, pub.id: replace(pub, not_before=NOW - 7200, not_after=NOW - 3600)}
+    return kit.seal(kit.doc(), priv), ring
+
+
+def _oversize(kit: Kit) -> bytes:
+    return kit.seal(kit.doc(reasons=["x" * 1999] * 40))
+
+
+def _huge_envelope(kit: Kit) -> bytes:
+    return b" " * 70000 + kit.fresh()
+
+
+ATTACKS: tuple[Attack, ...] = (
+    Attack("stale receipt from a superseded attempt (the incident)",
+           ("GATE-BIND-ATTEMPT", "GATE-BIND-MODEL"),
+           lambda k: (k.fresh(), replace(k.expected, attempt_id="attempt-0002", model_id="model-b"))),
+    Attack("model swap", ("GATE-BIND-MODEL",),
+           lambda k: (k.fresh(), replace(k.expected, model_id="model-b"))),
+    Attack("workspace generation reuse or rollback", ("GATE-BIND-GENERATION",),
+           lambda k: (k.seal(k.doc(workspace_generation="gen-0000")), k.expected)),
+    Attack("verdict fail", ("GATE-VERDICT-FAIL",), lambda k: (k.seal(k.doc(verdict="fail")), k.expected)),
+    Attack("verdict PASS", ("GATE-RECEIPT-VERDICT",), lambda k: (k.seal(k.doc(verdict="PASS")), k.expected)),
+    Attack("verdict Pass", ("GATE-RECEIPT-VERDICT",), lambda k: (k.seal(k.doc(verdict="Pass")), k.expected)),
+    Attack("verdict true", ("GATE-RECEIPT-VERDICT",), lambda k: (k.seal(k.doc(verdict=True)), k.expected)),
+    Attack("reasons empty", ("GATE-RECEIPT-REASONS",), lambda k: (k.seal(k.doc(reasons=[])), k.expected)),
+    Attack("reasons whitespace only", ("GATE-RECEIPT-REASONS",),
+           lambda k: (k.seal(k.doc(reasons=["   ", "\t\n"])), k.expected)),
+    Attack("reasons missing", ("GATE-RECEIPT-REASONS",), lambda k: (k.seal(k.doc(reasons=_DROP)), k.expected)),
+    Attack("reasons that show nothing (zero-width space, C1 control)", ("GATE-RECEIPT-REASONS",),
+           lambda k: (k.seal(k.doc(reasons=["\u200b", "\u2060\u00a0", "ok\x85"])), k.expected)),
+    Attack("diff changed after scoring", ("GATE-BIND-DIFF",),
+           lambda k: (k.fresh(), replace(k.expected, diff_sha256=H_OTHER))),
+    Attack("receipt missing", ("GATE-RECEIPT-MISSING",), lambda k: (None, k.expected)),
+    Attack("receipt for another repository", ("GATE-BIND-REPOSITORY",),
+           lambda k: (k.seal(k.doc(repository="other/repo")), k.expected)),
+    Attack("receipt for another ref", ("GATE-BIND-REF",),
+           lambda k: (k.seal(k.doc(ref="refs/heads/review/runner/attempt-0009")), k.expected)),
+    Attack("receipt for another old commit", ("GATE-BIND-OLD-COMMIT",),
+           lambda k: (k.fresh(), replace(k.expected, old_commit="d" * 40))),
+    Attack("receipt reused after the ref moved", ("GATE-BIND-OLD-COMMIT", "GATE-BIND-NEW-COMMIT"),
+           lambda k: (k.fresh(), replace(k.expected, old_commit="b" * 40, new_commit="e" * 40))),
+    Attack("receipt missing a bound git field", ("GATE-BIND-NEW-TREE",),
+           lambda k: (k.seal(k.doc(new_tree=_DROP)), k.expected)),
+    Attack("receipt substitution (valid seal, other payload)", ("GATE-SEAL-BAD-SIGNATURE",),
+           lambda k: (_substitute(k), k.expected)),
+    Attack("unsealed (empty signature)", ("GATE-SEAL-BAD-SIGNATURE",), lambda k: (_empty_sig(k), k.expected)),
+    Attack("unsealed (bare payload, no envelope)", ("GATE-SEAL-MALFORMED",),
+           lambda k: (strictjson.dumps(k.doc()), k.expected)),
+    Attack("truncated HMAC tag", ("GATE-SEAL-BAD-SIGNATURE",), lambda k: (_truncated(k), k.expected)),
+    Attack("wrong key under a trusted key id", ("GATE-SEAL-BAD-SIGNATURE",),
+           lambda k: (k.seal(k.doc(), k.stranger_key), k.expected)),
+    Attack("unknown key id", ("GATE-SEAL-UNKNOWN-KEY",),
+           lambda k: (k.seal(k.doc(), replace(k.stranger_key, id="runner-x")), k.expected)),
+    Attack("algorithm confusion (HMAC keyed with the Ed25519 public key)", ("GATE-SEAL-BAD-SIGNATURE",),
+           lambda k: (_alg_confusion(k), k.expected)),
+    Attack("envelope smuggling an algorithm field (signature)", ("GATE-SEAL-MALFORMED",),
+           lambda k: (_smuggle_alg(k), k.expected)),
+    Attack("envelope smuggling an algorithm field (top level)", ("GATE-SEAL-MALFORMED",),
+           lambda k: (_smuggle_alg_top(k), k.expected)),
+    Attack("envelope with two signatures", ("GATE-SEAL-MALFORMED",), lambda k: (_two_sigs(k), k.expected)),
+    Attack("lax base64 in the envelope", ("GATE-SEAL-MALFORMED",), lambda k: (_lax_b64(k), k.expected)),
+    Attack("duplicate JSON keys in the payload", ("GATE-RECEIPT-MALFORMED",), lambda k: (_dup_key(k), k.expected)),
+    Attack("duplicate JSON keys in the envelope", ("GATE-SEAL-MALFORMED",),
+           lambda k: (_dup_key_envelope(k), k.expected)),
+    Attack("float where an integer is due", ("GATE-RECEIPT-MALFORMED",),
+           lambda k: (_payload_text(k, strictjson.dumps(k.doc()).decode().replace(
+               f'"expires_at":{NOW + 3600}', f'"expires_at":{NOW + 3600}.0')), k.expected)),
+    Attack("NaN", ("GATE-RECEIPT-MALFORMED",),
+           lambda k: (_payload_text(k, strictjson.dumps(k.doc()).decode().replace(
+               f'"expires_at":{NOW + 3600}', '"expires_at":NaN')), k.expected)),
+    Attack("huge number (1e400)", ("GATE-RECEIPT-MALFORMED",),
+           lambda k: (_payload_text(k, strictjson.dumps(k.doc()).decode().replace(
+               f'"expires_at":{NOW + 3600}', '"expires_at":1e400')), k.expected)),
+    Attack("huge integer", ("GATE-RECEIPT-MALFORMED",),
+           lambda k: (k.seal(k.doc(expires_at=10**30)), k.expected)),
+    Attack("boolean where an integer is due", ("GATE-RECEIPT-FIELD",),
+           lambda k: (k.seal(k.doc(version=True)), k.expected)),
+    Attack("unknown field", ("GATE-RECEIPT-FIELD",), lambda k: (k.seal(k.doc(approved_by="admin")), k.expected)),
+    Attack("payload type confusion (attempt record type)", ("GATE-SEAL-PAYLOAD-TYPE",),
+           lambda k: (_payload_type(k), k.expected)),
+    Attack("key of the wrong purpose", ("GATE-SEAL-KEY-PURPOSE",), lambda k: (_wrong_purpose_key(k), k.expected)),
+    Attack("expired receipt", ("GATE-RECEIPT-EXPIRED",),
+           lambda k: (k.seal(k.doc(issued_at=NOW - 7200, expires_at=NOW - 3600)), k.expected)),
+    Attack("receipt issued in the future", ("GATE-RECEIPT-NOT-YET-VALID",),
+           lambda k: (k.seal(k.doc(issued_at=NOW + 3600, expires_at=NOW + 7200)), k.expected)),
+    Attack("path traversal in the attempt id", ("GATE-RECEIPT-FIELD",),
+           lambda k: (k.seal(k.doc(attempt_id="../../etc/passwd")), k.expected)),
+    Attack("NUL in the attempt id", ("GATE-RECEIPT-FIELD",),
+           lambda k: (k.seal(k.doc(attempt_id="attempt\x00-0001")), k.expected)),
+    Attack("receipt larger than the cap", ("GATE-RECEIPT-TOO-LARGE",), lambda k: (_oversize(k), k.expected)),
+    Attack("envelope larger than the cap", ("GATE-RECEIPT-TOO-LARGE",), lambda k: (_huge_envelope(k), k.expected)),
+    Attack("not UTF-8", ("GATE-RECEIPT-MALFORMED",),
+           lambda k: (k.seal_bytes(strictjson.dumps(k.doc()).replace(b"tests", b"t\xffsts")), k.expected)),
+    Attack("payload is a JSON list", ("GATE-RECEIPT-MALFORMED",),
+           lambda k: (k.seal_bytes(b"[1,2,3]"), k.expected)),
+)
+
+
+#: Attacks that need a keyring of their own.
+KEYRING_ATTACKS: tuple[tuple[str, tuple[str, ...], Callable[[Kit], tuple[bytes, Keyring]]], ...] = (
+    ("revoked key", ("GATE-SEAL-KEY-REVOKED",), _revoked),
+    ("expired key", ("GATE-SEAL-KEY-EXPIRED",), _expired_key),
+)
+
+
+@dataclass(frozen=True)
+class AttackResult:
+    name: str
+    expected: tuple[str, ...]
+    decision: Decision
+
+    @property
+    def ok(self) -> bool:
+        return not self.decision.accepted and set(self.expected) <= set(self.decision.codes)
+
+
+def run_attacks(kit: Kit) -> list[AttackResult]:
+    out = []
+    for attack in ATTACKS:
+        data, expected = attack.build(kit)
+        out.append(AttackResult(attack.name, attack.codes, decide(data, expected, kit.keyring, NOW)))
+    for name, codes, build in KEYRING_ATTACKS:
+        data, ring = build(kit)
+        out.append(AttackResult(name, codes, decide(data, kit.expected, ring, NOW)))
+    return out
 
 
 def run() -> tuple[str, bool]:

@@ -11,52 +11,51 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from .errors import InputError
+from .errors import GateError
 
 MAX_DOCUMENT_BYTES = 65536
 MAX_DEPTH = 32
 _MAX_INT = 2**53
 
 
-class StrictJSONError(InputError):
-    def __init__(self, detail: str, code: str = "GATE-RECEIPT-MALFORMED") -> None:
-        super().__init__(code, detail)
+class _Refused(Exception):
+    """Raised by the decoder hooks; `loads` gives it the caller's code."""
 
 
 def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for key, value in pairs:
         if key in out:
-            raise StrictJSONError(f"duplicate key {key!r}")
+            raise _Refused(f"duplicate key {key!r}")
         out[key] = value
     return out
 
 
 def _no_constant(name: str) -> Any:
-    raise StrictJSONError(f"non-finite number {name} is not allowed")
+    raise _Refused(f"non-finite number {name} is not allowed")
 
 
 def _no_float(text: str) -> Any:
-    raise StrictJSONError(f"number {text[:20]!r} is not an integer")
+    raise _Refused(f"number {text[:20]!r} is not an integer")
 
 
 def _int(text: str) -> int:
     if len(text) > 17:
-        raise StrictJSONError("integer too large")
+        raise _Refused("integer too large")
     value = int(text)
     if abs(value) > _MAX_INT:
-        raise StrictJSONError("integer too large")
+        raise _Refused("integer too large")
     return value
 
 
 def _check(value: Any, depth: int) -> None:
     if depth > MAX_DEPTH:
-        raise StrictJSONError("document nested too deeply")
+        raise _Refused("document nested too deeply")
     if isinstance(value, str):
         try:
             value.encode("utf-8")
         except UnicodeEncodeError:
-            raise StrictJSONError("string holds a lone surrogate") from None
+            raise _Refused("string holds a lone surrogate") from None
     elif isinstance(value, dict):
         for key, item in value.items():
             _check(key, depth + 1)
@@ -67,17 +66,23 @@ def _check(value: Any, depth: int) -> None:
 
 
 def loads(data: bytes, *, code: str = "GATE-RECEIPT-MALFORMED") -> Any:
-    """Parse `data` strictly; raise StrictJSONError (an InputError) with `code`."""
+    """Parse `data` strictly; GateError(code) when it is not a strict JSON document
+    (GATE-RECEIPT-TOO-LARGE above the cap)."""
     if len(data) > MAX_DOCUMENT_BYTES:
-        raise StrictJSONError(
-            f"document is {len(data)} bytes, the cap is {MAX_DOCUMENT_BYTES}", "GATE-RECEIPT-TOO-LARGE"
-        )
+        raise GateError("GATE-RECEIPT-TOO-LARGE", f"document is {len(data)} bytes, the cap is {MAX_DOCUMENT_BYTES}")
+    try:
+        return _loads(data)
+    except _Refused as exc:
+        raise GateError(code, str(exc)) from None
+
+
+def _loads(data: bytes) -> Any:
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise StrictJSONError(f"not UTF-8 (byte {exc.start})", code) from None
+        raise _Refused(f"not UTF-8 (byte {exc.start})") from None
     if text.startswith("\ufeff"):
-        raise StrictJSONError("byte-order mark is not allowed", code)
+        raise _Refused("byte-order mark is not allowed")
     # Nesting is bounded before parsing so that the recursive decoder cannot overflow.
     depth = 0
     in_string = False
@@ -95,21 +100,14 @@ def loads(data: bytes, *, code: str = "GATE-RECEIPT-MALFORMED") -> Any:
         elif ch in "[{":
             depth += 1
             if depth > MAX_DEPTH:
-                raise StrictJSONError("document nested too deeply", code)
+                raise _Refused("document nested too deeply")
         elif ch in "]}":
             depth -= 1
     try:
-        value = json.loads(
-            text,
-            object_pairs_hook=_pairs,
-            parse_constant=_no_constant,
-            parse_float=_no_float,
-            parse_int=_int,
-        )
-    except StrictJSONError as exc:
-        raise StrictJSONError(exc.detail, code if exc.code != "GATE-RECEIPT-TOO-LARGE" else exc.code) from None
+        value = json.loads(text, object_pairs_hook=_pairs, parse_constant=_no_constant, parse_float=_no_float,
+                           parse_int=_int)
     except ValueError as exc:  # json.JSONDecodeError is a ValueError
-        raise StrictJSONError(f"invalid JSON: {exc}", code) from None
+        raise _Refused(f"invalid JSON: {exc}") from None
     _check(value, 0)
     return value
 

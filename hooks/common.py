@@ -2,22 +2,24 @@
 
 Exit codes are the server's: 0 accept (or evaluate mode), 1 policy reject, 2
 configuration error, 3 internal error or unreadable repository. `run` is the one error
-boundary: a `GateError` ends with its code and exit code, anything else with
-GATE-HOOK-INTERNAL and 3, never with 0. Lines are gatecore.report's, so a client
-rejection reads like the server's (without the `remote: ` prefix).
+boundary: a `GateError` ends with its code's exit status, anything else with
+GATE-HOOK-INTERNAL and 3, never with 0. The verdict is the server's (`gatecore.verdict`)
+and the lines are `gatecore.report`'s, so a client rejection reads like the server's
+(without the `remote: ` prefix).
 """
 
 from __future__ import annotations
 
-import subprocess
 import sys
 import traceback
 from collections.abc import Callable, Sequence
 
-from gatecore.errors import GateError, GitReadError
-from gatecore.failure import Violation
+from gatecore.adapters.gitcmd import run_git
+from gatecore.errors import GateError
+from gatecore.findings import Violation
 from gatecore.policy import Policy
-from gatecore.report import error_lines, rejects, render
+from gatecore.report import error_lines, render
+from gatecore.verdict import decide
 
 #: Printed with every rejection: the client check is advice, the server decides.
 ADVICE = "gate: note: this is the client check (advice); the server's pre-receive hook is the enforcement point"
@@ -26,16 +28,17 @@ ADVICE = "gate: note: this is the client check (advice); the server's pre-receiv
 def git(*args: str, ok_codes: tuple[int, ...] = (0,)) -> tuple[int, str]:
     """Run one git plumbing command in the hook's environment (GIT_INDEX_FILE and all).
 
-    Returns (exit code, stdout). An exit code outside `ok_codes` is a GitReadError.
+    Returns (exit code, stdout). An exit code outside `ok_codes` is GATE-GIT-UNREADABLE.
     """
-    try:
-        proc = subprocess.run(["git", *args], capture_output=True, check=False)
-    except OSError as exc:
-        raise GitReadError(f"cannot run git: {exc.strerror}", "GATE-GIT-REPOSITORY") from None
-    if proc.returncode not in ok_codes:
-        err = proc.stderr.decode("utf-8", "replace").strip().splitlines()
-        raise GitReadError(f"git {' '.join(args)} failed: {err[-1] if err else f'exit {proc.returncode}'}")
-    return proc.returncode, proc.stdout.decode("utf-8", "surrogateescape")
+    out = run_git(args, ok=ok_codes)
+    return out.returncode, out.stdout.decode("utf-8", "surrogateescape")
+
+
+def current_branch() -> str | None:
+    """The checked-out branch (a full ref name), or None on a detached HEAD."""
+    code, out = git("symbolic-ref", "-q", "HEAD", ok_codes=(0, 1))
+    name = out.strip()
+    return name if code == 0 and name else None
 
 
 def rev_commit(rev: str) -> str | None:
@@ -50,13 +53,11 @@ def rev_commit(rev: str) -> str | None:
 def verdict_lines(violations: Sequence[Violation], policy: Policy, what: str,
                   notes: Sequence[str] = ()) -> tuple[int, list[str]]:
     """Exit code and lines for a finished check: 1 with the server's lines if anything is violated."""
+    verdict = decide(violations, policy.mode)
     if not violations:
         return 0, []
-    rejected = rejects(violations, policy.mode)
-    lines = render(violations, mode="enforce" if rejected else "evaluate", cap=policy.max_violations_shown,
-                   gitlab=False, what=what)
-    lines += [*notes, ADVICE]
-    return (1 if rejected else 0), lines
+    lines = render(violations, mode=verdict.shown_as, cap=policy.max_violations_shown, gitlab=False, what=what)
+    return verdict.exit_code, [*lines, *notes, ADVICE]
 
 
 def run(check: Callable[[], tuple[int, list[str]]], what: str) -> int:

@@ -6,7 +6,7 @@ and `git commit PATH`) is checked as the commit it will become: its parents are 
 author and committer are the identities git will record (`git var GIT_AUTHOR_IDENT`,
 `git var GIT_COMMITTER_IDENT`, so `--author`, `user.email` and the GIT_AUTHOR_* variables
 all count); the pusher is `GATE_PUSHER` if set, else unknown. The engine is the server's
-(`gatecore.frozen.FrozenChecker.written`): for a merge a path counts as written when it
+(`gatecore.frozen.commit_violations`): for a merge a path counts as written when it
 differs from every parent. Rules scoped to refs apply if they match the checked-out
 branch (all of them on a detached HEAD).
 
@@ -20,36 +20,35 @@ import argparse
 from collections.abc import Sequence
 from pathlib import Path
 
-from gatecore.errors import GitReadError, InputError
-from gatecore.failure import Violation
-from gatecore.frozen import FrozenChecker, info_violations
-from gatecore.gitrepo import CommitInfo, GitRepo
+from gatecore.adapters import environment
+from gatecore.adapters.gitrepo import GitRepo
+from gatecore.errors import GateError, unreadable
+from gatecore.findings import Violation
+from gatecore.frozen import FrozenChecker, commit_violations
 from gatecore.ids import OID_RE
+from gatecore.objects import Commit, Ident, Objects, parse_ident
 from gatecore.policy import Policy
-from gatecore.refupdates import display
+from gatecore.refs import display
 
 from . import clientconfig
-from .common import git, rev_commit, verdict_lines
+from .common import current_branch, git, rev_commit, verdict_lines
 
 #: The commit id shown for the staged change (it has none yet).
 STAGED = "(staged)"
 
 
-def parse_ident(text: str) -> str:
-    """The email of a `git var` ident line: `Name <email> 1700000000 +0000`."""
-    line = text.strip()
-    start = line.rfind("<")
-    end = line.find(">", start + 1)
-    if start < 0 or end < 0:
-        raise InputError("GATE-INPUT-ARGUMENT", f"cannot read an email from the git identity {line!r}")
-    return line[start + 1:end]
+def ident(var: str) -> Ident:
+    """The identity git will record (`git var GIT_AUTHOR_IDENT`), read by the server's parser."""
+    _, text = git("var", var)
+    got = parse_ident(text.strip().encode("utf-8", "surrogateescape"))
+    if isinstance(got, str):
+        raise GateError("GATE-INPUT-ARGUMENT", f"git var {var}: {got} ({text.strip()!r})")
+    return got
 
 
-def commit_identities() -> tuple[str, str]:
-    """(author email, committer email) that git will record for the commit being made."""
-    _, author = git("var", "GIT_AUTHOR_IDENT")
-    _, committer = git("var", "GIT_COMMITTER_IDENT")
-    return parse_ident(author), parse_ident(committer)
+def commit_identities() -> tuple[Ident, Ident]:
+    """(author, committer) that git will record for the commit being made."""
+    return ident("GIT_AUTHOR_IDENT"), ident("GIT_COMMITTER_IDENT")
 
 
 def staged_tree() -> str:
@@ -57,7 +56,7 @@ def staged_tree() -> str:
     _, out = git("write-tree")
     tree = out.strip()
     if not OID_RE.fullmatch(tree):
-        raise GitReadError(f"git write-tree printed {tree!r}")
+        raise unreadable(f"git write-tree printed {tree!r}")
     return tree
 
 
@@ -69,29 +68,23 @@ def merge_heads(git_dir: str) -> list[str]:
     except FileNotFoundError:
         return []
     except (OSError, UnicodeDecodeError) as exc:
-        raise GitReadError(f"cannot read {path}: {exc}") from None
+        raise unreadable(f"cannot read {path}: {exc}") from None
     heads = text.split()
     if not all(OID_RE.fullmatch(h) for h in heads):
-        raise GitReadError(f"{path} does not hold object ids")
+        raise unreadable(f"{path} does not hold object ids")
     return heads
 
 
-def current_branch() -> str | None:
-    code, out = git("symbolic-ref", "-q", "HEAD", ok_codes=(0, 1))
-    name = out.strip()
-    return name if code == 0 and name else None
-
-
-def staged_violations(repo: GitRepo, policy: Policy, tree: str, parents: Sequence[str], author: str,
-                      committer: str, pusher: str, branch: str | None) -> list[Violation]:
+def staged_violations(repo: GitRepo, policy: Policy, tree: str, parents: Sequence[str], author: Ident,
+                      committer: Ident, pusher: str, branch: str | None) -> list[Violation]:
     """Every frozen path the commit-to-be writes, per rule that restricts one of its identities.
 
     The same function the server applies to each pushed commit.
     """
     rules = [r for r in policy.rules if branch is None or r.applies_to_ref(branch)]
-    info = CommitInfo(id=STAGED, tree_id=tree, parent_ids=tuple(parents), author_email=author,
-                      committer_email=committer)
-    return info_violations(FrozenChecker(repo), info, rules, display(branch or "HEAD"), pusher, STAGED)
+    staged = Commit(STAGED, tree, tuple(parents), (author, committer), "", b"", ())
+    checker = FrozenChecker(Objects(repo), whole_change=policy.noncanonical_modes == "refuse")
+    return commit_violations(checker, staged, rules, display(branch or "HEAD"), pusher, STAGED)
 
 
 def check(policy_path: Path | None, pusher: str) -> tuple[int, list[str]]:
@@ -99,11 +92,11 @@ def check(policy_path: Path | None, pusher: str) -> tuple[int, list[str]]:
     author, committer = commit_identities()
     head = rev_commit("HEAD")
     branch = current_branch()
-    repo = GitRepo.from_env()
+    repo = GitRepo.for_hook(environment.git_dir())
     parents = ([head] if head else []) + merge_heads(repo.path)
     policy, origin = clientconfig.load_policy(repo, ["HEAD"], policy_path)
     violations = staged_violations(repo, policy, tree, parents, author, committer, pusher, branch)
-    notes = [f"gate: note: policy {origin}; author {author}, committer {committer}, "
+    notes = [f"gate: note: policy {origin}; author {author.email}, committer {committer.email}, "
              f"pusher {pusher or '(unknown: set GATE_PUSHER)'}"]
     return verdict_lines(violations, policy, "commit", notes)
 
@@ -119,12 +112,10 @@ def parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from gatecore.environment import client_identity
-
     from .common import run
 
     args = parser().parse_args(argv)
-    pusher = client_identity().get("GATE_PUSHER", "").strip()
+    pusher = environment.client_env().get("GATE_PUSHER", "").strip()
     return run(lambda: check(args.policy, pusher), "commit")
 
 

@@ -15,11 +15,13 @@ import argparse
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from gatecore.errors import GitReadError
-from gatecore.gitrepo import GitRepo
+from gatecore.adapters import environment
+from gatecore.adapters.gitrepo import GitRepo
+from gatecore.errors import unreadable
+from gatecore.objects import Objects
 from gatecore.policy import Policy
 from gatecore.pushcheck import PushChecker, PushReport
-from gatecore.refupdates import RefUpdate, display
+from gatecore.refs import RefUpdate, display
 
 from . import clientconfig, pushset
 from .common import verdict_lines
@@ -38,15 +40,14 @@ def require_local(repo: GitRepo, updates: Sequence[RefUpdate], remote: str) -> N
     """Fail closed, with the fix, when the remote's value of a ref is not in this repository."""
     for u in updates:
         if not u.is_create and not repo.exists(u.old):
-            raise GitReadError(f"{u.old} (what {remote} has at {display(u.raw_ref)}) is not in this repository; "
+            raise unreadable(f"{u.old} (what {remote} has at {display(u.raw_ref)}) is not in this repository; "
                                f"run git fetch {remote} and push again")
 
 
 def push_report(repo: GitRepo, policy: Policy, pusher: str, updates: Sequence[RefUpdate],
                 existing: dict[bytes, str]) -> PushReport:
     """The server's check of these updates, without the reserved namespaces (gate-receipt-push's)."""
-    checker = PushChecker(repo, policy, pusher, existing)
-    return checker.check(updates, lambda special, report: [])
+    return PushChecker(Objects(repo), policy, pusher, existing).check(updates)
 
 
 def coverage_note(push: pushset.PushInput, extra: Sequence[RefUpdate]) -> list[str]:
@@ -61,7 +62,7 @@ def coverage_note(push: pushset.PushInput, extra: Sequence[RefUpdate]) -> list[s
 
 
 def check(args: argparse.Namespace, env: Mapping[str, str], stdin: bytes) -> tuple[int, list[str]]:
-    repo = GitRepo.from_env()
+    repo = GitRepo.for_hook(environment.git_dir())
     cache: dict[str, dict[bytes, str]] = {}
     push = pushset.read_push(repo, env, stdin, args.remote, args.url is not None, cache)
     tracking = cache[push.remote]

@@ -25,12 +25,13 @@ import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-from gatecore.errors import InputError
-from gatecore.gitrepo import GitRepo
+from gatecore.adapters.gitrepo import GitRepo
+from gatecore.errors import GateError
 from gatecore.ids import OID_RE
-from gatecore.refupdates import MAX_INPUT_BYTES, RefUpdate, display, parse_pre_receive, ref_name_problem
+from gatecore.objects import Objects
+from gatecore.refs import MAX_INPUT_BYTES, RefUpdate, display, parse_pre_push, ref_name_problem
 
-from .common import git, rev_commit, run
+from .common import current_branch, git, rev_commit, run
 
 #: Local refs that `pending_local` treats as possibly pushed.
 LOCAL_PREFIXES = (b"refs/heads/", b"refs/tags/")
@@ -51,24 +52,8 @@ def read_stdin() -> bytes:
         return b""
     data = stream.buffer.read(MAX_INPUT_BYTES + 1)
     if len(data) > MAX_INPUT_BYTES:
-        raise InputError("GATE-INPUT-TOO-LARGE", f"more than {MAX_INPUT_BYTES} bytes of pre-push input")
+        raise GateError("GATE-INPUT-TOO-LARGE", f"more than {MAX_INPUT_BYTES} bytes of pre-push input")
     return data
-
-
-def parse_pre_push(data: bytes) -> list[RefUpdate]:
-    """git's pre-push input as updates of the remote's refs (old: the remote's id, new: the pushed one)."""
-    if not data.strip():
-        return []  # nothing to push (or a wrapper's lone newline)
-    if not data.endswith(b"\n"):
-        raise InputError("GATE-INPUT-MALFORMED", "pre-push input does not end with a newline")
-    lines = []
-    for n, line in enumerate(data.split(b"\n")[:-1], start=1):
-        parts = line.rsplit(b" ", 3)
-        if len(parts) != 4 or not parts[0]:
-            raise InputError("GATE-INPUT-MALFORMED", f"line {n}: expected '<local ref> <id> <remote ref> <id>'")
-        _local, local_id, remote_ref, remote_id = parts
-        lines.append(b"%s %s %s\n" % (remote_id, local_id, remote_ref))
-    return parse_pre_receive(b"".join(lines))  # the server's parser: ids, ref names, duplicates
 
 
 def fetch_refspecs(remote: str) -> list[tuple[str, str]]:
@@ -135,14 +120,8 @@ def tracking_refs(repo: GitRepo, remote: str) -> dict[bytes, str]:
 
 def _oid(value: str, what: str) -> str:
     if not OID_RE.fullmatch(value):
-        raise InputError("GATE-INPUT-MALFORMED", f"{what} {value!r} is not an object id")
+        raise GateError("GATE-INPUT-MALFORMED", f"{what} {value!r} is not an object id")
     return value
-
-
-def _current_branch() -> str | None:
-    code, out = git("symbolic-ref", "-q", "HEAD", ok_codes=(0, 1))
-    name = out.strip()
-    return name if code == 0 and name else None
 
 
 def from_precommit(repo: GitRepo, env: Mapping[str, str], tracking: Mapping[bytes, str]) -> RefUpdate | None:
@@ -161,14 +140,14 @@ def from_precommit(repo: GitRepo, env: Mapping[str, str], tracking: Mapping[byte
     if new is None:
         return None
     ref = env.get("PRE_COMMIT_REMOTE_BRANCH") or (local if local and local.startswith("refs/") else None)
-    ref = ref or _current_branch()
+    ref = ref or current_branch()
     if ref is None:
-        raise InputError("GATE-INPUT-ARGUMENT", "cannot tell which ref is pushed: HEAD is detached and "
+        raise GateError("GATE-INPUT-ARGUMENT", "cannot tell which ref is pushed: HEAD is detached and "
                                                 "pre-commit named no remote branch")
     raw = ref.encode("utf-8", "surrogateescape")
     problem = ref_name_problem(raw)
     if problem is not None:
-        raise InputError("GATE-REF-NAME", f"ref {display(raw)} {problem}")
+        raise GateError("GATE-REF-NAME", f"ref {display(raw)} {problem}")
     from_ref = env.get("PRE_COMMIT_FROM_REF")
     old = tracking.get(raw) or (_oid(from_ref, "PRE_COMMIT_FROM_REF") if from_ref else None) or repo.zero_id
     return RefUpdate(old, new, raw)
@@ -200,13 +179,15 @@ def pending_local(repo: GitRepo, tracking: Mapping[bytes, str], already: Sequenc
     """
     names = {u.raw_ref for u in already}
     skip = None if skip_local is None else skip_local.encode("utf-8", "surrogateescape")
+    objects = Objects(repo)
     candidates = {}
     for name, tip in sorted(repo.ref_targets(lambda n: n.startswith(LOCAL_PREFIXES)).items()):
-        commit = None if name in names or name == skip else repo.peel_to_commit(tip)
+        commit = None if name in names or name == skip else objects.peel_to_commit(tip)
         if commit is not None:
             candidates[name] = (tip, commit)
     # One walk: a ref has commits the remote lacks exactly when its own commit is one of them.
-    new = set(repo.new_commits(sorted({c for _, c in candidates.values()}), sorted(set(tracking.values()))))
+    tips = sorted({c for _, c in candidates.values()})
+    new = {c.id for c in objects.walk(tips, sorted(set(tracking.values())), None)} if tips else set()
     return [RefUpdate(tracking.get(name) or repo.zero_id, tip, name)
             for name, (tip, commit) in candidates.items() if commit in new]
 
@@ -215,8 +196,8 @@ def run_push_hook(arg_parser: argparse.ArgumentParser,
                   check: Callable[[argparse.Namespace, dict[str, str], bytes], tuple[int, list[str]]],
                   argv: Sequence[str] | None) -> int:
     """The shared `main` of the pre-push hooks: arguments, environment, stdin, one boundary."""
-    from gatecore.environment import client_identity
+    from gatecore.adapters.environment import client_env
 
     args = arg_parser.parse_args(argv)
-    env = client_identity()
+    env = client_env()
     return run(lambda: check(args, env, read_stdin()), "push")

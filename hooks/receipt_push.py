@@ -2,7 +2,7 @@
 
 A push to `refs/heads/review/runner/<id>` (with its receipt ref `refs/gate/receipts/<id>`),
 or to the ledger `refs/gate/attempts/<id>`, is checked by the server's own
-`gatecore.reserved.ReservedChecker`: trusted pusher, ledger chain, receipt seal, every
+`gatecore.reviewrefs.check`: trusted pusher, ledger chain, receipt seal, every
 bound field recomputed from the local objects, verdict and reasons. It needs:
 
 * the ledger, fetched from the remote: `git fetch origin '+refs/gate/*:refs/gate/*'`
@@ -29,12 +29,22 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 
-from gatecore.errors import GateError, GitReadError
-from gatecore.failure import Violation
-from gatecore.gitrepo import GitRepo
-from gatecore.namespaces import ATTEMPTS_PREFIX, DOCTOR_PREFIX, RECEIPTS_PREFIX, REVIEW_PREFIX
-from gatecore.pushcheck import PushReport, is_reserved
-from gatecore.refupdates import RefUpdate, display
+from gatecore.adapters import environment, gitcmd
+from gatecore.adapters.gitrepo import GitRepo
+from gatecore.errors import GateError, unreadable
+from gatecore.findings import Violation
+from gatecore.ledgerrefs import ReservedContext, ServerRefs
+from gatecore.objects import Objects
+from gatecore.refs import (
+    ATTEMPTS_PREFIX,
+    DOCTOR_PREFIX,
+    GENERATIONS_PREFIX,
+    RECEIPTS_PREFIX,
+    REVIEW_PREFIX,
+    RefUpdate,
+    display,
+    is_reserved,
+)
 
 from . import clientconfig, pushset
 from .common import git, verdict_lines
@@ -42,12 +52,12 @@ from .common import git, verdict_lines
 FETCH_LEDGER = "git fetch {remote} '+refs/gate/*:refs/gate/*'"
 
 
-#: Refs whose old value the hook reads from the remote itself (receipts and records bind it).
-EXACT_PREFIXES = (ATTEMPTS_PREFIX, RECEIPTS_PREFIX, REVIEW_PREFIX)
+#: Refs whose value the hook reads from the remote itself (receipts and records bind it).
+EXACT_PREFIXES = (ATTEMPTS_PREFIX, GENERATIONS_PREFIX, RECEIPTS_PREFIX, REVIEW_PREFIX)
 
 
 def remote_reserved(remote: str) -> dict[bytes, str]:
-    """The remote's ledger, receipt and review refs now (one ls-remote): name -> id."""
+    """The remote's ledger, claim, receipt and review refs now (one ls-remote): name -> id."""
     _, out = git("ls-remote", "--refs", remote, *(f"{p}*" for p in EXACT_PREFIXES))
     found: dict[bytes, str] = {}
     for line in out.splitlines():
@@ -57,13 +67,30 @@ def remote_reserved(remote: str) -> dict[bytes, str]:
     return found
 
 
+def server_refs(repo: GitRepo, remote: str, remote_now: Mapping[bytes, str]) -> ServerRefs:
+    """The remote's refs as the server's checks see them: reserved ones from the one ls-remote,
+    any other (the target branch) asked for when needed. A ledger the remote has but this clone
+    has not fetched reads as missing (the check then says how to fetch it)."""
+
+    def read(name: str) -> str | None:
+        if name.startswith(EXACT_PREFIXES):
+            value = remote_now.get(name.encode("utf-8", "surrogateescape"))
+            if value is not None and name.startswith(ATTEMPTS_PREFIX) and not repo.exists(value):
+                return None
+            return value
+        return gitcmd.ls_remote(".", remote, name).get(name)
+
+    return ServerRefs(read)
+
+
 def receipt_target(repo: GitRepo, receipt_commit: str) -> tuple[str, str] | None:
     """(ref, new_commit) the receipt in a receipt commit is for, read without verifying it."""
     from gatecore import envelope, ledger
     from gatecore.receipt import parse_payload
 
     try:
-        data = ledger.single_file(repo, repo.commit(receipt_commit).tree_id, "receipt.json",
+        objects = Objects(repo)
+        data = ledger.single_file(objects, objects.commit(receipt_commit).tree_id, ledger.RECEIPT_FILE,
                                   "GATE-REVIEW-RECEIPT-REF")
         receipt, _ = parse_payload(envelope.parse(data).payload)
     except GateError:
@@ -78,15 +105,23 @@ def companions(repo: GitRepo, named: Sequence[RefUpdate], remote_now: Mapping[by
 
     A local receipt ref that differs from the remote's is about to be pushed, and with it
     the review ref its receipt names, to the receipt's new_commit (the server checks the
-    value really pushed).
+    value really pushed); a ledger ref being created travels with the generation claim
+    the remote does not have yet.
     """
     zero = repo.zero_id
     have = {u.raw_ref for u in named}
+    out: list[RefUpdate] = []
+    if any(u.ref.startswith(ATTEMPTS_PREFIX) and u.is_create for u in named):
+        # An opening push carries the generation claim: a local claim the remote lacks goes with it.
+        for name, tip in sorted(repo.ref_targets(lambda n: n.startswith(GENERATIONS_PREFIX.encode())).items()):
+            if name not in have and name not in remote_now:
+                out.append(RefUpdate(zero, tip, name))
+                have.add(name)
     receipts = [u for u in named if u.ref.startswith(RECEIPTS_PREFIX)]
     for name, tip in sorted(repo.ref_targets(lambda n: n.startswith(RECEIPTS_PREFIX.encode())).items()):
         if name not in have and tip != remote_now.get(name):
             receipts.append(RefUpdate(remote_now.get(name, zero), tip, name))
-    out = [u for u in receipts if u.raw_ref not in have]
+    out += [u for u in receipts if u.raw_ref not in have]
     have |= {u.raw_ref for u in out}
     for u in receipts:
         target = receipt_target(repo, u.new) if repo.exists(u.new) else None
@@ -118,7 +153,7 @@ def ledger_repository(repo: GitRepo, updates: Sequence[RefUpdate], now: int) -> 
             if tip is None:
                 continue
             try:
-                return read_state(repo, tip, None, now, attempt).repository
+                return read_state(Objects(repo), tip, None, now, attempt).repository
             except GateError:
                 continue  # an unreadable ledger is reported by the check itself
     return ""
@@ -133,18 +168,20 @@ def explain_missing(violations: Sequence[Violation], remote: str) -> list[Violat
 
 
 def reserved_violations(repo: GitRepo, args: argparse.Namespace, env: Mapping[str, str], remote: str,
-                        special: Sequence[RefUpdate], updates: Sequence[RefUpdate],
+                        special: Sequence[RefUpdate], updates: Sequence[RefUpdate], remote_now: Mapping[bytes, str],
                         now: int) -> tuple[int, list[str]]:
     """The server's check of the reserved updates (`updates`, the whole push, is where receipts are found)."""
-    from gatecore.reserved import ReservedChecker
+    from gatecore import reviewrefs
 
     revisions = pushset.config_revisions(remote, updates)
     policy, origin = clientconfig.load_policy(repo, revisions, args.policy)
     pusher = env.get("GATE_PUSHER", "").strip()
     repository_id = args.repository_id or ledger_repository(repo, special, now)
-    checker = ReservedChecker(repo, policy, pusher, lambda: clientconfig.load_keyring(repo, revisions, args.keyring),
-                              repository_id, now, updates)
-    violations = explain_missing(checker.check(special, PushReport()), remote)
+    ctx = ReservedContext(Objects(repo), policy, pusher, repository_id, now, {u.ref: u for u in updates},
+                          server_refs(repo, remote, remote_now),
+                          lambda: clientconfig.load_keyring(repo, revisions, args.keyring),
+                          lambda: gitcmd.remote_head(".", remote))
+    violations = explain_missing(reviewrefs.check(ctx, special).violations, remote)
     notes = [f"gate: note: checked {', '.join(display(u.raw_ref) for u in special)}; policy {origin}; "
              f"repository {repository_id or '(unknown: pass --repository-id)'}; "
              f"pusher {pusher or '(unknown: set GATE_PUSHER)'}"]
@@ -154,34 +191,34 @@ def reserved_violations(repo: GitRepo, args: argparse.Namespace, env: Mapping[st
 
 
 def push_updates(repo: GitRepo, args: argparse.Namespace, env: Mapping[str, str],
-                 stdin: bytes) -> tuple[str, list[RefUpdate]]:
-    """(remote, every update of the push the hook can know of), reserved ones with exact old values."""
+                 stdin: bytes) -> tuple[str, list[RefUpdate], dict[bytes, str]]:
+    """(remote, every update of the push the hook can know of, the remote's reserved refs now)."""
     cache: dict[str, dict[bytes, str]] = {}
     push = pushset.read_push(repo, env, stdin, args.remote, args.url is not None, cache)
     updates = list(push.updates)
-    if push.exact:
-        return push.remote, updates
     local_receipts = repo.ref_targets(lambda n: n.startswith(RECEIPTS_PREFIX.encode()))
-    if local_receipts or any(is_reserved(u.ref) for u in updates):
-        remote_now = remote_reserved(push.remote)
+    if not local_receipts and not any(is_reserved(u.ref) for u in updates):
+        return push.remote, updates, {}
+    remote_now = remote_reserved(push.remote)
+    if not push.exact:
         updates = with_remote_old(updates, remote_now, repo.zero_id)
         updates += companions(repo, updates, remote_now)
-    return push.remote, updates
+    return push.remote, updates, remote_now
 
 
 def check(args: argparse.Namespace, env: Mapping[str, str], stdin: bytes) -> tuple[int, list[str]]:
-    repo = GitRepo.from_env()
-    remote, updates = push_updates(repo, args, env, stdin)
-    special = [u for u in updates if is_reserved(u.ref) and not u.ref.startswith(DOCTOR_PREFIX)]
+    repo = GitRepo.for_hook(environment.git_dir())
+    remote, updates, remote_now = push_updates(repo, args, env, stdin)
+    special = [u for u in updates if is_reserved(u.ref) and not u.ref.startswith(DOCTOR_PREFIX) and not u.is_noop]
     if not special:
         return 0, []
     for u in special:
         if not u.is_delete and not repo.exists(u.new):
-            raise GitReadError(f"{u.new} (pushed to {display(u.raw_ref)}) is not in this repository")
+            raise unreadable(f"{u.new} (pushed to {display(u.raw_ref)}) is not in this repository")
         if not u.is_create and not repo.exists(u.old):
-            raise GitReadError(f"{u.old} (what {remote} has at {display(u.raw_ref)}) is not in this repository; "
-                               f"fetch it: git fetch {remote} && {FETCH_LEDGER.format(remote=remote)}")
-    return reserved_violations(repo, args, env, remote, special, updates, int(time.time()))
+            raise unreadable(f"{u.old} (what {remote} has at {display(u.raw_ref)}) is not in this repository; "
+                             f"fetch it: git fetch {remote} && {FETCH_LEDGER.format(remote=remote)}")
+    return reserved_violations(repo, args, env, remote, special, updates, remote_now, int(time.time()))
 
 
 def parser() -> argparse.ArgumentParser:

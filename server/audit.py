@@ -35,21 +35,18 @@ def _lock(fd: int, wait: float | None) -> None:
             time.sleep(0.01)
 
 
-class AuditError(GateError):
-    exit_code = 3
-
-    def __init__(self, detail: str) -> None:
-        super().__init__("GATE-AUDIT-WRITE", detail)
+def _audit_error(detail: str) -> GateError:
+    return GateError("GATE-AUDIT-WRITE", detail)
 
 
 def append(path: Path, record: dict[str, Any], wait: float | None = None) -> None:
     """Append one line. `wait` (seconds) bounds the wait for the lock: the deadline watchdog
-    must not block behind the main thread; past it the line is skipped (AuditError)."""
+    must not block behind the main thread; past it the line is skipped (GATE-AUDIT-WRITE)."""
     line = (json.dumps(record, sort_keys=True, ensure_ascii=True, separators=(",", ":")) + "\n").encode("ascii")
     try:
         fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o640)
     except OSError as exc:
-        raise AuditError(f"cannot open {path}: {exc.strerror}") from None
+        raise _audit_error(f"cannot open {path}: {exc.strerror}") from None
     try:
         _lock(fd, wait)
         start = os.lseek(fd, 0, os.SEEK_END)
@@ -61,8 +58,8 @@ def append(path: Path, record: dict[str, Any], wait: float | None = None) -> Non
         except OSError as exc:
             with contextlib.suppress(OSError):  # already failing: the push is rejected either way
                 os.ftruncate(fd, start)
-            raise AuditError(f"cannot write {path}: {exc.strerror}") from None
+            raise _audit_error(f"cannot write {path}: {exc.strerror}") from None
     except OSError as exc:
-        raise AuditError(f"cannot lock {path}: {exc.strerror}") from None
+        raise _audit_error(f"cannot lock {path}: {exc.strerror}") from None
     finally:
         os.close(fd)

@@ -13,10 +13,15 @@ import json
 import os
 import subprocess
 import tempfile
+import time
 from pathlib import Path
 
-from gatecore import keyfiles, runner
-from gatecore.bootstrap import bootstrap
+from gatecore.adapters.config import load_keyfile
+from gatecore.adapters.files import write_private
+from gatecore.configschema import generate_key
+from gatecore.trusted.attempts import append_record
+from gatecore.trusted.bootstrap import bootstrap
+from gatecore.trusted.review import push_review, record_review
 
 from .install import install
 
@@ -105,8 +110,8 @@ def _run(root: Path) -> int:
     keys.mkdir(mode=0o700)
     entries = []
     for key_id, purpose in (("orchestrator-1", "attempt"), ("runner-1", "receipt")):
-        made = keyfiles.generate("ed25519", key_id, purpose)
-        keyfiles.write_private(keys / f"{key_id}.key", made.keyfile_text)
+        made = generate_key("ed25519", key_id, purpose)
+        write_private(keys / f"{key_id}.key", made.keyfile_text)
         entries.append(made.keyring_entry)
     (root / "keyring.toml").write_text("\n".join(entries))
     (root / "policy.toml").write_text(POLICY)
@@ -136,38 +141,40 @@ def _run(root: Path) -> int:
     head = d.commit({"src/app.py": "print(2)\n"}, "agent: improve app", AGENT)
     ws = root / "workspace"
     ws.mkdir()
-    boot = bootstrap(ws)
+    now = int(time.time())
+    boot = bootstrap(ws, now)
     prompt = root / "prompt.txt"
     prompt.write_text("Review this change. Reply with JSON: verdict, reasons.\n")
-    os.environ.update(RUNNER)  # the trusted side pushes as gate-runner
-    attempt_key = keyfiles.load_keyfile(keys / "orchestrator-1.key")
-    receipt_key = keyfiles.load_keyfile(keys / "runner-1.key")
+    attempt_key = load_keyfile(keys / "orchestrator-1.key")
+    receipt_key = load_keyfile(keys / "runner-1.key")
     remote = str(d.bare)
-    runner.append_record(d.work, boot.attempt_id, attempt_key, "opened", remote, repository="demo/repo",
-                         workspace="ws-1", workspace_generation=boot.workspace_generation,
-                         prompt_sha256=hashlib.sha256(prompt.read_bytes()).hexdigest())
-    runner.append_record(d.work, boot.attempt_id, attempt_key, "model-selected", remote, model_id="model-a")
+    # The trusted side pushes as gate-runner (its environment, given to its git commands).
+    append_record(d.work, boot.attempt_id, attempt_key, "opened", remote, now, repository="demo/repo",
+                  workspace="ws-1", workspace_generation=boot.workspace_generation,
+                  prompt_sha256=hashlib.sha256(prompt.read_bytes()).hexdigest(), env=RUNNER)
+    append_record(d.work, boot.attempt_id, attempt_key, "model-selected", remote, now, model_id="model-a",
+                  env=RUNNER)
     _say("3. the incident, replayed")
     _say(f"   bootstrap: WORKSPACE_GEN={boot.workspace_generation} ATTEMPT_ID={boot.attempt_id}")
     _say("   ledger: attempt opened, model-a selected (pushed to refs/gate/attempts/)")
     verdict = json.dumps({"verdict": "pass", "reasons": ["small, tested change"]}).encode()
-    stale = runner.record_review(d.work, boot.attempt_id, base, head, verdict, receipt_key,
-                                 boot.scoring_dir / "receipt.json", remote, None, 3600)
+    stale = record_review(d.work, boot.attempt_id, None, head, verdict, receipt_key,
+                          boot.scoring_dir / "receipt.json", remote, None, 3600, now, env=RUNNER)
     _say(f"   model-a scores the change and writes a passing receipt: {stale.relative_to(root)}")
-    runner.append_record(d.work, boot.attempt_id, attempt_key, "failover", remote, model_id="model-b",
-                         note="model-a offline")
+    append_record(d.work, boot.attempt_id, attempt_key, "failover", remote, now, model_id="model-b",
+                  note="model-a offline", env=RUNNER)
     _say("   model-a goes offline; the orchestrator records a failover to model-b")
     _say("   the retry finds receipt.json already on disk and pushes it without scoring:")
-    result = runner.push_review(d.work, boot.attempt_id, stale, remote)
+    result = push_review(d.work, boot.attempt_id, stale, remote, now, env=RUNNER)
     _say(_remote_lines(result.output))
     ok &= not result.ok and "GATE-BIND-MODEL" in result.output and "field=model_id" in result.output
     _say(f"   -> {'rejected: the receipt names model-a, the ledger has model-b' if not result.ok else 'ACCEPTED'}")
     _say()
 
     # 4. The fresh receipt.
-    fresh = runner.record_review(d.work, boot.attempt_id, base, head, verdict, receipt_key,
-                                 boot.scoring_dir / "receipt-model-b.json", remote, None, 3600)
-    result = runner.push_review(d.work, boot.attempt_id, fresh, remote)
+    fresh = record_review(d.work, boot.attempt_id, None, head, verdict, receipt_key,
+                          boot.scoring_dir / "receipt-model-b.json", remote, None, 3600, now, env=RUNNER)
+    result = push_review(d.work, boot.attempt_id, fresh, remote, now, env=RUNNER)
     _say("4. model-b scores the change itself; its receipt is bound to this attempt, model and diff:")
     ok &= result.ok
     _say(f"   -> {'accepted: refs/heads/review/runner/' + boot.attempt_id if result.ok else 'REJECTED (wrong!)'}")

@@ -11,7 +11,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from gatecore.errors import ConfigError
+from gatecore.errors import GateError
 
 CONFIG_FILE = "config.json"
 POLICY_FILE = "policy.toml"
@@ -52,14 +52,14 @@ def read(gate_dir: Path) -> Installation:
     try:
         doc = json.loads(path.read_bytes())
     except OSError as exc:
-        raise ConfigError("GATE-CONFIG-INSTALL", f"cannot read {path}: {exc.strerror}") from None
+        raise GateError("GATE-CONFIG-INSTALL", f"cannot read {path}: {exc.strerror}") from None
     except ValueError:
-        raise ConfigError("GATE-CONFIG-INSTALL", f"{path} is not valid JSON") from None
+        raise GateError("GATE-CONFIG-INSTALL", f"{path} is not valid JSON") from None
     if not isinstance(doc, dict) or doc.get("version") != CONFIG_VERSION:
-        raise ConfigError("GATE-CONFIG-INSTALL", f"{path}: unknown installation version")
+        raise GateError("GATE-CONFIG-INSTALL", f"{path}: unknown installation version")
     platform, repo_id = doc.get("platform"), doc.get("repository_id")
     keyring, chain = doc.get("keyring"), doc.get("chain")
     if (not isinstance(platform, str) or not isinstance(repo_id, str) or not isinstance(keyring, bool)
             or not isinstance(chain, list) or not all(isinstance(c, str) for c in chain)):
-        raise ConfigError("GATE-CONFIG-INSTALL", f"{path}: malformed installation record")
+        raise GateError("GATE-CONFIG-INSTALL", f"{path}: malformed installation record")
     return Installation(gate_dir, platform, repo_id, keyring, tuple(Path(c) for c in chain))

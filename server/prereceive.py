@@ -1,9 +1,21 @@
 """The pre-receive hook: `python -m server.prereceive --gate-dir DIR` (installed by `gate server install`).
 
+`main` is the pipeline, top to bottom, and its only error boundary:
+
+1. the installation record and the environment (platform, pusher),
+2. stdin, capped, parsed into ref updates (`gatecore.refs`),
+3. the policy and keyring, from their validated caches (`gatecore.adapters.config`),
+4. ref rules and frozen files over the new commits (`gatecore.pushcheck`),
+5. the reserved namespaces: ledger, generation claims, receipts, review refs
+   (`gatecore.ledgerrefs`, `gatecore.reviewrefs`), against the server's own ref values,
+6. the verdict under the policy's mode (`gatecore.verdict`),
+7. the report the pusher sees (`gatecore.report`), chained hooks,
+8. one audit line (`server.audit`).
+
 Exit codes: 0 accept, 1 policy reject, 2 configuration error, 3 internal error or
-deadline. Anything but 0 rejects every ref of the push. This is the only error boundary;
-every path that is not a proven accept ends in a rejection with a documented code, an
-audit line, and the code on stderr (which git shows the pusher prefixed `remote: `).
+deadline. Anything but 0 rejects every ref of the push. Every path that is not a proven
+accept ends in a rejection with a documented code, an audit line, and the code on stderr
+(which git shows the pusher prefixed `remote: `).
 
 Start-up is kept light on purpose: no typer, no pydantic on the common path (the
 policy and keyring come from their validated caches; receipts and ledger records, which
@@ -13,7 +25,6 @@ need pydantic, are only parsed when a push touches the reserved namespaces).
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 import time
 from collections.abc import Sequence
@@ -21,12 +32,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from gatecore import configcache, environment
-from gatecore.errors import ConfigError, GateError, InputError
-from gatecore.failure import Violation
+from gatecore.adapters import config, environment
+from gatecore.errors import GateError
+from gatecore.findings import Violation
 from gatecore.policy import Policy
-from gatecore.refupdates import RefUpdate, display, parse_pre_receive
-from gatecore.report import error_lines, rejects, render
+from gatecore.refs import MAX_INPUT_BYTES, RefUpdate, display, is_reserved, parse_pre_receive
+from gatecore.report import error_lines, render
+from gatecore.verdict import decide
 
 from . import audit, installation
 from .deadline import Deadline
@@ -44,107 +56,68 @@ class Outcome:
     codes: list[str] = field(default_factory=list)
     attempt_ids: list[str] = field(default_factory=list)
     commits_checked: int = 0
+    mode: str | None = None
 
 
-def _load_policy(inst: installation.Installation) -> Policy:
-    from gatecore.policy import MAX_POLICY_BYTES
-
-    def read(path: Path) -> bytes:
-        return configcache.read_capped(path, "GATE-CONFIG-POLICY", "policy", MAX_POLICY_BYTES)
-
-    def validate(data: bytes, origin: str) -> Any:
-        from gatecore.policyfile import validate_bytes
-
-        return validate_bytes(data, origin)
-
-    plain = configcache.load(inst.policy, read, validate)
-    try:
-        return Policy.from_plain(plain)
-    except (KeyError, TypeError, ValueError) as exc:
-        raise ConfigError("GATE-CONFIG-POLICY", f"{inst.policy}: validated form unusable: {exc}") from None
-
-
-def load_keyring(inst: installation.Installation) -> Any:
-    from gatecore.keys import MAX_KEYRING_BYTES, keyring_from_plain
-
-    if not inst.has_keyring:
-        raise ConfigError("GATE-CONFIG-KEYRING", "no keyring is installed for this repository")
-
-    def read(path: Path) -> bytes:
-        return configcache.read_capped(path, "GATE-CONFIG-KEYRING", "keyring", MAX_KEYRING_BYTES)
-
-    def validate(data: bytes, origin: str) -> Any:
-        from gatecore.keyfiles import validate_keyring_bytes
-
-        return validate_keyring_bytes(data, origin)
-
-    plain = configcache.load(inst.keyring, read, validate)
-    try:
-        return keyring_from_plain(plain)
-    except (KeyError, TypeError, ValueError) as exc:
-        raise ConfigError("GATE-CONFIG-KEYRING", f"{inst.keyring}: validated form unusable: {exc}") from None
-
-
-def _read_stdin() -> bytes:
-    from gatecore.refupdates import MAX_INPUT_BYTES
-
+def read_stdin() -> bytes:
     data = sys.stdin.buffer.read(MAX_INPUT_BYTES + 1)
     if len(data) > MAX_INPUT_BYTES:
-        raise InputError("GATE-INPUT-TOO-LARGE", f"more than {MAX_INPUT_BYTES} bytes of input")
+        raise GateError("GATE-INPUT-TOO-LARGE", f"more than {MAX_INPUT_BYTES} bytes of input")
     return data
 
 
-def _run_chain(inst: installation.Installation, data: bytes, argv: Sequence[str]) -> list[Violation]:
-    out = []
+def load_keyring(inst: installation.Installation) -> Any:
+    if not inst.has_keyring:
+        raise GateError("GATE-CONFIG-KEYRING", "no keyring is installed for this repository")
+    return config.load_keyring(inst.keyring)
+
+
+def check_push(inst: installation.Installation, hook_env: environment.HookEnv, updates: Sequence[RefUpdate],
+               policy: Policy, deadline: Deadline) -> Outcome:
+    """Stages 4-7: ref rules and frozen files, the reserved namespaces, the verdict, the report."""
+    from gatecore.adapters.gitrepo import GitRepo
+    from gatecore.objects import Objects
+    from gatecore.pushcheck import PushChecker
+
+    live = [u for u in updates if not u.is_noop]
+    if not live:
+        return Outcome(0, "accept", mode=policy.mode)
+    if len(live[0].old) != 40:
+        raise GateError("GATE-GIT-OBJECT-FORMAT", "sha256 object ids: SHA-256 repositories are not supported")
+    repo = GitRepo.for_hook(hook_env.git_dir)
+    objects = Objects(repo)
+    report = PushChecker(objects, policy, hook_env.pusher, None, deadline.at).check(live)
+    violations: list[Violation] = report.violations
+    attempt_ids: list[str] = []
+    reserved = [u for u in live if is_reserved(u.ref)]
+    if reserved:
+        from gatecore import reviewrefs
+        from gatecore.ledgerrefs import ReservedContext, ServerRefs
+
+        ctx = ReservedContext(objects, policy, hook_env.pusher, inst.repository_id, int(time.time()),
+                              {u.ref: u for u in live}, ServerRefs(repo.ref_target), lambda: load_keyring(inst),
+                              lambda: repo.symbolic_target("HEAD"))
+        found = reviewrefs.check(ctx, reserved)
+        violations += found.violations
+        attempt_ids = found.attempt_ids
+    verdict = decide(violations, policy.mode)
+    lines = render(violations, mode=verdict.shown_as, cap=policy.max_violations_shown, gitlab=hook_env.gitlab)
+    return Outcome(verdict.exit_code, verdict.decision, lines, list(verdict.codes), attempt_ids,
+                   report.commits_checked, policy.mode)
+
+
+def run_chain(inst: installation.Installation, data: bytes, argv: Sequence[str]) -> list[Violation]:
+    import subprocess
+
     for hook in inst.chain:
         proc = subprocess.run([str(hook), *argv], input=data, check=False)
         if proc.returncode != 0:
-            out.append(Violation("GATE-HOOK-CHAINED", "-", f"{hook.name} exited {proc.returncode}"))
-            break
-    return out
+            return [Violation("GATE-HOOK-CHAINED", "-", f"{hook.name} exited {proc.returncode}")]
+    return []
 
 
-def decide(inst: installation.Installation, hook_env: environment.HookEnv, updates: list[RefUpdate],
-           deadline: Deadline, started: float) -> tuple[Outcome, Policy]:
-    from gatecore.gitrepo import GitRepo
-    from gatecore.pushcheck import PushChecker, PushReport
-
-    policy = _load_policy(inst)
-    deadline.reset(policy.deadline_seconds, started)
-    if inst.has_keyring:
-        load_keyring(inst)  # a broken keyring rejects every push, not only review pushes
-    if not updates:
-        return Outcome(0, "accept"), policy
-    if len(updates[0].old) != 40:
-        raise ConfigError("GATE-GIT-OBJECT-FORMAT", "sha256 object ids: SHA-256 repositories are not supported")
-    repo = GitRepo.from_env()
-    checker = PushChecker(repo, policy, hook_env.pusher, None, deadline.at)
-
-    def reserved(special: Sequence[RefUpdate], report: PushReport) -> list[Violation]:
-        from gatecore.reserved import ReservedChecker
-
-        from .reservations import reserve
-
-        return ReservedChecker(repo, policy, hook_env.pusher, lambda: load_keyring(inst),
-                               inst.repository_id, int(time.time()), updates,
-                               lambda gen, attempt: reserve(inst.gate_dir, gen, attempt)).check(special, report)
-
-    report = checker.check(updates, reserved)
-    codes: list[str] = []
-    for v in report.violations:
-        if v.code not in codes:
-            codes.append(v.code)
-    if report.violations and not rejects(report.violations, policy.mode):
-        lines = render(report.violations, mode="evaluate", cap=policy.max_violations_shown, gitlab=hook_env.gitlab)
-        return Outcome(0, "evaluate-reject", lines, codes, report.attempt_ids, report.commits_checked), policy
-    if report.violations:
-        lines = render(report.violations, mode="enforce", cap=policy.max_violations_shown, gitlab=hook_env.gitlab)
-        return Outcome(1, "reject", lines, codes, report.attempt_ids, report.commits_checked), policy
-    return Outcome(0, "accept", [], [], report.attempt_ids, report.commits_checked), policy
-
-
-def _audit_record(hook_env: environment.HookEnv | None, updates: list[RefUpdate], outcome: Outcome,
-                  started: float, mode: str | None) -> dict[str, Any]:
+def audit_record(hook_env: environment.HookEnv | None, updates: Sequence[RefUpdate], outcome: Outcome,
+                 started: float) -> dict[str, Any]:
     return {
         "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "pusher": None if hook_env is None else hook_env.pusher,
@@ -156,7 +129,7 @@ def _audit_record(hook_env: environment.HookEnv | None, updates: list[RefUpdate]
         "exit": outcome.exit_code,
         "codes": outcome.codes,
         "attempt_ids": outcome.attempt_ids,
-        "mode": mode,
+        "mode": outcome.mode,
         "commits_checked": outcome.commits_checked,
         "elapsed_ms": round((time.monotonic() - started) * 1000, 1),
         "pid": os.getpid(),
@@ -173,42 +146,40 @@ def main(argv: Sequence[str] | None = None) -> int:
     gitlab_guess = environment.detect_platform(os.environ) == "gitlab"
     hook_env: environment.HookEnv | None = None
     updates: list[RefUpdate] = []
-    mode: str | None = None
 
     def on_expire() -> None:  # runs in the watchdog thread, just before it ends the process
         audit.append(gate_dir / installation.AUDIT_FILE,
-                     _audit_record(hook_env, updates, Outcome(3, "reject", [], ["GATE-HOOK-DEADLINE"]), started,
-                                   mode), wait=0.2)
+                     audit_record(hook_env, updates, Outcome(3, "reject", [], ["GATE-HOOK-DEADLINE"]), started),
+                     wait=0.2)
 
     deadline = Deadline(STARTUP_DEADLINE_SECONDS, "GL-HOOK-ERR: " if gitlab_guess else "", on_expire)
-    data = b""
     try:
         inst = installation.read(gate_dir)
         # A plain-git installation may sit behind GitHub Enterprise, gitolite or a web server:
         # its identity comes from whichever platform variables are present.
         hook_env = environment.read_hook_env("auto" if inst.platform == "git" else inst.platform)
-        data = _read_stdin()
+        data = read_stdin()
         updates = parse_pre_receive(data)
-        outcome, policy = decide(inst, hook_env, updates, deadline, started)
-        mode = policy.mode
+        policy = config.load_policy(inst.policy)
+        deadline.reset(policy.deadline_seconds, started)
+        if inst.has_keyring:
+            load_keyring(inst)  # a broken keyring rejects every push, not only review pushes
+        outcome = check_push(inst, hook_env, updates, policy, deadline)
         if outcome.exit_code == 0 and inst.chain:
-            chained = _run_chain(inst, data, args[2:])
+            chained = run_chain(inst, data, args[2:])
             if chained:
                 outcome = Outcome(1, "reject", render(chained, mode="enforce", cap=10, gitlab=hook_env.gitlab),
-                                  ["GATE-HOOK-CHAINED"], outcome.attempt_ids, outcome.commits_checked)
+                                  ["GATE-HOOK-CHAINED"], outcome.attempt_ids, outcome.commits_checked, policy.mode)
     except GateError as exc:
         outcome = Outcome(exc.exit_code, "reject", error_lines(exc.code, exc.detail, gitlab=gitlab_guess), [exc.code])
     except Exception as exc:  # the boundary: an unexpected error is a rejection, never a pass
-        detail = f"{type(exc).__name__}: {exc}"
         import traceback
 
-        tb = traceback.format_exc(limit=8)
-        outcome = Outcome(3, "reject", error_lines("GATE-HOOK-INTERNAL", detail, gitlab=gitlab_guess),
-                          ["GATE-HOOK-INTERNAL"])
-        sys.stderr.write(tb)
+        sys.stderr.write(traceback.format_exc(limit=8))
+        outcome = Outcome(3, "reject", error_lines("GATE-HOOK-INTERNAL", f"{type(exc).__name__}: {exc}",
+                                                   gitlab=gitlab_guess), ["GATE-HOOK-INTERNAL"])
     try:
-        audit.append(gate_dir / installation.AUDIT_FILE,
-                     _audit_record(hook_env, updates, outcome, started, mode))
+        audit.append(gate_dir / installation.AUDIT_FILE, audit_record(hook_env, updates, outcome, started))
     except GateError as exc:
         outcome = Outcome(exc.exit_code, "reject",
                           outcome.lines + error_lines(exc.code, exc.detail, gitlab=gitlab_guess), [exc.code])

@@ -1,0 +1,119 @@
+"""The one road from a configuration file (or a committed blob) to a Policy, Keyring or key.
+
+`load_policy` and `load_keyring` read a server-side file, take its validated form from the
+cache next to it when that matches the file (so that pydantic stays off the hook's
+start-up path) and build the plain-value form the engine uses. `policy_from_bytes` and
+`keyring_from_bytes` do the same for bytes read elsewhere (the client hooks read the
+policy from a commit). Every failure is a configuration error with the file's code.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..errors import GateError
+from ..keys import MAX_KEYRING_BYTES, Keyring, SigningKey, keyring_from_plain
+from ..policy import MAX_POLICY_BYTES, Policy
+from . import files
+
+MAX_KEYFILE_BYTES = 65536
+
+
+def _validate_policy(data: bytes, origin: str) -> Any:
+    from ..configschema import validate_policy
+
+    return validate_policy(data, origin)
+
+
+def _validate_keyring(data: bytes, origin: str) -> Any:
+    from ..configschema import validate_keyring
+
+    return validate_keyring(data, origin)
+
+
+def _policy(plain: Any, origin: str) -> Policy:
+    try:
+        return Policy.from_plain(plain)
+    except (KeyError, TypeError, ValueError) as exc:
+        raise GateError("GATE-CONFIG-POLICY", f"{origin}: validated form unusable: {exc}") from None
+
+
+def _keyring(plain: Any, origin: str) -> Keyring:
+    try:
+        return keyring_from_plain(plain)
+    except (KeyError, TypeError, ValueError) as exc:
+        raise GateError("GATE-CONFIG-KEYRING", f"{origin}: validated form unusable: {exc}") from None
+
+
+def read_policy_bytes(path: Path) -> bytes:
+    return files.read_capped(path, "GATE-CONFIG-POLICY", "policy", MAX_POLICY_BYTES)
+
+
+def read_keyring_bytes(path: Path) -> bytes:
+    return files.read_capped(path, "GATE-CONFIG-KEYRING", "keyring", MAX_KEYRING_BYTES)
+
+
+def load_policy(path: Path, cached: bool = True) -> Policy:
+    """A policy file, validated (through its cache unless `cached` is False)."""
+    data = read_policy_bytes(path)
+    plain = files.cached_validation(path, data, _validate_policy) if cached else _validate_policy(data, str(path))
+    return _policy(plain, str(path))
+
+
+def load_keyring(path: Path, cached: bool = True) -> Keyring:
+    data = read_keyring_bytes(path)
+    plain = files.cached_validation(path, data, _validate_keyring) if cached else _validate_keyring(data, str(path))
+    return _keyring(plain, str(path))
+
+
+def policy_from_bytes(data: bytes, origin: str) -> Policy:
+    return _policy(_validate_policy(data, origin), origin)
+
+
+def keyring_from_bytes(data: bytes, origin: str) -> Keyring:
+    return _keyring(_validate_keyring(data, origin), origin)
+
+
+def policy_problems(path: Path) -> list[str]:
+    """Every problem with a policy file, one line each (empty: valid)."""
+    try:
+        load_policy(path, cached=False)
+    except GateError as exc:
+        return [part.strip() for part in exc.detail.split("; ")]
+    return []
+
+
+def load_keyfile(path: Path) -> SigningKey:
+    from ..configschema import parse_keyfile
+
+    return parse_keyfile(files.read_capped(path, "GATE-CONFIG-KEYFILE", "key file", MAX_KEYFILE_BYTES), str(path))
+
+
+@dataclass(frozen=True, slots=True)
+class Validated:
+    """A configuration file read and validated, ready to be installed."""
+
+    data: bytes
+    plain: Any
+
+
+def validated_policy(source: Path) -> Validated:
+    data = read_policy_bytes(source)
+    plain = _validate_policy(data, str(source))
+    _policy(plain, str(source))
+    return Validated(data, plain)
+
+
+def validated_keyring(source: Path) -> Validated:
+    data = read_keyring_bytes(source)
+    plain = _validate_keyring(data, str(source))
+    _keyring(plain, str(source))
+    return Validated(data, plain)
+
+
+def install(valid: Validated, target: Path) -> None:
+    """Write a validated file and its cache (the hook then reads the cache, not pydantic)."""
+    files.atomic_write(target, valid.data, 0o640)
+    files.write_cache(target, valid.data, valid.plain)

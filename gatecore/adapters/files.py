@@ -1,0 +1,129 @@
+"""Reading and writing files safely: the one place the package opens files.
+
+* `read_capped` reads regular files only: the file is opened with `O_NONBLOCK` (a FIFO
+  cannot hang the open) and checked with `fstat` before anything is read, then read up
+  to a cap; a FIFO, a device, a directory or a file over the cap is refused with the
+  caller's code.
+* `write_new` creates a file that must not exist (receipts are never overwritten),
+  `write_private` one readable by its owner only (keys), `atomic_write` replaces one.
+* `cached_validation`: the validated form of a configuration file, kept next to it so
+  that the hook does not import pydantic on every push. The cache records the source's
+  SHA-256; a corrupt or stale cache is simply not used, so the answer is always that of
+  validating the source file as it is now.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import stat
+import tempfile
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+from ..errors import GateError
+
+CACHE_SCHEMA = 2
+
+
+def _chunks(path: Path, code: str, what: str, cap: int) -> Iterator[bytes]:
+    """The bytes of a regular file of at most `cap` bytes, in chunks; GateError(code) otherwise."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as exc:
+        raise GateError(code, f"cannot read {what} {path}: {exc.strerror}") from None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise GateError(code, f"{what} {path} is not a regular file")
+        if info.st_size > cap:
+            raise GateError(code, f"{what} {path} is larger than {cap} bytes")
+        total = 0
+        while True:
+            chunk = os.read(fd, 1 << 20)
+            if not chunk:
+                return
+            total += len(chunk)
+            if total > cap:
+                raise GateError(code, f"{what} {path} is larger than {cap} bytes")
+            yield chunk
+    except OSError as exc:
+        raise GateError(code, f"cannot read {what} {path}: {exc.strerror}") from None
+    finally:
+        os.close(fd)
+
+
+def read_capped(path: Path, code: str, what: str, cap: int) -> bytes:
+    """The bytes of a regular file of at most `cap` bytes; GateError(code) otherwise."""
+    return b"".join(_chunks(path, code, what, cap))
+
+
+def sha256_capped(path: Path, code: str, what: str, cap: int) -> str:
+    """The SHA-256 of a regular file of at most `cap` bytes, read in chunks."""
+    h = hashlib.sha256()
+    for chunk in _chunks(path, code, what, cap):
+        h.update(chunk)
+    return h.hexdigest()
+
+
+def write_new(path: Path, data: bytes, code: str = "GATE-INPUT-ARGUMENT", mode: int = 0o644) -> Path:
+    """Create `path` with `data`; refused (code) if it exists or cannot be created."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, mode)
+    except FileExistsError:
+        raise GateError(code, f"{path} exists; it is never overwritten") from None
+    except OSError as exc:
+        raise GateError(code, f"cannot create {path}: {exc.strerror}") from None
+    with os.fdopen(fd, "wb") as fh:
+        fh.write(data)
+    return path
+
+
+def write_private(path: Path, text: str) -> None:
+    """Create `path` readable by its owner only (a private key); refuse to overwrite."""
+    write_new(path, text.encode("utf-8"), mode=0o600)
+
+
+def atomic_write(path: Path, data: bytes, mode: int) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def cache_path(source: Path) -> Path:
+    return source.with_name(source.name + ".validated.json")
+
+
+def write_cache(source: Path, data: bytes, value: Any) -> bool:
+    """Atomically (re)write the validated form of `source`'s bytes; False if the directory is not writable."""
+    text = json.dumps({"schema": CACHE_SCHEMA, "source_sha256": hashlib.sha256(data).hexdigest(), "value": value},
+                      sort_keys=True)
+    try:
+        atomic_write(cache_path(source), text.encode("utf-8"), 0o640)
+    except OSError:
+        return False
+    return True
+
+
+def cached_validation(source: Path, data: bytes, validate: Callable[[bytes, str], Any]) -> Any:
+    """The validated form of `data` (the bytes of `source`): from the cache when it matches."""
+    digest = hashlib.sha256(data).hexdigest()
+    try:
+        cached = json.loads(cache_path(source).read_bytes())
+        if (isinstance(cached, dict) and cached.get("schema") == CACHE_SCHEMA
+                and cached.get("source_sha256") == digest and "value" in cached):
+            return cached["value"]
+    except (OSError, ValueError):
+        pass  # no usable cache: validate the source
+    value = validate(data, str(source))
+    write_cache(source, data, value)
+    return value

@@ -1,0 +1,221 @@
+"""The one wrapper around the `git` command, and the history walk the hook runs through it.
+
+Every git command the gate runs gets the same environment: replacement objects off
+(`GIT_NO_REPLACE_OBJECTS`), grafts off (`GIT_GRAFT_FILE` pointing where no file can be), and
+no lazy fetching; inside a hook it inherits `GIT_DIR` and the quarantine's object
+directories, so it sees the pushed objects. A command that cannot run, or exits with an
+unexpected status, is a `GateError`, never an empty answer.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import tempfile
+import time
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+
+from ..errors import GateError, malformed, unreadable
+from ..gitmodel import WalkedCommit
+
+#: What every git command the gate runs reads the repository without.
+HARDENED = {
+    "GIT_NO_REPLACE_OBJECTS": "1",  # `refs/replace/*` would make git read other objects
+    "GIT_GRAFT_FILE": os.devnull + "/no-grafts",  # so would `info/grafts` (a path that cannot exist)
+    "GIT_NO_LAZY_FETCH": "1",  # a partial clone must not fetch while we read
+}
+
+_READ_CHUNK = 1 << 20
+
+
+@dataclass(frozen=True, slots=True)
+class GitResult:
+    returncode: int
+    stdout: bytes
+    stderr: bytes
+
+    @property
+    def ok(self) -> bool:
+        return self.returncode == 0
+
+    def text(self) -> str:
+        return (self.stdout + self.stderr).decode("utf-8", "replace").strip()
+
+    def last_error(self) -> str:
+        lines = self.stderr.decode("utf-8", "replace").strip().splitlines()
+        return lines[-1] if lines else f"exit {self.returncode}"
+
+
+def environment(extra: Mapping[str, str] | None = None, unset: Sequence[str] = ()) -> dict[str, str]:
+    """The process environment with the hardening, `extra` on top, and `unset` removed."""
+    env = {**os.environ, **HARDENED, **(extra or {})}
+    for name in unset:
+        env.pop(name, None)
+    return env
+
+
+def run_git(args: Sequence[str], *, cwd: str | os.PathLike[str] | None = None, input: bytes | None = None,
+            env: Mapping[str, str] | None = None, unset: Sequence[str] = (), timeout: float | None = None,
+            ok: tuple[int, ...] | None = (0,), code: str = "GATE-GIT-UNREADABLE") -> GitResult:
+    """Run `git ARGS`; a status outside `ok` (None: any) raises GateError(code) with git's last line."""
+    try:
+        proc = subprocess.run(["git", *args], cwd=cwd, input=input, capture_output=True, check=False,
+                              env=environment(env, unset), timeout=timeout)
+    except subprocess.TimeoutExpired:
+        raise GateError("GATE-HOOK-DEADLINE", f"git {args[0]} ran out of time") from None
+    except OSError as exc:
+        raise GateError("GATE-GIT-REPOSITORY", f"cannot run git: {exc.strerror}") from None
+    result = GitResult(proc.returncode, proc.stdout, proc.stderr)
+    if ok is not None and result.returncode not in ok:
+        raise GateError(code, f"git {' '.join(args[:2])} failed: {result.last_error()}")
+    return result
+
+
+def _records(stream: int, proc: subprocess.Popen[bytes], deadline: float | None) -> Iterator[bytes]:
+    """NUL-terminated records from a pipe, read in chunks, under the deadline."""
+    pending = b""
+    while True:
+        if deadline is not None and time.monotonic() > deadline:
+            proc.kill()
+            raise GateError("GATE-HOOK-DEADLINE", "walking history: git rev-list ran out of time")
+        chunk = os.read(stream, _READ_CHUNK)
+        if not chunk:
+            break
+        pending += chunk
+        *done, pending = pending.split(b"\0")
+        yield from done
+    if pending:
+        raise malformed(f"git rev-list ended in the middle of a record ({pending[:60]!r})")
+
+
+def walk(git_dir: str, tips: Sequence[str], hide: Iterable[str] | None,
+         deadline: float | None) -> Iterator[WalkedCommit]:
+    """`git rev-list --parents --header TIPS --not HIDE` (None: every branch and tag), streamed.
+
+    git prints each commit as `<id> <parents>`, its raw header lines verbatim, a blank
+    line and the message indented by four spaces, NUL-terminated; it stops printing a
+    commit at a NUL byte, so no record can hold a forged one. Run by git itself: it walks
+    past many hidden refs far faster than libgit2's revwalk, and a missing object is an
+    error, never "nothing new".
+    """
+    if deadline is not None and deadline - time.monotonic() <= 0:
+        raise GateError("GATE-HOOK-DEADLINE", "out of time before walking history")
+    args = ["git", f"--git-dir={git_dir}", "-c", "i18n.logOutputEncoding=",
+            "rev-list", "--parents", "--header", *tips]
+    data = b""
+    if hide is None:
+        args += ["--not", "--branches", "--tags"]
+    else:
+        args.append("--stdin")
+        data = "".join(f"^{oid}\n" for oid in hide).encode("ascii")
+    with tempfile.TemporaryFile() as errors:
+        try:
+            proc = subprocess.Popen(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=errors,
+                                    env=environment())
+        except OSError as exc:
+            raise GateError("GATE-GIT-REPOSITORY", f"cannot run git rev-list: {exc.strerror}") from None
+        assert proc.stdin is not None and proc.stdout is not None
+        try:
+            try:
+                proc.stdin.write(data)  # git reads all of --stdin before it prints anything
+                proc.stdin.close()
+            except BrokenPipeError:
+                pass  # git exited early; its status says why
+            for record in _records(proc.stdout.fileno(), proc, deadline):
+                yield _walked(record)
+        finally:
+            proc.stdout.close()
+            if proc.poll() is None:
+                proc.kill()
+            status = proc.wait()
+        if status != 0:
+            errors.seek(0)
+            lines = errors.read().decode("utf-8", "replace").strip().splitlines()
+            raise unreadable(f"cannot walk history: {lines[-1] if lines else f'git exit {status}'}")
+
+
+def _walked(record: bytes) -> WalkedCommit:
+    ids, _, rest = record.partition(b"\n")
+    header, sep, body = rest.partition(b"\n\n")
+    if not sep:
+        header = header.removesuffix(b"\n")
+    try:
+        oid, *parents = ids.decode("ascii").split(" ")
+    except UnicodeDecodeError:
+        raise malformed(f"git rev-list printed an unexpected line {ids[:80]!r}") from None
+    message = b"\n".join(line[4:] for line in body.split(b"\n")) if body else b""
+    return WalkedCommit(oid, tuple(parents), header, message)
+
+
+def is_ancestor(git_dir: str, ancestor: str, descendant: str) -> bool:
+    out = run_git([f"--git-dir={git_dir}", "merge-base", "--is-ancestor", ancestor, descendant], ok=(0, 1))
+    return out.returncode == 0
+
+
+def merge_base(git_dir: str, a: str, b: str) -> str | None:
+    out = run_git([f"--git-dir={git_dir}", "merge-base", a, b], ok=(0, 1))
+    text = out.stdout.decode("ascii", "replace").strip()
+    return text or None
+
+
+# --- the trusted side's transport ------------------------------------------------------
+
+Env = Mapping[str, str] | None  # extra variables for the trusted side's git (e.g. the server's REMOTE_USER)
+
+
+def ls_remote(repo: str | os.PathLike[str], remote: str, *patterns: str, env: Env = None) -> dict[str, str]:
+    """The remote's refs matching `patterns`: name -> id."""
+    out = run_git(["ls-remote", "--refs", remote, *patterns], cwd=repo, code="GATE-GIT-REPOSITORY", env=env)
+    found: dict[str, str] = {}
+    for line in out.stdout.decode("utf-8", "surrogateescape").splitlines():
+        oid, _, name = line.partition("\t")
+        found[name] = oid
+    return found
+
+
+def fetch_ref(repo: str | os.PathLike[str], remote: str, ref: str, code: str, env: Env = None) -> None:
+    """Make the local `ref` equal the remote's (forced)."""
+    run_git(["fetch", "--quiet", "--no-tags", remote, f"+{ref}:{ref}"], cwd=repo, code=code, env=env)
+
+
+def delete_ref(repo: str | os.PathLike[str], ref: str, old: str | None = None) -> None:
+    run_git(["update-ref", "-d", ref, *([old] if old else [])], cwd=repo, ok=None)
+
+
+@dataclass(frozen=True, slots=True)
+class PushResult:
+    ok: bool
+    output: str
+
+
+def push(repo: str | os.PathLike[str], remote: str, *refspecs: str, atomic: bool = False,
+         lease: str | None = None, env: Env = None) -> PushResult:
+    args = ["push", "--porcelain"]
+    if atomic:
+        args.append("--atomic")
+    if lease is not None:
+        args.append(f"--force-with-lease={lease}")
+    out = run_git([*args, remote, *refspecs], cwd=repo, ok=None, env=env)
+    return PushResult(out.ok, out.text())
+
+
+def remote_head(repo: str | os.PathLike[str], remote: str, env: Env = None) -> str | None:
+    """The branch the remote's HEAD names (`ls-remote --symref`), or None."""
+    out = run_git(["ls-remote", "--symref", remote, "HEAD"], cwd=repo, code="GATE-GIT-REPOSITORY", env=env)
+    for line in out.stdout.decode("utf-8", "surrogateescape").splitlines():
+        head, _, name = line.partition("\t")
+        if name == "HEAD" and head.startswith("ref: "):
+            return head[5:]
+    return None
+
+
+def sync_ref(repo: str | os.PathLike[str], remote: str, ref: str, code: str = "GATE-LEDGER-UNREADABLE",
+             env: Env = None) -> str | None:
+    """Make the local `ref` equal the remote's (or absent); returns the remote's value."""
+    oid = ls_remote(repo, remote, ref, env=env).get(ref)
+    if oid is None:
+        delete_ref(repo, ref)
+    else:
+        fetch_ref(repo, remote, ref, code, env)
+    return oid

@@ -1,0 +1,256 @@
+"""The configuration files' schemas (pydantic) and their validation from bytes (pure).
+
+Three files, all TOML:
+
+* the **policy** (docs/policy.md), validated into the plain form `Policy.from_plain` takes;
+* the **keyring** (verifying side, server-side), a list of `[[key]]` tables; the keyring
+  entry is the only source of a key's algorithm, and each key has one purpose;
+* a **key file** (sealing side): the same id, algorithm and purpose, and `private_key`
+  (ed25519 seed) or `secret` (hmac), readable by its owner only.
+
+    [[key]]
+    id = "runner-2026"
+    algorithm = "ed25519"          # or "hmac-sha256"
+    purpose = "receipt"            # or "attempt"
+    public_key = "<base64, 32 bytes>"   # ed25519
+    # secret = "<base64, >= 32 bytes>"  # hmac-sha256 (runner and server in one trust domain)
+    not_before = 2026-01-01T00:00:00Z   # optional
+    not_after = 2027-01-01T00:00:00Z    # optional
+    revoked = false                     # optional
+
+The hook never imports this module on its common path: it reads the validated plain form
+from a cache (`adapters.files`). Validation errors carry their location (`freeze.0.paths`).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import tomllib
+from dataclasses import dataclass
+from typing import Annotated, Any, Literal
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from .envelope import b64decode_strict, b64encode
+from .errors import GateError
+from .fields import format_validation_error
+from .keys import Keyring, SigningKey, VerifyKey, keyring_to_plain, new_ed25519, new_hmac_secret
+from .policy import MAX_POLICY_BYTES, IdentityGlob, PathGlob, RefGlob
+
+KEY_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"
+MAX_KEYFILE_BYTES = 65536
+Algorithm = Literal["ed25519", "hmac-sha256"]
+Purpose = Literal["receipt", "attempt"]  # keys.PURPOSES
+
+
+def _toml(data: bytes, code: str, what: str, origin: str) -> dict[str, Any]:
+    try:
+        return tomllib.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError) as exc:
+        raise GateError(code, f"{what} {origin} is not valid TOML: {exc}") from None
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+
+
+# --- the policy ------------------------------------------------------------------------
+
+def _compiles(kind: type[PathGlob] | type[RefGlob] | type[IdentityGlob]) -> AfterValidator:
+    def check(value: str) -> str:
+        kind.compile(value)  # raises ValueError with a message pydantic reports
+        return value
+
+    return AfterValidator(check)
+
+
+PathPattern = Annotated[str, Field(min_length=1, max_length=1024), _compiles(PathGlob)]
+RefPattern = Annotated[str, Field(min_length=6, max_length=1024), _compiles(RefGlob)]
+IdentityPattern = Annotated[str, Field(min_length=1, max_length=256), _compiles(IdentityGlob)]
+Action = Literal["allow", "deny-restricted", "deny"]
+
+
+class FreezeModel(_Strict):
+    name: Annotated[str, Field(max_length=64, pattern=r"^[A-Za-z0-9._-]*$")] = ""
+    paths: Annotated[list[PathPattern], Field(min_length=1, max_length=1000)]
+    authors: Annotated[list[IdentityPattern], Field(max_length=1000)] = []
+    pushers: Annotated[list[IdentityPattern], Field(max_length=1000)] = []
+    refs: Annotated[list[RefPattern], Field(min_length=1, max_length=1000)] | None = None
+
+
+class RefsModel(_Strict):
+    delete: Action = "deny-restricted"
+    force: Action = "allow"
+    replace: Literal["trusted", "allow", "deny"] = "trusted"
+
+
+class TrustedModel(_Strict):
+    pushers: Annotated[list[IdentityPattern], Field(max_length=1000)] = []
+
+
+class ObjectsModel(_Strict):
+    noncanonical_modes: Literal["refuse", "refuse-frozen"] = "refuse"
+
+
+class LimitsModel(_Strict):
+    deadline_seconds: Annotated[float, Field(gt=0, le=600, allow_inf_nan=False, strict=False)] = 4.0
+    max_violations_shown: Annotated[int, Field(ge=1, le=10000)] = 50
+
+
+class PolicyModel(_Strict):
+    mode: Literal["enforce", "evaluate"] = "enforce"
+    freeze: Annotated[list[FreezeModel], Field(max_length=1000)] = []
+    refs: RefsModel = RefsModel()
+    trusted: TrustedModel = TrustedModel()
+    objects: ObjectsModel = ObjectsModel()
+    limits: LimitsModel = LimitsModel()
+
+
+def validate_policy(data: bytes, origin: str) -> dict[str, Any]:
+    """Validate policy TOML bytes; return the plain form `Policy.from_plain` takes."""
+    if len(data) > MAX_POLICY_BYTES:
+        raise GateError("GATE-CONFIG-POLICY", f"{origin} is larger than {MAX_POLICY_BYTES} bytes")
+    doc = _toml(data, "GATE-CONFIG-POLICY", "policy", origin)
+    try:
+        model = PolicyModel.model_validate(doc)
+    except ValidationError as exc:
+        raise GateError("GATE-CONFIG-POLICY", f"{origin}: {format_validation_error(exc)}") from None
+    return model.model_dump(mode="json")
+
+
+# --- keyrings and key files -------------------------------------------------------------
+
+def _material(value: str | None, what: str, size: int, exact: bool) -> str | None:
+    """Strict base64 of `size` bytes (at least `size` unless `exact`), as a pydantic check."""
+    if value is None:
+        return None
+    raw = b64decode_strict(value, what)
+    if (len(raw) != size) if exact else (len(raw) < size):
+        raise ValueError(f"{what} is {'' if exact else 'at least '}{size} bytes")
+    return value
+
+
+def _check_material(algorithm: str, asymmetric: str | None, secret: str | None, asymmetric_name: str) -> None:
+    """An ed25519 key has the asymmetric half (32 bytes) and no secret; an hmac key a secret of 32+ bytes."""
+    if algorithm == "ed25519":
+        if asymmetric is None or secret is not None:
+            raise ValueError(f"an ed25519 key has {asymmetric_name} and no secret")
+        _material(asymmetric, asymmetric_name, 32, exact=True)
+    else:
+        if secret is None or asymmetric is not None:
+            raise ValueError(f"an hmac-sha256 key has secret and no {asymmetric_name}")
+        _material(secret, "secret", 32, exact=False)
+
+
+def _aware(value: dt.datetime | None) -> dt.datetime | None:
+    if value is not None and value.tzinfo is None:
+        raise ValueError("times need an explicit offset, e.g. 2026-01-01T00:00:00Z")
+    return value
+
+
+class KeyringEntry(_Strict):
+    id: Annotated[str, Field(pattern=KEY_ID_PATTERN)]
+    algorithm: Algorithm
+    purpose: Purpose
+    public_key: str | None = None
+    secret: str | None = None
+    not_before: dt.datetime | None = None
+    not_after: dt.datetime | None = None
+    revoked: bool = False
+
+    _aware_nb = field_validator("not_before")(_aware)
+    _aware_na = field_validator("not_after")(_aware)
+
+    @model_validator(mode="after")
+    def _shape(self) -> KeyringEntry:
+        _check_material(self.algorithm, self.public_key, self.secret, "public_key")
+        if self.not_before and self.not_after and self.not_after <= self.not_before:
+            raise ValueError("not_after must be later than not_before")
+        return self
+
+
+class KeyringFile(_Strict):
+    key: list[KeyringEntry] = Field(default_factory=list, max_length=1000)
+
+    @model_validator(mode="after")
+    def _unique(self) -> KeyringFile:
+        ids = [k.id for k in self.key]
+        dupes = sorted({i for i in ids if ids.count(i) > 1})
+        if dupes:
+            raise ValueError(f"duplicate key ids: {', '.join(dupes)}")
+        return self
+
+
+class KeyFile(_Strict):
+    id: Annotated[str, Field(pattern=KEY_ID_PATTERN)]
+    algorithm: Algorithm
+    purpose: Purpose
+    private_key: str | None = None
+    secret: str | None = None
+
+    @model_validator(mode="after")
+    def _shape(self) -> KeyFile:
+        _check_material(self.algorithm, self.private_key, self.secret, "private_key")
+        return self
+
+
+def _ts(value: dt.datetime | None) -> int | None:
+    return None if value is None else int(value.timestamp())
+
+
+def validate_keyring(data: bytes, origin: str) -> list[dict[str, object]]:
+    """Validate keyring TOML; return the plain form `keys.keyring_from_plain` takes."""
+    doc = _toml(data, "GATE-CONFIG-KEYRING", "keyring", origin)
+    try:
+        model = KeyringFile.model_validate(doc)
+    except ValidationError as exc:
+        raise GateError("GATE-CONFIG-KEYRING", f"{origin}: {format_validation_error(exc)}") from None
+    ring: Keyring = {}
+    for k in model.key:
+        material = b64decode_strict((k.public_key if k.algorithm == "ed25519" else k.secret) or "", "key")
+        ring[k.id] = VerifyKey(k.id, k.algorithm, k.purpose, material, _ts(k.not_before), _ts(k.not_after),
+                               k.revoked)
+    return keyring_to_plain(ring)
+
+
+def parse_keyfile(data: bytes, origin: str) -> SigningKey:
+    doc = _toml(data, "GATE-CONFIG-KEYFILE", "key file", origin)
+    try:
+        model = KeyFile.model_validate(doc)
+    except ValidationError as exc:
+        raise GateError("GATE-CONFIG-KEYFILE", f"{origin}: {format_validation_error(exc)}") from None
+    material = b64decode_strict((model.private_key if model.algorithm == "ed25519" else model.secret) or "", "key")
+    return SigningKey(model.id, model.algorithm, model.purpose, material)
+
+
+def _toml_str(value: str) -> str:
+    return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+@dataclass(frozen=True, slots=True)
+class GeneratedKey:
+    keyfile_text: str
+    keyring_entry: str
+
+
+def generate_key(algorithm: str, key_id: str, purpose: str) -> GeneratedKey:
+    """Make a fresh key; return the key file text and the keyring entry (TOML).
+
+    GATE-INPUT-ARGUMENT when the id, algorithm or purpose is not allowed.
+    """
+    placeholder = b64encode(bytes(32))
+    try:  # validates id, algorithm and purpose before any key is made
+        KeyFile.model_validate({"id": key_id, "algorithm": algorithm, "purpose": purpose,
+                                ("private_key" if algorithm == "ed25519" else "secret"): placeholder})
+    except ValidationError as exc:
+        raise GateError("GATE-INPUT-ARGUMENT", format_validation_error(exc)) from None
+    head = f"id = {_toml_str(key_id)}\nalgorithm = {_toml_str(algorithm)}\npurpose = {_toml_str(purpose)}\n"
+    if algorithm == "ed25519":
+        seed, pub = new_ed25519()
+        keyfile = head + f"private_key = {_toml_str(b64encode(seed))}\n"
+        entry_material = f"public_key = {_toml_str(b64encode(pub))}\n"
+    else:
+        secret = b64encode(new_hmac_secret())
+        keyfile = head + f"secret = {_toml_str(secret)}\n"
+        entry_material = f"secret = {_toml_str(secret)}\n"
+    return GeneratedKey(keyfile, "[[key]]\n" + head + entry_material + "revoked = false\n")

@@ -1,0 +1,113 @@
+"""The port: what the engine reads from git, and nothing else (a Protocol, no I/O here).
+
+The engine (`objects`, `treediff`, `digest`, `frozen`, `pushcheck`, `ledgerrefs`,
+`reviewrefs`) reads a repository only through a `GitReader`. The reader hands out raw
+object bytes and ref values; every fact a decision uses is parsed from those bytes by
+`gatecore.objects`, one parser whose reading matches git's. The one implementation over
+a real repository is `gatecore.adapters.gitrepo.GitRepo` (pygit2 for objects and refs,
+`git rev-list` for history walks, with replacement objects and grafts switched off).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from typing import Protocol
+
+#: git's five canonical tree-entry modes.
+MODE_TREE = 0o040000
+MODE_BLOB = 0o100644
+MODE_EXEC = 0o100755
+MODE_LINK = 0o120000
+MODE_GITLINK = 0o160000
+CANONICAL_MODES = frozenset((MODE_TREE, MODE_BLOB, MODE_EXEC, MODE_LINK, MODE_GITLINK))
+
+_S_IFMT = 0o170000
+
+
+def canon_mode(mode: int) -> int:
+    """The mode git uses for a raw tree-entry mode (git's `canon_mode`, by the type bits).
+
+    Regular files keep only the owner-execute bit (100755 or 100644); anything whose type
+    bits are neither a regular file, a symlink nor a directory is a submodule (gitlink).
+    This is how `git ls-tree`, `diff-tree`, `archive` and every checkout read a tree.
+    """
+    kind = mode & _S_IFMT
+    if kind == 0o100000:
+        return MODE_EXEC if mode & 0o100 else MODE_BLOB
+    if kind == MODE_LINK:
+        return MODE_LINK
+    if kind == MODE_TREE:
+        return MODE_TREE
+    return MODE_GITLINK
+
+
+def kind_of(mode: int) -> str:
+    """file, symlink, submodule or directory, by the canonical mode (0: absent)."""
+    canon = canon_mode(mode)
+    if canon == MODE_LINK:
+        return "symlink"
+    if canon == MODE_GITLINK:
+        return "submodule"
+    if canon == MODE_TREE:
+        return "directory"
+    return "file"
+
+
+@dataclass(frozen=True, slots=True)
+class WalkedCommit:
+    """One commit of a history walk, as git printed it: its id, the parents git's own walk
+    used, and the raw header lines (verbatim) and message (up to a NUL byte, if any)."""
+
+    id: str
+    git_parents: tuple[str, ...]
+    header: bytes
+    message: bytes
+
+
+#: Decides, for a directory path (no trailing slash, b"" for the root), whether any path
+#: below it could matter. Used to prune tree walks; `None` walks everything.
+DescendFilter = Callable[[bytes], bool]
+
+
+class GitReader(Protocol):
+    """Read access to one repository (the pushed objects included, inside a hook)."""
+
+    object_format: str  # "sha1"
+    zero_id: str
+
+    def header(self, oid: str) -> tuple[str, int]:
+        """(type, size) of an object: 'commit', 'tree', 'blob' or 'tag'; GATE-GIT-UNREADABLE if absent."""
+        ...
+
+    def exists(self, oid: str) -> bool: ...
+
+    def read(self, oid: str) -> tuple[str, bytes]:
+        """(type, raw bytes) of an object, exactly as stored; GATE-GIT-UNREADABLE if absent."""
+        ...
+
+    def blob_sha256(self, oid: str) -> str:
+        """SHA-256 of a blob's bytes (the reader may hash without copying)."""
+        ...
+
+    def walk(self, tips: Iterable[str], hide: Iterable[str] | None,
+             deadline: float | None) -> Iterator[WalkedCommit]:
+        """Commits reachable from `tips` and from none of `hide` (None: every branch and tag),
+        as git's own walk finds them, with replacement objects and grafts ignored."""
+        ...
+
+    def is_ancestor(self, ancestor: str, descendant: str) -> bool: ...
+
+    def merge_base(self, a: str, b: str) -> str | None: ...
+
+    def ref_target(self, name: str) -> str | None:
+        """The id a direct ref points at, or None (absent or symbolic)."""
+        ...
+
+    def symbolic_target(self, name: str) -> str | None:
+        """The ref a symbolic ref points to, or None for a direct or absent ref."""
+        ...
+
+    def ref_targets(self, keep: Callable[[bytes], bool] | None = None) -> dict[bytes, str]:
+        """Direct refs (name -> target id); symbolic refs are skipped."""
+        ...

@@ -1,0 +1,150 @@
+"""Ref updates as plain values, the namespaces the gate reserves, and strict parsers for the
+hooks' stdin formats (pure; imported on the hook's start-up path).
+
+Ref names stay bytes (git allows any byte but a few); they are decoded with
+`surrogateescape` only for matching, and escaped for display, never lossily.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from .errors import GateError
+
+GATE_PREFIX = "refs/gate/"  # written by the trusted side only
+ATTEMPTS_PREFIX = "refs/gate/attempts/"  # the attempt ledger, one ref per attempt
+RECEIPTS_PREFIX = "refs/gate/receipts/"  # receipts, pushed with their review ref
+GENERATIONS_PREFIX = "refs/gate/generations/"  # one per workspace generation, at its attempt's first record
+DOCTOR_PREFIX = "refs/gate/doctor/"  # gate server doctor's probe (always refused)
+REVIEW_PREFIX = "refs/heads/review/runner/"  # reviewed changes, one ref per attempt
+REPLACE_PREFIX = "refs/replace/"  # git's replacement objects (policy refs.replace)
+#: Refs that would shadow a reserved namespace (git cannot hold both a ref and refs below it).
+RESERVED_PARENTS = ("refs/gate", "refs/heads/review", "refs/heads/review/runner")
+
+MAX_INPUT_BYTES = 16 << 20
+_HEX = re.compile(rb"[0-9a-f]{40}|[0-9a-f]{64}")
+_BAD_REF_BYTES = re.compile(rb"[\x00-\x20\x7f~^:?*\[\\]")
+
+
+@dataclass(frozen=True, slots=True)
+class RefUpdate:
+    old: str
+    new: str
+    raw_ref: bytes
+
+    @property
+    def ref(self) -> str:
+        return self.raw_ref.decode("utf-8", "surrogateescape")
+
+    @property
+    def zero(self) -> str:
+        return "0" * len(self.old)
+
+    @property
+    def is_create(self) -> bool:
+        return self.old == self.zero
+
+    @property
+    def is_delete(self) -> bool:
+        return self.new == self.zero
+
+    @property
+    def is_noop(self) -> bool:
+        """Both ids zero: the deletion of a ref that does not exist. Nothing changes."""
+        return self.is_create and self.is_delete
+
+
+def generation_ref(generation: str) -> str:
+    """The ref that claims a workspace generation: refs/gate/generations/<sha256 of it>
+    (a generation may hold ':', which no ref name may)."""
+    import hashlib
+
+    return GENERATIONS_PREFIX + hashlib.sha256(generation.encode("utf-8")).hexdigest()
+
+
+def is_reserved(ref: str) -> bool:
+    """Under the trusted side's namespaces (the ledger, receipts, review refs)."""
+    return ref.startswith((GATE_PREFIX, REVIEW_PREFIX))
+
+
+def ref_name_problem(name: bytes) -> str | None:
+    """Why `name` is not a well-formed full ref name (git check-ref-format rules), or None."""
+    if not name.startswith(b"refs/") or len(name) > 1024:
+        return "must start with refs/ and be at most 1024 bytes"
+    if _BAD_REF_BYTES.search(name):
+        return "holds a control character, space or one of ~^:?*[\\"
+    if b".." in name or b"@{" in name or name.endswith((b"/", b".")) or name == b"@":
+        return "holds '..' or '@{', or ends with '/' or '.'"
+    for comp in name.split(b"/"):
+        if not comp or comp.startswith(b".") or comp.endswith(b".lock"):
+            return "has an empty component, one starting with '.', or one ending with '.lock'"
+    return None
+
+
+def parse_pre_receive(data: bytes) -> list[RefUpdate]:
+    """`<old> SP <new> SP <ref> LF` per line; ids of one hash length; refs unique and well formed.
+
+    A line with both ids zero (deleting a ref that does not exist) is a no-op and kept as
+    such (`RefUpdate.is_noop`): callers record it and check nothing for it.
+    """
+    if len(data) > MAX_INPUT_BYTES:
+        raise GateError("GATE-INPUT-TOO-LARGE", f"{len(data)} bytes of input; the cap is {MAX_INPUT_BYTES}")
+    if data and not data.endswith(b"\n"):
+        raise GateError("GATE-INPUT-MALFORMED", "input does not end with a newline")
+    updates: list[RefUpdate] = []
+    seen: set[bytes] = set()
+    width: int | None = None
+    for n, line in enumerate(data.split(b"\n")[:-1], start=1):
+        parts = line.split(b" ")
+        if len(parts) != 3:
+            raise GateError("GATE-INPUT-MALFORMED", f"line {n}: expected three space-separated fields")
+        old, new, ref = parts
+        if not _HEX.fullmatch(old) or not _HEX.fullmatch(new) or len(old) != len(new):
+            raise GateError("GATE-INPUT-MALFORMED", f"line {n}: object ids are not lower-case hex of one length")
+        if width is None:
+            width = len(old)
+        elif len(old) != width:
+            raise GateError("GATE-INPUT-MALFORMED", f"line {n}: object ids of mixed lengths")
+        problem = ref_name_problem(ref)
+        if problem is not None:
+            raise GateError("GATE-REF-NAME", f"line {n}: ref {display(ref)} {problem}")
+        if ref in seen:
+            raise GateError("GATE-INPUT-MALFORMED", f"line {n}: ref {display(ref)} appears twice")
+        seen.add(ref)
+        updates.append(RefUpdate(old.decode("ascii"), new.decode("ascii"), ref))
+    return updates
+
+
+def parse_pre_push(data: bytes) -> list[RefUpdate]:
+    """git's pre-push input as updates of the remote's refs (old: the remote's id, new: the pushed one).
+
+    `<local ref> SP <local id> SP <remote ref> SP <remote id> LF` per line, checked by the
+    pre-receive parser once reordered (ids, ref names, duplicates).
+    """
+    if not data.strip():
+        return []  # nothing to push (or a wrapper's lone newline)
+    if not data.endswith(b"\n"):
+        raise GateError("GATE-INPUT-MALFORMED", "pre-push input does not end with a newline")
+    lines = []
+    for n, line in enumerate(data.split(b"\n")[:-1], start=1):
+        parts = line.rsplit(b" ", 3)
+        if len(parts) != 4 or not parts[0]:
+            raise GateError("GATE-INPUT-MALFORMED", f"line {n}: expected '<local ref> <id> <remote ref> <id>'")
+        _local, local_id, remote_ref, remote_id = parts
+        lines.append(b"%s %s %s\n" % (remote_id, local_id, remote_ref))
+    return parse_pre_receive(b"".join(lines))
+
+
+def display(raw: bytes | str) -> str:
+    """Plain printable ASCII for any ref or path: other bytes as \\xNN, backslash doubled."""
+    data = raw if isinstance(raw, bytes) else raw.encode("utf-8", "surrogateescape")
+    out = []
+    for b in data:
+        if b == 0x5C:
+            out.append("\\\\")
+        elif 0x21 <= b <= 0x7E:
+            out.append(chr(b))
+        else:
+            out.append(f"\\x{b:02x}")
+    return "".join(out)

@@ -1,0 +1,97 @@
+"""The orchestrator's ledger commands: `gate attempt open | select-model | failover | close | show`.
+
+Records are written to the trusted side's clone and pushed with plain `git push`; the
+server's gate validates everything (`ledgerrefs.py`). Before appending, the local ledger
+ref is synced from the server, so that every record extends the chain the server holds.
+Opening an attempt also creates its generation claim, `refs/gate/generations/<sha256>`,
+pushed atomically with the attempt's first record: git's ref transaction refuses a
+second claim of the same generation.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .. import ids, ledger
+from ..adapters import gitcmd
+from ..adapters.gitrepo import GitRepo
+from ..errors import GateError
+from ..keys import SigningKey
+from ..objects import Objects
+from ..refs import ATTEMPTS_PREFIX, generation_ref
+
+LEDGER_NAME, LEDGER_EMAIL = "gate ledger", "ledger@gate.invalid"
+
+
+def check_attempt_id(attempt: str) -> None:
+    if not ids.is_attempt_id(attempt):
+        raise GateError("GATE-INPUT-ARGUMENT", f"attempt id {attempt!r} is not of the allowed form")
+
+
+def attempt_state(repo: GitRepo, attempt: str, now: int) -> ledger.AttemptState | None:
+    """The attempt as the local ledger has it (seals not verified: the trusted side's own view)."""
+    tip = repo.ref_target(ATTEMPTS_PREFIX + attempt)
+    return None if tip is None else ledger.read_state(Objects(repo), tip, None, now, attempt)
+
+
+def record_commit(repo: GitRepo, filename: str, data: bytes, parent: str | None, message: str, now: int) -> str:
+    """A ledger or receipt commit: a tree of exactly one file, on top of `parent`."""
+    tree = repo.write_tree({filename: data})
+    return repo.write_commit(tree, [] if parent is None else [parent], message, LEDGER_NAME, LEDGER_EMAIL, now)
+
+
+def append_record(repo_path: Path, attempt: str, key: SigningKey, kind: str, remote: str | None, now: int, *,
+                  repository: str | None = None, workspace: str | None = None,
+                  workspace_generation: str | None = None, prompt_sha256: str | None = None,
+                  target: str | None = None, model_id: str | None = None, note: str | None = None,
+                  env: gitcmd.Env = None) -> tuple[ledger.AttemptState, gitcmd.PushResult | None]:
+    """Append one record to the attempt's ledger (after syncing it from `remote`), then push it."""
+    check_attempt_id(attempt)
+    ref = ATTEMPTS_PREFIX + attempt
+    if remote is not None:
+        gitcmd.sync_ref(repo_path, remote, ref, env=env)
+    repo = GitRepo.at(repo_path)
+    state = attempt_state(repo, attempt, now)
+    if kind == "opened" and state is not None:
+        raise GateError("GATE-LEDGER-SEQUENCE", f"attempt {attempt} is already open")
+    if kind != "opened" and state is None:
+        raise GateError("GATE-LEDGER-MISSING", f"attempt {attempt} has no ledger; open it first")
+    repository = repository or (state.repository if state else None)
+    if repository is None:
+        raise GateError("GATE-INPUT-ARGUMENT", "--repository-id is required to open an attempt")
+    claim = None if workspace_generation is None else generation_ref(workspace_generation)
+    if kind == "opened" and remote is not None and claim is not None:
+        if gitcmd.ls_remote(repo_path, remote, claim, env=env):
+            raise GateError("GATE-LEDGER-GENERATION-REUSED", f"generation {workspace_generation} is already "
+                                                             f"claimed on {remote}; mint a fresh one")
+        target = target or gitcmd.remote_head(repo_path, remote, env)
+    data = ledger.make_record(key, state, attempt_id=attempt, kind=kind, repository=repository, now=now,
+                              workspace=workspace, workspace_generation=workspace_generation,
+                              prompt_sha256=prompt_sha256, target=target, model_id=model_id, note=note)
+    parent = repo.ref_target(ref)
+    commit = record_commit(repo, ledger.RECORD_FILE, data, parent, f"gate attempt {attempt}: {kind}\n", now)
+    repo.set_ref(ref, commit, parent)
+    refspecs = [f"{ref}:{ref}"]
+    if kind != "opened":
+        claim = None
+    elif claim is not None:
+        gitcmd.delete_ref(repo_path, claim)
+        repo.set_ref(claim, commit, None)
+        refspecs.append(f"{claim}:{claim}")
+    new_state = attempt_state(repo, attempt, now)
+    assert new_state is not None
+    if remote is None:
+        return new_state, None
+    result = gitcmd.push(repo_path, remote, *refspecs, atomic=True, env=env)
+    if not result.ok:  # the server refused: put the local ledger back as it was
+        restore(repo, ref, parent, commit)
+        if claim is not None:
+            repo.delete_ref(claim, commit)
+    return new_state, result
+
+
+def restore(repo: GitRepo, ref: str, parent: str | None, current: str) -> None:
+    if parent:
+        repo.set_ref(ref, parent, current)
+    else:
+        repo.delete_ref(ref, current)

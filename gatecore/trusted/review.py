@@ -1,0 +1,109 @@
+"""The runner's commands: `gate review record` and `gate review push`.
+
+The runner takes only `verdict` and `reasons` from the model's output and computes every
+other receipt field itself: the git state from the objects, the model, generation and
+prompt digest from the ledger as the server holds it, the review ref's current value on
+the server (the optimistic lock), and the base of the reviewed diff: by default the merge
+base of the reviewed commit with the attempt's target branch as the server has it, never
+a branch of the clone (which the agent may have moved).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .. import digest, envelope, strictjson
+from ..adapters import files, gitcmd
+from ..adapters.gitrepo import GitRepo
+from ..binding import Expectations
+from ..errors import GateError
+from ..keys import SigningKey
+from ..ledger import RECEIPT_FILE
+from ..objects import Objects
+from ..receipt import DIFF_TREE_DELTA, MAX_LIFETIME_SECONDS, seal_document
+from ..refs import ATTEMPTS_PREFIX, RECEIPTS_PREFIX, REVIEW_PREFIX
+from .attempts import attempt_state, check_attempt_id, record_commit, restore
+
+
+def server_base(repo_path: Path, remote: str, target: str | None, head: str, env: gitcmd.Env = None) -> str:
+    """The merge base of `head` with the target branch as the server has it now."""
+    target = target or gitcmd.remote_head(repo_path, remote, env)
+    if target is None:
+        raise GateError("GATE-INPUT-ARGUMENT", f"{remote} names no HEAD branch; pass --base")
+    gitcmd.run_git(["fetch", "--quiet", "--no-tags", remote, target], cwd=repo_path, code="GATE-GIT-REPOSITORY",
+                   env=env)
+    tip = gitcmd.run_git(["rev-parse", "--verify", "-q", "FETCH_HEAD^{commit}"], cwd=repo_path,
+                         code="GATE-GIT-REPOSITORY").stdout.decode("ascii").strip()
+    base = GitRepo.at(repo_path).merge_base(tip, head)
+    if base is None:
+        raise GateError("GATE-BIND-BASE-COMMIT", f"{head[:12]} shares no history with {target} on {remote}")
+    return base
+
+
+def record_review(repo_path: Path, attempt: str, base_rev: str | None, head_rev: str, model_output: bytes,
+                  key: SigningKey, out: Path, remote: str | None, old: str | None, ttl: int, now: int,
+                  repository_id: str | None = None, env: gitcmd.Env = None) -> Path:
+    """Seal a receipt for base..head of this attempt; only verdict and reasons come from the model."""
+    check_attempt_id(attempt)
+    if not 0 < ttl <= MAX_LIFETIME_SECONDS:
+        raise GateError("GATE-INPUT-ARGUMENT", "--ttl must be between 1 second and 30 days")
+    review_ref = REVIEW_PREFIX + attempt
+    if remote is not None:
+        gitcmd.sync_ref(repo_path, remote, ATTEMPTS_PREFIX + attempt, env=env)
+        if old is None:
+            old = gitcmd.ls_remote(repo_path, remote, review_ref, env=env).get(review_ref)
+    repo = GitRepo.at(repo_path)
+    state = attempt_state(repo, attempt, now)
+    if state is None:
+        raise GateError("GATE-LEDGER-MISSING", f"attempt {attempt} has no ledger")
+    if state.model_id is None:
+        raise GateError("GATE-LEDGER-NO-MODEL", f"attempt {attempt} has no model on record")
+    output = strictjson.loads(model_output, code="GATE-INPUT-ARGUMENT")
+    if not isinstance(output, dict) or "verdict" not in output or "reasons" not in output:
+        raise GateError("GATE-INPUT-ARGUMENT", "model output must be a JSON object with verdict and reasons")
+    head = repo.resolve(head_rev)
+    if base_rev is not None:
+        base = repo.resolve(base_rev)
+    elif remote is not None:
+        base = server_base(repo_path, remote, state.target, head, env)
+    else:
+        raise GateError("GATE-INPUT-ARGUMENT", "without --remote, --base is required")
+    objects = Objects(repo)
+    expected = Expectations(
+        attempt_id=attempt, model_id=state.model_id, workspace_generation=state.workspace_generation,
+        prompt_sha256=state.prompt_sha256, diff_sha256=digest.tree_delta_digest(objects, base, head),
+        diff_algorithm=DIFF_TREE_DELTA, repository=repository_id or state.repository, ref=review_ref,
+        old_commit=old or repo.zero_id, base_commit=base, new_commit=head, new_tree=objects.commit(head).tree_id,
+        object_format=repo.object_format, ledger_record=state.model_record,
+    )
+    data = seal_document(expected.receipt_document(output["verdict"], output["reasons"], now, now + ttl), key)
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise GateError("GATE-INPUT-PATH", f"cannot create {out.parent}: {exc.strerror}") from None
+    return files.write_new(out, data, "GATE-INPUT-PATH")
+
+
+def push_review(repo_path: Path, attempt: str, receipt_file: Path, remote: str, now: int,
+                env: gitcmd.Env = None) -> gitcmd.PushResult:
+    """Push the reviewed commit to review/runner/<id> and its receipt, in one atomic push."""
+    check_attempt_id(attempt)
+    data = files.read_capped(receipt_file, "GATE-RECEIPT-MISSING", "receipt", strictjson.MAX_DOCUMENT_BYTES)
+    doc = strictjson.loads(envelope.parse(data).payload)
+    if not isinstance(doc, dict) or not isinstance(doc.get("new_commit"), str):
+        raise GateError("GATE-RECEIPT-FIELD", "the receipt names no new_commit")
+    head = doc["new_commit"]
+    old = doc.get("old_commit")
+    receipts_ref = RECEIPTS_PREFIX + attempt
+    review_ref = REVIEW_PREFIX + attempt
+    gitcmd.sync_ref(repo_path, remote, receipts_ref, env=env)
+    repo = GitRepo.at(repo_path)
+    parent = repo.ref_target(receipts_ref)
+    commit = record_commit(repo, RECEIPT_FILE, data, parent, f"gate receipt {attempt}\n", now)
+    repo.set_ref(receipts_ref, commit, parent)
+    lease_old = "" if not isinstance(old, str) or old == repo.zero_id else old
+    result = gitcmd.push(repo_path, remote, f"+{head}:{review_ref}", f"{receipts_ref}:{receipts_ref}", atomic=True,
+                         lease=f"{review_ref}:{lease_old}", env=env)
+    if not result.ok:
+        restore(repo, receipts_ref, parent, commit)
+    return result

@@ -1,0 +1,45 @@
+"""The verdict on a push (or a commit): one place where server and client decide.
+
+Violations plus the policy's mode give the exit status and the decision the audit log
+records. Evaluate mode softens only the frozen-file and ref rules; the reserved
+namespaces (ledger, receipts, review refs), object-reading faults and the doctor's probe
+always reject.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from .findings import Violation, unique_in_order
+
+#: The codes evaluate mode reports without rejecting.
+EVALUABLE = ("GATE-FROZEN-", "GATE-REF-DELETE", "GATE-REF-FORCE")
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    exit_code: int  # 0 accept (or evaluate mode), 1 reject
+    decision: str  # accept | reject | evaluate-reject
+    codes: tuple[str, ...]
+
+    @property
+    def shown_as(self) -> str:
+        """How the report words it: 'enforce' (rejected) or 'evaluate' (would be rejected)."""
+        return "evaluate" if self.decision == "evaluate-reject" else "enforce"
+
+
+def rejects(violations: Sequence[Violation], mode: str) -> bool:
+    """Whether these violations reject the push (or commit) under `mode`."""
+    if mode == "enforce":
+        return bool(violations)
+    return any(not v.code.startswith(EVALUABLE) for v in violations)
+
+
+def decide(violations: Sequence[Violation], mode: str) -> Verdict:
+    codes = tuple(unique_in_order(v.code for v in violations))
+    if not violations:
+        return Verdict(0, "accept", codes)
+    if rejects(violations, mode):
+        return Verdict(1, "reject", codes)
+    return Verdict(0, "evaluate-reject", codes)

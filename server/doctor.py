@@ -1,0 +1,126 @@
+"""`gate server doctor`: check an installation end to end, with a real throwaway probe push.
+
+The probe pushes a fresh commit to `refs/gate/doctor/probe-*`, which the gate always
+refuses with `GATE-DOCTOR-PROBE` after reading the quarantined objects: the hook ran,
+saw the pushed objects and decided. For GitLab and Gitea layouts, whose hooks plain git
+does not run, the push goes through a temporary hooks directory that runs the installed
+hook file the way the platform does.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import subprocess
+import tempfile
+import uuid
+from pathlib import Path
+
+from gatecore.errors import GateError
+
+from . import installation
+from .install import GATE_DIR_NAME, git_dir_of, is_ours, layout
+
+
+def doctor(git_dir: Path) -> tuple[list[str], bool]:
+    """Check an installation end to end; returns (report lines, all good)."""
+    lines: list[str] = []
+    ok = True
+
+    def check(good: bool, what: str) -> bool:
+        nonlocal ok
+        ok &= good
+        lines.append(f"{'ok  ' if good else 'FAIL'} {what}")
+        return good
+
+    try:
+        git_dir = git_dir_of(git_dir)
+    except GateError as exc:
+        check(False, f"repository: {exc.code}: {exc.detail}")
+        return lines, False
+    gate_dir = git_dir / GATE_DIR_NAME
+    try:
+        inst = installation.read(gate_dir)
+    except GateError as exc:
+        check(False, f"installation record: {exc.code}: {exc.detail}")
+        return lines, False
+    check(True, f"installation record {gate_dir / installation.CONFIG_FILE} (platform {inst.platform})")
+    hook = layout(git_dir, inst.platform).hook
+    if check(hook.is_file(), f"hook present: {hook}"):
+        check(os.access(hook, os.X_OK), "hook is executable")
+        check(is_ours(hook), "hook is the gate's")
+        text = hook.read_text("utf-8", errors="replace")
+        interp = shlex.split(text.splitlines()[-1])[1] if text.strip() else ""
+        check(bool(interp) and os.access(interp, os.X_OK), f"interpreter runs: {interp}")
+    from gatecore.adapters.config import load_keyring, policy_problems
+
+    problems = policy_problems(inst.policy)
+    check(not problems, f"policy valid: {inst.policy}" + ("" if not problems else " - " + "; ".join(problems)))
+    if inst.has_keyring:
+        try:
+            ring = load_keyring(inst.keyring, cached=False)
+            check(True, f"keyring valid: {inst.keyring} ({len(ring)} keys)")
+        except GateError as exc:
+            check(False, f"keyring: {exc.detail}")
+    else:
+        lines.append("note no keyring installed: pushes to refs/gate/* and refs/heads/review/runner/* are refused")
+    check(os.access(gate_dir, os.W_OK), f"audit log directory writable: {gate_dir}")
+    for c in inst.chain:
+        check(os.access(c, os.X_OK), f"chained hook runs: {c}")
+    if ok:
+        good, detail = _probe(git_dir, inst.platform)
+        check(good, detail)
+    return lines, ok
+
+
+#: What the platform's hook runner would set, so that the probe runs as it would there.
+_PROBE_ENV = {
+    "git": {},
+    "gitlab": {"GL_USERNAME": "gate-doctor", "GL_ID": "user-0", "GL_PROTOCOL": "ssh"},
+    "gitea": {"GITEA_PUSHER_NAME": "gate-doctor", "GITEA_PUSHER_ID": "0"},
+}
+
+
+def _probe(git_dir: Path, platform: str) -> tuple[bool, str]:
+    """A real throwaway push: the hook must see the quarantined commit and refuse the probe.
+
+    For GitLab and Gitea layouts, whose hooks plain git does not run, the push goes through
+    a temporary hooks directory whose pre-receive runs the installed hook file the way the
+    platform does (same input, the platform's identity variables).
+    """
+    ref = f"refs/gate/doctor/probe-{uuid.uuid4().hex[:12]}"
+    with tempfile.TemporaryDirectory(prefix="gate-doctor-") as tmp:
+        env = {**os.environ, "GIT_AUTHOR_NAME": "gate doctor", "GIT_AUTHOR_EMAIL": "doctor@gate.invalid",
+               "GIT_COMMITTER_NAME": "gate doctor", "GIT_COMMITTER_EMAIL": "doctor@gate.invalid"}
+        for k in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY"):
+            env.pop(k, None)
+
+        def git(*args: str) -> subprocess.CompletedProcess[str]:
+            return subprocess.run(["git", *args], cwd=tmp, env=env, capture_output=True, text=True, check=False)
+
+        git("init", "-q")
+        Path(tmp, "probe").write_text(uuid.uuid4().hex)
+        git("add", "probe")
+        git("commit", "-q", "-m", "gate doctor probe")
+        env.update(_PROBE_ENV.get(platform, {}))
+        hooks_dir = Path(tmp) / ".probe-hooks"
+        config: tuple[str, ...] = ()
+        if platform != "git":
+            hooks_dir.mkdir()
+            runner = hooks_dir / "pre-receive"
+            runner.write_text(f"#!/bin/sh\nexec {shlex.quote(str(layout(git_dir, platform).hook))} \"$@\"\n")
+            runner.chmod(0o755)
+            config = (f"--receive-pack=git -c core.hooksPath={shlex.quote(str(hooks_dir))} receive-pack",)
+        push = git("push", "--porcelain", *config, f"file://{git_dir}", f"HEAD:{ref}")
+    landed = subprocess.run(["git", "--git-dir", str(git_dir), "rev-parse", "--verify", "-q", ref],
+                            capture_output=True, text=True, check=False)
+    if landed.returncode == 0:
+        subprocess.run(["git", "--git-dir", str(git_dir), "update-ref", "-d", ref], check=False)
+        return False, "probe push was ACCEPTED: the hook is not running (probe ref removed)"
+    text = push.stdout + push.stderr
+    if "GATE-DOCTOR-PROBE" in text:
+        return True, "probe push: the hook ran, read the quarantined objects, and refused the probe"
+    codes = sorted({w for w in text.replace("=", " ").split() if w.startswith("GATE-")})
+    return False, (f"probe push rejected without the probe code ({', '.join(codes) or 'no gate code'}): "
+                   f"{text.strip()[-300:]}")
+

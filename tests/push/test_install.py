@@ -1,0 +1,341 @@
+"""Installation, doctor, configuration faults, the quarantine, and pushes over git daemon."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from support.gitutil import AGENT, GATE, HUMAN, gate, git
+from support.net import git_daemon
+from support.server import POLICY, Server
+from support.verdicts import refused
+
+
+def run_hook(server: Server, stdin: str) -> subprocess.CompletedProcess[str]:
+    """Run the installed hook script directly, as git would (GIT_DIR set, input on stdin)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("GIT_", "GL_", "GITEA_", "GITHUB_"))}
+    env["GIT_DIR"] = str(server.bare)
+    return subprocess.run([str(server.bare / "hooks" / "pre-receive")], input=stdin, env=env, cwd=server.bare,
+                          capture_output=True, text=True)
+
+
+def test_install_is_idempotent(server: Server) -> None:
+    hook = (server.bare / "hooks" / "pre-receive").read_text()
+    out = gate("server", "install", str(server.bare), "--policy", str(server.policy_file))
+    assert out.returncode == 0, out.stderr
+    assert (server.bare / "hooks" / "pre-receive").read_text() == hook
+    assert json.loads((server.gate_dir / "config.json").read_text())["repository_id"] == "demo/repo"
+    assert "-I -m server.prereceive --gate-dir" in hook
+
+
+def test_install_requires_a_policy_the_first_time(tmp_path: Path) -> None:
+    git(tmp_path, "init", "-q", "--bare", "r.git")
+    out = gate("server", "install", str(tmp_path / "r.git"))
+    assert out.returncode == 2 and "GATE-CONFIG-POLICY" in out.stderr
+    assert not (tmp_path / "r.git" / "hooks" / "pre-receive").exists()
+
+
+def test_install_refuses_an_invalid_policy_and_changes_nothing(server: Server, tmp_path: Path) -> None:
+    bad = tmp_path / "bad.toml"
+    bad.write_text('[[freeze]]\npaths = []\ncolour = "red"\n')
+    before = (server.gate_dir / "policy.toml").read_text()
+    out = gate("server", "install", str(server.bare), "--policy", str(bad))
+    assert out.returncode == 2
+    assert "freeze.0.paths" in out.stderr and "freeze.0.colour" in out.stderr
+    assert (server.gate_dir / "policy.toml").read_text() == before
+
+
+def test_foreign_hook_is_refused_or_chained(tmp_path: Path) -> None:
+    bare = tmp_path / "r.git"
+    git(tmp_path, "init", "-q", "--bare", "-b", "main", str(bare))
+    foreign = bare / "hooks" / "pre-receive"
+    marker = tmp_path / "chained-ran"
+    foreign.write_text(f"#!/bin/sh\ncat > {marker}\nexit 0\n")
+    foreign.chmod(0o755)
+    policy = tmp_path / "p.toml"
+    policy.write_text(POLICY)
+    out = gate("server", "install", str(bare), "--policy", str(policy))
+    assert out.returncode == 2 and "--chain" in out.stderr
+    assert "managed-by" not in foreign.read_text()
+    out = gate("server", "install", str(bare), "--policy", str(policy), "--chain")
+    assert out.returncode == 0, out.stderr
+    assert (bare / "hooks" / "pre-receive.gate-chained").exists()
+    # The chained hook runs after the gate accepts, with the same input.
+    work = tmp_path / "w"
+    git(tmp_path, "init", "-q", "-b", "main", str(work))
+    (work / "a").write_text("a")
+    git(work, "add", "a")
+    git(work, "commit", "-q", "-m", "a")
+    assert git(work, "push", f"file://{bare}", "main", check=False).returncode == 0
+    assert "refs/heads/main" in marker.read_text()
+    # A chained hook that refuses rejects the push.
+    (bare / "hooks" / "pre-receive.gate-chained").write_text("#!/bin/sh\necho no >&2\nexit 1\n")
+    (work / "b").write_text("b")
+    git(work, "add", "b")
+    git(work, "commit", "-q", "-m", "b")
+    out = git(work, "push", f"file://{bare}", "main", check=False)
+    assert refused(out, "GATE-HOOK-CHAINED")
+    # Uninstall restores the foreign hook.
+    out = gate("server", "uninstall", str(bare))
+    assert out.returncode == 0 and "restored" in out.stdout
+    assert "exit 1" in foreign.read_text()
+
+
+@pytest.mark.parametrize("platform,path", [("gitlab", "custom_hooks/pre-receive.d/gate"),
+                                           ("gitea", "hooks/pre-receive.d/gate")])
+def test_platform_layouts(tmp_path: Path, platform: str, path: str) -> None:
+    server = Server(tmp_path, platform=platform)
+    hook = server.bare / path
+    assert hook.is_file() and os.access(hook, os.X_OK)
+    assert not (server.bare / "hooks" / "pre-receive").exists()
+    assert gate("server", "uninstall", str(server.bare)).returncode == 0
+    assert not hook.exists()
+
+
+def test_auto_detects_gitlab_by_its_custom_hooks_directory(tmp_path: Path) -> None:
+    bare = tmp_path / "r.git"
+    git(tmp_path, "init", "-q", "--bare", str(bare))
+    (bare / "custom_hooks").mkdir()
+    policy = tmp_path / "p.toml"
+    policy.write_text(POLICY)
+    out = gate("server", "install", str(bare), "--policy", str(policy))
+    assert out.returncode == 0
+    assert (bare / "custom_hooks" / "pre-receive.d" / "gate").exists()
+
+
+def test_doctor_passes_on_a_good_installation(server: Server) -> None:
+    out = gate("server", "doctor", str(server.bare))
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "FAIL" not in out.stdout
+    assert "read the quarantined objects" in out.stdout
+    assert not [r for r in server.refs() if r.startswith("refs/gate/doctor/")]
+
+
+@pytest.mark.parametrize("platform", ["gitlab", "gitea"])
+def test_doctor_probes_platform_layouts_the_way_the_platform_runs_them(tmp_path: Path, platform: str) -> None:
+    server = Server(tmp_path, platform=platform)
+    out = gate("server", "doctor", str(server.bare))
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "refused the probe" in out.stdout
+    assert server.audit()[-1]["platform"] == platform
+
+
+def test_doctor_reports_a_hook_that_does_not_run(server: Server) -> None:
+    (server.bare / "hooks" / "pre-receive").chmod(0o644)
+    out = gate("server", "doctor", str(server.bare))
+    assert out.returncode == 1
+    assert "FAIL hook is executable" in out.stdout
+
+
+def test_doctor_reports_a_broken_policy(server: Server) -> None:
+    (server.gate_dir / "policy.toml").write_text("mode = 'sometimes'\n")
+    out = gate("server", "doctor", str(server.bare))
+    assert out.returncode == 1 and "FAIL policy valid" in out.stdout and "mode" in out.stdout
+
+
+def test_broken_policy_rejects_with_exit_2(server: Server) -> None:
+    (server.gate_dir / "policy.toml").write_text("this is [ not toml\n")
+    server.work.write("src/x", "x")
+    server.work.commit("human", identity=HUMAN)
+    before = server.refs()
+    out = server.push("main")
+    assert refused(out, "GATE-CONFIG-POLICY")
+    assert server.refs() == before
+    hook = run_hook(server, f"{'0' * 40} {server.work.head()} refs/heads/x\n")
+    assert hook.returncode == 2 and "GATE-CONFIG-POLICY" in hook.stderr
+
+
+def test_missing_policy_rejects(server: Server) -> None:
+    (server.gate_dir / "policy.toml").unlink()
+    server.work.write("src/x", "x")
+    server.work.commit("human", identity=HUMAN)
+    assert refused(server.push("main"), "GATE-CONFIG-POLICY")
+
+
+def test_broken_keyring_rejects_with_exit_2(tmp_path: Path) -> None:
+    out = gate("keys", "generate", "--alg", "ed25519", "--id", "r1", "--purpose", "receipt",
+               "--out", str(tmp_path / "k"))
+    server = Server(tmp_path, keyring=out.stdout)
+    server.work.write("src/x", "x")
+    server.work.commit("human", identity=HUMAN)
+    (server.gate_dir / "keyring.toml").write_text("[[key]]\nid = 3\n")
+    assert refused(server.push("main"), "GATE-CONFIG-KEYRING")
+    hook = run_hook(server, f"{'0' * 40} {server.work.head()} refs/heads/x\n")
+    assert hook.returncode == 2
+
+
+def test_missing_installation_record_rejects(server: Server) -> None:
+    (server.gate_dir / "config.json").unlink()
+    server.work.write("src/x", "x")
+    server.work.commit("human", identity=HUMAN)
+    assert refused(server.push("main"), "GATE-CONFIG-INSTALL")
+
+
+def test_an_internal_error_rejects_with_exit_3(server: Server) -> None:
+    """A validated cache that matches the policy's hash but holds garbage: the boundary catches it."""
+    cache = server.gate_dir / "policy.toml.validated.json"
+    doc = json.loads(cache.read_text())
+    doc["value"]["freeze"] = [7]
+    cache.write_text(json.dumps(doc))
+    server.work.write("src/x", "x")
+    server.work.commit("human", identity=HUMAN)
+    assert refused(server.push("main"), "GATE-HOOK-INTERNAL")
+    hook = run_hook(server, f"{'0' * 40} {server.work.head()} refs/heads/x\n")
+    assert hook.returncode == 3
+
+
+def test_a_stale_cache_is_not_used(server: Server) -> None:
+    """Editing the installed policy in place takes effect: the cache no longer matches its hash."""
+    policy = server.gate_dir / "policy.toml"
+    policy.write_text(policy.read_text().replace('"ci/**", ', '"src/**", "ci/**", '))
+    server.work.write("src/app.py", "agent\n")
+    server.work.commit("agent code", identity=AGENT)
+    assert refused(server.push("main"), "GATE-FROZEN-PATH")
+
+
+def test_unwritable_audit_log_rejects(server: Server) -> None:
+    audit = server.gate_dir / "audit.log"
+    audit.unlink(missing_ok=True)
+    audit.mkdir()  # cannot be opened for appending, even by root
+    server.work.write("src/x", "x")
+    server.work.commit("human", identity=HUMAN)
+    before = server.refs()
+    out = server.push("main")
+    assert refused(out, "GATE-AUDIT-WRITE")
+    assert server.refs() == before
+
+
+def test_deadline_rejects(tmp_path: Path) -> None:
+    server = Server(tmp_path, policy=POLICY + "[limits]\ndeadline_seconds = 0.001\n")
+    server.work.write("src/x", "x")
+    server.work.commit("human", identity=HUMAN)
+    out = server.push("main")
+    assert refused(out, "GATE-HOOK-DEADLINE")
+    assert server.ref("refs/heads/main") is None
+
+
+@pytest.mark.parametrize("stdin,code", [
+    ("garbage\n", "GATE-INPUT-MALFORMED"),
+    (f"{'0' * 40} {'1' * 40} refs/heads/a b\n", "GATE-INPUT-MALFORMED"),
+    (f"{'0' * 40} {'1' * 40} refs/heads/a..b\n", "GATE-REF-NAME"),
+    (f"{'0' * 40} {'1' * 40} refs/heads/x\n{'0' * 40} {'1' * 40} refs/heads/x\n", "GATE-INPUT-MALFORMED"),
+    (f"{'0' * 40} {'1' * 64} refs/heads/x\n", "GATE-INPUT-MALFORMED"),
+    (f"{'0' * 40} {'A' * 40} refs/heads/x\n", "GATE-INPUT-MALFORMED"),
+    (f"{'0' * 40} {'1' * 40} refs/heads/x", "GATE-INPUT-MALFORMED"),
+])
+def test_malformed_hook_input_rejects(server: Server, stdin: str, code: str) -> None:
+    out = run_hook(server, stdin)
+    assert out.returncode == 1
+    assert code in out.stderr
+
+
+def test_an_object_the_hook_cannot_read_rejects(server: Server) -> None:
+    out = run_hook(server, f"{'0' * 40} {'1' * 40} refs/heads/ghost\n")
+    assert out.returncode == 3
+    assert "GATE-GIT-UNREADABLE" in out.stderr
+
+
+def test_empty_input_is_accepted(server: Server) -> None:
+    assert run_hook(server, "").returncode == 0
+
+
+QUARANTINE_PROBE = """#!/bin/sh
+# Runs chained after the gate, still inside git's quarantine.
+read old new ref
+echo "quarantine=$GIT_QUARANTINE_PATH" > {out}
+if env -u GIT_OBJECT_DIRECTORY -u GIT_ALTERNATE_OBJECT_DIRECTORIES git cat-file -e "$new" 2>/dev/null; then
+  echo "visible-without-env" >> {out}
+else
+  echo "hidden-without-env" >> {out}
+fi
+{python} -c "
+import os, pygit2
+try:
+    pygit2.Repository(os.environ['GIT_DIR'])['$new']
+    print('plain-open-sees-it')
+except KeyError:
+    print('plain-open-keyerror')
+" >> {out}
+exit 0
+"""
+
+
+def test_quarantine_regression(tmp_path: Path) -> None:
+    """The pushed commit is only in the quarantine: a plain pygit2 open raises KeyError on it,
+    yet the gate (opening FROM_ENV) reads it and decides."""
+    import sys
+
+    bare = tmp_path / "r.git"
+    git(tmp_path, "init", "-q", "--bare", "-b", "main", str(bare))
+    probe_out = tmp_path / "probe.txt"
+    hook = bare / "hooks" / "pre-receive"
+    hook.write_text(QUARANTINE_PROBE.format(out=probe_out, python=sys.executable))
+    hook.chmod(0o755)
+    policy = tmp_path / "p.toml"
+    policy.write_text(POLICY)
+    assert gate("server", "install", str(bare), "--policy", str(policy), "--chain").returncode == 0
+    work = tmp_path / "w"
+    git(tmp_path, "init", "-q", "-b", "main", str(work))
+    (work / "ci").mkdir()
+    (work / "ci" / "x.yml").write_text("x")
+    git(work, "add", ".")
+    git(work, "commit", "-q", "-m", "human")
+    out = git(work, "push", f"file://{bare}", "main", check=False)
+    assert out.returncode == 0, out.stderr
+    text = probe_out.read_text()
+    assert "quarantine=" in text and "quarantine=\n" not in text
+    assert "hidden-without-env" in text
+    assert "plain-open-keyerror" in text
+    # ...and the gate did read it: the same content by an agent is refused.
+    (work / "ci" / "y.yml").write_text("y")
+    git(work, "add", ".")
+    git(work, "commit", "-q", "-m", "agent", identity=AGENT)
+    assert refused(git(work, "push", f"file://{bare}", "main", check=False), "GATE-FROZEN-PATH")
+
+
+# --- over git daemon on 127.0.0.1 ------------------------------------------------------
+
+@pytest.fixture
+def daemon(server: Server) -> Iterator[str]:
+    with git_daemon(server.root) as url:
+        yield f"{url}/server.git"
+
+
+def test_over_git_daemon_agent_rejected_human_accepted(server: Server, daemon: str) -> None:
+    server.work.write("ci/deploy.yml", "agent\n")
+    server.work.commit("agent", identity=AGENT)
+    before = server.refs()
+    out = server.push("main", url=daemon)
+    assert refused(out, "GATE-FROZEN-PATH"), out.stderr
+    assert server.refs() == before
+    server.work.git("reset", "-q", "--hard", "HEAD~1")
+    server.work.write("ci/deploy.yml", "human\n")
+    server.work.commit("human", identity=HUMAN)
+    out = server.push("main", url=daemon)
+    assert out.returncode == 0, out.stderr
+    assert server.ref("refs/heads/main") == server.work.head()
+
+
+def test_gate_hook_pre_receive_command_is_the_same_hook(server: Server) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("GIT_", "GL_", "GITEA_", "GITHUB_"))}
+    env["GIT_DIR"] = str(server.bare)
+    out = subprocess.run([*GATE, "hook", "pre-receive", "--gate-dir", str(server.gate_dir)],
+                         input=f"{'0' * 40} {'1' * 40} refs/heads/ghost\n", env=env, cwd=server.bare,
+                         capture_output=True, text=True)
+    assert out.returncode == 3 and "GATE-GIT-UNREADABLE" in out.stderr
+
+
+def test_policy_check_cli(tmp_path: Path) -> None:
+    good = tmp_path / "good.toml"
+    good.write_text(POLICY)
+    assert gate("policy", "check", str(good)).returncode == 0
+    bad = tmp_path / "bad.toml"
+    bad.write_text('mode = "maybe"\n[[freeze]]\npaths = ["ci/**"]\nrefs = ["heads/main"]\n[limits]\ndeadline_seconds = 0\n')
+    out = gate("policy", "check", str(bad))
+    assert out.returncode == 2
+    for where in ("mode", "freeze.0.refs.0", "limits.deadline_seconds"):
+        assert where in out.stderr

@@ -1,0 +1,12 @@
+"""The one test harness: real repositories, real identities, real `git push` into bare
+repositories with the gate installed, and one vocabulary for what the gate answered.
+
+* `gitutil`: `git`, `gate`, `WorkRepo`, the identities;
+* `server`: `Server`, a bare repository with the gate installed and a clone that pushes to it;
+* `lab`: `Lab`, a server with keys, a ledger and the trusted side's tools (`gatecore.trusted`);
+* `verdicts`: `codes_of`, `refused`, `declined`, `assert_refused` (codes from the gate's own
+  `gate-json` lines, never from any text);
+* `corpus`: the change kinds every frozen-file test runs (server, client, digest);
+* `net`: free loopback ports and `git daemon`;
+* `marks`: `LONG` / `more` for the variants that run with GATE_LONG_TESTS=1.
+"""

@@ -1,0 +1,79 @@
+"""A bare repository with the gate installed, and a work repository that pushes to it."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+from .gitutil import HUMAN, WorkRepo, gate, git
+
+POLICY = """\
+mode = "enforce"
+[[freeze]]
+name = "governance"
+paths = ["ci/**", "gate.toml", ".pre-commit-config.yaml", "vendor/sub"]
+authors = ["*@agents.example.com"]
+pushers = ["agent-*"]
+[trusted]
+pushers = ["runner-*"]
+"""
+
+
+class Server:
+    def __init__(self, root: Path, policy: str = POLICY, keyring: str | None = None,
+                 platform: str = "git", extra: tuple[str, ...] = ()) -> None:
+        self.root = root
+        self.bare = root / "server.git"
+        git(root, "init", "-q", "--bare", "-b", "main", str(self.bare))
+        self.policy_file = root / "policy.toml"
+        self.policy_file.write_text(policy)
+        args = ["server", "install", str(self.bare), "--policy", str(self.policy_file), "--platform", platform,
+                "--repository-id", "demo/repo", *extra]
+        if keyring is not None:
+            (root / "keyring.toml").write_text(keyring)
+            args += ["--keyring", str(root / "keyring.toml")]
+        out = gate(*args)
+        assert out.returncode == 0, out.stdout + out.stderr
+        self.gate_dir = self.bare / "gate"
+        self.work = WorkRepo(root / "work")
+        self.work.git("remote", "add", "origin", f"file://{self.bare}")
+
+    @property
+    def url(self) -> str:
+        return f"file://{self.bare}"
+
+    def push(self, *refspecs: str, pusher_env: dict[str, str] | None = None, identity: tuple[str, str] = HUMAN,
+             url: str | None = None, extra: tuple[str, ...] = ()) -> subprocess.CompletedProcess[str]:
+        return git(self.work.path, "push", "--porcelain", *extra, url or self.url, *refspecs, identity=identity,
+                   check=False, env=pusher_env or {})
+
+    def ref(self, name: str) -> str | None:
+        out = git(self.bare, "rev-parse", "--verify", "-q", name, check=False)
+        return out.stdout.strip() if out.returncode == 0 else None
+
+    def refs(self) -> dict[str, str]:
+        out = git(self.bare, "for-each-ref", "--format=%(refname) %(objectname)").stdout
+        return dict(line.split(" ") for line in out.splitlines())
+
+    snapshot = refs
+
+    def audit(self) -> list[dict[str, object]]:
+        path = self.gate_dir / "audit.log"
+        return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+
+    def install(self, *args: str) -> None:
+        out = gate("server", "install", str(self.bare), *args)
+        assert out.returncode == 0, out.stdout + out.stderr
+
+
+def seeded(root: Path, policy: str = POLICY, **kw: object) -> Server:
+    """A server whose main holds README, ci/deploy.yml and src/app.py, pushed by a human."""
+    s = Server(root, policy, **kw)  # type: ignore[arg-type]
+    s.work.write("README", "hello\n")
+    s.work.write("ci/deploy.yml", "deploy: true\n")
+    s.work.write("src/app.py", "print('hi')\n")
+    s.work.commit("base", identity=HUMAN)
+    out = s.push("main")
+    assert out.returncode == 0, out.stderr
+    return s

@@ -1,0 +1,109 @@
+"""The layout tells the truth: the pure engine touches nothing, the hook starts light, and every
+code a raise site names is in the registry (docs/architecture.md)."""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+
+import pytest
+from support.gitutil import ROOT
+
+from gatecore import codes
+
+PURE = sorted(p.stem for p in (ROOT / "gatecore").glob("*.py") if p.stem not in ("__init__", "cli"))
+#: What a pure module must not pull in, whatever it imports.
+MACHINE = ("pygit2", "subprocess", "typer")
+#: Names whose use in a pure module means it reads the machine itself.
+FORBIDDEN_CALLS = {("os", "environ"), ("os", "getenv"), ("time", "time"), ("time", "monotonic"), ("os", "open"),
+                   ("os", "listdir"), ("os", "stat"), ("os", "lstat")}
+FORBIDDEN_NAMES = {"open", "input", "print"}
+FORBIDDEN_METHODS = {"read_bytes", "read_text", "write_bytes", "write_text", "open", "mkdir", "unlink"}
+
+
+def _imported(module: str) -> set[str]:
+    out = subprocess.run([sys.executable, "-I", "-c", f"import sys, {module}; print(' '.join(sorted(sys.modules)))"],
+                         capture_output=True, text=True, cwd=ROOT, check=True)
+    return set(out.stdout.split())
+
+
+@pytest.mark.parametrize("module", PURE)
+def test_a_pure_module_imports_nothing_that_touches_the_machine(module: str) -> None:
+    loaded = _imported(f"gatecore.{module}")
+    assert not loaded & set(MACHINE), f"gatecore.{module} pulls in {sorted(loaded & set(MACHINE))}"
+
+
+@pytest.mark.parametrize("module", PURE)
+def test_a_pure_module_reads_no_environment_files_or_clock(module: str) -> None:
+    tree = ast.parse((ROOT / "gatecore" / f"{module}.py").read_text())
+    found = []
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
+                and (node.value.id, node.attr) in FORBIDDEN_CALLS):
+            found.append(f"{node.value.id}.{node.attr} (line {node.lineno})")
+        if isinstance(node, ast.Call):
+            func = node.func
+            if isinstance(func, ast.Name) and func.id in FORBIDDEN_NAMES:
+                found.append(f"{func.id}() (line {node.lineno})")
+            if isinstance(func, ast.Attribute) and func.attr in FORBIDDEN_METHODS:
+                found.append(f".{func.attr}() (line {node.lineno})")
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] in ("adapters", "trusted"):
+            found.append(f"from {node.module} (line {node.lineno})")
+        if isinstance(node, ast.ImportFrom) and node.level == 1 and node.module in ("adapters", "trusted", "cli"):
+            found.append(f"from .{node.module} (line {node.lineno})")
+    assert not found, f"gatecore/{module}.py: {found}"
+
+
+def test_the_engine_never_imports_the_outer_layers() -> None:
+    for path in (ROOT / "gatecore").rglob("*.py"):
+        if path.name == "cli.py":
+            continue  # the outer layer: typer wiring of everything
+        text = path.read_text()
+        for outer in ("server", "hooks"):
+            assert f"from {outer}" not in text and f"import {outer}" not in text, (path, outer)
+
+
+def test_the_hooks_start_up_import_set_excludes_pydantic_and_typer() -> None:
+    """What the pre-receive hook loads for a push that touches no reserved ref."""
+    loaded = _imported("server.prereceive, gatecore.adapters.gitrepo, gatecore.pushcheck, gatecore.objects")
+    assert "pydantic" not in loaded and "typer" not in loaded
+    assert "pydantic" not in _imported("hooks.frozen_commit, hooks.frozen_push")
+
+
+def _code_arguments(tree: ast.AST) -> list[tuple[int, ast.expr]]:
+    """The code argument of every GateError/Violation/Failure/violation call."""
+    out = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call) or not node.args:
+            continue
+        name = node.func.id if isinstance(node.func, ast.Name) else (
+            node.func.attr if isinstance(node.func, ast.Attribute) else "")
+        if name in ("GateError", "Violation", "Failure", "violation", "_v"):
+            out.append((node.lineno, node.args[0]))
+    return out
+
+
+def test_every_raise_site_names_a_registered_code_and_so_its_exit_class() -> None:
+    literal = 0
+    for pkg in ("gatecore", "server", "hooks"):
+        for path in (ROOT / pkg).rglob("*.py"):
+            for line, arg in _code_arguments(ast.parse(path.read_text())):
+                choices = [arg.body, arg.orelse] if isinstance(arg, ast.IfExp) else [arg]
+                for choice in choices:
+                    if isinstance(choice, ast.Constant) and isinstance(choice.value, str):
+                        assert choice.value in codes.CODES, f"{path}:{line}: {choice.value} is not registered"
+                        literal += 1
+                    elif not isinstance(choice, ast.Name | ast.Attribute):  # passed on (exc.code): not a new one
+                        named = [n.value for n in ast.walk(choice) if isinstance(n, ast.Constant)
+                                 and isinstance(n.value, str) and n.value.startswith("GATE-")]
+                        assert named and set(named) <= set(codes.CODES), f"{path}:{line}: code built at the call"
+    assert literal > 100
+
+
+def test_one_code_exits_the_same_way_everywhere() -> None:
+    from gatecore.errors import GateError
+
+    for code, entry in codes.CODES.items():
+        assert GateError(code, "x").exit_code == entry.exit in (1, 2, 3)
+    assert GateError("GATE-NOT-A-CODE", "x").exit_code == 3

@@ -43,7 +43,7 @@ eval "$(gate attempt select-model --repo runner-clone --attempt "$ATTEMPT_ID" --
 
 # model A scores; the runner takes only verdict and reasons from its output
 echo '{"verdict": "pass", "reasons": ["small change, tests pass"]}' > "$GATE_SCORING_DIR/model-a.json"
-gate review record --repo runner-clone --attempt "$ATTEMPT_ID" --base main --head feature \
+gate review record --repo runner-clone --attempt "$ATTEMPT_ID" --head feature \
   --model-output "$GATE_SCORING_DIR/model-a.json" --key runner.key \
   --out "$GATE_SCORING_DIR/receipt.json" --remote origin
 
@@ -61,7 +61,7 @@ echo "stale receipt rejected"
 
 # model B scores the change itself; its receipt is bound to this attempt and model
 echo '{"verdict": "pass", "reasons": ["reviewed by model-b"]}' > "$GATE_SCORING_DIR/model-b.json"
-gate review record --repo runner-clone --attempt "$ATTEMPT_ID" --base main --head feature \
+gate review record --repo runner-clone --attempt "$ATTEMPT_ID" --head feature \
   --model-output "$GATE_SCORING_DIR/model-b.json" --key runner.key \
   --out "$GATE_SCORING_DIR/receipt-model-b.json" --remote origin --push
 echo "fresh receipt accepted: refs/heads/review/runner/$ATTEMPT_ID"

@@ -251,11 +251,13 @@ def server_install(
     platform: PlatformOpt = "auto",
     repository_id: Annotated[str | None, Opt("--repository-id", help="Id receipts must name.")] = None,
     chain: Annotated[bool, Opt("--chain", help="Keep an existing hook, run it after the gate.")] = False,
+    fsck: Annotated[bool, Opt("--fsck", help="Make git refuse malformed objects and bad modes in every "
+                                             "pushed tree (receive.fsckObjects).")] = False,
 ) -> int:
     """Install or update the pre-receive hook, policy and keyring (idempotent)."""
     from server.install import install
 
-    for line in install(git_dir, policy, keyring, platform, repository_id, chain):
+    for line in install(git_dir, policy, keyring, platform, repository_id, chain, fsck):
         _out(line)
     return 0
 

@@ -29,7 +29,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from .errors import GateError
-from .gitmodel import CANONICAL_MODES, MODE_GITLINK
+from .gitmodel import MODE_GITLINK
 from .objects import Objects
 from .treediff import TreeDiff
 
@@ -87,10 +87,12 @@ def delta_records(objects: Objects, old_tree: str | None, new_tree: str | None) 
         return "" if mode in (0, MODE_GITLINK) else reader.blob_sha256(oid)
 
     records = []
-    for c in TreeDiff(objects).changes(old_tree, new_tree):
-        for mode in (c.old_mode, c.new_mode):
-            if mode and mode not in CANONICAL_MODES:
-                raise GateError("GATE-GIT-MODE", f"{c.path!r} has mode {mode:o}, not one of git's canonical modes")
+    modes: list[tuple[bytes, int]] = []
+    changes = TreeDiff(objects).changes(old_tree, new_tree, modes=modes)
+    if modes:
+        path, mode = modes[0]
+        raise GateError("GATE-GIT-MODE", f"{path!r} has mode {mode:o}, not one of git's canonical modes")
+    for c in changes:
         records.append(DeltaRecord(c.path, c.old_mode, c.new_mode, c.old_id, c.new_id,
                                    content(c.old_mode, c.old_id), content(c.new_mode, c.new_id)))
     return records

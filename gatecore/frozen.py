@@ -15,7 +15,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from .findings import Violation
-from .gitmodel import CANONICAL_MODES, MODE_GITLINK, DescendFilter, canon_mode, kind_of
+from .gitmodel import MODE_GITLINK, DescendFilter, canon_mode, kind_of
 from .objects import Commit, Objects
 from .policy import FreezeRule, normalize_path
 from .refs import display
@@ -39,14 +39,6 @@ def change_kind(old_mode: int, new_mode: int) -> str:
 
 def _norm(path: bytes) -> str:
     return normalize_path(path.decode("utf-8", "surrogateescape"))
-
-
-def noncanonical(change: Change) -> int | None:
-    """The first non-canonical raw mode of a change, or None."""
-    for mode in (change.old_mode, change.new_mode):
-        if mode and mode not in CANONICAL_MODES:
-            return mode
-    return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,18 +102,18 @@ class FrozenChecker:
     def frozen_changes(self, old_tree: str | None, new_tree: str | None, rules: Sequence[FreezeRule],
                        bad: list[BadMode] | None = None) -> dict[bytes, FrozenChange]:
         """Changes between two trees at paths some rule freezes, by path. With `bad`, every
-        non-canonical mode in the examined change is appended to it."""
+        non-canonical mode in the examined change (the whole change, or its frozen paths) is
+        appended to it."""
         whole = bad is not None and self.whole_change
+        modes: list[tuple[bytes, int]] | None = None if bad is None else []
         out: dict[bytes, FrozenChange] = {}
-        for c in self.diff.changes(old_tree, new_tree, None if whole else self._descender(rules)):
-            norm = _norm(c.path)
-            hits = tuple(r for r in rules if r.matches_path(norm))
-            if bad is not None and (hits or whole):
-                mode = noncanonical(c)
-                if mode is not None:
-                    bad.append(BadMode(c.path, mode))
+        for c in self.diff.changes(old_tree, new_tree, None if whole else self._descender(rules), modes):
+            hits = tuple(r for r in rules if r.matches_path(_norm(c.path)))
             if hits:
                 out[c.path] = FrozenChange(c, hits)
+        if bad is not None and modes:
+            bad += [BadMode(path, mode) for path, mode in modes
+                    if whole or any(r.matches_path(_norm(path)) for r in rules)]
         return out
 
     def tree_of(self, commit: str | None) -> str | None:

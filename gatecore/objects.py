@@ -9,7 +9,8 @@ refused as malformed (`GATE-GIT-MALFORMED`):
 * **commits**: `tree` first, then `parent` lines, then exactly one `author` and one
   `committer` line (git's log shows the last `author` line, libgit2 the first: a second one
   is refused), each ident `Name <email> seconds +zone` as `git fsck` checks it, the email
-  without whitespace or control characters (libgit2 trims it, git does not); an
+  neither starting nor ending with whitespace (libgit2 trims it, git does not) and without
+  control characters; an
   `encoding` header is honoured only for ASCII-compatible encodings Python knows (git
   re-encodes the whole commit with it: a UTF-16 header makes git's `%ae` empty); no NUL
   byte in the header. The parents a walk used (`git rev-list --parents`) must equal the
@@ -40,7 +41,7 @@ MAX_TAG_DEPTH = 16
 _HEX40 = re.compile(rb"[0-9a-f]{40}")
 #: fsck's ident: a name without <>\n, " <", an email without <>\n, "> ", seconds, " ", +-HHMM.
 _IDENT = re.compile(rb"([^<>\n]*) <([^<>\n]*)> (0|[1-9][0-9]{0,17}) ([+-][0-9]{4})")
-_EMAIL_BAD = re.compile(rb"[\x00-\x20\x7f]")
+_EMAIL_BAD = re.compile(rb"[\x00-\x1f\x7f]|^\s|\s$")
 _ENTRY = re.compile(rb"([0-7]+) ([^\0/]+)\0(.{20})", re.DOTALL)
 _TREE = re.compile(rb"(?:[0-7]+ [^\0/]+\0.{20})*", re.DOTALL)
 _MODE_VALUES = {b"100644": 0o100644, b"100755": 0o100755, b"40000": 0o40000, b"120000": 0o120000,
@@ -101,7 +102,8 @@ def parse_ident(value: bytes, decode: codecs.CodecInfo | None = None) -> Ident |
         return "an ident is not 'Name <email> seconds +zone' (git fsck)"
     name, email = m.group(1), m.group(2)
     if not email or _EMAIL_BAD.search(email):
-        return "an email is empty or holds whitespace or control characters"
+        return ("an email is empty, starts or ends with whitespace (libgit2 trims it, git does not) or holds "
+                "a control character")
     if decode is None:
         return Ident(name.decode("utf-8", "surrogateescape").strip(), email.decode("utf-8", "surrogateescape"))
     try:

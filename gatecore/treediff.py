@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .gitmodel import MODE_TREE, DescendFilter, canon_mode
+from .gitmodel import CANONICAL_MODES, MODE_TREE, DescendFilter, canon_mode
 from .objects import Objects
 
 Entries = dict[bytes, tuple[int, str]]
@@ -63,9 +63,13 @@ class TreeDiff:
             self._kept[key] = got
         return got
 
-    def changes(self, old_tree: str | None, new_tree: str | None,
-                descend: DescendFilter | None = None) -> list[Change]:
-        """Every path that differs between two trees (None is the empty tree), sorted by path."""
+    def changes(self, old_tree: str | None, new_tree: str | None, descend: DescendFilter | None = None,
+                modes: list[tuple[bytes, int]] | None = None) -> list[Change]:
+        """Every path that differs between two trees (None is the empty tree), sorted by path.
+
+        With `modes`, every differing entry (directories included, which yield no record of
+        their own) whose raw mode is not one of git's canonical modes is appended to it.
+        """
         zero = self.objects.zero_id
         out: list[Change] = []
         # An explicit stack, not recursion: a pushed tree may be nested thousands deep.
@@ -80,6 +84,8 @@ class TreeDiff:
                 if o == n:
                     continue
                 path = prefix + name
+                if modes is not None:
+                    modes += [(path, e[0]) for e in (o, n) if e is not None and e[0] not in CANONICAL_MODES]
                 o_tree, n_tree = _is_tree(o), _is_tree(n)
                 if o_tree or n_tree:
                     stack.append((path + b"/", o[1] if o is not None and o_tree else None,

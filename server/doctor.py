@@ -17,6 +17,8 @@ import uuid
 from pathlib import Path
 
 from gatecore.errors import GateError
+from gatecore.policy import Policy
+from gatecore.refs import REPLACE_PREFIX, display
 
 from . import installation
 from .install import GATE_DIR_NAME, git_dir_of, is_ours, layout
@@ -52,10 +54,13 @@ def doctor(git_dir: Path) -> tuple[list[str], bool]:
         text = hook.read_text("utf-8", errors="replace")
         interp = shlex.split(text.splitlines()[-1])[1] if text.strip() else ""
         check(bool(interp) and os.access(interp, os.X_OK), f"interpreter runs: {interp}")
-    from gatecore.adapters.config import load_keyring, policy_problems
+    from gatecore.adapters.config import load_keyring, load_policy, policy_problems
 
     problems = policy_problems(inst.policy)
     check(not problems, f"policy valid: {inst.policy}" + ("" if not problems else " - " + "; ".join(problems)))
+    if not problems:
+        for good, what in replacements(git_dir, load_policy(inst.policy)):
+            check(good, what)
     if inst.has_keyring:
         try:
             ring = load_keyring(inst.keyring, cached=False)
@@ -65,12 +70,56 @@ def doctor(git_dir: Path) -> tuple[list[str], bool]:
     else:
         lines.append("note no keyring installed: pushes to refs/gate/* and refs/heads/review/runner/* are refused")
     check(os.access(gate_dir, os.W_OK), f"audit log directory writable: {gate_dir}")
+    if _config(git_dir, "receive.fsckObjects") != "true":
+        lines.append("note receive.fsckObjects is off: bad modes in commits the gate does not read (unrestricted "
+                     "identities) are left to git; gate server install --fsck turns it on")
     for c in inst.chain:
         check(os.access(c, os.X_OK), f"chained hook runs: {c}")
     if ok:
         good, detail = _probe(git_dir, inst.platform)
         check(good, detail)
     return lines, ok
+
+
+def _config(git_dir: Path, key: str) -> str:
+    from gatecore.adapters.gitcmd import run_git
+
+    return run_git([f"--git-dir={git_dir}", "config", "--get", key], ok=None).stdout.decode().strip()
+
+
+def replacements(git_dir: Path, policy: Policy) -> list[tuple[bool, str]]:
+    """Every refs/replace/* ref: git serves its replacement wherever the original is read (show,
+    archive, checkouts on the server). A commit replaced by one whose frozen paths differ, and any
+    replaced tree or blob (which may sit at any path), fail the check."""
+    from gatecore.adapters.gitrepo import GitRepo
+    from gatecore.frozen import FrozenChecker
+    from gatecore.objects import Objects
+
+    repo = GitRepo.at(git_dir)
+    objects = Objects(repo)
+    found = repo.ref_targets(lambda n: n.startswith(REPLACE_PREFIX.encode()))
+    out: list[tuple[bool, str]] = []
+    rules = list(policy.rules)
+    for name, replacement in sorted(found.items()):
+        ref = display(name)
+        original = ref[len(REPLACE_PREFIX):]
+        try:
+            kinds = objects.type_of(original), objects.type_of(replacement)
+            if kinds != ("commit", "commit"):
+                out.append((False, f"{ref} replaces a {kinds[0]} with a {kinds[1]}: git serves it at any path "
+                                   f"that names {original[:12]}; remove it (git update-ref -d {ref})"))
+                continue
+            checker = FrozenChecker(objects)
+            differ = checker.frozen_changes(checker.tree_of(original), checker.tree_of(replacement), rules)
+        except GateError as exc:
+            out.append((False, f"{ref}: {exc.code}: {exc.detail}"))
+            continue
+        if differ:
+            paths = ", ".join(display(p) for p in sorted(differ)[:5])
+            out.append((False, f"{ref} replaces commit {original[:12]} with one whose frozen paths differ ({paths})"))
+        else:
+            out.append((True, f"{ref}: the replacement changes no frozen path"))
+    return out
 
 
 #: What the platform's hook runner would set, so that the probe runs as it would there.

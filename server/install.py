@@ -83,8 +83,14 @@ def git_dir_of(path: Path) -> Path:
     return Path(repo.path).resolve()
 
 
+#: What `--fsck` sets: git itself refuses malformed objects, and bad modes, in every pushed tree
+#: (the gate reads only the trees of restricted commits); zero-padded modes of old histories pass.
+FSCK_CONFIG = (("receive.fsckObjects", "true"), ("receive.fsck.badFilemode", "error"),
+               ("receive.fsck.zeroPaddedFilemode", "ignore"))
+
+
 def install(git_dir: Path, policy: Path | None, keyring: Path | None, platform: str = "auto",
-            repository_id: str | None = None, chain: bool = False) -> list[str]:
+            repository_id: str | None = None, chain: bool = False, fsck: bool = False) -> list[str]:
     """Install (or re-install) the gate; returns what was done, one line each."""
     git_dir = git_dir_of(git_dir)
     if platform == "auto":
@@ -131,6 +137,12 @@ def install(git_dir: Path, policy: Path | None, keyring: Path | None, platform: 
     inst = installation.Installation(gate_dir, platform, repo_id, has_keyring, tuple(chained))
     atomic_write(gate_dir / installation.CONFIG_FILE, inst.to_json().encode(), 0o640)
     atomic_write(where.hook, hook_script(gate_dir).encode(), 0o755)
+    if fsck:
+        from gatecore.adapters.gitcmd import run_git
+
+        for key, value in FSCK_CONFIG:
+            run_git([f"--git-dir={git_dir}", "config", key, value], code="GATE-CONFIG-INSTALL")
+        done.append("set " + ", ".join(f"{k}={v}" for k, v in FSCK_CONFIG))
     done.append(f"installed the {platform} pre-receive hook {where.hook}")
     done.append(f"audit log: {inst.audit_log}")
     return done

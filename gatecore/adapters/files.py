@@ -28,8 +28,10 @@ from ..errors import GateError
 CACHE_SCHEMA = 2
 
 
-def _chunks(path: Path, code: str, what: str, cap: int) -> Iterator[bytes]:
-    """The bytes of a regular file of at most `cap` bytes, in chunks; GateError(code) otherwise."""
+def _chunks(path: Path, code: str, what: str, cap: int, too_large: str | None = None) -> Iterator[bytes]:
+    """The bytes of a regular file of at most `cap` bytes, in chunks; GateError(code) otherwise
+    (GateError(too_large) for a regular file over the cap, when given)."""
+    big = too_large or code
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError as exc:
@@ -39,7 +41,7 @@ def _chunks(path: Path, code: str, what: str, cap: int) -> Iterator[bytes]:
         if not stat.S_ISREG(info.st_mode):
             raise GateError(code, f"{what} {path} is not a regular file")
         if info.st_size > cap:
-            raise GateError(code, f"{what} {path} is larger than {cap} bytes")
+            raise GateError(big, f"{what} {path} is larger than {cap} bytes")
         total = 0
         while True:
             chunk = os.read(fd, 1 << 20)
@@ -47,7 +49,7 @@ def _chunks(path: Path, code: str, what: str, cap: int) -> Iterator[bytes]:
                 return
             total += len(chunk)
             if total > cap:
-                raise GateError(code, f"{what} {path} is larger than {cap} bytes")
+                raise GateError(big, f"{what} {path} is larger than {cap} bytes")
             yield chunk
     except OSError as exc:
         raise GateError(code, f"cannot read {what} {path}: {exc.strerror}") from None
@@ -55,9 +57,9 @@ def _chunks(path: Path, code: str, what: str, cap: int) -> Iterator[bytes]:
         os.close(fd)
 
 
-def read_capped(path: Path, code: str, what: str, cap: int) -> bytes:
+def read_capped(path: Path, code: str, what: str, cap: int, too_large: str | None = None) -> bytes:
     """The bytes of a regular file of at most `cap` bytes; GateError(code) otherwise."""
-    return b"".join(_chunks(path, code, what, cap))
+    return b"".join(_chunks(path, code, what, cap, too_large))
 
 
 def sha256_capped(path: Path, code: str, what: str, cap: int) -> str:

@@ -17,6 +17,7 @@ from .. import digest, ids
 from ..adapters import files
 from ..binding import Decision, Expectations, decide
 from ..errors import GateError
+from ..findings import Failure
 from ..keys import Keyring, SigningKey
 from ..ledger import RECEIPT_FILE
 from ..receipt import DIFF_BYTES, DIFF_TREE_DELTA, seal_document
@@ -105,9 +106,9 @@ def verify_receipt(receipt_file: Path, attempt: str, model: str, generation: str
                    src: DiffSource, keyring: Keyring, now: int) -> Decision:
     """Verify a receipt file against the values of this attempt. A missing file is a reject."""
     expected = expectations(attempt, model, generation, prompt_file, src)
-    data: bytes | None
     try:
-        data = files.read_capped(receipt_file, "GATE-RECEIPT-MISSING", "receipt", MAX_DOCUMENT_BYTES + 1)
-    except GateError:  # absent, unreadable or not a regular file: all are "no receipt", a rejection
-        data = None
+        data = files.read_capped(receipt_file, "GATE-RECEIPT-MISSING", "receipt", MAX_DOCUMENT_BYTES,
+                                 "GATE-RECEIPT-TOO-LARGE")
+    except GateError as exc:  # absent, unreadable, not a regular file (no receipt), or too large
+        return Decision(False, (Failure(exc.code, "receipt", exc.detail),), None)
     return decide(data, expected, keyring, now)

@@ -4,7 +4,6 @@ sequence, generation claims (one attempt per generation, also under concurrent o
 from __future__ import annotations
 
 import base64
-import json
 import os
 import subprocess
 import time
@@ -13,7 +12,7 @@ from typing import Any
 
 import pytest
 from support.gitutil import HUMAN, gate, git, git_env
-from support.lab import PROMPT_SHA, RUNNER, Lab
+from support.lab import PROMPT_SHA, RUNNER, Lab, envelope_doc, raw_json
 from support.marks import more
 from support.verdicts import assert_refused, refused
 
@@ -23,22 +22,13 @@ from gatecore.refs import ATTEMPTS_PREFIX, RECEIPTS_PREFIX, REVIEW_PREFIX, gener
 
 # --- the attempt ledger ---------------------------------------------------------------------
 
-def _envelope_doc(data: bytes) -> dict[str, Any]:
-    doc = json.loads(data)
-    assert isinstance(doc, dict)
-    return doc
-
-
-def _raw(doc: dict[str, Any]) -> bytes:
-    return json.dumps(doc).encode()
-
 
 def _push_ledger(lab: Lab, commit: str, attempt: str, force: bool = False,
                  pusher: dict[str, str] = RUNNER) -> subprocess.CompletedProcess[str]:
     return lab.server.push(f"{'+' if force else ''}{commit}:{ATTEMPTS_PREFIX}{attempt}", pusher_env=pusher)
 
 
-def _append_raw(lab: Lab, attempt: str, doc: dict[str, Any], key: str = "orch-1",
+def _appendraw_json(lab: Lab, attempt: str, doc: dict[str, Any], key: str = "orch-1",
                 payload_type: str = envelope.PAYLOAD_ATTEMPT) -> subprocess.CompletedProcess[str]:
     return _push_ledger(lab, lab.ledger_commit(lab.seal(doc, key, payload_type), lab.ledger_tip(attempt)), attempt)
 
@@ -71,7 +61,7 @@ def test_ledger_record_for_another_attempt_id_is_rejected(lab: Lab) -> None:
     # An append whose payload names another attempt.
     doc = lab.record_doc(attempt, "failover", attempt_id="someone-else")
     before = lab.snapshot()
-    assert_refused(lab, before, _append_raw(lab, attempt, doc), "GATE-LEDGER-ATTEMPT")
+    assert_refused(lab, before, _appendraw_json(lab, attempt, doc), "GATE-LEDGER-ATTEMPT")
     # A whole chain opened for attempt X, pushed to attempt Y's ref.
     other = lab.fresh("x")
     lab.append(other, "opened", remote=False, repository="demo/repo", workspace="ws", workspace_generation=f"g-{other}",
@@ -99,7 +89,7 @@ def test_ledger_for_another_repository_is_rejected(lab: Lab) -> None:
 def test_forged_or_mis_sealed_ledger_records_are_rejected(lab: Lab, key: str, payload_type: str, code: str) -> None:
     attempt = lab.open()
     before = lab.snapshot()
-    assert_refused(lab, before, _append_raw(lab, attempt, lab.record_doc(attempt, "failover"), key, payload_type),
+    assert_refused(lab, before, _appendraw_json(lab, attempt, lab.record_doc(attempt, "failover"), key, payload_type),
                    code)
 
 
@@ -114,10 +104,10 @@ def test_a_receipt_pushed_as_a_ledger_record_is_rejected(lab: Lab, victim: dict[
 
 def test_ledger_record_with_a_bad_seal_is_rejected(lab: Lab) -> None:
     attempt = lab.open()
-    env = _envelope_doc(lab.seal(lab.record_doc(attempt, "failover"), "orch-1", envelope.PAYLOAD_ATTEMPT))
+    env = envelope_doc(lab.seal(lab.record_doc(attempt, "failover"), "orch-1", envelope.PAYLOAD_ATTEMPT))
     env["payload"] = base64.b64encode(strictjson.dumps(lab.record_doc(attempt, "closed"))).decode()
     before = lab.snapshot()
-    out = _push_ledger(lab, lab.ledger_commit(_raw(env), lab.ledger_tip(attempt)), attempt)
+    out = _push_ledger(lab, lab.ledger_commit(raw_json(env), lab.ledger_tip(attempt)), attempt)
     assert_refused(lab, before, out, "GATE-SEAL-BAD-SIGNATURE")
 
 
@@ -159,7 +149,7 @@ def test_out_of_sequence_ledger_records_are_rejected(lab: Lab, kind: str, fields
     if kind == "opened":
         doc.update(prev=lab.state(attempt).head)
     before = lab.snapshot()
-    out = _append_raw(lab, attempt, doc)
+    out = _appendraw_json(lab, attempt, doc)
     assert_refused(lab, before, out, "GATE-LEDGER-SEQUENCE" if kind != "opened" else "GATE-LEDGER-RECORD")
 
 
@@ -167,7 +157,7 @@ def test_nothing_follows_a_closed_record(lab: Lab) -> None:
     attempt = lab.open()
     assert lab.append(attempt, "closed").ok  # type: ignore[union-attr]
     before = lab.snapshot()
-    assert_refused(lab, before, _append_raw(lab, attempt, lab.record_doc(attempt, "failover")),
+    assert_refused(lab, before, _appendraw_json(lab, attempt, lab.record_doc(attempt, "failover")),
                    "GATE-LEDGER-SEQUENCE")
 
 

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 from support.gitutil import git
-from support.lab import AGENT_PUSH, AGENT_USER, RUNNER, Lab
+from support.lab import AGENT_PUSH, AGENT_USER, RUNNER, Lab, envelope_doc, raw_json
 from support.marks import LONG, more
 from support.verdicts import assert_refused, codes_of
 
@@ -188,26 +188,17 @@ def test_json_traps_in_a_sealed_payload_are_rejected(lab: Lab, victim: dict[str,
 
 # --- seals -------------------------------------------------------------------------------
 
-def _envelope_doc(data: bytes) -> dict[str, Any]:
-    doc = json.loads(data)
-    assert isinstance(doc, dict)
-    return doc
-
-
-def _raw(doc: dict[str, Any]) -> bytes:
-    return json.dumps(doc).encode()
-
 
 def _substituted(lab: Lab, doc: dict[str, Any]) -> bytes:
-    env = _envelope_doc(lab.seal(doc))
+    env = envelope_doc(lab.seal(doc))
     env["payload"] = base64.b64encode(strictjson.dumps({**doc, "model_id": "model-z"})).decode()
-    return _raw(env)
+    return raw_json(env)
 
 
 def _sig(lab: Lab, doc: dict[str, Any], key: str, fn: Callable[[bytes], bytes]) -> bytes:
-    env = _envelope_doc(lab.seal(doc, key))
+    env = envelope_doc(lab.seal(doc, key))
     env["signatures"][0]["sig"] = base64.b64encode(fn(base64.b64decode(env["signatures"][0]["sig"]))).decode()
-    return _raw(env)
+    return raw_json(env)
 
 
 def _stranger(lab: Lab, doc: dict[str, Any], key_id: str) -> bytes:
@@ -228,9 +219,9 @@ def _alg_confusion(lab: Lab, doc: dict[str, Any]) -> bytes:
 
 
 def _with(lab: Lab, doc: dict[str, Any], where: str, **extra: Any) -> bytes:
-    env = _envelope_doc(lab.seal(doc))
+    env = envelope_doc(lab.seal(doc))
     (env if where == "top" else env["signatures"][0]).update(extra)
-    return _raw(env)
+    return raw_json(env)
 
 
 SEAL_ATTACKS: dict[str, tuple[Callable[[Lab, dict[str, Any]], bytes], tuple[str, ...]]] = {

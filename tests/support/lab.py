@@ -91,6 +91,17 @@ def now() -> int:
     return int(time.time())
 
 
+def envelope_doc(data: bytes) -> dict[str, Any]:
+    """An envelope's JSON members, for attacks that edit them."""
+    doc = json.loads(data)
+    assert isinstance(doc, dict)
+    return doc
+
+
+def raw_json(doc: dict[str, Any]) -> bytes:
+    return json.dumps(doc).encode()
+
+
 class Lab:
     """A gate-protected server with keys, a base commit on main, and the trusted side's tools."""
 

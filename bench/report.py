@@ -99,6 +99,19 @@ def targets(cases: list[Case], ref: dict[str, float]) -> list[Target]:
                           _measured(c.overhead("gate"), c.overhead("native-digest"),
                                     _cross(_alone(c, "gate"), _alone(c, "native-digest"))), "2.00x",
                           clean(c, ok), text))
+    if "ledger" in by:
+        groups: dict[str, list[Case]] = {}
+        for c in by["ledger"]:
+            groups.setdefault(c.note, []).append(c)
+        for note, group in sorted(groups.items()):
+            lo, hi = min(group, key=lambda c: c.size), max(group, key=lambda c: c.size)
+            ok, text = _verdict(_ratio(hi.overhead("gate"), lo.overhead("gate")), 1.3)
+            family, push = note.split(":")
+            out.append(Target(f"ledger ({family} attempts), {push} push: gate overhead at {_k(hi.size)} attempts "
+                              f"<= 1.3x at {_k(lo.size)}",
+                              _measured(hi.overhead("gate"), lo.overhead("gate"),
+                                        _cross(_alone(hi, "gate"), _alone(lo, "gate"))), "1.30x",
+                              clean(hi, clean(lo, ok)), text))
     peaks = [(c, c.variants["gate"].peak_mib) for c in cases if "gate" in c.variants]
     measured = [(c, p) for c, p in peaks if p is not None]
     if measured:

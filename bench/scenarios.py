@@ -33,11 +33,12 @@ class Sizes:
     review_files: int = 2_000
     review_bytes: int = 50 * 1024 * 1024
     client_files: int = 5_000
+    ledger_attempts: tuple[int, ...] = (50, 5_000, 50_000)
 
 
 FULL = Sizes()
 QUICK = Sizes(files=200, small_commits=300, small_refs=30, large_commits=(300, 600), many_refs=2_000,
-              review_files=40, review_bytes=1024 * 1024, client_files=200)
+              review_files=40, review_bytes=1024 * 1024, client_files=200, ledger_attempts=(5, 50, 500))
 
 
 @dataclass
@@ -189,8 +190,8 @@ class Bench:
                               capture_output=True, check=False)
         return time.perf_counter() - t0, proc.returncode, proc.stderr
 
-    def push_case(self, spec: PushSpec) -> Case:
-        installers = self._variants(*spec.variants, base=spec.base)
+    def push_case(self, spec: PushSpec, installers: dict[str, Callable[[Path], None]] | None = None) -> Case:
+        installers = installers or self._variants(*spec.variants, base=spec.base)
         template, client, refspecs, atomic, env = spec.template, spec.client, spec.refspecs, spec.atomic, spec.env
         expect_ok = True
         label = spec.label
@@ -327,6 +328,27 @@ class Bench:
 
     def review(self) -> list[Case]:
         return self.run_specs("review")
+
+    def ledger(self) -> list[Case]:
+        """Opening, review and plain pushes with 50, 5,000 and 50,000 attempts on record (bench/ledger.py)."""
+        from . import ledger
+
+        cases = []
+        for family in ("open", "archived"):
+            for n in self.sizes.ledger_attempts:
+                path = self.cache.get("ledger", {"attempts": n, "archived": family == "archived"},
+                                      lambda p, n=n, family=family: ledger.build(self.git, p, n, family == "archived"))
+                seeded = ledger.Seeded.load(path)
+                installers = {"none": hooks.installer("none", self.policy, seeded.keyring, None),
+                              "gate": hooks.installer("gate", self.policy, seeded.keyring, None)}
+                for push in ("open", "review", "plain"):
+                    where = f"{_k(n)} attempts {'archived' if family == 'archived' else 'open'}"
+                    spec = PushSpec("ledger", f"ledger: {push} push, {where}", seeded.template, seeded.client,
+                                    seeded.refspecs[push], ("none", "gate"), atomic=push != "plain",
+                                    env={"REMOTE_USER": "gate-runner"} if push != "plain" else None, size=n,
+                                    note=f"{family}:{push}")
+                    cases.append(self.push_case(spec, installers))
+        return cases
 
     def sanity(self, spec: PushSpec) -> str:
         """The same push with ci/deploy.yml among its files: the peer and the gate must both reject it."""

@@ -39,6 +39,7 @@ hook_app = typer.Typer(no_args_is_help=True, help="Run the gate as a git hook.")
 server_app = typer.Typer(no_args_is_help=True, help="Install, remove and check the server hook.")
 attempt_app = typer.Typer(no_args_is_help=True, help="Write and read the attempt ledger (trusted side).")
 review_app = typer.Typer(no_args_is_help=True, help="The trusted runner: record and push a review.")
+ledger_app = typer.Typer(no_args_is_help=True, help="The ledger's lifecycle (trusted side).")
 app.add_typer(receipt_app, name="receipt")
 app.add_typer(keys_app, name="keys")
 app.add_typer(policy_app, name="policy")
@@ -46,6 +47,7 @@ app.add_typer(hook_app, name="hook")
 app.add_typer(server_app, name="server")
 app.add_typer(attempt_app, name="attempt")
 app.add_typer(review_app, name="review")
+app.add_typer(ledger_app, name="ledger")
 
 Opt = typer.Option
 F = TypeVar("F", bound=Callable[..., int])
@@ -452,6 +454,39 @@ def review_push(
     from .trusted.review import push_review
 
     return _pushed(push_review(repo, attempt, receipt, remote, int(time.time())))
+
+
+_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+
+
+def _seconds(text: str) -> int:
+    """'30d', '12h', '90m', '3600s' or '0'."""
+    import re
+
+    m = re.fullmatch(r"(\d{1,7})([smhd]?)", text.strip())
+    if m is None:
+        raise GateError("GATE-INPUT-ARGUMENT", f"--older-than {text!r} is not a duration such as 30d, 12h or 0")
+    return int(m.group(1)) * _UNITS[m.group(2) or "s"]
+
+
+@command(ledger_app, "archive")
+def ledger_archive(
+    repo: RepoDirOpt,
+    remote: Annotated[str, Opt("--remote", help="The server remote.")],
+    older_than: Annotated[str, Opt("--older-than", help="Archive attempts closed at least this long ago "
+                                                        "(30d, 12h, 0).")],
+    batch: Annotated[int, Opt("--batch", help="Attempts per push.", min=1, max=5000)] = 200,
+    dry_run: Annotated[bool, Opt("--dry-run", help="Say what would be archived; push nothing.")] = False,
+) -> int:
+    """Fold closed attempts into refs/gate/archive and remove their refs (one atomic push per batch)."""
+    from .trusted.ledgerarchive import archive_closed
+
+    done = archive_closed(repo, remote, _seconds(older_than), int(time.time()), batch=batch, dry_run=dry_run)
+    verb = "would archive" if dry_run else "archived"
+    _out(f"{verb} {len(done.attempts)} attempt(s) in {done.pushes} push(es)")
+    for text in done.refused:
+        _err(text)
+    return 1 if done.refused else 0
 
 
 @command(app, "demo")

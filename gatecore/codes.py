@@ -156,6 +156,8 @@ _ALL: tuple[Code, ...] = (
        "records go opened, model-selected, failover..., closed, each naming its predecessor"),
     _c("GATE-LEDGER-ATTEMPT", "the record's attempt id does not match its ref name",
        "refs/gate/attempts/<id> holds records of attempt <id> only"),
+    _c("GATE-LEDGER-ARCHIVE", "an archive update is malformed, or does not hold what the attempts it folds away had",
+       "run gate ledger archive; it archives closed attempts with their generation and every receipt"),
     _c("GATE-LEDGER-GENERATION-REUSED", "the workspace generation was already used by another attempt",
        "mint a fresh generation with gate bootstrap for every attempt"),
     _c("GATE-LEDGER-MISSING", "there is no ledger record for this attempt",

@@ -89,7 +89,7 @@ class TrustedModel(_Strict):
 
 
 class ObjectsModel(_Strict):
-    noncanonical_modes: Literal["refuse", "refuse-frozen"] = "refuse"
+    noncanonical_modes: Literal["refuse-frozen", "refuse"] = "refuse-frozen"
 
 
 class LimitsModel(_Strict):

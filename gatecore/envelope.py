@@ -96,6 +96,17 @@ def parse(data: bytes) -> Envelope:
     )
 
 
+def payload_digest(data: bytes) -> str | None:
+    """The SHA-256 of an envelope's sealed payload (None: not an envelope). What receipt reuse
+    is judged on: the same payload in another encoding is the same receipt."""
+    import hashlib
+
+    try:
+        return hashlib.sha256(parse(data).payload).hexdigest()
+    except GateError:
+        return None
+
+
 def encode(env: Envelope) -> bytes:
     doc = {
         "payloadType": env.payload_type,

@@ -73,7 +73,7 @@ class BadMode:
 class FrozenChecker:
     """Finds frozen paths written by commits, over one object store and its caches."""
 
-    def __init__(self, objects: Objects, whole_change: bool = True) -> None:
+    def __init__(self, objects: Objects, whole_change: bool = False) -> None:
         """`whole_change`: look for non-canonical modes in the whole change of each examined
         commit (policy objects.noncanonical_modes = "refuse"), not only at frozen paths."""
         self.objects = objects
@@ -187,9 +187,13 @@ def commit_violations(checker: FrozenChecker, commit: Commit, rules: Sequence[Fr
 
 def walk_violations(checker: FrozenChecker, commits: Iterable[Commit], rules: Sequence[FreezeRule],
                     ref: str, pusher: str | None) -> list[Violation]:
-    """`commit_violations` for each commit some rule restricts; trees are read for those only."""
-    out: list[Violation] = []
+    """`commit_violations` for each commit some rule restricts; trees are read for those only.
+
+    The whole walk is read first (it records every walked commit's tree, so that a parent is
+    never read a second time), then the restricted commits are checked.
+    """
     restricted: dict[tuple[str, str], bool] = {}  # identities repeat: match each pair once
+    picked: list[Commit] = []
     for c in commits:
         author, committer = c.identities()
         pair = (author.email, committer.email)
@@ -197,7 +201,10 @@ def walk_violations(checker: FrozenChecker, commits: Iterable[Commit], rules: Se
         if hit is None:
             hit = restricted[pair] = any(r.restricted_identity(*pair, pusher) is not None for r in rules)
         if hit:
-            out += commit_violations(checker, c, rules, ref, pusher)
+            picked.append(c)
+    out: list[Violation] = []
+    for c in picked:
+        out += commit_violations(checker, c, rules, ref, pusher)
     return out
 
 

@@ -57,7 +57,8 @@ def kind_of(mode: int) -> str:
 @dataclass(frozen=True, slots=True)
 class WalkedCommit:
     """One commit of a history walk, as git printed it: its id, the parents git's own walk
-    used, and the raw header lines (verbatim) and message (up to a NUL byte, if any)."""
+    used, and the raw header lines (verbatim) and message (up to a NUL byte, if any; empty
+    unless the walk was asked for messages)."""
 
     id: str
     git_parents: tuple[str, ...]
@@ -90,10 +91,11 @@ class GitReader(Protocol):
         """SHA-256 of a blob's bytes (the reader may hash without copying)."""
         ...
 
-    def walk(self, tips: Iterable[str], hide: Iterable[str] | None,
-             deadline: float | None) -> Iterator[WalkedCommit]:
+    def walk(self, tips: Iterable[str], hide: Iterable[str] | None, deadline: float | None,
+             messages: bool = False) -> Iterator[WalkedCommit]:
         """Commits reachable from `tips` and from none of `hide` (None: every branch and tag),
-        as git's own walk finds them, with replacement objects and grafts ignored."""
+        as git's own walk finds them, with replacement objects and grafts ignored (their
+        messages only when asked for)."""
         ...
 
     def is_ancestor(self, ancestor: str, descendant: str) -> bool: ...

@@ -17,14 +17,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from . import ids
+from .archive import ARCHIVE_REF, Archive
 from .errors import GateError
 from .findings import Violation
 from .keys import Keyring
-from .ledger import AttemptState, fold, read_entries, read_state
+from .ledger import MAX_CHAIN, RECEIPT_FILE, AttemptState, fold, read_entries, read_state, single_file
 from .objects import Objects
 from .policy import Policy
 from .refs import (
@@ -73,6 +74,7 @@ class ReservedContext:
     load_keyring: Callable[[], Keyring]
     head_branch: Callable[[], str | None]  # the branch the server's HEAD names (the default target)
     _keyring: Keyring | None = field(default=None, init=False)
+    _archive: Archive | None = field(default=None, init=False)
 
     @property
     def keyring(self) -> Keyring:
@@ -83,6 +85,13 @@ class ReservedContext:
     @property
     def zero(self) -> str:
         return self.objects.zero_id
+
+    @property
+    def archive(self) -> Archive:
+        """The archive as the server holds it (closed attempts folded away, still consulted)."""
+        if self._archive is None:
+            self._archive = Archive(self.objects, self.server.get(ARCHIVE_REF))
+        return self._archive
 
     def state(self, attempt: str) -> AttemptState | None:
         """The attempt's state as the server's ledger holds it now (None: no ledger ref)."""
@@ -97,9 +106,10 @@ def namespace_violations(ctx: ReservedContext, updates: Sequence[RefUpdate]) -> 
     for u in updates:
         if u.ref.startswith(DOCTOR_PREFIX):
             continue
-        if u.ref.startswith(GATE_PREFIX) and not u.ref.startswith((ATTEMPTS_PREFIX, RECEIPTS_PREFIX,
-                                                                   GENERATIONS_PREFIX)):
-            out.append(violation("GATE-REF-RESERVED", u, "refs/gate/ holds attempts/, generations/ and receipts/ only"))
+        if (u.ref.startswith(GATE_PREFIX) and u.ref != ARCHIVE_REF
+                and not u.ref.startswith((ATTEMPTS_PREFIX, RECEIPTS_PREFIX, GENERATIONS_PREFIX))):
+            out.append(violation("GATE-REF-RESERVED", u, "refs/gate/ holds attempts/, generations/, receipts/ and "
+                                                         "archive only"))
             continue
         if not trusted:
             ledger = u.ref.startswith((ATTEMPTS_PREFIX, GENERATIONS_PREFIX))
@@ -113,13 +123,33 @@ def namespace_violations(ctx: ReservedContext, updates: Sequence[RefUpdate]) -> 
     return out
 
 
-def check_ledger(ctx: ReservedContext, updates: Sequence[RefUpdate]) -> list[Violation]:
-    """Every update of refs/gate/attempts/* and refs/gate/generations/* (trusted, not stale)."""
+def receipt_history(ctx: ReservedContext, attempt: str) -> Iterator[bytes]:
+    """The envelope bytes of every receipt in the attempt's receipt chain on the server, newest first."""
+    current = ctx.server.get(RECEIPTS_PREFIX + attempt)
+    seen = 0
+    while current is not None:
+        seen += 1
+        if seen > MAX_CHAIN:
+            raise GateError("GATE-REVIEW-RECEIPT-REF", f"receipt history longer than {MAX_CHAIN}")
+        info = ctx.objects.commit(current)
+        yield single_file(ctx.objects, info.tree_id, RECEIPT_FILE, "GATE-REVIEW-RECEIPT-REF")
+        current = info.parent_ids[0] if info.parent_ids else None
+
+
+def check_ledger(ctx: ReservedContext, updates: Sequence[RefUpdate], archived: set[str]) -> list[Violation]:
+    """Every update of refs/gate/attempts/* and refs/gate/generations/* (trusted, not stale). The
+    refs of `archived` attempts (folded into the archive by this push) may be deleted."""
     out: list[Violation] = []
     opened: dict[str, AttemptState] = {}
+    released: set[str] = set()  # generation claims of archived attempts
     for u in updates:
         if u.ref.startswith(ATTEMPTS_PREFIX):
             attempt = u.ref[len(ATTEMPTS_PREFIX):]
+            if u.is_delete and attempt in archived:
+                state = ctx.state(attempt)
+                if state is not None:
+                    released.add(generation_ref(state.workspace_generation))
+                continue
             try:
                 found, state = _ledger(ctx, u, attempt)
             except GateError as exc:
@@ -132,9 +162,12 @@ def check_ledger(ctx: ReservedContext, updates: Sequence[RefUpdate]) -> list[Vio
     for attempt, state in opened.items():
         claim = generation_ref(state.workspace_generation)
         u = ctx.push[ATTEMPTS_PREFIX + attempt]
-        if ctx.server.get(claim) is not None or claim in taken:
+        if ctx.server.get(claim) is not None or claim in taken or ctx.archive.generation(state.workspace_generation):
             out.append(violation("GATE-LEDGER-GENERATION-REUSED", u, f"generation {state.workspace_generation} is "
                                                                      f"already claimed ({claim})", attempt))
+        elif ctx.archive.attempt(attempt):
+            out.append(violation("GATE-LEDGER-SEQUENCE", u, "the attempt id was archived; an attempt is opened once",
+                                 attempt))
         elif claim not in claims or claims[claim].new != state.root:
             out.append(violation("GATE-LEDGER-RECORD", u, f"the push that opens an attempt also creates {claim}, "
                                                           f"pointing at its first record {state.root[:12]}", attempt))
@@ -144,7 +177,9 @@ def check_ledger(ctx: ReservedContext, updates: Sequence[RefUpdate]) -> list[Vio
         if len(digest) != 64 or not set(digest) <= _HEX64:
             out.append(violation("GATE-LEDGER-RECORD", u, "generation refs are refs/gate/generations/<sha256>"))
         elif u.is_delete:
-            out.append(violation("GATE-LEDGER-DELETE", u, "generation claims are never deleted"))
+            if name not in released:
+                out.append(violation("GATE-LEDGER-DELETE", u, "generation claims are deleted only when their "
+                                                              "attempt is archived"))
         elif not u.is_create:
             out.append(violation("GATE-LEDGER-REWRITE", u, "generation claims never move"))
         elif name not in taken:
@@ -157,7 +192,8 @@ def _ledger(ctx: ReservedContext, u: RefUpdate, attempt: str) -> tuple[list[Viol
     if not ids.is_attempt_id(attempt):
         return [violation("GATE-LEDGER-ATTEMPT", u, "the ref name is not refs/gate/attempts/<attempt-id>")], None
     if u.is_delete:
-        return [violation("GATE-LEDGER-DELETE", u, "the ledger is append-only", attempt)], None
+        return [violation("GATE-LEDGER-DELETE", u, "the ledger is append-only; closed attempts are archived "
+                                                   "(gate ledger archive)", attempt)], None
     if ctx.objects.type_of(u.new) != "commit":
         return [violation("GATE-LEDGER-RECORD", u, "ledger refs point at record commits", attempt)], None
     start = None

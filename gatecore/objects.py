@@ -42,6 +42,12 @@ _HEX40 = re.compile(rb"[0-9a-f]{40}")
 #: fsck's ident: a name without <>\n, " <", an email without <>\n, "> ", seconds, " ", +-HHMM.
 _IDENT = re.compile(rb"([^<>\n]*) <([^<>\n]*)> (0|[1-9][0-9]{0,17}) ([+-][0-9]{4})")
 _EMAIL_BAD = re.compile(rb"[\x00-\x1f\x7f]|^\s|\s$")
+_IDENT_RX = rb"([^<>\n]*) <([^<>\n]*)> (?:0|[1-9][0-9]{0,17}) [+-][0-9]{4}"
+#: The common shape, read in one match: tree, parents, author, committer, then other headers.
+_FAST = re.compile(rb"tree ([0-9a-f]{40})\n((?:parent [0-9a-f]{40}\n)*)author " + _IDENT_RX
+                   + rb"\ncommitter " + _IDENT_RX + rb"(\n.*)?", re.DOTALL)
+#: Anything in the other headers that sends a commit down the careful road.
+_ODD = re.compile(rb"\n(?:author|committer|encoding|tree|parent) ")
 _ENTRY = re.compile(rb"([0-7]+) ([^\0/]+)\0(.{20})", re.DOTALL)
 _TREE = re.compile(rb"(?:[0-7]+ [^\0/]+\0.{20})*", re.DOTALL)
 _MODE_VALUES = {b"100644": 0o100644, b"100755": 0o100755, b"40000": 0o40000, b"120000": 0o120000,
@@ -66,7 +72,7 @@ class Commit:
     idents: tuple[Ident, Ident] | None
     problem: str
     message: bytes
-    headers: tuple[tuple[bytes, bytes], ...]  # the other headers (encoding, gpgsig, ...), continuation joined
+    extra: bytes  # the raw header lines after committer (gpgsig, mergetag, encoding, ...)
 
     def identities(self) -> tuple[Ident, Ident]:
         """(author, committer); GATE-GIT-MALFORMED if git would not read them as they are parsed here."""
@@ -129,6 +135,17 @@ def parse_commit(oid: str, header: bytes, message: bytes = b"") -> Commit:
     """
     if b"\0" in header:
         raise malformed(f"commit {oid}: a NUL byte in the header")
+    fast = _FAST.fullmatch(header)
+    if fast is not None:
+        extra = fast.group(7) or b""
+        an, ae, cn, ce = fast.group(3, 4, 5, 6)
+        if not _ODD.search(extra) and ae and ce and not _EMAIL_BAD.search(ae) and not _EMAIL_BAD.search(ce):
+            listed = fast.group(2)
+            return Commit(oid, fast.group(1).decode("ascii"),
+                          tuple(listed[i + 7:i + 47].decode("ascii") for i in range(0, len(listed), 48)),
+                          (Ident(an.decode("utf-8", "surrogateescape").strip(), ae.decode("utf-8", "surrogateescape")),
+                           Ident(cn.decode("utf-8", "surrogateescape").strip(), ce.decode("utf-8", "surrogateescape"))),
+                          "", message, extra[1:])
     lines = header.split(b"\n")
     first = lines[0]
     if not first.startswith(b"tree ") or not _HEX40.fullmatch(first, 5):
@@ -175,8 +192,9 @@ def parse_commit(oid: str, header: bytes, message: bytes = b"") -> Commit:
             problem = f"committer: {committer}"
         else:
             idents = (author, committer)
+    after = rest[2:] if idents is not None else rest
     return Commit(oid, first[5:].decode("ascii"), tuple(parents), idents, problem, message,
-                  tuple(rest[2:]) if idents is not None else tuple(rest))
+                  b"\n".join(k + b" " + v.replace(b"\n", b"\n ") for k, v in after))
 
 
 def parse_tree(oid: str, data: bytes) -> dict[bytes, tuple[int, str]]:
@@ -219,7 +237,7 @@ class Objects:
     """
 
     #: Parsed trees kept (bounded: a parent's tree is needed right after its child's).
-    TREE_CACHE = 4096
+    TREE_CACHE = 16384
 
     def __init__(self, reader: GitReader) -> None:
         self.reader = reader
@@ -280,13 +298,14 @@ class Objects:
             current = target
         raise malformed(f"tag chain at {oid} is deeper than {MAX_TAG_DEPTH}")
 
-    def walk(self, tips: Iterable[str], hide: Iterable[str] | None, deadline: float | None) -> Iterator[Commit]:
+    def walk(self, tips: Iterable[str], hide: Iterable[str] | None, deadline: float | None,
+             messages: bool = False) -> Iterator[Commit]:
         """The commits git's walk finds (`rev-list TIPS --not HIDE`), each parsed here and
         cross-checked: git's parents must be the parents the raw header names."""
         start = [c for c in (self.peel_to_commit(t) for t in tips) if c is not None]
         if not start:
             return
-        for w in self.reader.walk(start, hide, deadline):
+        for w in self.reader.walk(start, hide, deadline, messages):
             yield self._walked(w)
 
     def _walked(self, w: WalkedCommit) -> Commit:

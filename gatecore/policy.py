@@ -29,7 +29,7 @@ from typing import Any
 MAX_POLICY_BYTES = 1 << 20
 REF_ACTIONS = ("allow", "deny-restricted", "deny")
 REPLACE_ACTIONS = ("trusted", "allow", "deny")
-MODE_ACTIONS = ("refuse", "refuse-frozen")
+MODE_ACTIONS = ("refuse-frozen", "refuse")
 MODES = ("enforce", "evaluate")
 
 
@@ -193,7 +193,7 @@ class Policy:
     deadline_seconds: float
     max_violations_shown: int
     replace: str = "trusted"
-    noncanonical_modes: str = "refuse"
+    noncanonical_modes: str = "refuse-frozen"
 
     def pusher_restricted(self, pusher: str | None, ref: str | None = None) -> bool:
         """A restricted pusher, for `deny-restricted` ref rules: some rule in scope names it.
@@ -239,7 +239,7 @@ class Policy:
         replace = refs_doc.get("replace", "trusted")
         if replace not in REPLACE_ACTIONS:
             raise ValueError("refs.replace")
-        modes = doc.get("objects", {}).get("noncanonical_modes", "refuse")
+        modes = doc.get("objects", {}).get("noncanonical_modes", "refuse-frozen")
         if modes not in MODE_ACTIONS:
             raise ValueError("objects.noncanonical_modes")
         limits = doc["limits"]

@@ -17,17 +17,18 @@ client's receipt hook call.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from . import envelope, ids
+from . import ids
+from .archiverefs import check_archive
 from .binding import Expectations, compare, open_receipt
 from .digest import tree_delta_digest
+from .envelope import payload_digest
 from .errors import GateError
 from .findings import Failure, Violation
-from .ledger import MAX_CHAIN, RECEIPT_FILE, AttemptState, single_file
-from .ledgerrefs import ReservedContext, check_ledger, namespace_violations, violation
+from .ledger import RECEIPT_FILE, AttemptState, single_file
+from .ledgerrefs import ReservedContext, check_ledger, namespace_violations, receipt_history, violation
 from .receipt import DIFF_TREE_DELTA, Receipt
 from .refs import ATTEMPTS_PREFIX, DOCTOR_PREFIX, RECEIPTS_PREFIX, REVIEW_PREFIX, RefUpdate, generation_ref
 
@@ -46,11 +47,13 @@ def check(ctx: ReservedContext, updates: Sequence[RefUpdate]) -> ReservedReport:
         return ReservedReport(out, [])  # an untrusted pusher or a stale claim: nothing is judged on it
     if special:
         ctx.keyring  # noqa: B018 - loaded first: a keyring that cannot be read is a configuration error
-    out += check_ledger(ctx, special)
+    archived = check_archive(ctx, special)
+    out += archived.violations
+    out += check_ledger(ctx, special, archived.archived)
     accepted: list[str] = []
     for u in special:
         if u.ref.startswith(RECEIPTS_PREFIX):
-            out += _receipt_ref(ctx, u)
+            out += _receipt_ref(ctx, u, archived.archived)
         elif u.ref.startswith(REVIEW_PREFIX):
             found = _review(ctx, u)
             out += found
@@ -59,12 +62,15 @@ def check(ctx: ReservedContext, updates: Sequence[RefUpdate]) -> ReservedReport:
     return ReservedReport(out, accepted)
 
 
-def _receipt_ref(ctx: ReservedContext, u: RefUpdate) -> list[Violation]:
+def _receipt_ref(ctx: ReservedContext, u: RefUpdate, archived: set[str]) -> list[Violation]:
     attempt = u.ref[len(RECEIPTS_PREFIX):]
     if not ids.is_attempt_id(attempt):
         return [violation("GATE-REVIEW-RECEIPT-REF", u, "the ref name is not refs/gate/receipts/<attempt-id>")]
     if u.is_delete:
-        return [violation("GATE-REVIEW-RECEIPT-REF", u, "receipt refs are never deleted", attempt)]
+        if attempt in archived:
+            return []
+        return [violation("GATE-REVIEW-RECEIPT-REF", u, "receipt refs are deleted only when their attempt is "
+                                                        "archived", attempt)]
     review = ctx.push.get(REVIEW_PREFIX + attempt)
     if review is None or review.is_delete:
         return [violation("GATE-REVIEW-RECEIPT-REF", u, "a receipt travels with its review ref, in one push", attempt)]
@@ -82,28 +88,11 @@ def _receipt_bytes(ctx: ReservedContext, attempt: str) -> bytes | None:
     return single_file(ctx.objects, ctx.objects.commit(u.new).tree_id, RECEIPT_FILE, "GATE-REVIEW-RECEIPT-REF")
 
 
-def payload_digest(data: bytes) -> str | None:
-    """What reuse is judged on: the SHA-256 of the sealed payload (None: not an envelope)."""
-    try:
-        return hashlib.sha256(envelope.parse(data).payload).hexdigest()
-    except GateError:
-        return None
-
-
 def _used_before(ctx: ReservedContext, attempt: str, digest: str) -> bool:
-    """Is a receipt with this sealed payload already in the attempt's receipt history on the server?"""
-    current = ctx.server.get(RECEIPTS_PREFIX + attempt)
-    seen = 0
-    while current is not None:
-        seen += 1
-        if seen > MAX_CHAIN:
-            raise GateError("GATE-REVIEW-RECEIPT-REF", f"receipt history longer than {MAX_CHAIN}")
-        info = ctx.objects.commit(current)
-        earlier = single_file(ctx.objects, info.tree_id, RECEIPT_FILE, "GATE-REVIEW-RECEIPT-REF")
-        if payload_digest(earlier) == digest:
-            return True
-        current = info.parent_ids[0] if info.parent_ids else None
-    return False
+    """Was a receipt with this sealed payload pushed before: in the attempt's receipt history on
+    the server, or in the archive?"""
+    return ctx.archive.receipt(digest) or any(payload_digest(earlier) == digest
+                                              for earlier in receipt_history(ctx, attempt))
 
 
 def _review(ctx: ReservedContext, u: RefUpdate) -> list[Violation]:

@@ -41,7 +41,7 @@ class TreeDiff:
     """Tree comparisons over one object store, remembering the entries each filter keeps."""
 
     #: (tree, prefix, filter) entries kept (bounded like the object store's tree cache).
-    KEPT_CACHE = 4096
+    KEPT_CACHE = 16384
 
     def __init__(self, objects: Objects) -> None:
         self.objects = objects

@@ -82,7 +82,7 @@ def staged_violations(repo: GitRepo, policy: Policy, tree: str, parents: Sequenc
     The same function the server applies to each pushed commit.
     """
     rules = [r for r in policy.rules if branch is None or r.applies_to_ref(branch)]
-    staged = Commit(STAGED, tree, tuple(parents), (author, committer), "", b"", ())
+    staged = Commit(STAGED, tree, tuple(parents), (author, committer), "", b"", b"")
     checker = FrozenChecker(Objects(repo), whole_change=policy.noncanonical_modes == "refuse")
     return commit_violations(checker, staged, rules, display(branch or "HEAD"), pusher, STAGED)
 

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 from ..errors import GateError, malformed, unreadable
 from ..gitmodel import WalkedCommit
+from ..refs import REVIEW_PREFIX
 
 #: What every git command the gate runs reads the repository without.
 HARDENED = {
@@ -89,9 +90,10 @@ def _records(stream: int, proc: subprocess.Popen[bytes], deadline: float | None)
         raise malformed(f"git rev-list ended in the middle of a record ({pending[:60]!r})")
 
 
-def walk(git_dir: str, tips: Sequence[str], hide: Iterable[str] | None,
-         deadline: float | None) -> Iterator[WalkedCommit]:
-    """`git rev-list --parents --header TIPS --not HIDE` (None: every branch and tag), streamed.
+def walk(git_dir: str, tips: Sequence[str], hide: Iterable[str] | None, deadline: float | None,
+         messages: bool = False) -> Iterator[WalkedCommit]:
+    """`git rev-list --parents --header TIPS --not HIDE` (None: every branch and tag but the
+    review refs), streamed.
 
     git prints each commit as `<id> <parents>`, its raw header lines verbatim, a blank
     line and the message indented by four spaces, NUL-terminated; it stops printing a
@@ -105,7 +107,9 @@ def walk(git_dir: str, tips: Sequence[str], hide: Iterable[str] | None,
             "rev-list", "--parents", "--header", *tips]
     data = b""
     if hide is None:
-        args += ["--not", "--branches", "--tags"]
+        # Review refs (one per attempt, many) never count as checked: excluding them keeps the
+        # walk's cost independent of how many attempts are open, and can only check more.
+        args += ["--not", f"--exclude={REVIEW_PREFIX}*", "--branches", "--tags"]
     else:
         args.append("--stdin")
         data = "".join(f"^{oid}\n" for oid in hide).encode("ascii")
@@ -123,7 +127,7 @@ def walk(git_dir: str, tips: Sequence[str], hide: Iterable[str] | None,
             except BrokenPipeError:
                 pass  # git exited early; its status says why
             for record in _records(proc.stdout.fileno(), proc, deadline):
-                yield _walked(record)
+                yield _walked(record, messages)
         finally:
             proc.stdout.close()
             if proc.poll() is None:
@@ -135,7 +139,7 @@ def walk(git_dir: str, tips: Sequence[str], hide: Iterable[str] | None,
             raise unreadable(f"cannot walk history: {lines[-1] if lines else f'git exit {status}'}")
 
 
-def _walked(record: bytes) -> WalkedCommit:
+def _walked(record: bytes, messages: bool) -> WalkedCommit:
     ids, _, rest = record.partition(b"\n")
     header, sep, body = rest.partition(b"\n\n")
     if not sep:
@@ -144,7 +148,7 @@ def _walked(record: bytes) -> WalkedCommit:
         oid, *parents = ids.decode("ascii").split(" ")
     except UnicodeDecodeError:
         raise malformed(f"git rev-list printed an unexpected line {ids[:80]!r}") from None
-    message = b"\n".join(line[4:] for line in body.split(b"\n")) if body else b""
+    message = b"\n".join(line[4:] for line in body.split(b"\n")) if body and messages else b""
     return WalkedCommit(oid, tuple(parents), header, message)
 
 

@@ -21,7 +21,7 @@ import pygit2
 from pygit2.enums import ObjectType, RepositoryOpenFlag
 
 from ..errors import GateError, malformed, unreadable
-from ..gitmodel import MODE_BLOB, WalkedCommit
+from ..gitmodel import MODE_BLOB, MODE_TREE, WalkedCommit
 from . import gitcmd
 
 _TYPE_NAMES = {ObjectType.COMMIT: "commit", ObjectType.TREE: "tree", ObjectType.BLOB: "blob",
@@ -124,9 +124,9 @@ class GitRepo:
             self._blob_digests[oid] = digest
         return digest
 
-    def walk(self, tips: Iterable[str], hide: Iterable[str] | None,
-             deadline: float | None) -> Iterator[WalkedCommit]:
-        return gitcmd.walk(self.path, list(tips), hide, deadline)
+    def walk(self, tips: Iterable[str], hide: Iterable[str] | None, deadline: float | None,
+             messages: bool = False) -> Iterator[WalkedCommit]:
+        return gitcmd.walk(self.path, list(tips), hide, deadline, messages)
 
     def _graph_error(self, exc: Exception, *oids: str | None) -> GateError:
         missing = [o for o in oids if o is not None and not self.exists(o)]
@@ -203,6 +203,27 @@ class GitRepo:
         builder = self._repo.TreeBuilder()
         for name, data in sorted(files.items()):
             builder.insert(name, self._repo.create_blob(data), MODE_BLOB)
+        return str(builder.write())
+
+    def write_nested_tree(self, base_tree: str | None, files: dict[str, bytes]) -> str:
+        """`base_tree` (None: empty) with regular files added at nested paths ('a/b/c')."""
+        here: dict[str, bytes] = {}
+        below: dict[str, dict[str, bytes]] = {}
+        for path, data in files.items():
+            head, _, rest = path.partition("/")
+            if rest:
+                below.setdefault(head, {})[rest] = data
+            else:
+                here[head] = data
+        base = None if base_tree is None else self._repo[base_tree]
+        if base is not None and not isinstance(base, pygit2.Tree):
+            raise malformed(f"object {base_tree} is not a tree")
+        builder = self._repo.TreeBuilder() if base is None else self._repo.TreeBuilder(base)
+        for name, data in here.items():
+            builder.insert(name, self._repo.create_blob(data), MODE_BLOB)
+        for name, sub in below.items():
+            existing = str(base[name].id) if base is not None and name in base else None
+            builder.insert(name, pygit2.Oid(hex=self.write_nested_tree(existing, sub)), MODE_TREE)
         return str(builder.write())
 
     def write_commit(self, tree_id: str, parents: list[str], message: str, name: str, email: str,

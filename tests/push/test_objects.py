@@ -126,20 +126,18 @@ def test_a_frozen_file_written_under_a_raw_mode_is_refused(olab: Lab, mode: byte
     rejected_somehow(olab, before, push_new(olab, head), "GATE-GIT-MODE")
 
 
-def test_a_raw_mode_outside_frozen_paths_in_an_agent_commit_is_refused_by_default(olab: Lab) -> None:
-    tree = with_entry(olab.work.path, base_tree(olab), "src/app.py", b"100664",
-                      git(olab.work.path, "rev-parse", f"{olab.base}:src/app.py").stdout.strip())
-    head = raw_commit(olab.work.path, tree, [olab.base])
-    before = olab.snapshot()
-    rejected_somehow(olab, before, push_new(olab, head), "GATE-GIT-MODE")
-
-
-def test_refuse_frozen_lets_raw_modes_outside_frozen_paths_through(tmp_path: Path) -> None:
-    lab = Lab(tmp_path / "rf", policy=LAB_POLICY + '[objects]\nnoncanonical_modes = "refuse-frozen"\n',
+@pytest.mark.parametrize("setting", ["refuse-frozen", "refuse"])
+def test_a_raw_mode_outside_frozen_paths_is_refused_only_under_refuse(tmp_path: Path, setting: str) -> None:
+    lab = Lab(tmp_path / "rf", policy=LAB_POLICY + f'[objects]\nnoncanonical_modes = "{setting}"\n',
               key_ids=("orch-1", "runner-1"))
     src_blob = git(lab.work.path, "rev-parse", f"{lab.base}:src/app.py").stdout.strip()
     tree = with_entry(lab.work.path, base_tree(lab), "src/app.py", b"100664", src_blob)
-    assert push_new(lab, raw_commit(lab.work.path, tree, [lab.base])).returncode == 0
+    before = lab.snapshot()
+    out = push_new(lab, raw_commit(lab.work.path, tree, [lab.base]))
+    if setting == "refuse":
+        assert refused(out, "GATE-GIT-MODE") and lab.snapshot() == before
+    else:
+        assert out.returncode == 0, out.stderr
     tree = with_entry(lab.work.path, base_tree(lab), "ci/deploy.yml", b"100664", deploy_blob(lab))
     before = lab.snapshot()
     out = push_new(lab, raw_commit(lab.work.path, tree, [lab.base]))

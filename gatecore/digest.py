@@ -81,21 +81,21 @@ def delta_records(objects: Objects, old_tree: str | None, new_tree: str | None) 
     A record with a mode that is not one of git's five canonical modes raises
     GATE-GIT-MODE: git would show such an entry under another mode than the tree holds.
     """
-    reader = objects.reader
-
-    def content(mode: int, oid: str) -> str:
-        return "" if mode in (0, MODE_GITLINK) else reader.blob_sha256(oid)
-
-    records = []
     modes: list[tuple[bytes, int]] = []
     changes = TreeDiff(objects).changes(old_tree, new_tree, modes=modes)
     if modes:
         path, mode = modes[0]
         raise GateError("GATE-GIT-MODE", f"{path!r} has mode {mode:o}, not one of git's canonical modes")
-    for c in changes:
-        records.append(DeltaRecord(c.path, c.old_mode, c.new_mode, c.old_id, c.new_id,
-                                   content(c.old_mode, c.old_id), content(c.new_mode, c.new_id)))
-    return records
+    # Every blob's digest in one request (a reader may stream them all).
+    digests = objects.reader.blob_digests(
+        oid for c in changes for mode, oid in ((c.old_mode, c.old_id), (c.new_mode, c.new_id))
+        if mode not in (0, MODE_GITLINK))
+
+    def content(mode: int, oid: str) -> str:
+        return "" if mode in (0, MODE_GITLINK) else digests[oid]
+
+    return [DeltaRecord(c.path, c.old_mode, c.new_mode, c.old_id, c.new_id,
+                        content(c.old_mode, c.old_id), content(c.new_mode, c.new_id)) for c in changes]
 
 
 def tree_delta_digest(objects: Objects, base_commit: str, new_commit: str) -> str:

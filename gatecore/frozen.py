@@ -37,6 +37,10 @@ def change_kind(old_mode: int, new_mode: int) -> str:
     return "modify"
 
 
+def _rules_key(rules: Sequence[FreezeRule]) -> tuple[int, ...]:
+    return tuple(r.index for r in rules)
+
+
 def _norm(path: bytes) -> str:
     return normalize_path(path.decode("utf-8", "surrogateescape"))
 
@@ -80,11 +84,14 @@ class FrozenChecker:
         self.diff = TreeDiff(objects)
         self.whole_change = whole_change
         self._descenders: dict[tuple[int, ...], DescendFilter] = {}
+        #: (old tree, new tree, rules, with modes) -> (changes, non-canonical modes), from `prepare`.
+        self._prepared: dict[tuple[str | None, str | None, tuple[int, ...], bool],
+                             tuple[list[Change], list[tuple[bytes, int]]]] = {}
 
     def _descender(self, rules: Sequence[FreezeRule]) -> DescendFilter:
         """One memoised filter per set of rules (paths repeat from commit to commit, and the
         tree comparison caches the entries it keeps per tree, filter and directory)."""
-        key = tuple(r.index for r in rules)
+        key = _rules_key(rules)
         got = self._descenders.get(key)
         if got is None:
             memo: dict[bytes, bool] = {}
@@ -105,9 +112,15 @@ class FrozenChecker:
         non-canonical mode in the examined change (the whole change, or its frozen paths) is
         appended to it."""
         whole = bad is not None and self.whole_change
-        modes: list[tuple[bytes, int]] | None = None if bad is None else []
+        prepared = self._prepared.get((old_tree, new_tree, _rules_key(rules), bad is not None))
+        modes: list[tuple[bytes, int]] | None
+        if prepared is not None:
+            changes, modes = prepared
+        else:
+            modes = None if bad is None else []
+            changes = self.diff.changes(old_tree, new_tree, None if whole else self._descender(rules), modes)
         out: dict[bytes, FrozenChange] = {}
-        for c in self.diff.changes(old_tree, new_tree, None if whole else self._descender(rules), modes):
+        for c in changes:
             hits = tuple(r for r in rules if r.matches_path(_norm(c.path)))
             if hits:
                 out[c.path] = FrozenChange(c, hits)
@@ -115,6 +128,35 @@ class FrozenChecker:
             bad += [BadMode(path, mode) for path, mode in modes
                     if whole or any(r.matches_path(_norm(path)) for r in rules)]
         return out
+
+    def prepare(self, jobs: Sequence[tuple[Commit, Sequence[FreezeRule]]]) -> set[str]:
+        """Compare in one pass the trees that `written(commit, rules, bad)` compares for each
+        job, a level of directories at a time for all of them (each level's trees read in one
+        request); `frozen_changes` finds the results here until the next `prepare`.
+
+        Returns the commits whose comparisons found anything: for every other job, `written`
+        finds no frozen path and no non-canonical mode.
+        """
+        self._prepared.clear()
+        self.objects.prefetch_commits(p for c, _ in jobs for p in c.parent_ids)
+        groups: dict[tuple[int, ...], tuple[Sequence[FreezeRule], dict[tuple[str | None, str | None], list[str]]]] = {}
+        for c, rules in jobs:
+            parents: tuple[str | None, ...] = c.parent_ids or (None,)
+            if len(parents) == 1 and self.tree_of(parents[0]) == c.tree_id:
+                continue
+            pairs = groups.setdefault(_rules_key(rules), (rules, {}))[1]
+            for p in parents:
+                pairs.setdefault((self.tree_of(p), c.tree_id), []).append(c.id)
+        touched: set[str] = set()
+        for key, (rules, unique) in groups.items():
+            listed: list[tuple[str | None, str | None]] = list(unique)
+            per_pair: list[list[tuple[bytes, int]]] = [[] for _ in listed]
+            found = self.diff.changes_many(listed, None if self.whole_change else self._descender(rules), per_pair)
+            for (old, new), changes, m in zip(listed, found, per_pair, strict=True):
+                self._prepared[(old, new, key, True)] = (changes, m)
+                if changes or m:
+                    touched.update(unique[(old, new)])
+        return touched
 
     def tree_of(self, commit: str | None) -> str | None:
         return None if commit is None else self.objects.tree_id(commit)
@@ -158,16 +200,22 @@ class FrozenChecker:
         return list(out.values())
 
 
-def commit_violations(checker: FrozenChecker, commit: Commit, rules: Sequence[FreezeRule], ref: str,
-                      pusher: str | None, label: str | None = None) -> list[Violation]:
-    """The frozen paths one commit (or a commit-to-be, in the client's commit hook) writes,
-    and the non-canonical modes in what the gate examined of it."""
+def _restricting(commit: Commit, rules: Sequence[FreezeRule], pusher: str | None) -> dict[int, str]:
+    """Rule index -> the restricted identity, for each rule that restricts this commit."""
     author, committer = commit.identities()
     by_rule = {}
     for r in rules:
         who = r.restricted_identity(author.email, committer.email, pusher)
         if who is not None:
             by_rule[r.index] = who
+    return by_rule
+
+
+def commit_violations(checker: FrozenChecker, commit: Commit, rules: Sequence[FreezeRule], ref: str,
+                      pusher: str | None, label: str | None = None) -> list[Violation]:
+    """The frozen paths one commit (or a commit-to-be, in the client's commit hook) writes,
+    and the non-canonical modes in what the gate examined of it."""
+    by_rule = _restricting(commit, rules, pusher)
     if not by_rule:
         return []
     applicable = [r for r in rules if r.index in by_rule]
@@ -185,26 +233,36 @@ def commit_violations(checker: FrozenChecker, commit: Commit, rules: Sequence[Fr
     return out
 
 
+#: Restricted commits whose trees are compared together (`FrozenChecker.prepare`): large
+#: enough that git streams each level's trees, small enough to bound what is held.
+BATCH_COMMITS = 1024
+
+
 def walk_violations(checker: FrozenChecker, commits: Iterable[Commit], rules: Sequence[FreezeRule],
                     ref: str, pusher: str | None) -> list[Violation]:
     """`commit_violations` for each commit some rule restricts; trees are read for those only.
 
     The whole walk is read first (it records every walked commit's tree, so that a parent is
-    never read a second time), then the restricted commits are checked.
+    never read a second time), then the restricted commits are checked, `BATCH_COMMITS` at a
+    time, their trees compared together.
     """
-    restricted: dict[tuple[str, str], bool] = {}  # identities repeat: match each pair once
-    picked: list[Commit] = []
+    restricted: dict[tuple[str, str], list[FreezeRule]] = {}  # identities repeat: match each pair once
+    picked: list[tuple[Commit, list[FreezeRule]]] = []
     for c in commits:
         author, committer = c.identities()
         pair = (author.email, committer.email)
-        hit = restricted.get(pair)
-        if hit is None:
-            hit = restricted[pair] = any(r.restricted_identity(*pair, pusher) is not None for r in rules)
-        if hit:
-            picked.append(c)
+        applicable = restricted.get(pair)
+        if applicable is None:
+            applicable = restricted[pair] = [r for r in rules if r.restricted_identity(*pair, pusher) is not None]
+        if applicable:
+            picked.append((c, applicable))
     out: list[Violation] = []
-    for c in picked:
-        out += commit_violations(checker, c, rules, ref, pusher)
+    for start in range(0, len(picked), BATCH_COMMITS):
+        batch = picked[start:start + BATCH_COMMITS]
+        touched = checker.prepare(batch)
+        for c, _ in batch:
+            if c.id in touched:
+                out += commit_violations(checker, c, rules, ref, pusher)
     return out
 
 

@@ -4,13 +4,16 @@ The engine (`objects`, `treediff`, `digest`, `frozen`, `pushcheck`, `ledgerrefs`
 `reviewrefs`) reads a repository only through a `GitReader`. The reader hands out raw
 object bytes and ref values; every fact a decision uses is parsed from those bytes by
 `gatecore.objects`, one parser whose reading matches git's. The one implementation over
-a real repository is `gatecore.adapters.gitrepo.GitRepo` (pygit2 for objects and refs,
-`git rev-list` for history walks, with replacement objects and grafts switched off).
+a real repository are `gatecore.adapters.gitstream.GitStream` (git's own processes:
+`cat-file --batch`, `for-each-ref`, `rev-list`; the pre-receive hook's reader, which never
+imports pygit2) and `gatecore.adapters.gitrepo.GitRepo` (pygit2 for objects and refs, for
+the trusted side and the client hooks, which also write), both with replacement objects
+and grafts switched off.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -87,8 +90,17 @@ class GitReader(Protocol):
         """(type, raw bytes) of an object, exactly as stored; GATE-GIT-UNREADABLE if absent."""
         ...
 
+    def read_many(self, oids: Sequence[str]) -> Iterator[tuple[str, str, bytes]]:
+        """(id, type, raw bytes) of each object, in order: one request for many objects,
+        which a reader may stream (GATE-GIT-UNREADABLE if any is absent)."""
+        ...
+
     def blob_sha256(self, oid: str) -> str:
         """SHA-256 of a blob's bytes (the reader may hash without copying)."""
+        ...
+
+    def blob_digests(self, oids: Iterable[str]) -> dict[str, str]:
+        """`blob_sha256` of many blobs at once."""
         ...
 
     def walk(self, tips: Iterable[str], hide: Iterable[str] | None, deadline: float | None,

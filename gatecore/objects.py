@@ -126,6 +126,26 @@ def split_commit(raw: bytes) -> tuple[bytes, bytes]:
     return raw[:end], raw[end + 2:]
 
 
+_IDENTS: dict[tuple[bytes, bytes], Ident | None] = {}
+_IDENTS_KEPT = 4096
+
+
+def _plain_ident(name: bytes, email: bytes) -> Ident | None:
+    """The fast road's ident (memoised: a history holds few distinct people), or None if
+    the email needs the careful road."""
+    key = (name, email)
+    try:
+        return _IDENTS[key]
+    except KeyError:
+        pass
+    got = None if not email or _EMAIL_BAD.search(email) else Ident(
+        name.decode("utf-8", "surrogateescape").strip(), email.decode("utf-8", "surrogateescape"))
+    if len(_IDENTS) >= _IDENTS_KEPT:
+        _IDENTS.clear()
+    _IDENTS[key] = got
+    return got
+
+
 def parse_commit(oid: str, header: bytes, message: bytes = b"") -> Commit:
     """A commit from its raw header (everything before the first blank line) and message.
 
@@ -137,15 +157,13 @@ def parse_commit(oid: str, header: bytes, message: bytes = b"") -> Commit:
         raise malformed(f"commit {oid}: a NUL byte in the header")
     fast = _FAST.fullmatch(header)
     if fast is not None:
-        extra = fast.group(7) or b""
-        an, ae, cn, ce = fast.group(3, 4, 5, 6)
-        if not _ODD.search(extra) and ae and ce and not _EMAIL_BAD.search(ae) and not _EMAIL_BAD.search(ce):
-            listed = fast.group(2)
-            return Commit(oid, fast.group(1).decode("ascii"),
-                          tuple(listed[i + 7:i + 47].decode("ascii") for i in range(0, len(listed), 48)),
-                          (Ident(an.decode("utf-8", "surrogateescape").strip(), ae.decode("utf-8", "surrogateescape")),
-                           Ident(cn.decode("utf-8", "surrogateescape").strip(), ce.decode("utf-8", "surrogateescape"))),
-                          "", message, extra[1:])
+        tree, listed, an, ae, cn, ce, extra = fast.groups(b"")
+        fast_author, fast_committer = _plain_ident(an, ae), _plain_ident(cn, ce)
+        if fast_author is not None and fast_committer is not None and not (extra and _ODD.search(extra)):
+            listed_ids = (listed[7:47].decode("ascii"),) if len(listed) == 48 else tuple(
+                listed[i + 7:i + 47].decode("ascii") for i in range(0, len(listed), 48))
+            return Commit(oid, tree.decode("ascii"), listed_ids, (fast_author, fast_committer), "", message,
+                          extra[1:])
     lines = header.split(b"\n")
     first = lines[0]
     if not first.startswith(b"tree ") or not _HEX40.fullmatch(first, 5):
@@ -273,11 +291,44 @@ class Objects:
     def tree(self, oid: str) -> dict[bytes, tuple[int, str]]:
         got = self._trees.get(oid)
         if got is None:
-            got = parse_tree(oid, self._read(oid, "tree"))
-            if len(self._trees) >= self.TREE_CACHE:
-                self._trees.clear()
-            self._trees[oid] = got
+            got = self._keep_tree(oid, parse_tree(oid, self._read(oid, "tree")))
         return got
+
+    def _keep_tree(self, oid: str, entries: dict[bytes, tuple[int, str]]) -> dict[bytes, tuple[int, str]]:
+        if len(self._trees) >= self.TREE_CACHE:
+            self._trees.clear()
+        self._trees[oid] = entries
+        return entries
+
+    def trees(self, oids: Iterable[str]) -> dict[str, dict[bytes, tuple[int, str]]]:
+        """Many trees at once: those not cached are read in one request (which the reader
+        may stream), parsed, and kept."""
+        out: dict[str, dict[bytes, tuple[int, str]]] = {}
+        missing: list[str] = []
+        for oid in oids:
+            if oid in out:
+                continue
+            got = self._trees.get(oid)
+            if got is None:
+                missing.append(oid)
+                out[oid] = {}
+            else:
+                out[oid] = got
+        for oid, kind, data in self.reader.read_many(missing):
+            if kind != "tree":
+                raise malformed(f"object {oid} is a {kind}, not a tree")
+            out[oid] = self._keep_tree(oid, parse_tree(oid, data))
+        return out
+
+    def prefetch_commits(self, oids: Iterable[str]) -> None:
+        """Read and parse, in one request, the commits among `oids` not seen yet (a walk's
+        boundary parents, say), so that their trees are known."""
+        missing = list(dict.fromkeys(o for o in oids if o not in self._tree_ids and o not in self._commits))
+        for oid, kind, data in self.reader.read_many(missing):
+            if kind != "commit":
+                raise malformed(f"object {oid} is a {kind}, not a commit")
+            header, message = split_commit(data)
+            self._commits[oid] = parse_commit(oid, header, message)
 
     def blob(self, oid: str) -> bytes:
         return self._read(oid, "blob")

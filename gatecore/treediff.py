@@ -4,7 +4,9 @@ Recursive, no rename detection, identical subtrees skipped by id, one record per
 whose (mode, id) differs; a file <-> directory swap is the file's record plus the
 directory's contents. Entries are compared by their raw mode and id, so a change of the
 raw mode alone (100644 -> 100664) is a change; directories are recognised by git's
-canonical mode, as every checkout recognises them. With a `descend` filter, entries whose
+canonical mode, as every checkout recognises them. Many pairs of trees are compared
+together, a level of directories at a time, so that the trees each level needs are read
+in one request. With a `descend` filter, entries whose
 path cannot matter are skipped by name before anything below them is read.
 
 The records correspond one to one with `git diff-tree -r -z --no-renames --raw` lines
@@ -13,6 +15,7 @@ for trees of canonical modes (docs/digest.md).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from .gitmodel import CANONICAL_MODES, MODE_TREE, DescendFilter, canon_mode
@@ -47,10 +50,11 @@ class TreeDiff:
         self.objects = objects
         self._kept: dict[tuple[str, bytes, DescendFilter], Entries] = {}
 
-    def _entries(self, tree_id: str | None, prefix: bytes, descend: DescendFilter | None) -> Entries:
+    def _entries(self, trees: dict[str, Entries], tree_id: str | None, prefix: bytes,
+                 descend: DescendFilter | None) -> Entries:
         if tree_id is None:
             return {}
-        entries = self.objects.tree(tree_id)
+        entries = trees[tree_id]
         if descend is None:
             return entries
         key = (tree_id, prefix, descend)
@@ -70,32 +74,46 @@ class TreeDiff:
         With `modes`, every differing entry (directories included, which yield no record of
         their own) whose raw mode is not one of git's canonical modes is appended to it.
         """
+        found = self.changes_many([(old_tree, new_tree)], descend, None if modes is None else [modes])
+        return found[0]
+
+    def changes_many(self, pairs: Sequence[tuple[str | None, str | None]], descend: DescendFilter | None = None,
+                     modes: Sequence[list[tuple[bytes, int]]] | None = None) -> list[list[Change]]:
+        """`changes` for many pairs of trees at once, one level of directories at a time: the
+        trees each level needs, for every pair, are read in one request (`Objects.trees`)."""
         zero = self.objects.zero_id
-        out: list[Change] = []
-        # An explicit stack, not recursion: a pushed tree may be nested thousands deep.
-        stack: list[tuple[bytes, str | None, str | None]] = [(b"", old_tree, new_tree)]
-        while stack:
-            prefix, old_id, new_id = stack.pop()
-            old = self._entries(old_id, prefix, descend)
-            new = self._entries(new_id, prefix, descend)
-            for name in old.keys() | new.keys():
-                o = old.get(name)
-                n = new.get(name)
-                if o == n:
-                    continue
-                path = prefix + name
-                if modes is not None:
-                    modes += [(path, e[0]) for e in (o, n) if e is not None and e[0] not in CANONICAL_MODES]
-                o_tree, n_tree = _is_tree(o), _is_tree(n)
-                if o_tree or n_tree:
-                    stack.append((path + b"/", o[1] if o is not None and o_tree else None,
-                                  n[1] if n is not None and n_tree else None))
-                    # The non-tree side (file <-> directory swap) is its own change.
-                    o = None if o_tree else o
-                    n = None if n_tree else n
-                    if o is None and n is None:
+        out: list[list[Change]] = [[] for _ in pairs]
+        # Breadth first, with an explicit list, not recursion: a pushed tree may be nested
+        # thousands deep.
+        level: list[tuple[int, bytes, str | None, str | None]] = [
+            (i, b"", old, new) for i, (old, new) in enumerate(pairs) if old != new]
+        while level:
+            trees = self.objects.trees([t for _, _, o, n in level for t in (o, n) if t is not None])
+            deeper: list[tuple[int, bytes, str | None, str | None]] = []
+            for i, prefix, old_id, new_id in level:
+                old = self._entries(trees, old_id, prefix, descend)
+                new = self._entries(trees, new_id, prefix, descend)
+                found = out[i]
+                for name in old.keys() | new.keys():
+                    o = old.get(name)
+                    n = new.get(name)
+                    if o == n:
                         continue
-                out.append(Change(path, o[0] if o else 0, n[0] if n else 0, o[1] if o else zero,
-                                  n[1] if n else zero))
-        out.sort(key=lambda c: c.path)
+                    path = prefix + name
+                    if modes is not None:
+                        modes[i].extend((path, e[0]) for e in (o, n) if e is not None and e[0] not in CANONICAL_MODES)
+                    o_tree, n_tree = _is_tree(o), _is_tree(n)
+                    if o_tree or n_tree:
+                        deeper.append((i, path + b"/", o[1] if o is not None and o_tree else None,
+                                       n[1] if n is not None and n_tree else None))
+                        # The non-tree side (file <-> directory swap) is its own change.
+                        o = None if o_tree else o
+                        n = None if n_tree else n
+                        if o is None and n is None:
+                            continue
+                    found.append(Change(path, o[0] if o else 0, n[0] if n else 0, o[1] if o else zero,
+                                        n[1] if n else zero))
+            level = deeper
+        for found in out:
+            found.sort(key=lambda c: c.path)
         return out

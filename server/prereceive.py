@@ -35,6 +35,7 @@ from typing import Any
 from gatecore.adapters import config, environment
 from gatecore.errors import GateError
 from gatecore.findings import Violation
+from gatecore.gitmodel import GitReader
 from gatecore.policy import Policy
 from gatecore.refs import MAX_INPUT_BYTES, RefUpdate, display, is_reserved, parse_pre_receive
 from gatecore.report import error_lines, render
@@ -75,16 +76,25 @@ def load_keyring(inst: installation.Installation) -> Any:
 def check_push(inst: installation.Installation, hook_env: environment.HookEnv, updates: Sequence[RefUpdate],
                policy: Policy, deadline: Deadline) -> Outcome:
     """Stages 4-7: ref rules and frozen files, the reserved namespaces, the verdict, the report."""
-    from gatecore.adapters.gitrepo import GitRepo
-    from gatecore.objects import Objects
-    from gatecore.pushcheck import PushChecker
+    from gatecore.adapters.gitstream import GitStream
 
     live = [u for u in updates if not u.is_noop]
     if not live:
         return Outcome(0, "accept", mode=policy.mode)
     if len(live[0].old) != 40:
         raise GateError("GATE-GIT-OBJECT-FORMAT", "sha256 object ids: SHA-256 repositories are not supported")
-    repo = GitRepo.for_hook(hook_env.git_dir)
+    repo = GitStream(hook_env.git_dir)
+    try:
+        return _checked(inst, hook_env, live, policy, deadline, repo)
+    finally:
+        repo.close()
+
+
+def _checked(inst: installation.Installation, hook_env: environment.HookEnv, live: Sequence[RefUpdate],
+             policy: Policy, deadline: Deadline, repo: GitReader) -> Outcome:
+    from gatecore.objects import Objects
+    from gatecore.pushcheck import PushChecker
+
     objects = Objects(repo)
     report = PushChecker(objects, policy, hook_env.pusher, None, deadline.at).check(live)
     violations: list[Violation] = report.violations

@@ -18,7 +18,6 @@ import hashlib
 import json
 import os
 import stat
-import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -90,6 +89,8 @@ def write_private(path: Path, text: str) -> None:
 
 def atomic_write(path: Path, data: bytes, mode: int) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
+    import tempfile  # not on the hook's start-up path: the hook only reads
+
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
     try:
         with os.fdopen(fd, "wb") as fh:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 import subprocess
-import tempfile
+import threading
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -113,30 +113,35 @@ def walk(git_dir: str, tips: Sequence[str], hide: Iterable[str] | None, deadline
     else:
         args.append("--stdin")
         data = "".join(f"^{oid}\n" for oid in hide).encode("ascii")
-    with tempfile.TemporaryFile() as errors:
+    try:
+        proc = subprocess.Popen(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                env=environment())
+    except OSError as exc:
+        raise GateError("GATE-GIT-REPOSITORY", f"cannot run git rev-list: {exc.strerror}") from None
+    assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
+    errors: list[bytes] = []
+    # stderr is drained on the side: a git that warns a lot must not block on a full pipe.
+    drain = threading.Thread(target=lambda: errors.append(proc.stderr.read() if proc.stderr else b""),
+                             name="gate-rev-list-stderr", daemon=True)
+    drain.start()
+    try:
         try:
-            proc = subprocess.Popen(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=errors,
-                                    env=environment())
-        except OSError as exc:
-            raise GateError("GATE-GIT-REPOSITORY", f"cannot run git rev-list: {exc.strerror}") from None
-        assert proc.stdin is not None and proc.stdout is not None
-        try:
-            try:
-                proc.stdin.write(data)  # git reads all of --stdin before it prints anything
-                proc.stdin.close()
-            except BrokenPipeError:
-                pass  # git exited early; its status says why
-            for record in _records(proc.stdout.fileno(), proc, deadline):
-                yield _walked(record, messages)
-        finally:
-            proc.stdout.close()
-            if proc.poll() is None:
-                proc.kill()
-            status = proc.wait()
-        if status != 0:
-            errors.seek(0)
-            lines = errors.read().decode("utf-8", "replace").strip().splitlines()
-            raise unreadable(f"cannot walk history: {lines[-1] if lines else f'git exit {status}'}")
+            proc.stdin.write(data)  # git reads all of --stdin before it prints anything
+            proc.stdin.close()
+        except BrokenPipeError:
+            pass  # git exited early; its status says why
+        for record in _records(proc.stdout.fileno(), proc, deadline):
+            yield _walked(record, messages)
+    finally:
+        proc.stdout.close()
+        if proc.poll() is None:
+            proc.kill()
+        status = proc.wait()
+        drain.join()
+        proc.stderr.close()
+    if status != 0:
+        lines = b"".join(errors).decode("utf-8", "replace").strip().splitlines()
+        raise unreadable(f"cannot walk history: {lines[-1] if lines else f'git exit {status}'}")
 
 
 def _walked(record: bytes, messages: bool) -> WalkedCommit:
@@ -150,6 +155,17 @@ def _walked(record: bytes, messages: bool) -> WalkedCommit:
         raise malformed(f"git rev-list printed an unexpected line {ids[:80]!r}") from None
     message = b"\n".join(line[4:] for line in body.split(b"\n")) if body and messages else b""
     return WalkedCommit(oid, tuple(parents), header, message)
+
+
+def declares_sha256(git_dir: str) -> bool:
+    """True if the repository at git_dir declares the sha256 object format."""
+    try:
+        with open(os.path.join(git_dir, "config"), encoding="utf-8", errors="replace") as f:
+            text = f.read(1 << 20)
+    except OSError:
+        return False
+    squashed = text.replace(" ", "").replace("\t", "").lower()
+    return "objectformat=sha256" in squashed
 
 
 def is_ancestor(git_dir: str, ancestor: str, descendant: str) -> bool:

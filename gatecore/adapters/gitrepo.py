@@ -14,8 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Callable, Iterable, Iterator
-from pathlib import Path
+from collections.abc import Callable, Iterable, Iterator, Sequence
 
 import pygit2
 from pygit2.enums import ObjectType, RepositoryOpenFlag
@@ -26,16 +25,6 @@ from . import gitcmd
 
 _TYPE_NAMES = {ObjectType.COMMIT: "commit", ObjectType.TREE: "tree", ObjectType.BLOB: "blob",
                ObjectType.TAG: "tag"}
-
-
-def _sha256_repository(git_dir: str) -> bool:
-    """True if the repository at git_dir declares the sha256 object format."""
-    try:
-        text = (Path(git_dir) / "config").read_text("utf-8", errors="replace")
-    except OSError:
-        return False
-    squashed = text.replace(" ", "").replace("\t", "").lower()
-    return "objectformat=sha256" in squashed
 
 
 class GitRepo:
@@ -69,7 +58,7 @@ class GitRepo:
         try:
             repo = pygit2.Repository(path, flags=flags)
         except (pygit2.GitError, KeyError, ValueError, OSError) as exc:
-            if _sha256_repository(path) or _sha256_repository(os.path.join(path, ".git")):
+            if gitcmd.declares_sha256(path) or gitcmd.declares_sha256(os.path.join(path, ".git")):
                 raise GateError("GATE-GIT-OBJECT-FORMAT",
                                 f"{path} uses the sha256 object format, which this gate cannot read") from None
             raise GateError("GATE-GIT-REPOSITORY", f"cannot open repository {path}: {exc}") from None
@@ -104,6 +93,13 @@ class GitRepo:
         except (KeyError, pygit2.GitError, ValueError):
             raise unreadable(f"object {oid} is not in the repository (quarantine not visible?)") from None
         return _TYPE_NAMES.get(otype, "unknown"), bytes(data)
+
+    def read_many(self, oids: Sequence[str]) -> Iterator[tuple[str, str, bytes]]:
+        for oid in oids:
+            yield (oid, *self.read(oid))
+
+    def blob_digests(self, oids: Iterable[str]) -> dict[str, str]:
+        return {oid: self.blob_sha256(oid) for oid in oids}
 
     def blob_sha256(self, oid: str) -> str:
         """SHA-256 of a blob's bytes; each blob is read at most once per process."""

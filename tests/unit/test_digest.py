@@ -10,6 +10,7 @@ from support.gitutil import ROOT, WorkRepo, gate, git, git_bytes
 
 from gatecore import digest
 from gatecore.adapters.gitrepo import GitRepo
+from gatecore.adapters.gitstream import GitStream
 from gatecore.objects import Objects
 
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
@@ -29,9 +30,14 @@ def diff_tree_records(repo: Path, old: str, new: str) -> set[tuple[bytes, int, i
 
 
 def gate_records(repo: Path, old: str | None, new: str) -> list[digest.DeltaRecord]:
-    objects = Objects(GitRepo.at(repo))
-    return digest.delta_records(objects, None if old is None else objects.commit(old).tree_id,
-                                objects.commit(new).tree_id)
+    """The records through both readers (pygit2, and git's own processes), which must agree."""
+    found = []
+    for reader in (GitRepo.at(repo), GitStream(str(repo / ".git"))):
+        objects = Objects(reader)
+        found.append(digest.delta_records(objects, None if old is None else objects.commit(old).tree_id,
+                                          objects.commit(new).tree_id))
+    assert found[0] == found[1]
+    return found[0]
 
 
 def check(repo: WorkRepo, old: str | None, new: str) -> list[digest.DeltaRecord]:

@@ -6,9 +6,11 @@ from __future__ import annotations
 import ast
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
-from support.gitutil import ROOT
+from support.gitutil import AGENT, ROOT, git, git_env
+from support.server import Server
 
 from gatecore import codes
 
@@ -66,9 +68,31 @@ def test_the_engine_never_imports_the_outer_layers() -> None:
 
 def test_the_hooks_start_up_import_set_excludes_pydantic_and_typer() -> None:
     """What the pre-receive hook loads for a push that touches no reserved ref."""
-    loaded = _imported("server.prereceive, gatecore.adapters.gitrepo, gatecore.pushcheck, gatecore.objects")
-    assert "pydantic" not in loaded and "typer" not in loaded
+    loaded = _imported("server.prereceive, gatecore.adapters.gitstream, gatecore.pushcheck, gatecore.objects")
+    assert "pydantic" not in loaded and "typer" not in loaded and "pygit2" not in loaded
     assert "pydantic" not in _imported("hooks.frozen_commit, hooks.frozen_push")
+
+
+def test_a_whole_hook_run_reads_through_git_without_pygit2_or_pydantic(tmp_path: Path) -> None:
+    """The hook, run as receive-pack runs it on a real agent push (rejected: it writes a frozen
+    file), loads neither pygit2 (git's own processes read the objects) nor pydantic."""
+    server = Server(tmp_path)
+    server.work.write("README", "hello\n")
+    base = server.work.commit("base")
+    server.work.write("ci/deploy.yml", "x\n")
+    head = server.work.commit("agent", identity=AGENT)
+    # The objects reach the server without its hook, as receive-pack's quarantine would hold them.
+    git(server.bare, "fetch", "-q", str(server.work.path), "main:refs/incoming")
+    git(server.bare, "update-ref", "-d", "refs/incoming")
+    program = ("import sys, server.prereceive as p; sys.argv = ['pre-receive', '--gate-dir', 'gate']; "
+               "rc = p.main(); print(rc, ' '.join(sorted(sys.modules)))")
+    out = subprocess.run([sys.executable, "-I", "-c", program], cwd=server.bare, capture_output=True, text=True,
+                         input=f"{'0' * 40} {head} refs/heads/topic\n", check=False,
+                         env={**git_env(), "GIT_DIR": "."})
+    rc, _, modules = out.stdout.partition(" ")
+    assert rc == "1" and "GATE-FROZEN-PATH" in out.stderr, out.stdout[-500:] + out.stderr[-2000:]
+    assert not set(modules.split()) & {"pygit2", "pydantic", "typer"}
+    assert base != head
 
 
 def _code_arguments(tree: ast.AST) -> list[tuple[int, ast.expr]]:

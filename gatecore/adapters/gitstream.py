@@ -1,0 +1,283 @@
+"""A repository read through git's own processes: the pre-receive hook's `GitReader` (no pygit2).
+
+Importing pygit2 costs a Python process about 100 ms, more than the rest of a small push's
+check together; and for a large push, git streams objects faster than libgit2 hands them
+out one call at a time. So inside the hook every read goes to git itself:
+
+* **objects**: one `git cat-file --batch` (contents) and one `--batch-check` (type and
+  size), each started when first needed and kept for the hook's life. One object is one
+  request and its answer; many objects (`read_many`, `blob_digests`) are one pipelined
+  request: a writer thread feeds the ids while the answers are read back, so git streams
+  them at its own speed instead of waiting for a round trip per object.
+* **refs**: `git for-each-ref` (every ref at once, or one name), `git symbolic-ref`.
+* **walks and ancestry**: `gitcmd.walk` (`rev-list`), `merge-base`.
+
+Every process gets `gitcmd`'s hardened environment (no replacement objects, no grafts, no
+lazy fetch) and inherits `GIT_DIR` and the quarantine's object directories, so it sees
+exactly the objects the push brought. An object git reports missing is
+`GATE-GIT-UNREADABLE`; a process that ends or answers out of turn is too, and is never
+asked again (a request that failed leaves the stream out of step).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import re
+import subprocess
+import threading
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import IO
+
+from ..errors import GateError, malformed, unreadable
+from ..gitmodel import WalkedCommit
+from . import gitcmd
+
+_OID = re.compile(r"[0-9a-f]{40}")
+_HASH_CHUNK = 1 << 20
+_BUFFER = 1 << 16
+#: Characters no ref name can hold (git check-ref-format), and for-each-ref would read as a pattern.
+_NOT_IN_REFS = re.compile(r"[*?\[\\\s]")
+
+
+def _checked(oid: str) -> bytes:
+    """An object id as a request line: cat-file reads anything else as a revision expression."""
+    if not _OID.fullmatch(oid):
+        raise unreadable(f"{oid[:80]!r} is not an object id")
+    return oid.encode("ascii") + b"\n"
+
+
+class _CatFile:
+    """One `git cat-file --batch` or `--batch-check` process and its answers, in order."""
+
+    def __init__(self, git_dir: str, mode: str) -> None:
+        self.mode = mode
+        try:
+            self.proc = subprocess.Popen(["git", f"--git-dir={git_dir}", "cat-file", mode], stdin=subprocess.PIPE,
+                                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=gitcmd.environment(),
+                                         bufsize=_BUFFER)
+        except OSError as exc:
+            raise unreadable(f"cannot run git cat-file: {exc.strerror}") from None
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        self.stdin: IO[bytes] = self.proc.stdin
+        self.stdout: IO[bytes] = self.proc.stdout
+        self.broken = False
+
+    def died(self, what: str) -> Exception:
+        self.broken = True
+        self.proc.kill()
+        try:
+            _, err = self.proc.communicate(timeout=2)
+        except (subprocess.TimeoutExpired, ValueError, OSError):
+            err = b""
+        lines = err.decode("utf-8", "replace").strip().splitlines()
+        return unreadable(f"git cat-file {self.mode} {what}" + (f": {lines[-1]}" if lines else ""))
+
+    def ask(self, lines: bytes) -> None:
+        try:
+            self.stdin.write(lines)
+            self.stdin.flush()
+        except OSError:
+            raise self.died("stopped reading requests") from None
+
+    def answer(self, oid: str) -> tuple[str, int]:
+        """(type, size) of the next answer, which must be about `oid`."""
+        line = self.stdout.readline()
+        parts = line.split(b" ")
+        if len(parts) == 3 and parts[0] == oid.encode("ascii") and parts[2][:-1].isdigit() and line[-1:] == b"\n":
+            return parts[1].decode("ascii", "replace"), int(parts[2])
+        if line == oid.encode("ascii") + b" missing\n":
+            raise unreadable(f"object {oid} is not in the repository (quarantine not visible?)")
+        raise self.died(f"answered {line[:100]!r} for {oid}" if line else "ended")
+
+    def contents(self, oid: str, size: int) -> bytes:
+        data = self.stdout.read(size)
+        if len(data) != size or self.stdout.read(1) != b"\n":
+            raise self.died(f"ended in the middle of {oid}")
+        return data
+
+    def digest(self, oid: str, size: int) -> str:
+        """SHA-256 of the next `size` bytes, read in chunks (a large blob is never held whole)."""
+        h = hashlib.sha256()
+        left = size
+        while left:
+            chunk = self.stdout.read(min(left, _HASH_CHUNK))
+            if not chunk:
+                raise self.died(f"ended in the middle of {oid}")
+            h.update(chunk)
+            left -= len(chunk)
+        if self.stdout.read(1) != b"\n":
+            raise self.died(f"ended in the middle of {oid}")
+        return h.hexdigest()
+
+    def pipelined(self, oids: Sequence[str], each: Callable[[str, str, int], None]) -> None:
+        """Ask for every id at once (from a writer thread) and hand each answer to `each`,
+        which must consume the contents. Any failure leaves the process unusable."""
+        request = b"".join(_checked(o) for o in oids)
+        failed: list[BaseException] = []
+
+        def write() -> None:
+            try:
+                self.stdin.write(request)
+                self.stdin.flush()
+            except OSError as exc:  # git ended; the reader sees it too
+                failed.append(exc)
+
+        writer = threading.Thread(target=write, name="gate-cat-file", daemon=True)
+        writer.start()
+        try:
+            for oid in oids:
+                kind, size = self.answer(oid)
+                each(oid, kind, size)
+        except BaseException:
+            self.broken = True
+            self.proc.kill()
+            raise
+        finally:
+            writer.join()
+        if failed:
+            raise self.died("stopped reading requests")
+
+    def close(self) -> None:
+        with contextlib.suppress(OSError):
+            self.stdin.close()
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.wait()
+        self.stdout.close()
+        if self.proc.stderr is not None:
+            self.proc.stderr.close()
+
+
+class GitStream:
+    """The `GitReader` of a running hook (or of any repository, by its git dir). Not
+    thread-safe; one per process; `close()` ends the git processes it started."""
+
+    object_format = "sha1"
+    zero_id = "0" * 40
+
+    def __init__(self, git_dir: str) -> None:
+        if not os.path.isfile(os.path.join(git_dir, "HEAD")):
+            raise GateError("GATE-GIT-REPOSITORY", f"cannot open repository {git_dir}: not a git directory")
+        if gitcmd.declares_sha256(git_dir):
+            raise GateError("GATE-GIT-OBJECT-FORMAT",
+                            f"{git_dir} uses the sha256 object format, which this gate cannot read")
+        self.path = git_dir
+        self._batch: _CatFile | None = None
+        self._check: _CatFile | None = None
+        self._blob_digests: dict[str, str] = {}
+
+    def _process(self, mode: str) -> _CatFile:
+        current = self._batch if mode == "--batch" else self._check
+        if current is not None and current.broken:
+            raise unreadable(f"git cat-file {mode} failed earlier in this check")
+        if current is None:
+            current = _CatFile(self.path, mode)
+            if mode == "--batch":
+                self._batch = current
+            else:
+                self._check = current
+        return current
+
+    def close(self) -> None:
+        for p in (self._batch, self._check):
+            if p is not None:
+                p.close()
+        self._batch = self._check = None
+
+    # --- objects ---------------------------------------------------------------------
+    def header(self, oid: str) -> tuple[str, int]:
+        p = self._process("--batch-check")
+        p.ask(_checked(oid))
+        return p.answer(oid)
+
+    def exists(self, oid: str) -> bool:
+        if not _OID.fullmatch(oid):
+            return False
+        p = self._process("--batch-check")
+        p.ask(_checked(oid))
+        line = p.stdout.readline()
+        if not line:
+            raise p.died("ended")
+        return not line.rstrip().endswith(b" missing")
+
+    def read(self, oid: str) -> tuple[str, bytes]:
+        p = self._process("--batch")
+        p.ask(_checked(oid))
+        kind, size = p.answer(oid)
+        return kind, p.contents(oid, size)
+
+    def read_many(self, oids: Sequence[str]) -> Iterator[tuple[str, str, bytes]]:
+        """(id, type, raw bytes) for every id, in order, from one pipelined request."""
+        if len(oids) <= 1:
+            for oid in oids:
+                yield (oid, *self.read(oid))
+            return
+        got: list[tuple[str, str, bytes]] = []
+        p = self._process("--batch")
+        p.pipelined(oids, lambda oid, kind, size: got.append((oid, kind, p.contents(oid, size))))
+        yield from got
+
+    def blob_sha256(self, oid: str) -> str:
+        return self.blob_digests([oid])[oid]
+
+    def blob_digests(self, oids: Iterable[str]) -> dict[str, str]:
+        """SHA-256 of each blob's bytes, streamed (each blob read at most once per process)."""
+        asked = list(dict.fromkeys(oids))
+        wanted = [o for o in asked if o not in self._blob_digests]
+        if wanted:
+            p = self._process("--batch")
+
+            def each(oid: str, kind: str, size: int) -> None:
+                digest = p.digest(oid, size)
+                if kind != "blob":
+                    raise malformed(f"object {oid} is a {kind}, not a blob")
+                self._blob_digests[oid] = digest
+
+            if len(wanted) == 1:
+                p.ask(_checked(wanted[0]))
+                kind, size = p.answer(wanted[0])
+                each(wanted[0], kind, size)
+            else:
+                p.pipelined(wanted, each)
+        return {o: self._blob_digests[o] for o in asked}
+
+    # --- history -----------------------------------------------------------------------
+    def walk(self, tips: Iterable[str], hide: Iterable[str] | None, deadline: float | None,
+             messages: bool = False) -> Iterator[WalkedCommit]:
+        return gitcmd.walk(self.path, list(tips), hide, deadline, messages)
+
+    def is_ancestor(self, ancestor: str, descendant: str) -> bool:
+        return ancestor == descendant or gitcmd.is_ancestor(self.path, ancestor, descendant)
+
+    def merge_base(self, a: str, b: str) -> str | None:
+        return gitcmd.merge_base(self.path, a, b)
+
+    # --- refs --------------------------------------------------------------------------
+    def _for_each_ref(self, *patterns: str) -> list[tuple[bytes, bytes, bytes]]:
+        out = gitcmd.run_git([f"--git-dir={self.path}", "for-each-ref",
+                              "--format=%(refname)%00%(objectname)%00%(symref)", *patterns])
+        rows = []
+        for line in out.stdout.split(b"\n"):
+            if line:
+                name, oid, symref = line.split(b"\0")
+                rows.append((name, oid, symref))
+        return rows
+
+    def ref_targets(self, keep: Callable[[bytes], bool] | None = None) -> dict[bytes, str]:
+        return {name: oid.decode("ascii") for name, oid, symref in self._for_each_ref()
+                if not symref and (keep is None or keep(name))}
+
+    def ref_target(self, name: str) -> str | None:
+        if _NOT_IN_REFS.search(name) or not name.startswith("refs/"):
+            return None  # no such ref can exist (and for-each-ref would read it as a pattern)
+        for ref, oid, symref in self._for_each_ref(name):
+            if ref == name.encode("utf-8", "surrogateescape"):
+                return None if symref else oid.decode("ascii")
+        return None
+
+    def symbolic_target(self, name: str) -> str | None:
+        out = gitcmd.run_git([f"--git-dir={self.path}", "symbolic-ref", "-q", name], ok=(0, 1))
+        text = out.stdout.decode("utf-8", "surrogateescape").strip()
+        return text if out.returncode == 0 and text else None

@@ -1,0 +1,103 @@
+"""The two readers of a repository agree: pygit2 (`GitRepo`, the trusted side and the client
+hooks) and git's own processes (`GitStream`, the pre-receive hook), on objects, refs and
+ancestry; and a reader that cannot answer fails closed."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from support.gitutil import AGENT, WorkRepo, git, git_bytes
+
+from gatecore.adapters.gitrepo import GitRepo
+from gatecore.adapters.gitstream import GitStream
+from gatecore.errors import GateError
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> WorkRepo:
+    w = WorkRepo(tmp_path / "w")
+    w.write("README", "hello\n")
+    w.write("bin/run", b"#!/bin/sh\n", mode=0o755)
+    w.symlink("link", "README")
+    w.commit("base")
+    git(w.path, "checkout", "-q", "-b", "side")
+    w.write("side.txt", "side\n")
+    w.commit("side", identity=AGENT)
+    git(w.path, "checkout", "-q", "main")
+    w.write("main.txt", b"\x00binary\xff" * 1000)
+    w.commit("main")
+    git(w.path, "merge", "-q", "--no-edit", "side")
+    git(w.path, "tag", "-a", "-m", "v1", "v1")
+    git(w.path, "symbolic-ref", "refs/heads/alias", "refs/heads/main")
+    return w
+
+
+def _all_objects(path: Path) -> list[str]:
+    out = git_bytes(path, "cat-file", "--batch-all-objects", "--batch-check=%(objectname)")
+    return out.decode().split()
+
+
+def test_both_readers_hand_out_the_same_bytes_refs_and_ancestry(repo: WorkRepo) -> None:
+    pg, gs = GitRepo.at(repo.path), GitStream(str(repo.path / ".git"))
+    oids = _all_objects(repo.path)
+    assert len(oids) > 10
+    for oid in oids:
+        assert pg.read(oid) == gs.read(oid)
+        assert pg.header(oid) == gs.header(oid)
+    assert list(gs.read_many(oids)) == [(o, *pg.read(o)) for o in oids]
+    blobs = [o for o in oids if pg.header(o)[0] == "blob"]
+    assert gs.blob_digests(blobs) == pg.blob_digests(blobs)
+    assert gs.ref_targets() == pg.ref_targets()
+    assert gs.ref_targets(lambda n: n.startswith(b"refs/tags/")) == pg.ref_targets(lambda n: n.startswith(b"refs/tags/"))
+    for name in ("refs/heads/main", "refs/heads/side", "refs/tags/v1", "refs/heads/alias", "refs/heads/none"):
+        assert gs.ref_target(name) == pg.ref_target(name), name
+        assert gs.symbolic_target(name) == pg.symbolic_target(name), name
+    assert gs.symbolic_target("HEAD") == pg.symbolic_target("HEAD") == "refs/heads/main"
+    main, side = pg.ref_target("refs/heads/main"), pg.ref_target("refs/heads/side")
+    assert main and side
+    assert gs.merge_base(main, side) == pg.merge_base(main, side) == side
+    assert gs.is_ancestor(side, main) and not gs.is_ancestor(main, side)
+    gs.close()
+
+
+def test_a_missing_object_is_unreadable_and_a_failed_stream_is_never_asked_again(repo: WorkRepo) -> None:
+    gs = GitStream(str(repo.path / ".git"))
+    missing = "1" * 40
+    with pytest.raises(GateError) as one:
+        gs.read(missing)
+    assert one.value.code == "GATE-GIT-UNREADABLE"
+    assert gs.exists(missing) is False
+    oids = _all_objects(repo.path)
+    assert gs.read(oids[0])[1]  # a single missing object leaves the stream in step
+    with pytest.raises(GateError) as many:
+        list(gs.read_many([*oids[:3], missing, *oids[3:]]))
+    assert many.value.code == "GATE-GIT-UNREADABLE"
+    with pytest.raises(GateError) as after:
+        gs.read(oids[0])  # the pipelined answers after the failure are out of step: refused
+    assert after.value.code == "GATE-GIT-UNREADABLE"
+    gs.close()
+
+
+@pytest.mark.parametrize("bad", ["HEAD", "main", "1" * 39, "A" * 40, "1" * 40 + "\n" + "2" * 40, "--batch"])
+def test_only_object_ids_reach_cat_file(repo: WorkRepo, bad: str) -> None:
+    gs = GitStream(str(repo.path / ".git"))
+    with pytest.raises(GateError) as got:
+        gs.read(bad)
+    assert got.value.code == "GATE-GIT-UNREADABLE"
+    assert gs.exists(bad) is False
+    gs.close()
+
+
+def test_names_that_cannot_be_refs_are_absent_not_patterns(repo: WorkRepo) -> None:
+    gs = GitStream(str(repo.path / ".git"))
+    assert gs.ref_target("refs/heads/*") is None
+    assert gs.ref_target("refs/heads/ma[i]n") is None
+    assert gs.ref_target("refs/heads") is None  # a prefix of refs is not a ref
+    assert gs.ref_target("refs/heads/main") is not None
+
+
+def test_a_directory_that_is_no_repository_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(GateError) as got:
+        GitStream(str(tmp_path))
+    assert got.value.code == "GATE-GIT-REPOSITORY"

@@ -301,8 +301,122 @@ class Cache:
         return self.get("review", {"history": history.name, "files": files, "bytes": total_bytes, "seed": seed},
                         build)
 
+    # --- real histories ------------------------------------------------------------------
+    def real(self, bundle: Path) -> Path:
+        """The bundle's history as a bare repository (refs/heads/main only), packed."""
+        def build(path: Path) -> None:
+            self.git.run("clone", "-q", "--bare", str(bundle), str(path))
+            self.git.run("remote", "remove", "origin", cwd=path, check=False)
+            self.git.run("config", "receive.autogc", "false", cwd=path)
+            self.git.run("config", "gc.auto", "0", cwd=path)
+            self.git.run("pack-refs", "--all", cwd=path)
+
+        return self.get("real", {"bundle": bundle.name, "size": bundle.stat().st_size}, build)
+
+    def real_earlier(self, real: Path, back: int) -> Path:
+        """`real` as it was `back` first-parent commits ago: only the objects reachable then."""
+        def build(path: Path) -> None:
+            self.git.init_bare(path)
+            old = self.git.out("rev-parse", f"refs/heads/main~{back}", cwd=real)
+            self.git.run("push", "-q", str(path), f"{old}:refs/heads/main", cwd=real)
+            self.git.run("pack-refs", "--all", cwd=path)
+
+        return self.get("real-earlier", {"real": real.name, "back": back}, build)
+
+    def real_replayed(self, real: Path, times: int) -> Path:
+        """`real`'s main replayed `times` times in a row (about `times` x its commits)."""
+        def build(path: Path) -> None:
+            self.git.init_bare(path)
+            export = self.git.run("fast-export", "--reencode=yes", "--signed-tags=strip", "refs/heads/main",
+                                  cwd=real).stdout
+            fast_import(self.git, path, _replayed(export, times))
+            self.git.run("pack-refs", "--all", cwd=path)
+
+        return self.get("real-replayed", {"real": real.name, "times": times}, build)
+
 
 def _bulk(rng: random.Random, size: int) -> bytes:
     """`size` bytes of base64 text lines (compresses about as well as minified code)."""
     raw = base64.encodebytes(rng.randbytes(size * 3 // 4 + 3))
     return raw[:size]
+
+
+# --- real histories (../shared/data) ---------------------------------------------------
+
+#: The real project whose history the "real" scenarios push (see ../shared/data/README.md).
+FLASK_BUNDLE = Path(__file__).resolve().parents[2] / "shared" / "data" / "pallets-flask.bundle"
+
+
+def real_bundle() -> Path | None:
+    """The bundle, from GATE_BENCH_BUNDLE or ../shared/data; None if it is not on this machine."""
+    path = Path(os.environ.get("GATE_BENCH_BUNDLE") or FLASK_BUNDLE)
+    return path if path.is_file() else None
+
+
+def _replayed(export: bytes, times: int) -> Callable[[_Stream], None]:
+    """A `git fast-export` stream of one branch, imported `times` times in a row: each replay's
+    root commits start from the previous replay's tip (with `deleteall`, so every tree is the
+    original's) and reuse the first replay's blobs, so every commit is new and the trees real."""
+    records = _export_records(export)
+    commit_marks = [m for kind, m, _ in records if kind == "commit" and m is not None]
+    offset = max(commit_marks) + 1
+
+    def produce(s: _Stream) -> None:
+        tip: int | None = None
+        for k in range(times):
+            last = None
+            for kind, mark, lines in records:
+                if kind == "blob":
+                    if k == 0:
+                        s.add(*lines)
+                    continue
+                if kind != "commit":
+                    continue
+                out = []
+                has_parent = any(ln.startswith(b"from ") for ln in lines)
+                for ln in lines:
+                    if k and ln.startswith((b"mark :", b"from :", b"merge :")):
+                        word, _, num = ln.rstrip(b"\n").partition(b":")
+                        out.append(word + b":%d\n" % (int(num) + k * offset))
+                    else:
+                        out.append(ln)
+                if not has_parent and tip is not None:
+                    i = next(j for j, ln in enumerate(out) if ln.startswith(b"data "))
+                    out[i + 1:i + 1] = [b"from :%d\n" % tip, b"deleteall\n"]
+                s.add(*out)
+                last = (mark or 0) + k * offset
+            tip = last
+
+    return produce
+
+
+def _export_records(export: bytes) -> list[tuple[str, int | None, list[bytes]]]:
+    """(kind, mark, chunks) for each command of a fast-export stream (a data block is one chunk
+    with its `data N` line, so its bytes are never read as commands)."""
+    records: list[tuple[str, int | None, list[bytes]]] = []
+    pos = 0
+    current: list[bytes] | None = None
+    while pos < len(export):
+        end = export.index(b"\n", pos) + 1
+        line = export[pos:end]
+        pos = end
+        if line.startswith(b"data "):
+            n = int(line[5:])
+            chunk = line + export[pos:pos + n]
+            pos += n
+            if pos < len(export) and export[pos:pos + 1] == b"\n":
+                chunk += b"\n"
+                pos += 1
+            assert current is not None
+            current.append(chunk)
+            continue
+        if line.startswith((b"blob", b"commit ", b"reset ", b"tag ", b"feature ", b"done")):
+            current = [line]
+            records.append((line.split(b" ")[0].strip().decode(), None, current))
+            continue
+        if line.startswith(b"mark :") and records:
+            kind, _, chunks = records[-1]
+            records[-1] = (kind, int(line[6:]), chunks)
+        if current is not None:
+            current.append(line)
+    return records

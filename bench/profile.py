@@ -8,7 +8,8 @@ can be run directly, as receive-pack runs it (GIT_DIR=., the ref updates on stdi
     python -m bench.profile large --importtime    # python -X importtime: the heaviest imports
     python -m bench.profile review --keep         # leave the staged repository (path printed)
 
-SCENARIO is small, large (the largest history), refs (the many-refs one) or review.
+SCENARIO is small, large (the largest history), real (the largest real history), refs (the
+many-refs one) or review.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from .scenarios import FULL, QUICK, Bench, clean_env_for_process
 def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m bench.profile", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("scenario", choices=("small", "large", "refs", "review"))
+    p.add_argument("scenario", choices=("small", "large", "real", "refs", "review"))
     p.add_argument("--quick", action="store_true", help="smoke sizes")
     p.add_argument("--runs", type=int, default=5)
     p.add_argument("--cprofile", action="store_true")
@@ -53,8 +54,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         specs = bench.specs(args.scenario)
         spec = max(specs, key=lambda s: s.size)
         installer = hooks.installer("gate", bench.policy, bench.keys()[0], spec.base)
-        dst, stdin = bench.stage(spec.template, spec.client, spec.refspecs, "gate", installer)
-        env = {**git.env, **(spec.env or {}), "GIT_DIR": "."}
+        dst, stdin, qenv = bench.stage(spec.template, spec.client, spec.refspecs, "gate", installer)
+        env = {**git.env, **(spec.env or {}), **qenv, "GIT_DIR": "."}
         print(f"{spec.label}\nstaged in {dst}; stdin:\n{stdin.decode()}", flush=True)
         gate_cmd = [sys.executable, "-I", "-m", "server.prereceive", "--gate-dir", str(dst / "gate")]
         if args.importtime:

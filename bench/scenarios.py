@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import hooks
-from .generate import AGENTS, FROZEN_FILES, Cache, _bulk
+from .generate import AGENTS, FROZEN_FILES, Cache, _bulk, real_bundle
 from .gitenv import Git, link_copy
 
 
@@ -34,11 +34,14 @@ class Sizes:
     review_bytes: int = 50 * 1024 * 1024
     client_files: int = 5_000
     ledger_attempts: tuple[int, ...] = (50, 5_000, 50_000)
+    real_back: int = 200          # incremental push: the real history's last N first-parent commits
+    real_replays: tuple[int, ...] = (9,)  # the real history replayed N times in a row (9 x 5.5k: 50k commits)
 
 
 FULL = Sizes()
 QUICK = Sizes(files=200, small_commits=300, small_refs=30, large_commits=(300, 600), many_refs=2_000,
-              review_files=40, review_bytes=1024 * 1024, client_files=200, ledger_attempts=(5, 50, 500))
+              review_files=40, review_bytes=1024 * 1024, client_files=200, ledger_attempts=(5, 50, 500),
+              real_back=50, real_replays=())
 
 
 @dataclass
@@ -155,14 +158,19 @@ class Bench:
 
     # --- a staged push: the hook run directly, without git push around it -----------------
     def stage(self, template: Path | None, client: Path, refspecs: list[str], variant: str,
-              install: Callable[[Path], None]) -> tuple[Path, bytes]:
-        """A fresh server holding the push's objects but not its ref updates, and the hook's stdin.
+              install: Callable[[Path], None]) -> tuple[Path, bytes, dict[str, str]]:
+        """A fresh server holding the push's objects in a quarantine, as receive-pack leaves them
+        for its pre-receive hook, the hook's stdin, and the environment git would give it.
 
-        The objects are fetched under refs/bench-staged/ and those refs deleted again, so the
-        pushed commits are "new" exactly as in the real push (without the quarantine).
+        The objects are fetched under refs/bench-staged/ into `objects/incoming-bench` (the
+        repository's own store as its alternate) and those refs deleted again, so the pushed
+        commits are "new" exactly as in the real push, and only the quarantine holds them.
         """
         dst = self._fresh(template, variant)
         install(dst)
+        quarantine = dst / "objects" / "incoming-bench"
+        quarantine.mkdir()
+        qenv = {"GIT_OBJECT_DIRECTORY": str(quarantine), "GIT_ALTERNATE_OBJECT_DIRECTORIES": str(dst / "objects")}
         lines = []
         for spec in refspecs:
             src, _, target = spec.lstrip("+").partition(":")
@@ -177,10 +185,12 @@ class Bench:
                 old = got.stdout.decode().strip() if got.returncode == 0 else hooks.ZERO
                 lines.append(f"{old} {new} {ref}\n")
                 self.git.run("fetch", "-q", "--no-tags", str(client), f"+{new}:refs/bench-staged/{len(lines)}",
-                             cwd=dst)
+                             cwd=dst, extra=qenv)
         staged = self.git.out("for-each-ref", "--format=%(refname)", "refs/bench-staged/", cwd=dst).split()
-        self.git.run("update-ref", "--stdin", cwd=dst, input="".join(f"delete {r}\n" for r in staged).encode())
-        return dst, "".join(lines).encode()
+        self.git.run("update-ref", "--stdin", cwd=dst, extra=qenv,
+                     input="".join(f"delete {r}\n" for r in staged).encode())
+        # git forbids ref updates while GIT_QUARANTINE_PATH is set: only the hook gets it.
+        return dst, "".join(lines).encode(), {**qenv, "GIT_QUARANTINE_PATH": str(quarantine)}
 
     def hook_alone(self, dst: Path, stdin: bytes, env: dict[str, str] | None) -> tuple[float, int, bytes]:
         """Run the installed pre-receive hook as receive-pack would (GIT_DIR=., stdin piped)."""
@@ -235,10 +245,10 @@ class Bench:
             for v in names[1:]:
                 case.paired.setdefault(v, []).append(this_run[v] - this_run[base])
         for v in names[1:]:
-            dst, stdin = self.stage(template, client, refspecs, v, installers[v])
+            dst, stdin, qenv = self.stage(template, client, refspecs, v, installers[v])
             try:
                 for i in range(self.runs + (1 if self.warmup else 0)):
-                    elapsed, rc, err = self.hook_alone(dst, stdin, env)
+                    elapsed, rc, err = self.hook_alone(dst, stdin, {**(env or {}), **qenv})
                     if (rc == 0) != expect_ok:
                         case.variants[v].errors.append(f"{v} run alone: exit {rc}: "
                                                        + err.decode(errors="replace").strip()[-300:])
@@ -307,7 +317,35 @@ class Bench:
                     for n in (s.many_refs, s.few_refs)]
         if scenario == "review":
             return [self._review_spec(hist)]
+        if scenario == "real":
+            return self._real_specs()
         raise ValueError(scenario)
+
+    def _real_specs(self) -> list[PushSpec]:
+        """Pushes of a real project's history (../shared/data/pallets-flask.bundle): its first push,
+        its last `real_back` first-parent commits onto its earlier state, and the history replayed
+        into about 50,000 commits. Every author is a human: both the peer and the gate accept."""
+        bundle = real_bundle()
+        if bundle is None:
+            return []
+        s = self.sizes
+        all4 = ("none", "floor", "peer", "gate")
+        real = self.cache.real(bundle)
+        n = int(self.git.out("rev-list", "--count", "refs/heads/main", cwd=real))
+        name = bundle.name.removesuffix(".bundle")
+        out = [PushSpec("real", f"real first push: {name}, {n} commits, into an empty repository", None, real,
+                        ["refs/heads/*:refs/heads/*"], all4, size=n, note="first")]
+        earlier = self.cache.real_earlier(real, s.real_back)
+        new = n - int(self.git.out("rev-list", "--count", "refs/heads/main", cwd=earlier))
+        out.append(PushSpec("real", f"real incremental push: {name}'s last {s.real_back} first-parent commits "
+                            f"({new} commits)", earlier, real, ["refs/heads/main:refs/heads/main"], all4, size=new,
+                            note="incremental"))
+        for times in s.real_replays:
+            replayed = self.cache.real_replayed(real, times)
+            m = int(self.git.out("rev-list", "--count", "refs/heads/main", cwd=replayed))
+            out.append(PushSpec("real", f"real first push: {name} replayed {times} times, {m} commits", None,
+                                replayed, ["refs/heads/*:refs/heads/*"], all4, size=m, note="replayed"))
+        return out
 
     def run_specs(self, scenario: str) -> list[Case]:
         cases = []
@@ -328,6 +366,12 @@ class Bench:
 
     def review(self) -> list[Case]:
         return self.run_specs("review")
+
+    def real(self) -> list[Case]:
+        if real_bundle() is None:
+            return [Case("real", "real histories", {}, skipped="../shared/data/pallets-flask.bundle not found "
+                                                                "(set GATE_BENCH_BUNDLE)")]
+        return self.run_specs("real")
 
     def ledger(self) -> list[Case]:
         """Opening, review and plain pushes with 50, 5,000 and 50,000 attempts on record (bench/ledger.py)."""

@@ -110,12 +110,27 @@ class GitReader(Protocol):
         messages only when asked for)."""
         ...
 
+    def walk_ids(self, tips: Sequence[str], hide: Sequence[str], limit: int
+                 ) -> list[tuple[str, tuple[str, ...]]] | None:
+        """(id, parents) of the commits `walk(tips, hide)` finds, or None if there are more
+        than `limit` (git stops listing there)."""
+        ...
+
+    def preexisting(self, oids: Sequence[str]) -> set[str] | None:
+        """Which of `oids` the repository held before this push, outside git's quarantine
+        (None: this reader cannot tell, e.g. no quarantine)."""
+        ...
+
     def is_ancestor(self, ancestor: str, descendant: str) -> bool: ...
 
     def merge_base(self, a: str, b: str) -> str | None: ...
 
     def ref_target(self, name: str) -> str | None:
         """The id a direct ref points at, or None (absent or symbolic)."""
+        ...
+
+    def ref_values(self, names: Sequence[str]) -> dict[str, str]:
+        """`ref_target` of several names at once (absent and symbolic refs left out)."""
         ...
 
     def symbolic_target(self, name: str) -> str | None:

@@ -15,6 +15,18 @@ Which commits are checked (docs/policy.md):
   and commits reachable only from platform-internal refs (refs/pull/, refs/merge-requests/,
   keep-around refs) are never taken as already checked.
 * each commit is walked once per scope, attributed to the first updated ref that reaches it.
+
+Walking only what is new, cheaply (the server): excluding every branch and tag costs git
+one commit lookup per ref (about 120 ms at 50,000 refs), on every push. Most pushes bring
+their new commits with them, and then a narrower exclusion gives the same set: first the
+commits reachable from the updated refs' new values and not from their current values on
+the server (C, listed by id, at most `QUICK_WALK_LIMIT`). C holds every commit the full
+exclusion would find, and maybe more. Those it holds in excess (already reachable from some
+branch or tag) are, with their ancestors, in the repository's own object store; so if
+they exist, one of C's roots (a commit none of whose parents is in C) is among them. If no
+root of C is outside git's quarantine (all are objects this push brought), C is exactly
+the new set and it is walked with the narrow exclusion; otherwise the full one. Either way
+the set is the same; a reader that cannot tell (no quarantine) always takes the full one.
 """
 
 from __future__ import annotations
@@ -26,16 +38,23 @@ from .findings import Violation
 from .frozen import FrozenChecker, discarded_violations, walk_violations
 from .objects import Commit, Objects
 from .policy import FreezeRule, Policy, RefGlob
-from .refs import DOCTOR_PREFIX, GATE_PREFIX, REPLACE_PREFIX, RESERVED_PARENTS, RefUpdate, display
+from .refs import DOCTOR_PREFIX, GATE_PREFIX, REPLACE_PREFIX, RESERVED_PARENTS, REVIEW_PREFIX, RefUpdate, display
 
 #: Existing refs under these prefixes count as already checked (they came in through the gate).
 CHECKED_PREFIXES = (b"refs/heads/", b"refs/tags/")
+
+#: The narrow exclusion is tried for pushes of at most this many new commits and refs
+#: (larger pushes amortise the full exclusion).
+QUICK_WALK_LIMIT = 2_000
+QUICK_WALK_REFS = 64
 
 
 @dataclass
 class PushReport:
     violations: list[Violation] = field(default_factory=list)
     commits_checked: int = 0
+    #: per rule scope walked: "pushed" (the narrow exclusion was proven exact) or "all-refs"
+    walks: list[str] = field(default_factory=list)
 
 
 def _scope_key(rule: FreezeRule) -> tuple[str, ...] | None:
@@ -132,16 +151,43 @@ class PushChecker:
             in_scope = [u for u in updates if not u.is_delete and _in_scope(scope, u.ref)]
             if not in_scope:
                 continue
-            hide: list[str] | None = None  # None: every branch and tag of the repository, enumerated by git
-            if scope is not None or self._existing is not None:
-                hide = [oid for name, oid in self.existing.items()
-                        if name.startswith(CHECKED_PREFIXES)
-                        and _in_scope(scope, name.decode("utf-8", "surrogateescape"))]
             # One walk for all the scope's updates (walking ref by ref re-walks shared history).
+            hide, how = self._hide(scope, in_scope)
+            report.walks.append(how)
             commits = self.objects.walk([u.new for u in in_scope], hide, self.deadline)
             found = walk_violations(self.frozen, self._counted(commits, report), rules, "", self.pusher)
             out += [replace(v, ref=self._first_ref(in_scope, v.commit)) for v in found]
         return out
+
+    def _hide(self, scope: tuple[RefGlob, ...] | None, in_scope: Sequence[RefUpdate]
+              ) -> tuple[list[str] | None, str]:
+        """What the scope's walk excludes as already checked (None: every branch and tag of
+        the repository, enumerated by git), and which exclusion it is."""
+        narrow = self._narrow_hide(in_scope)
+        if narrow is not None:
+            return narrow, "pushed"
+        if scope is None and self._existing is None:
+            return None, "all-refs"
+        checked = [oid for name, oid in self.existing.items()
+                   if name.startswith(CHECKED_PREFIXES) and _in_scope(scope, name.decode("utf-8", "surrogateescape"))]
+        return checked, "all-refs"
+
+    def _narrow_hide(self, in_scope: Sequence[RefUpdate]) -> list[str] | None:
+        """The updated refs' current values, when excluding only them is proven to find the same
+        commits as excluding every branch and tag (module docstring); else None."""
+        if self._existing is not None or len(in_scope) > QUICK_WALK_REFS or self.reader.preexisting(()) is None:
+            return None
+        names = [u.ref for u in in_scope
+                 if u.raw_ref.startswith(CHECKED_PREFIXES) and not u.ref.startswith(REVIEW_PREFIX)]
+        hide = list(self.reader.ref_values(names).values()) if names else []
+        tips = [c for c in (self.objects.peel_to_commit(u.new) for u in in_scope) if c is not None]
+        listed = self.reader.walk_ids(tips, hide, QUICK_WALK_LIMIT) if tips else []
+        if listed is None:
+            return None
+        inside = {oid for oid, _ in listed}
+        roots = [oid for oid, parents in listed if not any(p in inside for p in parents)]
+        present = self.reader.preexisting(roots)
+        return hide if present is not None and not present else None
 
     @staticmethod
     def _counted(commits: Iterator[Commit], report: PushReport) -> Iterator[Commit]:

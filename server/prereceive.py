@@ -58,6 +58,7 @@ class Outcome:
     attempt_ids: list[str] = field(default_factory=list)
     commits_checked: int = 0
     mode: str | None = None
+    walks: list[str] = field(default_factory=list)
 
 
 def read_stdin() -> bytes:
@@ -83,7 +84,7 @@ def check_push(inst: installation.Installation, hook_env: environment.HookEnv, u
         return Outcome(0, "accept", mode=policy.mode)
     if len(live[0].old) != 40:
         raise GateError("GATE-GIT-OBJECT-FORMAT", "sha256 object ids: SHA-256 repositories are not supported")
-    repo = GitStream(hook_env.git_dir)
+    repo = GitStream(hook_env.git_dir, hook_env.quarantine)
     try:
         return _checked(inst, hook_env, live, policy, deadline, repo)
     finally:
@@ -113,7 +114,7 @@ def _checked(inst: installation.Installation, hook_env: environment.HookEnv, liv
     verdict = decide(violations, policy.mode)
     lines = render(violations, mode=verdict.shown_as, cap=policy.max_violations_shown, gitlab=hook_env.gitlab)
     return Outcome(verdict.exit_code, verdict.decision, lines, list(verdict.codes), attempt_ids,
-                   report.commits_checked, policy.mode)
+                   report.commits_checked, policy.mode, report.walks)
 
 
 def run_chain(inst: installation.Installation, data: bytes, argv: Sequence[str]) -> list[Violation]:
@@ -141,6 +142,7 @@ def audit_record(hook_env: environment.HookEnv | None, updates: Sequence[RefUpda
         "attempt_ids": outcome.attempt_ids,
         "mode": outcome.mode,
         "commits_checked": outcome.commits_checked,
+        "walks": outcome.walks,
         "elapsed_ms": round((time.monotonic() - started) * 1000, 1),
         "pid": os.getpid(),
     }
@@ -179,7 +181,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             chained = run_chain(inst, data, args[2:])
             if chained:
                 outcome = Outcome(1, "reject", render(chained, mode="enforce", cap=10, gitlab=hook_env.gitlab),
-                                  ["GATE-HOOK-CHAINED"], outcome.attempt_ids, outcome.commits_checked, policy.mode)
+                                  ["GATE-HOOK-CHAINED"], outcome.attempt_ids, outcome.commits_checked, policy.mode,
+                                  outcome.walks)
     except GateError as exc:
         outcome = Outcome(exc.exit_code, "reject", error_lines(exc.code, exc.detail, gitlab=gitlab_guess), [exc.code])
     except Exception as exc:  # the boundary: an unexpected error is a rejection, never a pass

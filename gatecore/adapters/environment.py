@@ -42,6 +42,7 @@ class HookEnv:
     pusher_source: str
     via: str | None
     git_dir: str  # the repository the hook opens (GIT_DIR; the quarantine comes with the environment)
+    quarantine: str | None = None  # GIT_QUARANTINE_PATH: where this push's objects wait
 
     @property
     def gitlab(self) -> bool:
@@ -91,6 +92,7 @@ def read_hook_env(platform: str = "auto", env: Mapping[str, str] | None = None) 
         platform=resolved, pusher=pusher, pusher_source=source,
         via=e.get("GITHUB_VIA") or e.get("GL_PROTOCOL") or None,
         git_dir=e.get("GIT_DIR", "."),
+        quarantine=e.get("GIT_QUARANTINE_PATH") or None,
     )
 
 

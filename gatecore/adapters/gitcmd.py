@@ -168,6 +168,42 @@ def declares_sha256(git_dir: str) -> bool:
     return "objectformat=sha256" in squashed
 
 
+def walk_ids(git_dir: str, tips: Sequence[str], hide: Sequence[str], limit: int, deadline: float | None
+             ) -> list[tuple[str, tuple[str, ...]]] | None:
+    """`git rev-list --parents TIPS --not HIDE`, at most `limit` commits (None: more)."""
+    left = None if deadline is None else deadline - time.monotonic()
+    if left is not None and left <= 0:
+        raise GateError("GATE-HOOK-DEADLINE", "out of time before walking history")
+    data = "".join([*(f"{t}\n" for t in tips), *(f"^{h}\n" for h in hide)]).encode("ascii")
+    out = run_git([f"--git-dir={git_dir}", "rev-list", "--parents", f"--max-count={limit + 1}", "--stdin"],
+                  input=data, timeout=left)
+    rows = []
+    for line in out.stdout.decode("ascii", "replace").splitlines():
+        oid, *parents = line.split(" ")
+        rows.append((oid, tuple(parents)))
+    return None if len(rows) > limit else rows
+
+
+#: What git sets in a pre-receive hook's environment to show it the pushed objects.
+QUARANTINE_VARS = ("GIT_OBJECT_DIRECTORY", "GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_QUARANTINE_PATH")
+
+
+def outside_quarantine(git_dir: str, oids: Sequence[str]) -> set[str]:
+    """Which of `oids` the repository's own object store holds (its alternates included,
+    the push's quarantine left out)."""
+    if not oids:
+        return set()
+    data = "".join(f"{o}\n" for o in oids).encode("ascii")
+    out = run_git([f"--git-dir={git_dir}", "cat-file", "--batch-check=%(objectname) %(objecttype)"],
+                  input=data, unset=QUARANTINE_VARS)
+    found = set()
+    for line in out.stdout.decode("ascii", "replace").splitlines():
+        oid, _, kind = line.partition(" ")
+        if kind != "missing":
+            found.add(oid)
+    return found
+
+
 def is_ancestor(git_dir: str, ancestor: str, descendant: str) -> bool:
     out = run_git([f"--git-dir={git_dir}", "merge-base", "--is-ancestor", ancestor, descendant], ok=(0, 1))
     return out.returncode == 0

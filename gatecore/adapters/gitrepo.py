@@ -124,6 +124,13 @@ class GitRepo:
              messages: bool = False) -> Iterator[WalkedCommit]:
         return gitcmd.walk(self.path, list(tips), hide, deadline, messages)
 
+    def walk_ids(self, tips: Sequence[str], hide: Sequence[str], limit: int
+                 ) -> list[tuple[str, tuple[str, ...]]] | None:
+        return gitcmd.walk_ids(self.path, tips, hide, limit, None)
+
+    def preexisting(self, oids: Sequence[str]) -> set[str] | None:
+        return None  # the trusted side and the client hooks do not run inside a push
+
     def _graph_error(self, exc: Exception, *oids: str | None) -> GateError:
         missing = [o for o in oids if o is not None and not self.exists(o)]
         if missing:
@@ -174,6 +181,10 @@ class GitRepo:
         ref = self._lookup(name)
         target = None if ref is None else ref.target
         return str(target) if isinstance(target, pygit2.Oid) else None
+
+    def ref_values(self, names: Sequence[str]) -> dict[str, str]:
+        found = {n: self.ref_target(n) for n in names}
+        return {n: t for n, t in found.items() if t is not None}
 
     def symbolic_target(self, name: str) -> str | None:
         ref = self._lookup(name)

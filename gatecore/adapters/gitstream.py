@@ -41,11 +41,16 @@ _BUFFER = 1 << 16
 _NOT_IN_REFS = re.compile(r"[*?\[\\\s]")
 
 
-def _checked(oid: str) -> bytes:
-    """An object id as a request line: cat-file reads anything else as a revision expression."""
+def _valid(oid: str) -> str:
+    """An object id, or GATE-GIT-UNREADABLE: git reads anything else as a revision expression."""
     if not _OID.fullmatch(oid):
         raise unreadable(f"{oid[:80]!r} is not an object id")
-    return oid.encode("ascii") + b"\n"
+    return oid
+
+
+def _checked(oid: str) -> bytes:
+    """An object id as a cat-file request line."""
+    return _valid(oid).encode("ascii") + b"\n"
 
 
 class _CatFile:
@@ -157,13 +162,16 @@ class GitStream:
     object_format = "sha1"
     zero_id = "0" * 40
 
-    def __init__(self, git_dir: str) -> None:
+    def __init__(self, git_dir: str, quarantine: str | None = None) -> None:
+        """`quarantine`: git's quarantine directory of the running push (`GIT_QUARANTINE_PATH`),
+        if any; it lets `preexisting` tell what this push brought."""
         if not os.path.isfile(os.path.join(git_dir, "HEAD")):
             raise GateError("GATE-GIT-REPOSITORY", f"cannot open repository {git_dir}: not a git directory")
         if gitcmd.declares_sha256(git_dir):
             raise GateError("GATE-GIT-OBJECT-FORMAT",
                             f"{git_dir} uses the sha256 object format, which this gate cannot read")
         self.path = git_dir
+        self.quarantine = quarantine
         self._batch: _CatFile | None = None
         self._check: _CatFile | None = None
         self._blob_digests: dict[str, str] = {}
@@ -248,6 +256,16 @@ class GitStream:
              messages: bool = False) -> Iterator[WalkedCommit]:
         return gitcmd.walk(self.path, list(tips), hide, deadline, messages)
 
+    def walk_ids(self, tips: Sequence[str], hide: Sequence[str], limit: int
+                 ) -> list[tuple[str, tuple[str, ...]]] | None:
+        return gitcmd.walk_ids(self.path, [_valid(t) for t in tips],
+                               [_valid(h) for h in hide], limit, None)
+
+    def preexisting(self, oids: Sequence[str]) -> set[str] | None:
+        if self.quarantine is None:
+            return None
+        return gitcmd.outside_quarantine(self.path, [_valid(o) for o in oids])
+
     def is_ancestor(self, ancestor: str, descendant: str) -> bool:
         return ancestor == descendant or gitcmd.is_ancestor(self.path, ancestor, descendant)
 
@@ -276,6 +294,14 @@ class GitStream:
             if ref == name.encode("utf-8", "surrogateescape"):
                 return None if symref else oid.decode("ascii")
         return None
+
+    def ref_values(self, names: Sequence[str]) -> dict[str, str]:
+        wanted = {n.encode("utf-8", "surrogateescape"): n for n in names
+                  if n.startswith("refs/") and not _NOT_IN_REFS.search(n)}
+        if not wanted:
+            return {}
+        return {wanted[ref]: oid.decode("ascii") for ref, oid, symref in self._for_each_ref(*wanted.values())
+                if ref in wanted and not symref}
 
     def symbolic_target(self, name: str) -> str | None:
         out = gitcmd.run_git([f"--git-dir={self.path}", "symbolic-ref", "-q", name], ok=(0, 1))

@@ -40,5 +40,20 @@ def test_smoke_run_of_the_small_push(tmp_path: Path, capsys: pytest.CaptureFixtu
     for variant in ("none", "floor", "peer", "gate"):
         assert f"| {variant} |" in text
     assert "rejected by both peer and gate" in text  # the peer is a real check, like the gate
-    assert "## Targets" in text and "small push: gate overhead" in text
+    assert "## Targets" in text and "small push: the whole hook" in text
     assert text in capsys.readouterr().out
+
+
+def test_a_history_replayed_is_new_commits_over_the_same_trees(tmp_path: Path) -> None:
+    """The "real" scenario's 50k history: the real one, replayed in a row by fast-import."""
+    git = Git(base_env(tmp_path / "home"))
+    cache = Cache(tmp_path / "c", git, log=lambda _: None)
+    hist = cache.history(40, 30)
+    replayed = cache.real_replayed(hist, 3)
+    assert git.out("rev-list", "--count", "refs/heads/main", cwd=replayed) == "120"
+    assert len(git.out("rev-list", "--max-parents=0", "refs/heads/main", cwd=replayed).split()) == 1
+    assert git.out("rev-list", "--count", "--merges", "refs/heads/main", cwd=replayed) == str(
+        3 * int(git.out("rev-list", "--count", "--merges", "refs/heads/main", cwd=hist)))
+    assert git.out("rev-parse", "main^{tree}", cwd=replayed) == git.out("rev-parse", "main^{tree}", cwd=hist)
+    earlier = cache.real_earlier(hist, 5)
+    assert git.out("rev-parse", "main", cwd=earlier) == git.out("rev-parse", "main~5", cwd=hist)

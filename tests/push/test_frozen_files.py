@@ -324,3 +324,56 @@ def test_agent_push_to_reserved_namespaces_is_rejected(server: Server) -> None:
     out = server.push("main:refs/gate/attempts/attempt-1", pusher_env={"REMOTE_USER": "agent-1"})
     assert out.returncode != 0
     assert server.ref("refs/gate/attempts/attempt-1") is None
+
+
+# --- which commits are new: the narrow exclusion must find exactly what the full one finds ---
+
+def test_a_push_of_new_commits_walks_only_what_it_brought(server: Server) -> None:
+    server.work.write("src/a.py", "1\n")
+    server.work.commit("agent one", identity=AGENT)
+    server.work.write("src/b.py", "2\n")
+    server.work.commit("agent two", identity=AGENT)
+    assert server.push("main").returncode == 0
+    last = server.audit()[-1]
+    assert last["walks"] == ["pushed"] and last["commits_checked"] == 2
+
+
+def test_commits_already_on_a_branch_stay_checked_when_another_branch_takes_them(server: Server) -> None:
+    """A human's frozen write lands on a topic branch; an agent pusher then fast-forwards main
+    to it: nothing new is written, so the push passes, and the gate knows it from the full walk."""
+    server.work.git("checkout", "-q", "-b", "topic")
+    server.work.write("ci/deploy.yml", "human\n")
+    server.work.commit("human ci change", identity=HUMAN)
+    assert server.push("topic").returncode == 0
+    out = server.push("topic:main", pusher_env={"REMOTE_USER": "agent-1"})
+    assert out.returncode == 0, out.stderr
+    last = server.audit()[-1]
+    assert last["walks"] == ["all-refs"] and last["commits_checked"] == 0
+
+
+def test_a_commit_left_in_the_store_but_on_no_ref_is_checked_again(server: Server) -> None:
+    """The commit is in the repository's own object store (its branch was deleted), so the
+    push brings nothing: the full walk still finds it new, and the agent pusher is refused."""
+    server.work.git("checkout", "-q", "-b", "gone")
+    server.work.write("ci/deploy.yml", "human\n")
+    server.work.commit("human ci change", identity=HUMAN)
+    assert server.push("gone").returncode == 0
+    assert server.push(":gone").returncode == 0
+    before = server.refs()
+    out = server.push("gone:main", pusher_env={"REMOTE_USER": "agent-1"})
+    assert refused(out, "GATE-FROZEN-PATH"), out.stderr
+    assert server.refs() == before
+    assert server.audit()[-1]["walks"] == ["all-refs"]
+
+
+def test_a_merge_of_a_checked_branch_counts_only_its_new_commits(server: Server) -> None:
+    server.work.git("checkout", "-q", "-b", "topic")
+    for i in range(3):
+        server.work.write(f"src/t{i}.py", f"{i}\n")
+        server.work.commit(f"topic {i}", identity=HUMAN)
+    assert server.push("topic").returncode == 0
+    server.work.git("checkout", "-q", "main")
+    server.work.git("merge", "-q", "--no-ff", "-m", "merge topic", "topic", identity=HUMAN)
+    assert server.push("main").returncode == 0
+    last = server.audit()[-1]
+    assert last["walks"] == ["all-refs"] and last["commits_checked"] == 1

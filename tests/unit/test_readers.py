@@ -58,6 +58,12 @@ def test_both_readers_hand_out_the_same_bytes_refs_and_ancestry(repo: WorkRepo) 
     assert main and side
     assert gs.merge_base(main, side) == pg.merge_base(main, side) == side
     assert gs.is_ancestor(side, main) and not gs.is_ancestor(main, side)
+    names = ["refs/heads/main", "refs/heads/alias", "refs/heads/none", "refs/heads/ma", "refs/heads/*", "HEAD"]
+    assert gs.ref_values(names) == pg.ref_values(names) == {"refs/heads/main": main}
+    assert gs.walk_ids([main], [side], 100) == pg.walk_ids([main], [side], 100)
+    listed = gs.walk_ids([main], [], 100)
+    assert listed is not None and len(listed) == 4 and listed[0][0] == main and len(listed[0][1]) == 2
+    assert gs.walk_ids([main], [], 3) is None  # more than the limit: git stops listing
     gs.close()
 
 
@@ -101,3 +107,29 @@ def test_a_directory_that_is_no_repository_is_refused(tmp_path: Path) -> None:
     with pytest.raises(GateError) as got:
         GitStream(str(tmp_path))
     assert got.value.code == "GATE-GIT-REPOSITORY"
+
+
+def test_what_a_push_brought_is_told_by_the_quarantine(repo: WorkRepo, tmp_path: Path) -> None:
+    """Objects in a quarantine directory (as receive-pack leaves them for pre-receive) are new;
+    the repository's own objects are not; a reader without a quarantine cannot tell."""
+    bare = tmp_path / "server.git"
+    git(tmp_path, "init", "-q", "--bare", str(bare))
+    git(repo.path, "push", "-q", str(bare), "side:refs/heads/side")
+    side = git(repo.path, "rev-parse", "side").stdout.strip()
+    main = git(repo.path, "rev-parse", "main").stdout.strip()
+    quarantine = bare / "objects" / "incoming-test"
+    quarantine.mkdir()
+    env = {"GIT_OBJECT_DIRECTORY": str(quarantine), "GIT_ALTERNATE_OBJECT_DIRECTORIES": str(bare / "objects")}
+    git(bare, "fetch", "-q", str(repo.path), "main:refs/staged", env=env)
+    git(bare, "update-ref", "-d", "refs/staged", env=env)
+    env["GIT_QUARANTINE_PATH"] = str(quarantine)  # as receive-pack sets it (it forbids ref updates)
+    with pytest.MonkeyPatch.context() as mp:
+        for k, v in env.items():
+            mp.setenv(k, v)
+        gs = GitStream(str(bare), str(quarantine))
+        assert gs.read(main)[0] == "commit"  # the quarantine is visible
+        assert gs.preexisting([main, side]) == {side}
+        assert gs.preexisting([]) == set()
+        assert GitStream(str(bare)).preexisting([main]) is None
+        gs.close()
+    assert GitRepo.at(repo.path).preexisting([main]) is None

@@ -40,6 +40,7 @@ server_app = typer.Typer(no_args_is_help=True, help="Install, remove and check t
 attempt_app = typer.Typer(no_args_is_help=True, help="Write and read the attempt ledger (trusted side).")
 review_app = typer.Typer(no_args_is_help=True, help="The trusted runner: record and push a review.")
 ledger_app = typer.Typer(no_args_is_help=True, help="The ledger's lifecycle (trusted side).")
+agents_app = typer.Typer(no_args_is_help=True, help="The built-in catalogue of AI agents (@known-agents).")
 app.add_typer(receipt_app, name="receipt")
 app.add_typer(keys_app, name="keys")
 app.add_typer(policy_app, name="policy")
@@ -48,6 +49,7 @@ app.add_typer(server_app, name="server")
 app.add_typer(attempt_app, name="attempt")
 app.add_typer(review_app, name="review")
 app.add_typer(ledger_app, name="ledger")
+app.add_typer(agents_app, name="agents")
 
 Opt = typer.Option
 F = TypeVar("F", bound=Callable[..., int])
@@ -228,8 +230,34 @@ def policy_check(policy: Annotated[Path, typer.Argument(help="Policy file (TOML)
     for p in problems:
         _err(f"GATE-CONFIG-POLICY: {p}")
     if not problems:
+        from .adapters.config import load_policy
+
         _out(f"ok: {policy}")
+        loaded = load_policy(policy, cached=False)
+        if loaded.catalogue_version:
+            _out(f"named sets expanded from the agent catalogue {loaded.catalogue_version}")
+        for rule in loaded.rules:
+            for key in ("authors", "names", "trailers", "pushers"):
+                patterns = [g.pattern for g in getattr(rule, key)]
+                if patterns:
+                    _out(f"  {rule.label} {key}: " + ", ".join(patterns))
     return 2 if problems else 0
+
+
+@command(agents_app, "list")
+def agents_list() -> int:
+    """Print the catalogue: each agent, its source, and the patterns @known-agents stands for."""
+    from .adapters.config import load_catalogue
+
+    cat = load_catalogue()
+    _out(f"agent catalogue {cat.version} ({len(cat.agents)} entries; docs/agents.md)")
+    for a in cat.agents:
+        _out(f"\n{a.name}\n  source: {a.source}")
+        for key in ("emails", "names", "trailers"):
+            values = getattr(a, key)
+            if values:
+                _out(f"  {key}: " + ", ".join(values))
+    return 0
 
 
 @command(hook_app, "pre-receive")

@@ -31,6 +31,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from .catalogue import Catalogue, expand
 from .envelope import b64decode_strict, b64encode
 from .errors import GateError
 from .fields import format_validation_error
@@ -74,6 +75,8 @@ class FreezeModel(_Strict):
     name: Annotated[str, Field(max_length=64, pattern=r"^[A-Za-z0-9._-]*$")] = ""
     paths: Annotated[list[PathPattern], Field(min_length=1, max_length=1000)]
     authors: Annotated[list[IdentityPattern], Field(max_length=1000)] = []
+    names: Annotated[list[IdentityPattern], Field(max_length=1000)] = []
+    trailers: Annotated[list[IdentityPattern], Field(max_length=1000)] = []
     pushers: Annotated[list[IdentityPattern], Field(max_length=1000)] = []
     refs: Annotated[list[RefPattern], Field(min_length=1, max_length=1000)] | None = None
 
@@ -106,8 +109,9 @@ class PolicyModel(_Strict):
     limits: LimitsModel = LimitsModel()
 
 
-def validate_policy(data: bytes, origin: str) -> dict[str, Any]:
-    """Validate policy TOML bytes; return the plain form `Policy.from_plain` takes."""
+def validate_policy(data: bytes, origin: str, catalogue: Catalogue | None = None) -> dict[str, Any]:
+    """Validate policy TOML bytes; return the plain form `Policy.from_plain` takes, with every
+    named set (`@known-agents`) replaced by the catalogue's patterns and its version recorded."""
     if len(data) > MAX_POLICY_BYTES:
         raise GateError("GATE-CONFIG-POLICY", f"{origin} is larger than {MAX_POLICY_BYTES} bytes")
     doc = _toml(data, "GATE-CONFIG-POLICY", "policy", origin)
@@ -115,7 +119,20 @@ def validate_policy(data: bytes, origin: str) -> dict[str, Any]:
         model = PolicyModel.model_validate(doc)
     except ValidationError as exc:
         raise GateError("GATE-CONFIG-POLICY", f"{origin}: {format_validation_error(exc)}") from None
-    return model.model_dump(mode="json")
+    plain: dict[str, Any] = model.model_dump(mode="json")
+    used = False
+    for i, rule in enumerate(plain["freeze"]):
+        for key in ("authors", "names", "trailers", "pushers"):
+            try:
+                expanded = expand(key, rule[key], catalogue)
+            except ValueError as exc:
+                raise GateError("GATE-CONFIG-POLICY", f"{origin}: freeze.{i}.{key}: {exc}") from None
+            used = used or expanded != rule[key]
+            rule[key] = expanded
+    if any(p.startswith("@") for p in plain["trusted"]["pushers"]):
+        raise GateError("GATE-CONFIG-POLICY", f"{origin}: trusted.pushers: named sets are for freeze rules only")
+    plain["catalogue_version"] = catalogue.version if catalogue is not None and used else None
+    return plain
 
 
 # --- keyrings and key files -------------------------------------------------------------

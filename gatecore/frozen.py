@@ -1,6 +1,7 @@
 """Frozen files: which commits a restricted identity wrote, and which frozen paths they wrote.
 
-A commit is looked at only if some rule restricts it (by author, committer or pusher),
+A commit is looked at only if some rule restricts it (by author or committer email, a
+`Co-authored-by` email, an author or committer name, a trailer line, or the pusher),
 before any tree is read. Its trees are then compared with its parents' (below directories
 where a frozen pattern could match, unless the policy refuses non-canonical modes in the
 whole change), identical subtrees skipped by id. For a merge, a path counts as written
@@ -14,10 +15,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from . import trailers
 from .findings import Violation
 from .gitmodel import MODE_GITLINK, DescendFilter, canon_mode, kind_of
 from .objects import Commit, Objects
-from .policy import FreezeRule, normalize_path
+from .policy import FreezeRule, Signals, normalize_path
 from .refs import display
 from .treediff import Change, TreeDiff
 
@@ -200,12 +202,25 @@ class FrozenChecker:
         return list(out.values())
 
 
+def signals(commit: Commit, rules: Sequence[FreezeRule]) -> Signals | None:
+    """The names and trailers of a commit, when some rule looks at them (else None)."""
+    if not any(r.names or r.reads_messages for r in rules):
+        return None
+    author, committer = commit.identities()
+    found: tuple[tuple[str, str], ...] = ()
+    if b":" in commit.message and any(r.reads_messages for r in rules):
+        found = tuple(trailers.parse(commit.message.decode("utf-8", "replace")))
+    return Signals(author.name, committer.name, tuple(f"{k}: {v}" for k, v in found),
+                   tuple(trailers.coauthor_emails(list(found))))
+
+
 def _restricting(commit: Commit, rules: Sequence[FreezeRule], pusher: str | None) -> dict[int, str]:
     """Rule index -> the restricted identity, for each rule that restricts this commit."""
     author, committer = commit.identities()
+    seen = signals(commit, rules)
     by_rule = {}
     for r in rules:
-        who = r.restricted_identity(author.email, committer.email, pusher)
+        who = r.restricted_identity(author.email, committer.email, pusher, seen)
         if who is not None:
             by_rule[r.index] = who
     return by_rule
@@ -246,14 +261,15 @@ def walk_violations(checker: FrozenChecker, commits: Iterable[Commit], rules: Se
     never read a second time), then the restricted commits are checked, `BATCH_COMMITS` at a
     time, their trees compared together.
     """
-    restricted: dict[tuple[str, str], list[FreezeRule]] = {}  # identities repeat: match each pair once
+    restricted: dict[tuple[str, str, Signals | None], list[FreezeRule]] = {}  # identities repeat: match once
     picked: list[tuple[Commit, list[FreezeRule]]] = []
     for c in commits:
         author, committer = c.identities()
-        pair = (author.email, committer.email)
-        applicable = restricted.get(pair)
+        key = (author.email, committer.email, signals(c, rules))
+        applicable = restricted.get(key)
         if applicable is None:
-            applicable = restricted[pair] = [r for r in rules if r.restricted_identity(*pair, pusher) is not None]
+            applicable = restricted[key] = [r for r in rules if r.restricted_identity(*key[:2], pusher, key[2])
+                                            is not None]
         if applicable:
             picked.append((c, applicable))
     out: list[Violation] = []

@@ -19,7 +19,6 @@ Glob forms (documented in docs/policy.md):
 
 from __future__ import annotations
 
-import fnmatch
 import re
 import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
@@ -118,6 +117,10 @@ class RefGlob:
 
 @dataclass(frozen=True, slots=True)
 class IdentityGlob:
+    """A glob on an email, a name, an account or a whole trailer line, case-insensitive:
+    `*` matches any run of characters, `?` one; everything else is literal (so
+    `claude[bot]@...` means the brackets, as GitHub spells its apps' accounts)."""
+
     pattern: str
     _regex: re.Pattern[str]
 
@@ -125,7 +128,8 @@ class IdentityGlob:
     def compile(cls, pattern: str) -> IdentityGlob:
         if not pattern.strip():
             raise ValueError("empty identity pattern")
-        return cls(pattern, re.compile(fnmatch.translate(pattern.casefold())))
+        parts = [".*" if ch == "*" else "." if ch == "?" else re.escape(ch) for ch in pattern.casefold()]
+        return cls(pattern, re.compile("(?s:" + "".join(parts) + r")\Z"))
 
     def matches(self, identity: str) -> bool:
         return self._regex.match(identity.casefold()) is not None
@@ -136,6 +140,18 @@ def _any(globs: Iterable[IdentityGlob], value: str | None) -> bool:
 
 
 @dataclass(frozen=True, slots=True)
+class Signals:
+    """What a commit says about who made it besides its two emails (all self-asserted):
+    the author and committer names, its trailers (`Key: value`, as git parses them) and
+    the emails of its `Co-authored-by` trailers."""
+
+    author_name: str = ""
+    committer_name: str = ""
+    trailers: tuple[str, ...] = ()
+    coauthors: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
 class FreezeRule:
     index: int
     name: str
@@ -143,6 +159,8 @@ class FreezeRule:
     authors: tuple[IdentityGlob, ...]
     pushers: tuple[IdentityGlob, ...]
     refs: tuple[RefGlob, ...] | None  # None: every ref
+    names: tuple[IdentityGlob, ...] = ()     # author / committer names
+    trailers: tuple[IdentityGlob, ...] = ()  # whole trailer lines
 
     @property
     def label(self) -> str:
@@ -151,7 +169,12 @@ class FreezeRule:
     @property
     def everyone(self) -> bool:
         """A rule naming no identities freezes its paths for everybody."""
-        return not self.authors and not self.pushers
+        return not self.authors and not self.pushers and not self.names and not self.trailers
+
+    @property
+    def reads_messages(self) -> bool:
+        """The rule looks at trailers (its own, or `Co-authored-by` emails for `authors`)."""
+        return bool(self.authors or self.trailers)
 
     def applies_to_ref(self, ref: str) -> bool:
         return self.refs is None or any(g.matches(ref) for g in self.refs)
@@ -165,13 +188,25 @@ class FreezeRule:
         """The rule names this pusher account itself (a rule naming nobody names no pusher)."""
         return _any(self.pushers, pusher)
 
-    def restricted_identity(self, author: str, committer: str, pusher: str | None) -> str | None:
-        """The identity that makes a commit restricted under this rule, or None."""
+    def restricted_identity(self, author: str, committer: str, pusher: str | None,
+                            signals: Signals | None = None) -> str | None:
+        """The identity that makes a commit restricted under this rule, or None: an email,
+        `co-author:EMAIL`, `name:NAME`, `trailer:LINE` or `pusher:ACCOUNT`."""
         if self.everyone:
             return author
         for email in (author, committer):
             if _any(self.authors, email):
                 return email
+        if signals is not None:
+            for email in signals.coauthors:
+                if _any(self.authors, email):
+                    return f"co-author:{email}"
+            for name in (signals.author_name, signals.committer_name):
+                if name and _any(self.names, name):
+                    return f"name:{name}"
+            for line in signals.trailers:
+                if _any(self.trailers, line):
+                    return f"trailer:{line}"
         if _any(self.pushers, pusher):
             return f"pusher:{pusher}"
         return None
@@ -194,6 +229,11 @@ class Policy:
     max_violations_shown: int
     replace: str = "trusted"
     noncanonical_modes: str = "refuse-frozen"
+    catalogue_version: str | None = None  # the agent catalogue the named sets were expanded from
+
+    @property
+    def reads_messages(self) -> bool:
+        return any(r.reads_messages for r in self.rules)
 
     def pusher_restricted(self, pusher: str | None, ref: str | None = None) -> bool:
         """A restricted pusher, for `deny-restricted` ref rules: some rule in scope names it.
@@ -232,6 +272,8 @@ class Policy:
                 authors=tuple(IdentityGlob.compile(a) for a in strs(r.get("authors", []))),
                 pushers=tuple(IdentityGlob.compile(p) for p in strs(r.get("pushers", []))),
                 refs=None if refs is None else tuple(RefGlob.compile(x) for x in strs(refs)),
+                names=tuple(IdentityGlob.compile(n) for n in strs(r.get("names", []))),
+                trailers=tuple(IdentityGlob.compile(t) for t in strs(r.get("trailers", []))),
             ))
         refs_doc = doc["refs"]
         if refs_doc["delete"] not in REF_ACTIONS or refs_doc["force"] not in REF_ACTIONS:
@@ -253,5 +295,5 @@ class Policy:
             mode=mode, rules=tuple(rules), delete=refs_doc["delete"], force=refs_doc["force"],
             trusted_pushers=tuple(IdentityGlob.compile(p) for p in strs(doc["trusted"]["pushers"])),
             deadline_seconds=float(deadline), max_violations_shown=shown, replace=replace,
-            noncanonical_modes=modes,
+            noncanonical_modes=modes, catalogue_version=doc.get("catalogue_version"),
         )

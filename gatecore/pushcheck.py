@@ -154,7 +154,8 @@ class PushChecker:
             # One walk for all the scope's updates (walking ref by ref re-walks shared history).
             hide, how = self._hide(scope, in_scope)
             report.walks.append(how)
-            commits = self.objects.walk([u.new for u in in_scope], hide, self.deadline)
+            commits = self.objects.walk([u.new for u in in_scope], hide, self.deadline,
+                                        messages=any(r.reads_messages for r in rules))
             found = walk_violations(self.frozen, self._counted(commits, report), rules, "", self.pusher)
             out += [replace(v, ref=self._first_ref(in_scope, v.commit)) for v in found]
         return out

@@ -59,6 +59,7 @@ class Outcome:
     commits_checked: int = 0
     mode: str | None = None
     walks: list[str] = field(default_factory=list)
+    catalogue: str | None = None  # the agent catalogue version the policy's named sets came from
 
 
 def read_stdin() -> bytes:
@@ -81,7 +82,7 @@ def check_push(inst: installation.Installation, hook_env: environment.HookEnv, u
 
     live = [u for u in updates if not u.is_noop]
     if not live:
-        return Outcome(0, "accept", mode=policy.mode)
+        return Outcome(0, "accept", mode=policy.mode, catalogue=policy.catalogue_version)
     if len(live[0].old) != 40:
         raise GateError("GATE-GIT-OBJECT-FORMAT", "sha256 object ids: SHA-256 repositories are not supported")
     repo = GitStream(hook_env.git_dir, hook_env.quarantine)
@@ -114,7 +115,7 @@ def _checked(inst: installation.Installation, hook_env: environment.HookEnv, liv
     verdict = decide(violations, policy.mode)
     lines = render(violations, mode=verdict.shown_as, cap=policy.max_violations_shown, gitlab=hook_env.gitlab)
     return Outcome(verdict.exit_code, verdict.decision, lines, list(verdict.codes), attempt_ids,
-                   report.commits_checked, policy.mode, report.walks)
+                   report.commits_checked, policy.mode, report.walks, policy.catalogue_version)
 
 
 def run_chain(inst: installation.Installation, data: bytes, argv: Sequence[str]) -> list[Violation]:
@@ -143,6 +144,7 @@ def audit_record(hook_env: environment.HookEnv | None, updates: Sequence[RefUpda
         "mode": outcome.mode,
         "commits_checked": outcome.commits_checked,
         "walks": outcome.walks,
+        "catalogue": outcome.catalogue,
         "elapsed_ms": round((time.monotonic() - started) * 1000, 1),
         "pid": os.getpid(),
     }
@@ -182,7 +184,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             if chained:
                 outcome = Outcome(1, "reject", render(chained, mode="enforce", cap=10, gitlab=hook_env.gitlab),
                                   ["GATE-HOOK-CHAINED"], outcome.attempt_ids, outcome.commits_checked, policy.mode,
-                                  outcome.walks)
+                                  outcome.walks, outcome.catalogue)
     except GateError as exc:
         outcome = Outcome(exc.exit_code, "reject", error_lines(exc.code, exc.detail, gitlab=gitlab_guess), [exc.code])
     except Exception as exc:  # the boundary: an unexpected error is a rejection, never a pass

@@ -11,20 +11,49 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import GateError
 from ..keys import MAX_KEYRING_BYTES, Keyring, SigningKey, keyring_from_plain
 from ..policy import MAX_POLICY_BYTES, Policy
+
+if TYPE_CHECKING:
+    from ..catalogue import Catalogue
 from . import files
 
 MAX_KEYFILE_BYTES = 65536
 
 
+#: The built-in agent catalogue (gatecore/catalogue.py), shipped with the package.
+CATALOGUE_PATH = Path(__file__).resolve().parent.parent / "data" / "agents.toml"
+
+
+def catalogue_bytes() -> bytes:
+    from ..catalogue import MAX_CATALOGUE_BYTES
+
+    return files.read_capped(CATALOGUE_PATH, "GATE-CONFIG-POLICY", "agent catalogue", MAX_CATALOGUE_BYTES)
+
+
+def load_catalogue() -> Catalogue:
+    from ..catalogue import parse
+
+    try:
+        return parse(catalogue_bytes())
+    except ValueError as exc:
+        raise GateError("GATE-CONFIG-POLICY", f"{CATALOGUE_PATH}: {exc}") from None
+
+
+def _policy_salt() -> str:
+    """What a policy's validated form depends on besides its bytes: the catalogue's bytes."""
+    import hashlib
+
+    return "catalogue:" + hashlib.sha256(catalogue_bytes()).hexdigest()[:32]
+
+
 def _validate_policy(data: bytes, origin: str) -> Any:
     from ..configschema import validate_policy
 
-    return validate_policy(data, origin)
+    return validate_policy(data, origin, load_catalogue())
 
 
 def _validate_keyring(data: bytes, origin: str) -> Any:
@@ -58,7 +87,8 @@ def read_keyring_bytes(path: Path) -> bytes:
 def load_policy(path: Path, cached: bool = True) -> Policy:
     """A policy file, validated (through its cache unless `cached` is False)."""
     data = read_policy_bytes(path)
-    plain = files.cached_validation(path, data, _validate_policy) if cached else _validate_policy(data, str(path))
+    plain = (files.cached_validation(path, data, _validate_policy, _policy_salt()) if cached
+             else _validate_policy(data, str(path)))
     return _policy(plain, str(path))
 
 
@@ -97,13 +127,14 @@ class Validated:
 
     data: bytes
     plain: Any
+    salt: str = ""
 
 
 def validated_policy(source: Path) -> Validated:
     data = read_policy_bytes(source)
     plain = _validate_policy(data, str(source))
     _policy(plain, str(source))
-    return Validated(data, plain)
+    return Validated(data, plain, _policy_salt())
 
 
 def validated_keyring(source: Path) -> Validated:
@@ -116,4 +147,4 @@ def validated_keyring(source: Path) -> Validated:
 def install(valid: Validated, target: Path) -> None:
     """Write a validated file and its cache (the hook then reads the cache, not pydantic)."""
     files.atomic_write(target, valid.data, 0o640)
-    files.write_cache(target, valid.data, valid.plain)
+    files.write_cache(target, valid.data, valid.plain, valid.salt)

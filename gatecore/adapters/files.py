@@ -106,10 +106,13 @@ def cache_path(source: Path) -> Path:
     return source.with_name(source.name + ".validated.json")
 
 
-def write_cache(source: Path, data: bytes, value: Any) -> bool:
-    """Atomically (re)write the validated form of `source`'s bytes; False if the directory is not writable."""
-    text = json.dumps({"schema": CACHE_SCHEMA, "source_sha256": hashlib.sha256(data).hexdigest(), "value": value},
-                      sort_keys=True)
+def write_cache(source: Path, data: bytes, value: Any, salt: str = "") -> bool:
+    """Atomically (re)write the validated form of `source`'s bytes; False if the directory is not writable.
+
+    `salt` names anything else the validated form depends on (the agent catalogue a policy's
+    named sets were expanded from): a cache with another salt is validated again."""
+    text = json.dumps({"schema": CACHE_SCHEMA, "source_sha256": hashlib.sha256(data).hexdigest(), "salt": salt,
+                       "value": value}, sort_keys=True)
     try:
         atomic_write(cache_path(source), text.encode("utf-8"), 0o640)
     except OSError:
@@ -117,16 +120,17 @@ def write_cache(source: Path, data: bytes, value: Any) -> bool:
     return True
 
 
-def cached_validation(source: Path, data: bytes, validate: Callable[[bytes, str], Any]) -> Any:
+def cached_validation(source: Path, data: bytes, validate: Callable[[bytes, str], Any], salt: str = "") -> Any:
     """The validated form of `data` (the bytes of `source`): from the cache when it matches."""
     digest = hashlib.sha256(data).hexdigest()
     try:
         cached = json.loads(cache_path(source).read_bytes())
         if (isinstance(cached, dict) and cached.get("schema") == CACHE_SCHEMA
-                and cached.get("source_sha256") == digest and "value" in cached):
+                and cached.get("source_sha256") == digest and cached.get("salt", "") == salt
+                and "value" in cached):
             return cached["value"]
     except (OSError, ValueError):
         pass  # no usable cache: validate the source
     value = validate(data, str(source))
-    write_cache(source, data, value)
+    write_cache(source, data, value, salt)
     return value

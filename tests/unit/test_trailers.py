@@ -1,0 +1,89 @@
+"""Trailers read as git reads them (`git interpret-trailers --parse`), the agent catalogue,
+and identity globs whose brackets are literal."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+from support.gitutil import ROOT
+
+from gatecore import catalogue, trailers
+from gatecore.adapters.config import load_catalogue
+from gatecore.policy import IdentityGlob
+
+MESSAGES = [
+    "title only",
+    "title\n\nbody\n",
+    "title\n\nCo-authored-by: Claude <noreply@anthropic.com>\n",
+    "title\n\nbody\n\nCo-authored-by: A <a@x>\nCo-authored-by: B <b@x>\n",
+    "title\n\nCo-authored-by: A <a@x>\n\nprose after the trailers\n",
+    "title\n\nAssisted-by: Claude:claude-opus-4 coccinelle\nSigned-off-by: Dev <d@x>\n",
+    "title\n\nsome prose line\nSigned-off-by: Dev <d@x>\n",
+    "title\n\nline one\nline two\nline three\nline four\nSigned-off-by: Dev <d@x>\n",
+    "title\n\nKey: value\n  folded onto\n  two lines\nOther: x\n",
+    "title\n\nMade-with: Cursor\n# a comment\n",
+    "title\n\nKey : spaced key\nBad Key: not a key\n",
+    "title\n\nFixes: 123\n---\npatch text\nCo-authored-by: X <x@x>\n",
+    "title\n\n(cherry picked from commit 0123456789abcdef0123456789abcdef01234567)\n",
+    "Co-authored-by: T <t@x>\n",
+    "title\n\nco-authored-by: lower <l@x>\nCO-AUTHORED-BY: upper <u@x>\n",
+    "title\n\n\n\nKey: after blank lines\n\n\n",
+    "title\n\nURL: https://example.com/a:b\n",
+]
+
+
+def _git_parse(message: str, tmp: Path) -> list[str]:
+    out = subprocess.run(["git", "interpret-trailers", "--parse"], input=message.encode(), capture_output=True,
+                         check=True, cwd=tmp)
+    return out.stdout.decode().splitlines()
+
+
+@pytest.mark.parametrize("message", MESSAGES)
+def test_trailers_are_read_as_git_reads_them(message: str, tmp_path: Path) -> None:
+    assert trailers.lines(message) == _git_parse(message, tmp_path)
+
+
+def test_coauthor_emails_come_from_coauthored_by_trailers_only() -> None:
+    found = trailers.parse("t\n\nCo-authored-by: A <a@x>\nReviewed-by: R <r@x>\nco-authored-by: B < b@x >\n")
+    assert trailers.coauthor_emails(found) == ["a@x", "b@x"]
+
+
+def test_identity_globs_take_brackets_literally() -> None:
+    g = IdentityGlob.compile("*claude[bot]@users.noreply.github.com")
+    assert g.matches("41898282+Claude[bot]@users.noreply.github.com")
+    assert not g.matches("claudeb@users.noreply.github.com")
+    assert IdentityGlob.compile("agent-?").matches("agent-7") and not IdentityGlob.compile("agent-?").matches("agent-")
+    assert IdentityGlob.compile("a.b").matches("A.B") and not IdentityGlob.compile("a.b").matches("axb")
+
+
+def test_the_shipped_catalogue_is_valid_and_documented() -> None:
+    cat = load_catalogue()
+    assert cat.version and len(cat.agents) >= 10
+    doc = (ROOT / "docs" / "agents.md").read_text()
+    assert cat.version in doc
+    for a in cat.agents:
+        assert a.name in doc, a.name
+        for p in (*a.emails, *a.names, *a.trailers):
+            IdentityGlob.compile(p)
+            assert f"`{p}`" in doc, p
+    emails = cat.patterns("emails")
+    for account in ("copilot-swe-agent[bot]", "claude[bot]", "chatgpt-codex-connector[bot]",
+                    "devin-ai-integration[bot]", "google-labs-jules[bot]", "amazon-q-developer[bot]"):
+        numeric = f"123456+{account}@users.noreply.github.com"
+        assert any(IdentityGlob.compile(p).matches(numeric) for p in emails), account
+    for email in ("cursoragent@cursor.com", "noreply@aider.chat", "noreply@anthropic.com"):
+        assert any(IdentityGlob.compile(p).matches(email) for p in emails), email
+
+
+def test_named_sets_expand_only_where_they_mean_something() -> None:
+    cat = load_catalogue()
+    assert catalogue.expand("authors", ["x@y", "@known-agents"], cat)[0] == "x@y"
+    assert "Assisted-by: *" in catalogue.expand("trailers", ["@known-agents"], cat)
+    for key, values, cat_or_none in (("pushers", ["@known-agents"], cat), ("authors", ["@other"], cat),
+                                     ("authors", ["@known-agents"], None)):
+        with pytest.raises(ValueError):
+            catalogue.expand(key, values, cat_or_none)
+    with pytest.raises(ValueError):
+        catalogue.parse(b'version = "1"\n')

@@ -208,7 +208,7 @@ def signals(commit: Commit, rules: Sequence[FreezeRule]) -> Signals | None:
         return None
     author, committer = commit.identities()
     found: tuple[tuple[str, str], ...] = ()
-    if b":" in commit.message and any(r.reads_messages for r in rules):
+    if trailers.may_have(commit.message) and any(r.reads_messages for r in rules):
         found = tuple(trailers.parse(commit.message.decode("utf-8", "replace")))
     return Signals(author.name, committer.name, tuple(f"{k}: {v}" for k, v in found),
                    tuple(trailers.coauthor_emails(list(found))))

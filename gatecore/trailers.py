@@ -18,6 +18,14 @@ _KEY = re.compile(r"[A-Za-z0-9-]+[ \t]*:")
 _EMAIL = re.compile(r"<([^<>]*)>")
 
 
+def may_have(message: bytes) -> bool:
+    """False when the message cannot hold a trailer (a cheap test before `parse`): git reads
+    trailers only after the title paragraph, and a trailer has a ':'."""
+    body = message.strip()
+    cut = body.find(b"\n\n")
+    return cut >= 0 and b":" in body[cut:]
+
+
 def _separator(line: str) -> int:
     """Where git's find_separator finds ':' (key chars, then optional spaces), or -1."""
     m = _KEY.match(line)

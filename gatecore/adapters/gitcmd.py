@@ -153,7 +153,8 @@ def _walked(record: bytes, messages: bool) -> WalkedCommit:
         oid, *parents = ids.decode("ascii").split(" ")
     except UnicodeDecodeError:
         raise malformed(f"git rev-list printed an unexpected line {ids[:80]!r}") from None
-    message = b"\n".join(line[4:] for line in body.split(b"\n")) if body and messages else b""
+    # git indents every message line by four spaces: one replace undoes it (no per-line loop)
+    message = (body[4:] if body.startswith(b"    ") else body).replace(b"\n    ", b"\n") if body and messages else b""
     return WalkedCommit(oid, tuple(parents), header, message)
 
 

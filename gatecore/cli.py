@@ -283,11 +283,13 @@ def server_install(
     chain: Annotated[bool, Opt("--chain", help="Keep an existing hook, run it after the gate.")] = False,
     fsck: Annotated[bool, Opt("--fsck", help="Make git refuse malformed objects and bad modes in every "
                                              "pushed tree (receive.fsckObjects).")] = False,
+    allowed_signers: Annotated[Path | None, Opt("--allowed-signers", help="SSH allowed-signers file (ssh-keygen "
+                                                "format) for rules with signers and signatures.require.")] = None,
 ) -> int:
-    """Install or update the pre-receive hook, policy and keyring (idempotent)."""
+    """Install or update the pre-receive hook, policy, keyring and allowed signers (idempotent)."""
     from server.install import install
 
-    for line in install(git_dir, policy, keyring, platform, repository_id, chain, fsck):
+    for line in install(git_dir, policy, keyring, platform, repository_id, chain, fsck, allowed_signers):
         _out(line)
     return 0
 

@@ -28,6 +28,7 @@ AREAS: dict[str, str] = {
     "BIND": "Binding: receipt fields that must equal what the gate recomputed or looked up",
     "VERDICT": "Verdict of the review",
     "FROZEN": "Frozen files written by a restricted identity",
+    "SIG": "Commit signatures, where the policy requires them",
     "REF": "Ref updates: names, deletions, force pushes, targets",
     "LEDGER": "The attempt ledger under refs/gate/attempts/",
     "REVIEW": "Review refs under refs/heads/review/runner/",
@@ -128,6 +129,16 @@ _ALL: tuple[Code, ...] = (
        "frozen paths are changed by humans only; ask a maintainer to make this change"),
     _c("GATE-FROZEN-REF", "a restricted pusher moved a ref so that a frozen path changed",
        "rewinding or force-pushing a ref may not change frozen paths; ask a maintainer"),
+    # --- signatures ------------------------------------------------------------
+    _c("GATE-SIG-MISSING", "a commit that must be signed (signatures.require) carries no signature",
+       "sign commits with an SSH key the server lists (git config gpg.format ssh; commit.gpgSign true)"),
+    _c("GATE-SIG-UNKNOWN-KEY", "the commit is signed by a key the server's allowed signers do not list for git "
+                               "at the commit's date",
+       "ask an admin to add the key to the allowed-signers file (gate server install --allowed-signers)"),
+    _c("GATE-SIG-BAD", "the commit's signature does not verify (tampered, wrong namespace, or malformed)",
+       "re-sign the commit: git commit --amend -S --no-edit"),
+    _c("GATE-SIG-UNSUPPORTED", "the commit carries an OpenPGP or X.509 signature, which the gate does not verify",
+       "sign with an SSH key (git config gpg.format ssh)"),
     # --- refs ------------------------------------------------------------------
     _c("GATE-REF-DELETE", "this ref deletion is not allowed by policy",
        "ask a maintainer to delete the ref"),
@@ -184,6 +195,8 @@ _ALL: tuple[Code, ...] = (
        "run gate server doctor GIT_DIR"),
     _c("GATE-CONFIG-KEYFILE", "the signing key file is missing or invalid",
        "create one with gate keys generate"),
+    _c("GATE-CONFIG-SIGNERS", "the policy reads commit signatures but the allowed-signers file is missing or invalid",
+       "install one with gate server install --allowed-signers FILE (ssh-keygen's allowed signers format)"),
     # --- input -----------------------------------------------------------------
     _c("GATE-INPUT-MALFORMED", "the hook input is not valid ref-update lines",
        "pre-receive input is '<old> <new> <ref>' per line"),

@@ -77,6 +77,7 @@ class FreezeModel(_Strict):
     authors: Annotated[list[IdentityPattern], Field(max_length=1000)] = []
     names: Annotated[list[IdentityPattern], Field(max_length=1000)] = []
     trailers: Annotated[list[IdentityPattern], Field(max_length=1000)] = []
+    signers: Annotated[list[IdentityPattern], Field(max_length=1000)] = []
     pushers: Annotated[list[IdentityPattern], Field(max_length=1000)] = []
     refs: Annotated[list[RefPattern], Field(min_length=1, max_length=1000)] | None = None
 
@@ -95,6 +96,10 @@ class ObjectsModel(_Strict):
     noncanonical_modes: Literal["refuse-frozen", "refuse"] = "refuse-frozen"
 
 
+class SignaturesModel(_Strict):
+    require: Annotated[list[RefPattern], Field(max_length=1000)] = []
+
+
 class LimitsModel(_Strict):
     deadline_seconds: Annotated[float, Field(gt=0, le=600, allow_inf_nan=False, strict=False)] = 4.0
     max_violations_shown: Annotated[int, Field(ge=1, le=10000)] = 50
@@ -106,6 +111,7 @@ class PolicyModel(_Strict):
     refs: RefsModel = RefsModel()
     trusted: TrustedModel = TrustedModel()
     objects: ObjectsModel = ObjectsModel()
+    signatures: SignaturesModel = SignaturesModel()
     limits: LimitsModel = LimitsModel()
 
 
@@ -122,7 +128,7 @@ def validate_policy(data: bytes, origin: str, catalogue: Catalogue | None = None
     plain: dict[str, Any] = model.model_dump(mode="json")
     used = False
     for i, rule in enumerate(plain["freeze"]):
-        for key in ("authors", "names", "trailers", "pushers"):
+        for key in ("authors", "names", "trailers", "signers", "pushers"):
             try:
                 expanded = expand(key, rule[key], catalogue)
             except ValueError as exc:

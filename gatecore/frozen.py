@@ -16,11 +16,13 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from . import trailers
+from .errors import GateError
 from .findings import Violation
 from .gitmodel import MODE_GITLINK, DescendFilter, canon_mode, kind_of
 from .objects import Commit, Objects
 from .policy import FreezeRule, Signals, normalize_path
 from .refs import display
+from .signatures import SignatureChecker
 from .treediff import Change, TreeDiff
 
 
@@ -85,6 +87,8 @@ class FrozenChecker:
         self.objects = objects
         self.diff = TreeDiff(objects)
         self.whole_change = whole_change
+        #: who signed each commit, for rules with `signers` (None: no allowed signers here)
+        self.signatures: SignatureChecker | None = None
         self._descenders: dict[tuple[int, ...], DescendFilter] = {}
         #: (old tree, new tree, rules, with modes) -> (changes, non-canonical modes), from `prepare`.
         self._prepared: dict[tuple[str | None, str | None, tuple[int, ...], bool],
@@ -202,22 +206,28 @@ class FrozenChecker:
         return list(out.values())
 
 
-def signals(commit: Commit, rules: Sequence[FreezeRule]) -> Signals | None:
-    """The names and trailers of a commit, when some rule looks at them (else None)."""
-    if not any(r.names or r.reads_messages for r in rules):
+def signals(commit: Commit, rules: Sequence[FreezeRule], sigs: SignatureChecker | None = None) -> Signals | None:
+    """The names, trailers and verified signers of a commit, when some rule looks at them (else None)."""
+    if not any(r.names or r.reads_messages or r.signers for r in rules):
         return None
     author, committer = commit.identities()
+    signed: tuple[str, ...] = ()
+    if any(r.signers for r in rules):
+        if sigs is None:
+            raise GateError("GATE-CONFIG-SIGNERS", "a rule names signers but no allowed-signers file is available")
+        signed = sigs.state(commit.id).principals
     found: tuple[tuple[str, str], ...] = ()
     if trailers.may_have(commit.message) and any(r.reads_messages for r in rules):
         found = tuple(trailers.parse(commit.message.decode("utf-8", "replace")))
     return Signals(author.name, committer.name, tuple(f"{k}: {v}" for k, v in found),
-                   tuple(trailers.coauthor_emails(list(found))))
+                   tuple(trailers.coauthor_emails(list(found))), signed)
 
 
-def _restricting(commit: Commit, rules: Sequence[FreezeRule], pusher: str | None) -> dict[int, str]:
+def _restricting(checker: FrozenChecker, commit: Commit, rules: Sequence[FreezeRule], pusher: str | None
+                 ) -> dict[int, str]:
     """Rule index -> the restricted identity, for each rule that restricts this commit."""
     author, committer = commit.identities()
-    seen = signals(commit, rules)
+    seen = signals(commit, rules, checker.signatures)
     by_rule = {}
     for r in rules:
         who = r.restricted_identity(author.email, committer.email, pusher, seen)
@@ -230,7 +240,7 @@ def commit_violations(checker: FrozenChecker, commit: Commit, rules: Sequence[Fr
                       pusher: str | None, label: str | None = None) -> list[Violation]:
     """The frozen paths one commit (or a commit-to-be, in the client's commit hook) writes,
     and the non-canonical modes in what the gate examined of it."""
-    by_rule = _restricting(commit, rules, pusher)
+    by_rule = _restricting(checker, commit, rules, pusher)
     if not by_rule:
         return []
     applicable = [r for r in rules if r.index in by_rule]
@@ -263,9 +273,12 @@ def walk_violations(checker: FrozenChecker, commits: Iterable[Commit], rules: Se
     """
     restricted: dict[tuple[str, str, Signals | None], list[FreezeRule]] = {}  # identities repeat: match once
     picked: list[tuple[Commit, list[FreezeRule]]] = []
+    if checker.signatures is not None and any(r.signers for r in rules):
+        commits = list(commits)
+        checker.signatures.prefetch([c.id for c in commits])
     for c in commits:
         author, committer = c.identities()
-        key = (author.email, committer.email, signals(c, rules))
+        key = (author.email, committer.email, signals(c, rules, checker.signatures))
         applicable = restricted.get(key)
         if applicable is None:
             applicable = restricted[key] = [r for r in rules if r.restricted_identity(*key[:2], pusher, key[2])

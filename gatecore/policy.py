@@ -149,6 +149,7 @@ class Signals:
     committer_name: str = ""
     trailers: tuple[str, ...] = ()
     coauthors: tuple[str, ...] = ()
+    signers: tuple[str, ...] = ()  # principals of a verified SSH signature (not self-asserted)
 
 
 @dataclass(frozen=True, slots=True)
@@ -161,6 +162,7 @@ class FreezeRule:
     refs: tuple[RefGlob, ...] | None  # None: every ref
     names: tuple[IdentityGlob, ...] = ()     # author / committer names
     trailers: tuple[IdentityGlob, ...] = ()  # whole trailer lines
+    signers: tuple[IdentityGlob, ...] = ()   # principals of a commit's verified signature
 
     @property
     def label(self) -> str:
@@ -169,7 +171,7 @@ class FreezeRule:
     @property
     def everyone(self) -> bool:
         """A rule naming no identities freezes its paths for everybody."""
-        return not self.authors and not self.pushers and not self.names and not self.trailers
+        return not (self.authors or self.pushers or self.names or self.trailers or self.signers)
 
     @property
     def reads_messages(self) -> bool:
@@ -207,6 +209,9 @@ class FreezeRule:
             for line in signals.trailers:
                 if _any(self.trailers, line):
                     return f"trailer:{line}"
+            for principal in signals.signers:
+                if _any(self.signers, principal):
+                    return f"signer:{principal}"
         if _any(self.pushers, pusher):
             return f"pusher:{pusher}"
         return None
@@ -230,6 +235,13 @@ class Policy:
     replace: str = "trusted"
     noncanonical_modes: str = "refuse-frozen"
     catalogue_version: str | None = None  # the agent catalogue the named sets were expanded from
+    #: refs whose every new commit must carry a valid signature by a key in the allowed signers
+    require_signatures: tuple[RefGlob, ...] = ()
+
+    @property
+    def needs_signers(self) -> bool:
+        """Deciding needs the allowed-signers file (a rule names signers, or signatures are required)."""
+        return bool(self.require_signatures) or any(r.signers for r in self.rules)
 
     @property
     def reads_messages(self) -> bool:
@@ -274,6 +286,7 @@ class Policy:
                 refs=None if refs is None else tuple(RefGlob.compile(x) for x in strs(refs)),
                 names=tuple(IdentityGlob.compile(n) for n in strs(r.get("names", []))),
                 trailers=tuple(IdentityGlob.compile(t) for t in strs(r.get("trailers", []))),
+                signers=tuple(IdentityGlob.compile(t) for t in strs(r.get("signers", []))),
             ))
         refs_doc = doc["refs"]
         if refs_doc["delete"] not in REF_ACTIONS or refs_doc["force"] not in REF_ACTIONS:
@@ -296,4 +309,5 @@ class Policy:
             trusted_pushers=tuple(IdentityGlob.compile(p) for p in strs(doc["trusted"]["pushers"])),
             deadline_seconds=float(deadline), max_violations_shown=shown, replace=replace,
             noncanonical_modes=modes, catalogue_version=doc.get("catalogue_version"),
+            require_signatures=tuple(RefGlob.compile(x) for x in strs(doc.get("signatures", {}).get("require", []))),
         )

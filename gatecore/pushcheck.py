@@ -33,12 +33,18 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
 
+from .errors import GateError
 from .findings import Violation
 from .frozen import FrozenChecker, discarded_violations, walk_violations
 from .objects import Commit, Objects
 from .policy import FreezeRule, Policy, RefGlob
 from .refs import DOCTOR_PREFIX, GATE_PREFIX, REPLACE_PREFIX, RESERVED_PARENTS, REVIEW_PREFIX, RefUpdate, display
+from .signatures import REQUIRED_CODES, SignatureChecker
+
+if TYPE_CHECKING:
+    from .sshsig import AllowedSigners
 
 #: Existing refs under these prefixes count as already checked (they came in through the gate).
 CHECKED_PREFIXES = (b"refs/heads/", b"refs/tags/")
@@ -67,7 +73,8 @@ def _in_scope(scope: tuple[RefGlob, ...] | None, ref: str) -> bool:
 
 class PushChecker:
     def __init__(self, objects: Objects, policy: Policy, pusher: str,
-                 existing: dict[bytes, str] | None, deadline: float | None = None) -> None:
+                 existing: dict[bytes, str] | None, deadline: float | None = None,
+                 signers: AllowedSigners | None = None) -> None:
         """`existing` None: the refs of the repository itself (the server). They are then listed
         only for rules scoped to refs; for the others git enumerates them (`--not --branches
         --tags`), which with many refs is far cheaper than listing them through libgit2."""
@@ -78,6 +85,8 @@ class PushChecker:
         self._existing = existing
         self.deadline = deadline
         self.frozen = FrozenChecker(objects, whole_change=policy.noncanonical_modes == "refuse")
+        self.signatures = None if signers is None else SignatureChecker(objects, signers)
+        self.frozen.signatures = self.signatures
 
     @property
     def existing(self) -> dict[bytes, str]:
@@ -211,6 +220,28 @@ class PushChecker:
         for u in normal:
             report.violations += self._ref_violations(u)
         # Ledger and receipt refs hold sealed records, validated structurally instead.
-        report.violations += self._frozen_violations([u for u in normal if not u.ref.startswith(GATE_PREFIX)],
-                                                     report)
+        plain = [u for u in normal if not u.ref.startswith(GATE_PREFIX)]
+        if self.policy.needs_signers and self.signatures is None and plain:
+            raise GateError("GATE-CONFIG-SIGNERS", "the policy reads commit signatures but no allowed-signers "
+                                                   "file is installed")
+        report.violations += self._frozen_violations(plain, report)
+        report.violations += self._signature_violations(plain)
         return report
+
+    def _signature_violations(self, updates: Sequence[RefUpdate]) -> list[Violation]:
+        """`[signatures] require`: every new commit reaching those refs is signed by a listed key."""
+        scope = self.policy.require_signatures
+        in_scope = [u for u in updates if not u.is_delete and _in_scope(scope, u.ref)] if scope else []
+        if not in_scope or self.signatures is None:
+            return []
+        hide, _how = self._hide(scope, in_scope)
+        commits = list(self.objects.walk([u.new for u in in_scope], hide, self.deadline))
+        self.signatures.prefetch([c.id for c in commits])
+        out = []
+        for c in commits:
+            state = self.signatures.state(c.id)
+            code = REQUIRED_CODES[state.status]
+            if code is not None:
+                out.append(Violation(code, self._first_ref(in_scope, c.id), f"signatures.require: {state.reason}",
+                                     commit=c.id, identity=c.author_email))
+        return out

@@ -46,8 +46,21 @@ def require_local(repo: GitRepo, updates: Sequence[RefUpdate], remote: str) -> N
 
 def push_report(repo: GitRepo, policy: Policy, pusher: str, updates: Sequence[RefUpdate],
                 existing: dict[bytes, str]) -> PushReport:
-    """The server's check of these updates, without the reserved namespaces (gate-receipt-push's)."""
-    return PushChecker(Objects(repo), policy, pusher, existing).check(updates)
+    """The server's check of these updates, without the reserved namespaces (gate-receipt-push's).
+
+    A policy that reads signatures verifies them with this repository's
+    `gpg.ssh.allowedSignersFile` (the file git itself uses); without one it is a
+    configuration error (GATE-CONFIG-SIGNERS), as on the server."""
+    signers = None
+    if policy.needs_signers:
+        from gatecore.adapters.config import load_allowed_signers
+        from gatecore.adapters.gitcmd import run_git
+
+        got = run_git([f"--git-dir={repo.path}", "config", "--path", "gpg.ssh.allowedSignersFile"], ok=(0, 1))
+        path = got.stdout.decode("utf-8", "replace").strip()
+        if path:
+            signers = load_allowed_signers(Path(path))
+    return PushChecker(Objects(repo), policy, pusher, existing, None, signers).check(updates)
 
 
 def coverage_note(push: pushset.PushInput, extra: Sequence[RefUpdate]) -> list[str]:

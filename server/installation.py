@@ -16,6 +16,7 @@ from gatecore.errors import GateError
 CONFIG_FILE = "config.json"
 POLICY_FILE = "policy.toml"
 KEYRING_FILE = "keyring.toml"
+ALLOWED_SIGNERS_FILE = "allowed_signers"  # ssh-keygen's format; read when the policy reads signatures
 AUDIT_FILE = "audit.log"
 CONFIG_VERSION = 1
 
@@ -35,6 +36,10 @@ class Installation:
     @property
     def keyring(self) -> Path:
         return self.gate_dir / KEYRING_FILE
+
+    @property
+    def allowed_signers(self) -> Path:
+        return self.gate_dir / ALLOWED_SIGNERS_FILE
 
     @property
     def audit_log(self) -> Path:

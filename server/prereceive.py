@@ -98,7 +98,10 @@ def _checked(inst: installation.Installation, hook_env: environment.HookEnv, liv
     from gatecore.pushcheck import PushChecker
 
     objects = Objects(repo)
-    report = PushChecker(objects, policy, hook_env.pusher, None, deadline.at).check(live)
+    signers = None
+    if policy.needs_signers:
+        signers = config.load_allowed_signers(inst.allowed_signers)
+    report = PushChecker(objects, policy, hook_env.pusher, None, deadline.at, signers).check(live)
     violations: list[Violation] = report.violations
     attempt_ids: list[str] = []
     reserved = [u for u in live if is_reserved(u.ref)]

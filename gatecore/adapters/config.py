@@ -19,6 +19,7 @@ from ..policy import MAX_POLICY_BYTES, Policy
 
 if TYPE_CHECKING:
     from ..catalogue import Catalogue
+    from ..sshsig import AllowedSigners
 from . import files
 
 MAX_KEYFILE_BYTES = 65536
@@ -113,6 +114,30 @@ def policy_problems(path: Path) -> list[str]:
     except GateError as exc:
         return [part.strip() for part in exc.detail.split("; ")]
     return []
+
+
+MAX_ALLOWED_SIGNERS_BYTES = 1 << 20
+
+
+def read_allowed_signers(path: Path) -> bytes:
+    """An allowed-signers file's bytes, validated (GATE-CONFIG-SIGNERS if missing or malformed)."""
+    data = files.read_capped(path, "GATE-CONFIG-SIGNERS", "allowed signers", MAX_ALLOWED_SIGNERS_BYTES)
+    _signers(data, str(path))
+    return data
+
+
+def load_allowed_signers(path: Path) -> AllowedSigners:
+    return _signers(files.read_capped(path, "GATE-CONFIG-SIGNERS", "allowed signers", MAX_ALLOWED_SIGNERS_BYTES),
+                    str(path))
+
+
+def _signers(data: bytes, origin: str) -> AllowedSigners:
+    from ..sshsig import parse_allowed_signers
+
+    try:
+        return parse_allowed_signers(data.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise GateError("GATE-CONFIG-SIGNERS", f"{origin}: {exc}") from None
 
 
 def load_keyfile(path: Path) -> SigningKey:

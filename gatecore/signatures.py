@@ -1,0 +1,103 @@
+"""Commit signatures as the policy reads them: who signed a commit, and whether it must be signed (pure).
+
+Emails, names and trailers are what a commit says about itself; a signature by a key the
+server lists is the one signal git has that the writer cannot choose. The server keeps an
+allowed-signers file (`GIT_DIR/gate/allowed_signers`, the format of `ssh-keygen -Y verify`
+and git's `gpg.ssh.allowedSignersFile`) mapping principals to SSH keys. Two uses:
+
+* a rule's `signers` globs restrict a commit whose signature verifies for a matching
+  principal (an agent's key), like `authors` do for emails;
+* `[signatures] require = [REFS...]` makes every new commit reaching those refs carry a
+  valid signature by a listed key: unsigned (`GATE-SIG-MISSING`), signed by a key not
+  listed for git at the commit's date (`GATE-SIG-UNKNOWN-KEY`), not verifying
+  (`GATE-SIG-BAD`), or signed with OpenPGP / X.509, which the gate does not verify
+  (`GATE-SIG-UNSUPPORTED`): each rejected.
+
+SSH signatures are verified in-process (`gatecore.sshsig`) against the commit's date, as
+`git verify-commit` does. A commit is verified at most once per push, and only when a
+rule or the requirement needs it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from .errors import malformed
+from .objects import Objects
+
+if TYPE_CHECKING:
+    from .sshsig import AllowedSigners
+
+#: status -> the code a signature-requiring scope rejects it with (None: accepted)
+REQUIRED_CODES: dict[str, str | None] = {
+    "ok": None, "unsigned": "GATE-SIG-MISSING", "unknown-key": "GATE-SIG-UNKNOWN-KEY", "bad": "GATE-SIG-BAD",
+    "unsupported": "GATE-SIG-UNSUPPORTED",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class SignatureState:
+    status: str                    # ok | unsigned | unknown-key | bad | unsupported
+    principals: tuple[str, ...]    # when ok: the principals the key is allowed for
+    reason: str
+
+
+def _committer_time(raw: bytes) -> int:
+    """The committer date of a raw commit (the time a signature is judged at, as git does)."""
+    header = raw.split(b"\n\n", 1)[0]
+    for line in header.split(b"\n"):
+        if line.startswith(b"committer "):
+            try:
+                return int(line.rsplit(b">", 1)[1].split()[0])
+            except (IndexError, ValueError):
+                break
+    raise malformed("a commit without a readable committer date")
+
+
+class SignatureChecker:
+    """Verifies commits' signatures against the allowed signers, once per commit."""
+
+    def __init__(self, objects: Objects, signers: AllowedSigners | None) -> None:
+        """`signers` None: nothing can verify here (the client's commit-time hook, before the
+        commit and its signature exist): every commit reads as unsigned."""
+        self.objects = objects
+        self.signers = signers
+        self._seen: dict[str, SignatureState] = {}
+
+    def state(self, oid: str) -> SignatureState:
+        if self.signers is None:
+            return SignatureState("unsigned", (), "no allowed signers to verify with")
+        got = self._seen.get(oid)
+        if got is None:
+            kind, raw = self.objects.reader.read(oid)
+            if kind != "commit":
+                raise malformed(f"object {oid} is a {kind}, not a commit")
+            got = self._seen[oid] = self._judge(raw)
+        return got
+
+    def prefetch(self, oids: list[str]) -> None:
+        """Verify many commits from one pipelined read."""
+        wanted = [o for o in dict.fromkeys(oids) if o not in self._seen]
+        if len(wanted) > 1 and self.signers is not None:
+            for oid, kind, raw in self.objects.reader.read_many(wanted):
+                if kind != "commit":
+                    raise malformed(f"object {oid} is a {kind}, not a commit")
+                self._seen[oid] = self._judge(raw)
+
+    def _judge(self, raw: bytes) -> SignatureState:
+        from . import sshsig
+
+        assert self.signers is not None
+        try:
+            split = sshsig.split_signed_commit(raw)
+        except ValueError as exc:
+            return SignatureState("bad", (), str(exc))
+        if split is None:
+            return SignatureState("unsigned", (), "no signature")
+        payload, armored = split
+        kind = sshsig.signature_kind(armored)
+        if kind != "ssh":
+            return SignatureState("unsupported", (), f"a {kind} signature")
+        v = sshsig.verify(payload, armored, self.signers, _committer_time(raw))
+        return SignatureState(v.status, tuple(v.principals) if v.ok else (), v.reason)

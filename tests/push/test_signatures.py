@@ -1,0 +1,110 @@
+"""Verified commit signatures through real pushes: an agent's key restricts like an agent's
+email, and a signature-requiring scope refuses unsigned, unknown-key and bad signatures."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from support.gitutil import HUMAN, git
+from support.server import Server
+from support.verdicts import refused
+
+pytestmark = pytest.mark.skipif(shutil.which("ssh-keygen") is None, reason="ssh-keygen is not installed")
+
+POLICY = """\
+mode = "enforce"
+[[freeze]]
+name = "governance"
+paths = ["ci/**"]
+signers = ["agent-*"]
+[signatures]
+require = ["refs/heads/main"]
+"""
+
+
+def _key(root: Path, name: str) -> tuple[Path, str]:
+    path = root / name
+    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", name, "-f", str(path)], check=True)
+    return path, (root / f"{name}.pub").read_text().strip()
+
+
+@pytest.fixture
+def keys(tmp_path: Path) -> dict[str, Path]:
+    root = tmp_path / "keys"
+    root.mkdir()
+    found = {}
+    lines = []
+    for name, principal in (("human", "hana@example.com"), ("agent", "agent-7"), ("stranger", None)):
+        path, pub = _key(root, name)
+        found[name] = path
+        if principal:
+            lines.append(f'{principal} namespaces="git" {pub}\n')
+    found["file"] = root / "allowed_signers"
+    found["file"].write_text("".join(lines))
+    return found
+
+
+@pytest.fixture
+def server(tmp_path: Path, keys: dict[str, Path]) -> Server:
+    (tmp_path / "s").mkdir()
+    s = Server(tmp_path / "s", policy=POLICY, extra=("--allowed-signers", str(keys["file"])))
+    _signed(s, keys["human"], "README", "base\n")
+    assert s.push("main").returncode == 0, s.audit()
+    return s
+
+
+def _signed(server: Server, key: Path | None, path: str, text: str, identity: tuple[str, str] = HUMAN) -> str:
+    server.work.write(path, text)
+    git(server.work.path, "add", "-A")
+    sign = ["-c", "gpg.format=ssh", "-c", f"user.signingkey={key}", "commit", "-S"] if key else ["commit"]
+    git(server.work.path, *sign, "-q", "-m", f"write {path}", identity=identity)
+    return server.work.head()
+
+
+def test_a_commit_signed_by_an_agent_key_cannot_write_a_frozen_path(server: Server, keys: dict[str, Path]) -> None:
+    """Its email says human; its signature says agent-7: the signature restricts it."""
+    before = server.refs()
+    _signed(server, keys["agent"], "ci/deploy.yml", "x\n", identity=HUMAN)
+    out = server.push("main")
+    assert refused(out, "GATE-FROZEN-PATH"), out.stderr
+    assert "identity=signer:agent-7" in out.stderr
+    assert server.refs() == before
+
+
+def test_a_commit_signed_by_a_human_key_is_accepted(server: Server, keys: dict[str, Path]) -> None:
+    _signed(server, keys["human"], "ci/deploy.yml", "x\n")
+    out = server.push("main")
+    assert out.returncode == 0, out.stderr
+
+
+def test_an_unsigned_commit_in_a_signature_requiring_scope_is_rejected(server: Server) -> None:
+    _signed(server, None, "src/app.py", "x\n")
+    assert refused(server.push("main"), "GATE-SIG-MISSING")
+    assert server.push("HEAD:refs/heads/topic").returncode == 0  # outside the scope
+
+
+def test_a_key_the_server_does_not_list_is_rejected(server: Server, keys: dict[str, Path]) -> None:
+    _signed(server, keys["stranger"], "src/app.py", "x\n")
+    assert refused(server.push("main"), "GATE-SIG-UNKNOWN-KEY")
+
+
+def test_a_signature_that_does_not_verify_is_rejected(server: Server, keys: dict[str, Path]) -> None:
+    """The signed commit with one byte of its message changed (a forged object, same signature)."""
+    head = _signed(server, keys["human"], "src/app.py", "x\n")
+    raw = git(server.work.path, "cat-file", "commit", head).stdout
+    forged = raw.replace("write src/app.py", "write src/app.pz")
+    oid = git(server.work.path, "hash-object", "-t", "commit", "-w", "--stdin", input=forged.encode()).stdout.strip()
+    git(server.work.path, "update-ref", "refs/heads/main", oid)
+    assert refused(server.push("main"), "GATE-SIG-BAD")
+
+
+def test_a_policy_reading_signatures_without_allowed_signers_is_a_configuration_error(tmp_path: Path) -> None:
+    s = Server(tmp_path, policy=POLICY)
+    s.work.write("README", "x\n")
+    s.work.commit("base")
+    out = s.push("main")
+    assert refused(out, "GATE-CONFIG-SIGNERS"), out.stderr
+    assert s.audit()[-1]["exit"] == 2

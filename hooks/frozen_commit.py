@@ -29,6 +29,7 @@ from gatecore.ids import OID_RE
 from gatecore.objects import Commit, Ident, Objects, parse_ident
 from gatecore.policy import Policy
 from gatecore.refs import display
+from gatecore.signatures import SignatureChecker
 
 from . import clientconfig
 from .common import current_branch, git, rev_commit, verdict_lines
@@ -83,7 +84,9 @@ def staged_violations(repo: GitRepo, policy: Policy, tree: str, parents: Sequenc
     """
     rules = [r for r in policy.rules if branch is None or r.applies_to_ref(branch)]
     staged = Commit(STAGED, tree, tuple(parents), (author, committer), "", b"", b"")
-    checker = FrozenChecker(Objects(repo), whole_change=policy.noncanonical_modes == "refuse")
+    objects = Objects(repo)
+    checker = FrozenChecker(objects, whole_change=policy.noncanonical_modes == "refuse")
+    checker.signatures = SignatureChecker(objects, None)  # not signed yet: `signers` rules cannot see it here
     return commit_violations(checker, staged, rules, display(branch or "HEAD"), pusher, STAGED)
 
 

@@ -886,3 +886,19 @@ def test_a_large_staged_change_is_checked_whole(tmp_path: Path, hook_repo: HookR
     framework = time.monotonic() - started
     assert client_verdict(out) == Verdict(1, frozenset({"GATE-FROZEN-PATH"}))
     print(f"\n5000 staged files: hook alone {direct:.2f}s, git commit through pre-commit {framework:.2f}s")
+
+
+def test_the_commit_hook_reads_a_policy_with_signers_and_trailers(tmp_path: Path) -> None:
+    """Before the commit exists there is no signature and no message: `signers` and
+    `trailers` cannot restrict it there (the push hooks and the server see them), emails still do."""
+    w = WorkRepo(tmp_path / "work")
+    w.write(".gate/policy.toml", 'mode = "enforce"\n[[freeze]]\npaths = ["ci/**"]\nsigners = ["agent-*"]\n'
+                                 'trailers = ["@known-agents"]\nauthors = ["*@agents.example.com"]\n')
+    w.write("README", "x\n")
+    w.commit("base", identity=HUMAN)
+    w.write("ci/deploy.yml", "x\n")
+    git(w.path, "add", "-A")
+    for who, rc in ((HUMAN, 0), (AGENT, 1)):
+        out = subprocess.run([sys.executable, "-m", "hooks.frozen_commit"], cwd=w.path, env=git_env(who),
+                             capture_output=True, text=True)
+        assert out.returncode == rc, out.stderr

@@ -20,6 +20,7 @@ rule or the requirement needs it.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -28,6 +29,8 @@ from .objects import Objects
 
 if TYPE_CHECKING:
     from .sshsig import AllowedSigners
+
+_DATE = re.compile(rb" *([0-9]+)")
 
 #: status -> the code a signature-requiring scope rejects it with (None: accepted)
 REQUIRED_CODES: dict[str, str | None] = {
@@ -48,10 +51,11 @@ def _committer_time(raw: bytes) -> int:
     header = raw.split(b"\n\n", 1)[0]
     for line in header.split(b"\n"):
         if line.startswith(b"committer "):
-            try:
-                return int(line.rsplit(b">", 1)[1].split()[0])
-            except (IndexError, ValueError):
+            # git reads the digits after the last '>' (strspn): "1_700..." is 1, "+5" no date
+            m = _DATE.match(line.rsplit(b">", 1)[-1])
+            if m is None:
                 break
+            return int(m.group(1))
     raise malformed("a commit without a readable committer date")
 
 

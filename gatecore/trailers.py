@@ -14,6 +14,9 @@ from __future__ import annotations
 import re
 
 _GIT_GENERATED = ("Signed-off-by: ", "(cherry picked from commit ")
+#: git's isspace(): Python's str.isspace()/strip() also take \v, \f and Unicode spaces,
+#: which would make the gate miss trailers git sees.
+_WS = " \t\n\r"
 _KEY = re.compile(r"[A-Za-z0-9-]+[ \t]*:")
 _EMAIL = re.compile(r"<([^<>]*)>")
 
@@ -21,9 +24,10 @@ _EMAIL = re.compile(r"<([^<>]*)>")
 def may_have(message: bytes) -> bool:
     """False when the message cannot hold a trailer (a cheap test before `parse`): git reads
     trailers only after the title paragraph, and a trailer has a ':'."""
-    body = message.strip()
-    cut = body.find(b"\n\n")
-    return cut >= 0 and b":" in body[cut:]
+    if b":" not in message:
+        return False
+    # a blank line (git's blank: only spaces, tabs, CRs), or a message that starts blank
+    return message[:1] in (b"\n", b"\r") or re.search(rb"\n[ \t\r]*\n", message) is not None
 
 
 def _separator(line: str) -> int:
@@ -35,7 +39,7 @@ def _separator(line: str) -> int:
 def _block(lines: list[str]) -> list[str]:
     """The lines of the trailer block (empty: none)."""
     title_end = 0
-    while title_end < len(lines) and (lines[title_end].startswith("#") or lines[title_end].strip()):
+    while title_end < len(lines) and (lines[title_end].startswith("#") or lines[title_end].strip(_WS)):
         title_end += 1
     trailer = non_trailer = continuation = 0
     recognized = False
@@ -46,7 +50,7 @@ def _block(lines: list[str]) -> list[str]:
             non_trailer += continuation
             continuation = 0
             continue
-        if not line.strip():
+        if not line.strip(_WS):
             if only_spaces:
                 continue
             non_trailer += continuation
@@ -58,10 +62,10 @@ def _block(lines: list[str]) -> list[str]:
             trailer += 1
             continuation = 0
             recognized = True
-        elif _separator(line) >= 1 and not line[0].isspace():
+        elif _separator(line) >= 1 and line[0] not in _WS:
             trailer += 1
             continuation = 0
-        elif line[0].isspace():
+        elif line[0] in _WS:
             continuation += 1
         else:
             non_trailer += 1 + continuation
@@ -71,22 +75,23 @@ def _block(lines: list[str]) -> list[str]:
 
 def _unfold(value: str) -> str:
     """git's unfold_value: a newline and the whitespace after it become one space; then trim."""
-    return re.sub(r"\n\s*", " ", value).strip()
+    return re.sub(r"\n[ \t\n\r]*", " ", value).strip(_WS)
 
 
 def parse(message: str) -> list[tuple[str, str]]:
     """(key, value) of every trailer, in order, continuation lines folded in."""
     lines = message.split("\n")
     for n, line in enumerate(lines):
-        if line.startswith("---") and (len(line) == 3 or line[3].isspace()):
+        # git: "---" followed by whitespace (a line's own newline counts; the input's end does not)
+        if line.startswith("---") and (line[3:4] in (" ", "\t", "\r") or (line == "---" and n < len(lines) - 1)):
             lines = lines[:n]
             break
-    while lines and not lines[-1].strip():
+    while lines and not lines[-1].strip(_WS):
         lines.pop()
     items: list[str] = []
     last: int | None = None  # the item a continuation line joins: the last one with a separator
     for line in _block(lines):
-        if last is not None and line[:1].isspace():
+        if last is not None and line[:1] != "" and line[0] in _WS:
             items[last] += "\n" + line
             continue
         items.append(line)
@@ -97,7 +102,7 @@ def parse(message: str) -> list[tuple[str, str]]:
             continue
         sep = _separator(item)
         if sep >= 1:
-            out.append((item[:sep].strip(), _unfold(item[sep + 1:])))
+            out.append((item[:sep].strip(_WS), _unfold(item[sep + 1:])))
     return out
 
 

@@ -109,7 +109,8 @@ def walk(git_dir: str, tips: Sequence[str], hide: Iterable[str] | None, deadline
     if hide is None:
         # Review refs (one per attempt, many) never count as checked: excluding them keeps the
         # walk's cost independent of how many attempts are open, and can only check more.
-        args += ["--not", f"--exclude={REVIEW_PREFIX}*", "--branches", "--tags"]
+        # (--exclude before --branches matches names without refs/heads/, as git documents.)
+        args += ["--not", f"--exclude={REVIEW_PREFIX.removeprefix('refs/heads/')}*", "--branches", "--tags"]
     else:
         args.append("--stdin")
         data = "".join(f"^{oid}\n" for oid in hide).encode("ascii")

@@ -133,3 +133,19 @@ def test_what_a_push_brought_is_told_by_the_quarantine(repo: WorkRepo, tmp_path:
         assert GitStream(str(bare)).preexisting([main]) is None
         gs.close()
     assert GitRepo.at(repo.path).preexisting([main]) is None
+
+
+def test_commits_only_on_review_refs_are_never_taken_as_checked(repo: WorkRepo) -> None:
+    """The full walk hides every branch and tag but the review refs: a commit reachable only
+    from refs/heads/review/runner/* is still new when main moves to it (a review found that
+    `--exclude=refs/heads/...` before `--branches` excluded nothing)."""
+    from gatecore.adapters import gitcmd
+
+    git(repo.path, "checkout", "-q", "-b", "tmp")
+    repo.write("ci/x.yml", "x\n")
+    x = repo.commit("only on a review ref")
+    git(repo.path, "update-ref", "refs/heads/review/runner/a1", x)
+    git(repo.path, "checkout", "-q", "main")
+    git(repo.path, "branch", "-q", "-D", "tmp")
+    walked = [w.id for w in gitcmd.walk(str(repo.path / ".git"), [x], None, None)]
+    assert walked == [x]

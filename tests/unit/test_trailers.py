@@ -31,6 +31,18 @@ MESSAGES = [
     "title\n\nco-authored-by: lower <l@x>\nCO-AUTHORED-BY: upper <u@x>\n",
     "title\n\n\n\nKey: after blank lines\n\n\n",
     "title\n\nURL: https://example.com/a:b\n",
+    # git's whitespace is space, tab, CR, LF: not \f, \v or Unicode spaces (a review found these)
+    "title\n\nCo-authored-by: Claude <noreply@anthropic.com>\n\x0c\nSigned-off-by: x <x@x>\n",
+    "title\n\nCo-authored-by: Claude <noreply@anthropic.com>\n\u00a0\nSigned-off-by: x <x@x>\n",
+    "title\n\nbody\n---\x0c\n\nCo-authored-by: Claude <noreply@anthropic.com>\n",
+    "title\n\nbody\n---\u00a0x\n\nCo-authored-by: Claude <noreply@anthropic.com>\n",
+    "title\n\nCo-authored-by: C <c@x>\n\x0ccontinued\n",
+    "title\n \nCo-authored-by: C <c@x>\n",
+    "title\n\t\nCo-authored-by: C <c@x>\n",
+    "title\r\n\r\nCo-authored-by: C <c@x>\r\n",
+    "\nCo-authored-by: C <c@x>\n",
+    "title\n\nbody\n---",
+    "title\n\nKey: v\n---\nCo-authored-by: C <c@x>",
 ]
 
 

@@ -334,6 +334,10 @@ class Cache:
 
         return self.get("real-replayed", {"real": real.name, "times": times}, build)
 
+    def signed(self, history: Path) -> Path:
+        """`history` with every commit SSH-signed by the bench signer (`allowed_signers_line`)."""
+        return self.get("signed", {"history": history.name}, lambda p: sign_history(self.git, history, p))
+
 
 def _bulk(rng: random.Random, size: int) -> bytes:
     """`size` bytes of base64 text lines (compresses about as well as minified code)."""
@@ -420,3 +424,73 @@ def _export_records(export: bytes) -> list[tuple[str, int | None, list[bytes]]]:
         if current is not None:
             current.append(line)
     return records
+
+
+# --- signed histories ------------------------------------------------------------------
+
+#: The benchmark's signer: a fixed ed25519 key, so signed histories are cached like the rest.
+SIGNER_PRINCIPAL = "bench-signer"
+_SIGNER_SEED = hashlib.sha256(b"push-gate bench signer").digest()
+
+
+def _ssh_string(b: bytes) -> bytes:
+    return len(b).to_bytes(4, "big") + b
+
+
+def signer_public_blob() -> bytes:
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+    from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
+
+    pub = Ed25519PrivateKey.from_private_bytes(_SIGNER_SEED).public_key().public_bytes(Encoding.Raw, PublicFormat.Raw)
+    return _ssh_string(b"ssh-ed25519") + _ssh_string(pub)
+
+
+def allowed_signers_line() -> str:
+    return f'{SIGNER_PRINCIPAL} namespaces="git" ssh-ed25519 {base64.b64encode(signer_public_blob()).decode()}\n'
+
+
+def _sshsig(payload: bytes) -> bytes:
+    """An armored SSHSIG (namespace git, sha512) of `payload` by the bench signer, as ssh-keygen -Y sign makes it."""
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+    key = Ed25519PrivateKey.from_private_bytes(_SIGNER_SEED)
+    signed = (b"SSHSIG" + _ssh_string(b"git") + _ssh_string(b"") + _ssh_string(b"sha512")
+              + _ssh_string(hashlib.sha512(payload).digest()))
+    sig = _ssh_string(b"ssh-ed25519") + _ssh_string(key.sign(signed))
+    blob = (b"SSHSIG" + (1).to_bytes(4, "big") + _ssh_string(signer_public_blob()) + _ssh_string(b"git")
+            + _ssh_string(b"") + _ssh_string(b"sha512") + _ssh_string(sig))
+    text = base64.b64encode(blob)
+    lines = [text[i:i + 70] for i in range(0, len(text), 70)]
+    return b"-----BEGIN SSH SIGNATURE-----\n" + b"\n".join(lines) + b"\n-----END SSH SIGNATURE-----\n"
+
+
+def sign_history(git: Git, src: Path, dst: Path) -> None:
+    """`src`'s main with every commit re-written SSH-signed (parents re-pointed), as loose objects in `dst`."""
+    import zlib
+
+    link_copy(src, dst)
+    (dst / "bench-done").unlink(missing_ok=True)
+    order = git.out("rev-list", "--reverse", "--topo-order", "refs/heads/main", cwd=dst).split()
+    raw = git.run("cat-file", "--batch", cwd=dst, input="".join(f"{o}\n" for o in order).encode()).stdout
+    mapped: dict[str, str] = {}
+    pos = 0
+    for oid in order:
+        end = raw.index(b"\n", pos)
+        size = int(raw[pos:end].split()[2])
+        body = raw[end + 1:end + 1 + size]
+        pos = end + 1 + size + 1
+        header, _, message = body.partition(b"\n\n")
+        lines = header.split(b"\n")
+        lines = [(b"parent " + mapped[ln[7:].decode()].encode()) if ln.startswith(b"parent ") else ln for ln in lines]
+        payload = b"\n".join(lines) + b"\n\n" + message
+        armored = _sshsig(payload).rstrip(b"\n").split(b"\n")
+        gpgsig = b"gpgsig " + b"\n ".join(armored)
+        signed = b"\n".join([*lines, gpgsig]) + b"\n\n" + message
+        store = b"commit %d\0" % len(signed) + signed
+        new = hashlib.sha1(store).hexdigest()
+        path = dst / "objects" / new[:2] / new[2:]
+        path.parent.mkdir(exist_ok=True)
+        path.write_bytes(zlib.compress(store, 1))
+        mapped[oid] = new
+    git.run("update-ref", "refs/heads/main", mapped[order[-1]], cwd=dst)
+    git.run("repack", "-adq", cwd=dst)

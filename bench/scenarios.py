@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import hooks
-from .generate import AGENTS, FROZEN_FILES, Cache, _bulk, real_bundle
+from .generate import AGENTS, FROZEN_FILES, Cache, _bulk, allowed_signers_line, real_bundle
 from .gitenv import Git, link_copy
 
 
@@ -36,12 +36,13 @@ class Sizes:
     ledger_attempts: tuple[int, ...] = (50, 5_000, 50_000)
     real_back: int = 200          # incremental push: the real history's last N first-parent commits
     real_replays: tuple[int, ...] = (9,)  # the real history replayed N times in a row (9 x 5.5k: 50k commits)
+    signed_commits: int = 10_000  # every commit SSH-signed, pushed into a signature-requiring scope
 
 
 FULL = Sizes()
 QUICK = Sizes(files=200, small_commits=300, small_refs=30, large_commits=(300, 600), many_refs=2_000,
               review_files=40, review_bytes=1024 * 1024, client_files=200, ledger_attempts=(5, 50, 500),
-              real_back=50, real_replays=())
+              real_back=50, real_replays=(), signed_commits=100)
 
 
 @dataclass
@@ -473,6 +474,44 @@ class Bench:
                         ("none", "floor", "peer", "native-digest", "gate"), base=base, atomic=True,
                         env={"REMOTE_USER": "gate-runner"}, size=s.review_files,
                         note="pusher gate-runner (trusted); ledger records already on the server")
+
+    def signed(self) -> list[Case]:
+        """A first push of `signed_commits` commits, every one SSH-signed, into `[signatures] require`
+        (the gate verifies each in-process), beside the native baseline: `git verify-commit` over
+        the same commits (one `ssh-keygen` per commit), timed once."""
+        from server.install import install
+
+        n = self.sizes.signed_commits
+        repo = self.cache.signed(self.cache.history(n, self.sizes.files))
+        signers = self.work / "allowed_signers"
+        signers.write_text(allowed_signers_line())
+        policy = self.work / "policy-signed.toml"
+        policy.write_text(hooks.POLICY + '\n[signatures]\nrequire = ["refs/heads/**"]\n')
+        keyring = self.keys()[0]
+        def gate(git_dir: Path) -> None:
+            install(git_dir, policy, keyring, "git", hooks.REPOSITORY_ID, allowed_signers=signers)
+
+        installers = {"none": hooks.installer("none", policy, keyring), "gate": gate}
+        label = f"signed first push: {_k(n)} commits, every one SSH-signed, into signatures.require"
+        case = self.push_case(PushSpec("signed", label, None, repo, ["refs/heads/*:refs/heads/*"], ("none", "gate"),
+                                       size=n), installers)
+        commits = self.git.out("rev-list", "refs/heads/main", cwd=repo).split()
+        env = {**self.git.env, "GIT_CONFIG_COUNT": "1", "GIT_CONFIG_KEY_0": "gpg.ssh.allowedSignersFile",
+               "GIT_CONFIG_VALUE_0": str(signers)}
+        t0 = time.perf_counter()
+        bad = 0
+        for c in commits:
+            proc = subprocess.run(["git", "verify-commit", c], cwd=repo, env=env, capture_output=True, check=False)
+            bad += proc.returncode != 0
+        native = time.perf_counter() - t0
+        gate = case.variants["gate"].alone_median
+        case.note = (f"native baseline: git verify-commit over the same {len(commits)} commits took {native:.1f} s "
+                     f"({native / len(commits) * 1000:.1f} ms each, {bad} failed); the gate's hook alone "
+                     + ("-" if gate is None else f"{gate:.2f} s ({gate / native:.3f}x)"))
+        self.log("    " + case.note)
+        if bad:
+            case.variants["gate"].errors.append(f"native verify-commit failed on {bad} commits")
+        return [case]
 
     def client(self) -> list[Case]:
         """The pre-commit frozen-files hook on a staged change (no push: the hook command is timed)."""

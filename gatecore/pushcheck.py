@@ -144,6 +144,8 @@ class PushChecker:
     # --- frozen files ------------------------------------------------------------------
     def _first_ref(self, in_scope: Sequence[RefUpdate], commit: str | None) -> str:
         """The first updated ref that reaches `commit` (violations are attributed to it)."""
+        if len(in_scope) == 1:
+            return display(in_scope[0].raw_ref)  # nothing to ask git: every walked commit is its
         for u in in_scope:
             tip = self.objects.peel_to_commit(u.new)
             if tip is not None and commit is not None and self.reader.is_ancestor(commit, tip):

@@ -16,11 +16,11 @@ from typing import TYPE_CHECKING, Any
 from ..errors import GateError
 from ..keys import MAX_KEYRING_BYTES, Keyring, SigningKey, keyring_from_plain
 from ..policy import MAX_POLICY_BYTES, Policy
+from . import files
 
 if TYPE_CHECKING:
     from ..catalogue import Catalogue
     from ..sshsig import AllowedSigners
-from . import files
 
 MAX_KEYFILE_BYTES = 65536
 
@@ -119,25 +119,24 @@ def policy_problems(path: Path) -> list[str]:
 MAX_ALLOWED_SIGNERS_BYTES = 1 << 20
 
 
-def read_allowed_signers(path: Path) -> bytes:
-    """An allowed-signers file's bytes, validated (GATE-CONFIG-SIGNERS if missing or malformed)."""
+def _allowed_signers(path: Path) -> tuple[bytes, AllowedSigners]:
+    """An allowed-signers file's bytes and its parsed form (GATE-CONFIG-SIGNERS if missing or malformed)."""
+    from ..sshsig import parse_allowed_signers
+
     data = files.read_capped(path, "GATE-CONFIG-SIGNERS", "allowed signers", MAX_ALLOWED_SIGNERS_BYTES)
-    _signers(data, str(path))
-    return data
+    try:
+        return data, parse_allowed_signers(data.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise GateError("GATE-CONFIG-SIGNERS", f"{path}: {exc}") from None
+
+
+def read_allowed_signers(path: Path) -> bytes:
+    """An allowed-signers file's bytes, validated (to be installed)."""
+    return _allowed_signers(path)[0]
 
 
 def load_allowed_signers(path: Path) -> AllowedSigners:
-    return _signers(files.read_capped(path, "GATE-CONFIG-SIGNERS", "allowed signers", MAX_ALLOWED_SIGNERS_BYTES),
-                    str(path))
-
-
-def _signers(data: bytes, origin: str) -> AllowedSigners:
-    from ..sshsig import parse_allowed_signers
-
-    try:
-        return parse_allowed_signers(data.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError) as exc:
-        raise GateError("GATE-CONFIG-SIGNERS", f"{origin}: {exc}") from None
+    return _allowed_signers(path)[1]
 
 
 def load_keyfile(path: Path) -> SigningKey:

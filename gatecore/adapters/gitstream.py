@@ -288,14 +288,10 @@ class GitStream:
                 if not symref and (keep is None or keep(name))}
 
     def ref_target(self, name: str) -> str | None:
-        if _NOT_IN_REFS.search(name) or not name.startswith("refs/"):
-            return None  # no such ref can exist (and for-each-ref would read it as a pattern)
-        for ref, oid, symref in self._for_each_ref(name):
-            if ref == name.encode("utf-8", "surrogateescape"):
-                return None if symref else oid.decode("ascii")
-        return None
+        return self.ref_values([name]).get(name)
 
     def ref_values(self, names: Sequence[str]) -> dict[str, str]:
+        # names no ref can hold are left out (for-each-ref would read them as patterns)
         wanted = {n.encode("utf-8", "surrogateescape"): n for n in names
                   if n.startswith("refs/") and not _NOT_IN_REFS.search(n)}
         if not wanted:

@@ -108,3 +108,15 @@ def test_a_policy_reading_signatures_without_allowed_signers_is_a_configuration_
     out = s.push("main")
     assert refused(out, "GATE-CONFIG-SIGNERS"), out.stderr
     assert s.audit()[-1]["exit"] == 2
+
+
+def test_a_malformed_allowed_signers_file_is_refused_at_install(tmp_path: Path) -> None:
+    """Install validates before it touches anything: the code, and no file left behind."""
+    from support.gitutil import gate
+
+    s = Server(tmp_path, policy=POLICY.replace("[signatures]\nrequire = [\"refs/heads/main\"]\n", ""))
+    bad = tmp_path / "bad_signers"
+    bad.write_text("agent-7 ssh-ed25519 not-base64!\n")
+    out = gate("server", "install", str(s.bare), "--allowed-signers", str(bad))
+    assert out.returncode == 2 and "GATE-CONFIG-SIGNERS" in out.stdout + out.stderr
+    assert not (s.gate_dir / "allowed_signers").exists()

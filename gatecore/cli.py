@@ -285,11 +285,14 @@ def server_install(
                                              "pushed tree (receive.fsckObjects).")] = False,
     allowed_signers: Annotated[Path | None, Opt("--allowed-signers", help="SSH allowed-signers file (ssh-keygen "
                                                 "format) for rules with signers and signatures.require.")] = None,
+    openpgp_keys: Annotated[Path | None, Opt("--openpgp-keys", help="OpenPGP public keys (gpg --export "
+                                             "[--armor]) that gpgv verifies OpenPGP-signed commits with.")] = None,
 ) -> int:
-    """Install or update the pre-receive hook, policy, keyring and allowed signers (idempotent)."""
+    """Install or update the pre-receive hook, policy, keyring and signature keys (idempotent)."""
     from server.install import install
 
-    for line in install(git_dir, policy, keyring, platform, repository_id, chain, fsck, allowed_signers):
+    for line in install(git_dir, policy, keyring, platform, repository_id, chain, fsck, allowed_signers,
+                        openpgp_keys):
         _out(line)
     return 0
 

@@ -131,14 +131,15 @@ _ALL: tuple[Code, ...] = (
        "rewinding or force-pushing a ref may not change frozen paths; ask a maintainer"),
     # --- signatures ------------------------------------------------------------
     _c("GATE-SIG-MISSING", "a commit that must be signed (signatures.require) carries no signature",
-       "sign commits with an SSH key the server lists (git config gpg.format ssh; commit.gpgSign true)"),
-    _c("GATE-SIG-UNKNOWN-KEY", "the commit is signed by a key the server's allowed signers do not list for git "
-                               "at the commit's date",
-       "ask an admin to add the key to the allowed-signers file (gate server install --allowed-signers)"),
+       "sign commits with a key the server lists (git config commit.gpgSign true; gpg.format ssh or openpgp)"),
+    _c("GATE-SIG-UNKNOWN-KEY", "the commit is signed by a key the server does not list: not in the allowed signers "
+                               "for git at the commit's date, not in the OpenPGP keyring, or revoked or expired",
+       "ask an admin to list the key (gate server install --allowed-signers FILE or --openpgp-keys FILE)"),
     _c("GATE-SIG-BAD", "the commit's signature does not verify (tampered, wrong namespace, or malformed)",
        "re-sign the commit: git commit --amend -S --no-edit"),
-    _c("GATE-SIG-UNSUPPORTED", "the commit carries an OpenPGP or X.509 signature, which the gate does not verify",
-       "sign with an SSH key (git config gpg.format ssh)"),
+    _c("GATE-SIG-UNSUPPORTED", "the commit carries a signature the server cannot verify: X.509, or OpenPGP where "
+                               "gpgv is not installed",
+       "sign with an SSH key (git config gpg.format ssh), or ask an admin to install gpgv"),
     # --- refs ------------------------------------------------------------------
     _c("GATE-REF-DELETE", "this ref deletion is not allowed by policy",
        "ask a maintainer to delete the ref"),
@@ -195,8 +196,9 @@ _ALL: tuple[Code, ...] = (
        "run gate server doctor GIT_DIR"),
     _c("GATE-CONFIG-KEYFILE", "the signing key file is missing or invalid",
        "create one with gate keys generate"),
-    _c("GATE-CONFIG-SIGNERS", "the policy reads commit signatures but the allowed-signers file is missing or invalid",
-       "install one with gate server install --allowed-signers FILE (ssh-keygen's allowed signers format)"),
+    _c("GATE-CONFIG-SIGNERS", "the policy reads commit signatures but neither an allowed-signers file nor an OpenPGP "
+                              "keyring is installed, or one is invalid",
+       "gate server install --allowed-signers FILE (ssh-keygen's format) or --openpgp-keys FILE (gpg --export)"),
     # --- input -----------------------------------------------------------------
     _c("GATE-INPUT-MALFORMED", "the hook input is not valid ref-update lines",
        "pre-receive input is '<old> <new> <ref>' per line"),

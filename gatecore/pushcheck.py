@@ -33,7 +33,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING
 
 from .errors import GateError
 from .findings import Violation
@@ -41,10 +40,7 @@ from .frozen import FrozenChecker, discarded_violations, walk_violations
 from .objects import Commit, Objects
 from .policy import FreezeRule, Policy, RefGlob
 from .refs import DOCTOR_PREFIX, GATE_PREFIX, REPLACE_PREFIX, RESERVED_PARENTS, REVIEW_PREFIX, RefUpdate, display
-from .signatures import REQUIRED_CODES, SignatureChecker
-
-if TYPE_CHECKING:
-    from .sshsig import AllowedSigners
+from .signatures import REQUIRED_CODES, SignatureChecker, TrustedKeys
 
 #: Existing refs under these prefixes count as already checked (they came in through the gate).
 CHECKED_PREFIXES = (b"refs/heads/", b"refs/tags/")
@@ -74,7 +70,7 @@ def _in_scope(scope: tuple[RefGlob, ...] | None, ref: str) -> bool:
 class PushChecker:
     def __init__(self, objects: Objects, policy: Policy, pusher: str,
                  existing: dict[bytes, str] | None, deadline: float | None = None,
-                 signers: AllowedSigners | None = None) -> None:
+                 signers: TrustedKeys | None = None) -> None:
         """`existing` None: the refs of the repository itself (the server). They are then listed
         only for rules scoped to refs; for the others git enumerates them (`--not --branches
         --tags`), which with many refs is far cheaper than listing them through libgit2."""

@@ -10,19 +10,21 @@ and git's `gpg.ssh.allowedSignersFile`) mapping principals to SSH keys. Two uses
 * `[signatures] require = [REFS...]` makes every new commit reaching those refs carry a
   valid signature by a listed key: unsigned (`GATE-SIG-MISSING`), signed by a key not
   listed for git at the commit's date (`GATE-SIG-UNKNOWN-KEY`), not verifying
-  (`GATE-SIG-BAD`), or signed with OpenPGP / X.509, which the gate does not verify
-  (`GATE-SIG-UNSUPPORTED`): each rejected.
+  (`GATE-SIG-BAD`), or signed in a form the server cannot verify (X.509, or OpenPGP
+  without `gpgv`: `GATE-SIG-UNSUPPORTED`): each rejected.
 
 SSH signatures are verified in-process (`gatecore.sshsig`) against the commit's date, as
-`git verify-commit` does. A commit is verified at most once per push, and only when a
-rule or the requirement needs it.
+`git verify-commit` does. OpenPGP signatures are verified by `gpgv` against the server's
+OpenPGP keyring (`GIT_DIR/gate/openpgp_keys.gpg`, `gatecore.adapters.gpg`), through the
+`OpenPGP` port. A commit is verified at most once per push, and only when a rule or the
+requirement needs it.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from .errors import malformed
 from .objects import Objects
@@ -37,6 +39,20 @@ REQUIRED_CODES: dict[str, str | None] = {
     "ok": None, "unsigned": "GATE-SIG-MISSING", "unknown-key": "GATE-SIG-UNKNOWN-KEY", "bad": "GATE-SIG-BAD",
     "unsupported": "GATE-SIG-UNSUPPORTED",
 }
+
+
+class OpenPGP(Protocol):
+    def verify(self, payload: bytes, armored: bytes) -> tuple[str, tuple[str, ...], str]:
+        """(status, principals, reason) of one detached OpenPGP signature over `payload`."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class TrustedKeys:
+    """The keys a server (or a client, for early warning) verifies commit signatures with."""
+
+    ssh: AllowedSigners | None = None  # None: no SSH allowed signers installed
+    openpgp: OpenPGP | None = None  # None: OpenPGP signatures are not verified here
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,7 +78,7 @@ def _committer_time(raw: bytes) -> int:
 class SignatureChecker:
     """Verifies commits' signatures against the allowed signers, once per commit."""
 
-    def __init__(self, objects: Objects, signers: AllowedSigners | None) -> None:
+    def __init__(self, objects: Objects, signers: TrustedKeys | None) -> None:
         """`signers` None: nothing can verify here (the client's commit-time hook, before the
         commit and its signature exist): every commit reads as unsigned."""
         self.objects = objects
@@ -101,7 +117,14 @@ class SignatureChecker:
             return SignatureState("unsigned", (), "no signature")
         payload, armored = split
         kind = sshsig.signature_kind(armored)
+        if kind == "openpgp":
+            if self.signers.openpgp is None:
+                return SignatureState("unsupported", (), "an OpenPGP signature, which is not verified here")
+            status, principals, reason = self.signers.openpgp.verify(payload, armored)
+            return SignatureState(status, principals if status == "ok" else (), reason)
         if kind != "ssh":
             return SignatureState("unsupported", (), f"a {kind} signature")
-        v = sshsig.verify(payload, armored, self.signers, _committer_time(raw))
+        if self.signers.ssh is None:
+            return SignatureState("unknown-key", (), "an SSH signature, and no SSH allowed signers are installed")
+        v = sshsig.verify(payload, armored, self.signers.ssh, _committer_time(raw))
         return SignatureState(v.status, tuple(v.principals) if v.ok else (), v.reason)

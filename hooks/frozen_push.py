@@ -44,22 +44,28 @@ def require_local(repo: GitRepo, updates: Sequence[RefUpdate], remote: str) -> N
                                f"run git fetch {remote} and push again")
 
 
+def _config_path(repo: GitRepo, key: str) -> Path | None:
+    from gatecore.adapters.gitcmd import run_git
+
+    got = run_git([f"--git-dir={repo.path}", "config", "--path", key], ok=(0, 1))
+    path = got.stdout.decode("utf-8", "replace").strip()
+    return Path(path) if path else None
+
+
 def push_report(repo: GitRepo, policy: Policy, pusher: str, updates: Sequence[RefUpdate],
                 existing: dict[bytes, str]) -> PushReport:
     """The server's check of these updates, without the reserved namespaces (gate-receipt-push's).
 
     A policy that reads signatures verifies them with this repository's
-    `gpg.ssh.allowedSignersFile` (the file git itself uses); without one it is a
-    configuration error (GATE-CONFIG-SIGNERS), as on the server."""
+    `gpg.ssh.allowedSignersFile` (the file git itself uses) and the OpenPGP keyring named by
+    `gate.openpgpKeys` (the file the server has); with neither it is a configuration
+    error (GATE-CONFIG-SIGNERS), as on the server."""
     signers = None
     if policy.needs_signers:
-        from gatecore.adapters.config import load_allowed_signers
-        from gatecore.adapters.gitcmd import run_git
+        from gatecore.adapters.config import load_trusted_keys
 
-        got = run_git([f"--git-dir={repo.path}", "config", "--path", "gpg.ssh.allowedSignersFile"], ok=(0, 1))
-        path = got.stdout.decode("utf-8", "replace").strip()
-        if path:
-            signers = load_allowed_signers(Path(path))
+        ssh, openpgp = _config_path(repo, "gpg.ssh.allowedSignersFile"), _config_path(repo, "gate.openpgpKeys")
+        signers = load_trusted_keys(ssh, openpgp)
     return PushChecker(Objects(repo), policy, pusher, existing, None, signers).check(updates)
 
 

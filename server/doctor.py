@@ -59,8 +59,12 @@ def doctor(git_dir: Path) -> tuple[list[str], bool]:
     problems = policy_problems(inst.policy)
     check(not problems, f"policy valid: {inst.policy}" + ("" if not problems else " - " + "; ".join(problems)))
     if not problems:
-        for good, what in replacements(git_dir, load_policy(inst.policy)):
+        policy = load_policy(inst.policy)
+        for good, what in replacements(git_dir, policy):
             check(good, what)
+        if policy.needs_signers:
+            for good, what in signature_keys(inst):
+                check(good, what)
     if inst.has_keyring:
         try:
             ring = load_keyring(inst.keyring, cached=False)
@@ -79,6 +83,27 @@ def doctor(git_dir: Path) -> tuple[list[str], bool]:
         good, detail = _probe(git_dir, inst.platform)
         check(good, detail)
     return lines, ok
+
+
+def signature_keys(inst: installation.Installation) -> list[tuple[bool, str]]:
+    """The keys a policy that reads signatures verifies with: present, valid, and gpgv for OpenPGP."""
+    import shutil
+
+    from gatecore.adapters.config import load_trusted_keys
+
+    paths = [p if os.path.lexists(p) else None for p in (inst.allowed_signers, inst.openpgp_keys)]
+    try:
+        keys = load_trusted_keys(*paths)
+    except GateError as exc:
+        return [(False, f"signature keys: {exc.code}: {exc.detail}")]
+    found = []
+    if keys.ssh is not None:
+        found.append((True, f"allowed signers valid: {inst.allowed_signers} ({len(keys.ssh.signers)} keys)"))
+    if paths[1] is not None:
+        gpgv = shutil.which("gpgv")
+        found.append((gpgv is not None, f"OpenPGP keyring {inst.openpgp_keys}, verified by gpgv: "
+                                        f"{gpgv or 'not installed (OpenPGP-signed commits: GATE-SIG-UNSUPPORTED)'}"))
+    return found
 
 
 def _config(git_dir: Path, key: str) -> str:

@@ -91,7 +91,7 @@ FSCK_CONFIG = (("receive.fsckObjects", "true"), ("receive.fsck.badFilemode", "er
 
 def install(git_dir: Path, policy: Path | None, keyring: Path | None, platform: str = "auto",
             repository_id: str | None = None, chain: bool = False, fsck: bool = False,
-            allowed_signers: Path | None = None) -> list[str]:
+            allowed_signers: Path | None = None, openpgp_keys: Path | None = None) -> list[str]:
     """Install (or re-install) the gate; returns what was done, one line each."""
     git_dir = git_dir_of(git_dir)
     if platform == "auto":
@@ -113,6 +113,7 @@ def install(git_dir: Path, policy: Path | None, keyring: Path | None, platform: 
         raise GateError("GATE-CONFIG-POLICY", "no policy is installed yet: pass --policy FILE (see docs/policy.md)")
     new_keyring = None if keyring is None else config.validated_keyring(keyring)
     new_signers = None if allowed_signers is None else config.read_allowed_signers(allowed_signers)
+    new_openpgp = None if openpgp_keys is None else config.read_openpgp_keys(openpgp_keys)
     has_keyring = keyring is not None or (previous is not None and previous.has_keyring)
 
     where = layout(git_dir, platform)
@@ -139,6 +140,9 @@ def install(git_dir: Path, policy: Path | None, keyring: Path | None, platform: 
     if new_signers is not None:
         atomic_write(gate_dir / installation.ALLOWED_SIGNERS_FILE, new_signers, 0o640)
         done.append(f"installed allowed signers {gate_dir / installation.ALLOWED_SIGNERS_FILE}")
+    if new_openpgp is not None:
+        atomic_write(gate_dir / installation.OPENPGP_KEYS_FILE, new_openpgp, 0o640)
+        done.append(f"installed OpenPGP keyring {gate_dir / installation.OPENPGP_KEYS_FILE}")
     inst = installation.Installation(gate_dir, platform, repo_id, has_keyring, tuple(chained))
     atomic_write(gate_dir / installation.CONFIG_FILE, inst.to_json().encode(), 0o640)
     atomic_write(where.hook, hook_script(gate_dir).encode(), 0o755)

@@ -17,6 +17,7 @@ CONFIG_FILE = "config.json"
 POLICY_FILE = "policy.toml"
 KEYRING_FILE = "keyring.toml"
 ALLOWED_SIGNERS_FILE = "allowed_signers"  # ssh-keygen's format; read when the policy reads signatures
+OPENPGP_KEYS_FILE = "openpgp_keys.gpg"  # a binary OpenPGP keyring that gpgv verifies OpenPGP signatures with
 AUDIT_FILE = "audit.log"
 CONFIG_VERSION = 1
 
@@ -40,6 +41,10 @@ class Installation:
     @property
     def allowed_signers(self) -> Path:
         return self.gate_dir / ALLOWED_SIGNERS_FILE
+
+    @property
+    def openpgp_keys(self) -> Path:
+        return self.gate_dir / OPENPGP_KEYS_FILE
 
     @property
     def audit_log(self) -> Path:

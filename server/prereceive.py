@@ -100,7 +100,8 @@ def _checked(inst: installation.Installation, hook_env: environment.HookEnv, liv
     objects = Objects(repo)
     signers = None
     if policy.needs_signers:
-        signers = config.load_allowed_signers(inst.allowed_signers)
+        signers = config.load_trusted_keys(*(p if os.path.lexists(p) else None
+                                             for p in (inst.allowed_signers, inst.openpgp_keys)))
     report = PushChecker(objects, policy, hook_env.pusher, None, deadline.at, signers).check(live)
     violations: list[Violation] = report.violations
     attempt_ids: list[str] = []

@@ -20,6 +20,7 @@ from . import files
 
 if TYPE_CHECKING:
     from ..catalogue import Catalogue
+    from ..signatures import TrustedKeys
     from ..sshsig import AllowedSigners
 
 MAX_KEYFILE_BYTES = 65536
@@ -138,6 +139,42 @@ def read_allowed_signers(path: Path) -> bytes:
 def load_allowed_signers(path: Path) -> AllowedSigners:
     return _allowed_signers(path)[1]
 
+
+MAX_OPENPGP_KEYS_BYTES = 8 << 20
+
+
+def _openpgp_keys(path: Path) -> tuple[bytes, bytes]:
+    """An OpenPGP keyring file's bytes and its binary form (GATE-CONFIG-SIGNERS if not a keyring)."""
+    from .gpg import dearmor_keyring
+
+    data = files.read_capped(path, "GATE-CONFIG-SIGNERS", "OpenPGP keyring", MAX_OPENPGP_KEYS_BYTES)
+    try:
+        return data, dearmor_keyring(data, str(path))
+    except ValueError as exc:
+        raise GateError("GATE-CONFIG-SIGNERS", str(exc)) from None
+
+
+def read_openpgp_keys(path: Path) -> bytes:
+    """An OpenPGP keyring (`gpg --export`, armored or not) in the binary form gpgv reads (to be installed)."""
+    return _openpgp_keys(path)[1]
+
+
+def load_trusted_keys(ssh: Path | None, openpgp: Path | None) -> TrustedKeys:
+    """The keys commit signatures are verified with: SSH allowed signers and an OpenPGP keyring
+    (binary, as gpgv reads it); a path given must be a valid file, and neither given is a
+    configuration error (GATE-CONFIG-SIGNERS)."""
+    from ..signatures import TrustedKeys
+    from .gpg import OpenPGPVerifier
+
+    if ssh is None and openpgp is None:
+        raise GateError("GATE-CONFIG-SIGNERS", "the policy reads commit signatures but neither an allowed-signers "
+                                               "file nor an OpenPGP keyring is installed")
+    if openpgp is not None:
+        data, binary = _openpgp_keys(openpgp)
+        if binary != data:
+            raise GateError("GATE-CONFIG-SIGNERS", f"{openpgp} is armored; gpgv reads binary keyrings "
+                                                   "(gpg --dearmor, or gpg --export without --armor)")
+    return TrustedKeys(None if ssh is None else load_allowed_signers(ssh), OpenPGPVerifier(openpgp))
 
 def load_keyfile(path: Path) -> SigningKey:
     from ..configschema import parse_keyfile

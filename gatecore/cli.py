@@ -40,6 +40,7 @@ server_app = typer.Typer(no_args_is_help=True, help="Install, remove and check t
 attempt_app = typer.Typer(no_args_is_help=True, help="Write and read the attempt ledger (trusted side).")
 review_app = typer.Typer(no_args_is_help=True, help="The trusted runner: record and push a review.")
 ledger_app = typer.Typer(no_args_is_help=True, help="The ledger's lifecycle (trusted side).")
+approvals_app = typer.Typer(no_args_is_help=True, help="Maintainer approvals of frozen-path writes.")
 agents_app = typer.Typer(no_args_is_help=True, help="The built-in catalogue of AI agents (@known-agents).")
 app.add_typer(receipt_app, name="receipt")
 app.add_typer(keys_app, name="keys")
@@ -50,6 +51,7 @@ app.add_typer(attempt_app, name="attempt")
 app.add_typer(review_app, name="review")
 app.add_typer(ledger_app, name="ledger")
 app.add_typer(agents_app, name="agents")
+app.add_typer(approvals_app, name="approvals")
 
 Opt = typer.Option
 F = TypeVar("F", bound=Callable[..., int])
@@ -193,7 +195,7 @@ def explain_cmd(
 def keys_generate(
     alg: Annotated[str, Opt("--alg", help="ed25519 or hmac-sha256.")],
     key_id: Annotated[str, Opt("--id", help="Key id.")],
-    purpose: Annotated[str, Opt("--purpose", help="receipt or attempt.")],
+    purpose: Annotated[str, Opt("--purpose", help="receipt, attempt or approval.")],
     out: Annotated[Path, Opt("--out", help="Private key file to create (mode 0600).")],
 ) -> int:
     """Make a key; write the private half to --out; print the keyring entry (TOML)."""
@@ -492,13 +494,13 @@ def review_push(
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 
 
-def _seconds(text: str) -> int:
+def _seconds(text: str, flag: str = "--older-than") -> int:
     """'30d', '12h', '90m', '3600s' or '0'."""
     import re
 
     m = re.fullmatch(r"(\d{1,7})([smhd]?)", text.strip())
     if m is None:
-        raise GateError("GATE-INPUT-ARGUMENT", f"--older-than {text!r} is not a duration such as 30d, 12h or 0")
+        raise GateError("GATE-INPUT-ARGUMENT", f"{flag} {text!r} is not a duration such as 30d, 12h or 0")
     return int(m.group(1)) * _UNITS[m.group(2) or "s"]
 
 
@@ -520,6 +522,86 @@ def ledger_archive(
     for text in done.refused:
         _err(text)
     return 1 if done.refused else 0
+
+
+@command(app, "approve")
+def approve_cmd(
+    ref: Annotated[str, Opt("--ref", help="The ref the agent's push updates (full name).")],
+    old: Annotated[str, Opt("--old", help="The ref's value on the server (the update's old id).")],
+    new: Annotated[str, Opt("--new", help="The commit the agent pushes (the update's new id).")],
+    path: Annotated[list[str], Opt("--path", help="A frozen path to approve; repeat for more.")],
+    repository_id: Annotated[str, Opt("--repository-id", help="The repository's id on the server.")],
+    approver: Annotated[str | None, Opt("--approver", help="Your name as [approvals] approvers (and your key) name "
+                                                           "you (default: git config gate.approver).")] = None,
+    key: Annotated[Path | None, Opt("--key", help="Key file of purpose approval, gate keys generate (default: git "
+                                                  "config gate.approvalKey).")] = None,
+    ssh_key: Annotated[Path | None, Opt("--ssh-key", help="SSH private key listed in the server's allowed "
+                                                          "signers for you (default: git config "
+                                                          "gate.approvalSshKey).")] = None,
+    expires: Annotated[str, Opt("--expires", help="How long the approval may wait for its push (24h, 3d).")] = "24h",
+    reason: Annotated[str, Opt("--reason", help="Why (recorded in the approval).")] = "",
+    repo: Annotated[Path, Opt("--repo", help="The repository holding the commits.")] = Path("."),
+    remote: Annotated[str | None, Opt("--remote", help="Push the approval there (default origin; "
+                                                       "--no-push to keep it local).")] = "origin",
+    no_push: Annotated[bool, Opt("--no-push", help="Write the approval locally only.")] = False,
+    yes: Annotated[bool, Opt("--yes", help="Approve without asking (after showing the changes).")] = False,
+) -> int:
+    """Approve an agent's write of frozen paths in exactly one ref update (the rejection prints this command)."""
+    from . import approvals
+    from .adapters.config import load_keyfile
+    from .adapters.gitrepo import GitRepo
+    from .trusted import approve
+
+    approver = approver or approve.git_config(repo, "gate.approver")
+    if not approver:
+        raise GateError("GATE-INPUT-ARGUMENT", "pass --approver NAME (or git config gate.approver NAME)")
+    if key is None and ssh_key is None:
+        key_text = approve.git_config(repo, "gate.approvalKey")
+        ssh_text = approve.git_config(repo, "gate.approvalSshKey")
+        key, ssh_key = (Path(key_text) if key_text else None), (Path(ssh_text) if ssh_text else None)
+    lifetime = _seconds(expires, "--expires")
+    if lifetime <= 0:
+        raise GateError("GATE-INPUT-ARGUMENT", "--expires must be more than 0")
+    req = approve.Request(repository_id, ref, old, new, tuple(dict.fromkeys(path)), approver, lifetime, reason)
+    probe = approvals.Approval(repository_id, ref, old, new, req.paths, approver, 0, 1, reason)
+    approvals.parse_payload(probe.payload())  # the same checks the server makes, before anything
+    approve.check_objects(GitRepo.at(repo), req)
+    _out(approve.review_text(repo, req))
+    if not yes and not typer.confirm(f"Approve these writes of {', '.join(req.paths)} on {ref} as {approver}?"):
+        _err("not approved")
+        return 1
+    now = int(time.time())
+    approval, data = approve.seal(req, now, None if key is None else load_keyfile(key), ssh_key)
+    written = approve.write(repo, req, data, approval.id, now)
+    _out(f"approval {approval.id} written to {written} (expires in {expires})")
+    if no_push or remote is None:
+        return 0
+    from .adapters import gitcmd
+
+    result = gitcmd.push(repo, remote, f"{written}:{written}")
+    _out(result.output)
+    return 0 if result.ok else 1
+
+
+@command(approvals_app, "list")
+def approvals_list(
+    repo: Annotated[Path, Opt("--repo", help="The repository (a clone: git fetch origin '+refs/gate/*:refs/gate/*').")]
+    = Path("."),
+) -> int:
+    """Every approval the repository holds: id, approver, ref update, paths, expiry, and whether it was used."""
+    from .trusted.approve import listing
+
+    now = int(time.time())
+    for item in listing(repo):
+        a = item.approval
+        if a is None:
+            _out(f"{item.id[:16]} malformed: {item.problem}")
+            continue
+        state = "used" if item.used else "expired" if now >= a.expires_at else "unused"
+        when = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(a.expires_at))
+        _out(f"{item.id[:16]} {state} by {a.approver} {a.ref} {a.old[:12]}..{a.new[:12]} "
+             f"paths={','.join(a.paths)} expires={when}")
+    return 0
 
 
 @command(app, "demo")

@@ -29,6 +29,7 @@ AREAS: dict[str, str] = {
     "VERDICT": "Verdict of the review",
     "FROZEN": "Frozen files written by a restricted identity",
     "SIG": "Commit signatures, where the policy requires them",
+    "APPROVAL": "Maintainer approvals of frozen-path writes, under refs/gate/approvals/",
     "REF": "Ref updates: names, deletions, force pushes, targets",
     "LEDGER": "The attempt ledger under refs/gate/attempts/",
     "REVIEW": "Review refs under refs/heads/review/runner/",
@@ -84,7 +85,7 @@ _ALL: tuple[Code, ...] = (
     _c("GATE-SEAL-UNKNOWN-KEY", "the envelope is sealed with a key id the keyring does not hold",
        "add the runner's public key to the server keyring"),
     _c("GATE-SEAL-KEY-PURPOSE", "the sealing key is not allowed for this purpose",
-       "receipt keys seal receipts, attempt keys seal attempt records; never both"),
+       "receipt keys seal receipts, attempt keys attempt records, approval keys approvals; never another"),
     _c("GATE-SEAL-KEY-REVOKED", "the sealing key has been revoked",
        "seal with a current key"),
     _c("GATE-SEAL-KEY-EXPIRED", "the sealing key is outside its validity window",
@@ -126,7 +127,8 @@ _ALL: tuple[Code, ...] = (
        "address the reviewer's reasons and have the change reviewed again"),
     # --- frozen files ----------------------------------------------------------
     _c("GATE-FROZEN-PATH", "a restricted identity wrote a frozen path",
-       "frozen paths are changed by humans only; ask a maintainer to make this change"),
+       "frozen paths are changed by humans only; ask a maintainer to make this change, or to approve it "
+       "(gate approve, where the policy has [approvals])"),
     _c("GATE-FROZEN-REF", "a restricted pusher moved a ref so that a frozen path changed",
        "rewinding or force-pushing a ref may not change frozen paths; ask a maintainer"),
     # --- signatures ------------------------------------------------------------
@@ -140,6 +142,23 @@ _ALL: tuple[Code, ...] = (
     _c("GATE-SIG-UNSUPPORTED", "the commit carries a signature the server cannot verify: X.509, or OpenPGP where "
                                "gpgv is not installed",
        "sign with an SSH key (git config gpg.format ssh), or ask an admin to install gpgv"),
+    # --- approvals -------------------------------------------------------------
+    _c("GATE-APPROVAL-MALFORMED", "the approval record is not a valid approval (its commit, envelope or fields, "
+                                  "its id, its repository, or a lifetime over [approvals] max_hours)",
+       "write approvals with gate approve, never by hand"),
+    _c("GATE-APPROVAL-SIGNATURE", "the approval's SSH signature does not verify, or its key is not in the allowed "
+                                  "signers for the gate-approval namespace",
+       "sign with the SSH key the allowed-signers file lists for you (namespaces=\"git,gate-approval\" or none)"),
+    _c("GATE-APPROVAL-APPROVER", "the approval (or its push) is by someone [approvals] approvers does not name, or "
+                                 "its signing key does not sign for the approver it names",
+       "approvals are written and pushed by maintainers the policy lists in [approvals] approvers"),
+    _c("GATE-APPROVAL-EXPIRED", "the approval has expired",
+       "ask a maintainer to approve the write again: gate approve (the rejection prints the command)"),
+    _c("GATE-APPROVAL-USED", "the approval was used by an earlier push (each serves one ref update, once)",
+       "ask a maintainer to approve this push: the rejection prints the gate approve command"),
+    _c("GATE-APPROVAL-REF", "this approval ref update is not allowed: approvals are created once and never moved, "
+                            "deleted by [trusted] pushers only; approval uses are written by the gate itself",
+       "push a new approval with gate approve"),
     # --- refs ------------------------------------------------------------------
     _c("GATE-REF-DELETE", "this ref deletion is not allowed by policy",
        "ask a maintainer to delete the ref"),

@@ -41,7 +41,7 @@ from .policy import MAX_POLICY_BYTES, IdentityGlob, PathGlob, RefGlob
 KEY_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"
 MAX_KEYFILE_BYTES = 65536
 Algorithm = Literal["ed25519", "hmac-sha256"]
-Purpose = Literal["receipt", "attempt"]  # keys.PURPOSES
+Purpose = Literal["receipt", "attempt", "approval"]  # keys.PURPOSES
 
 
 def _toml(data: bytes, code: str, what: str, origin: str) -> dict[str, Any]:
@@ -100,6 +100,11 @@ class SignaturesModel(_Strict):
     require: Annotated[list[RefPattern], Field(max_length=1000)] = []
 
 
+class ApprovalsModel(_Strict):
+    approvers: Annotated[list[IdentityPattern], Field(max_length=1000)] = []
+    max_hours: Annotated[int, Field(ge=1, le=720)] = 72
+
+
 class LimitsModel(_Strict):
     deadline_seconds: Annotated[float, Field(gt=0, le=600, allow_inf_nan=False, strict=False)] = 4.0
     max_violations_shown: Annotated[int, Field(ge=1, le=10000)] = 50
@@ -112,6 +117,7 @@ class PolicyModel(_Strict):
     trusted: TrustedModel = TrustedModel()
     objects: ObjectsModel = ObjectsModel()
     signatures: SignaturesModel = SignaturesModel()
+    approvals: ApprovalsModel = ApprovalsModel()
     limits: LimitsModel = LimitsModel()
 
 
@@ -137,6 +143,8 @@ def validate_policy(data: bytes, origin: str, catalogue: Catalogue | None = None
             rule[key] = expanded
     if any(p.startswith("@") for p in plain["trusted"]["pushers"]):
         raise GateError("GATE-CONFIG-POLICY", f"{origin}: trusted.pushers: named sets are for freeze rules only")
+    if any(p.startswith("@") for p in plain["approvals"]["approvers"]):
+        raise GateError("GATE-CONFIG-POLICY", f"{origin}: approvals.approvers: named sets are for freeze rules only")
     plain["catalogue_version"] = catalogue.version if catalogue is not None and used else None
     return plain
 
@@ -187,6 +195,9 @@ class KeyringEntry(_Strict):
     @model_validator(mode="after")
     def _shape(self) -> KeyringEntry:
         _check_material(self.algorithm, self.public_key, self.secret, "public_key")
+        if self.purpose == "approval" and self.algorithm != "ed25519":
+            raise ValueError("an approval key is ed25519: a shared secret on the server would let whoever reads "
+                             "the gate's files approve")
         if self.not_before and self.not_after and self.not_after <= self.not_before:
             raise ValueError("not_after must be later than not_before")
         return self

@@ -21,9 +21,10 @@ from .errors import GateError
 
 PAYLOAD_RECEIPT = "application/vnd.gate.receipt.v1+json"
 PAYLOAD_ATTEMPT = "application/vnd.gate.attempt.v1+json"
+PAYLOAD_APPROVAL = "application/vnd.gate.approval.v1+json"
 
-#: Which key purpose may seal which payload type. A key never serves the other purpose.
-PURPOSE_OF_PAYLOAD = {PAYLOAD_RECEIPT: "receipt", PAYLOAD_ATTEMPT: "attempt"}
+#: Which key purpose may seal which payload type. A key never serves another purpose.
+PURPOSE_OF_PAYLOAD = {PAYLOAD_RECEIPT: "receipt", PAYLOAD_ATTEMPT: "attempt", PAYLOAD_APPROVAL: "approval"}
 
 _ENVELOPE_KEYS = {"payloadType", "payload", "signatures"}
 _SIGNATURE_KEYS = {"keyid", "sig"}

@@ -237,6 +237,17 @@ class Policy:
     catalogue_version: str | None = None  # the agent catalogue the named sets were expanded from
     #: refs whose every new commit must carry a valid signature by a key in the allowed signers
     require_signatures: tuple[RefGlob, ...] = ()
+    #: who may approve a restricted write of a frozen path ([approvals]; empty: approvals off)
+    approvers: tuple[IdentityGlob, ...] = ()
+    approval_max_seconds: int = 72 * 3600
+
+    @property
+    def approvals_enabled(self) -> bool:
+        return bool(self.approvers)
+
+    def is_approver(self, name: str | None) -> bool:
+        """An approver: named by [approvals] approvers and not named by any rule's pushers."""
+        return _any(self.approvers, name) and not any(_any(r.pushers, name) for r in self.rules)
 
     @property
     def needs_signers(self) -> bool:
@@ -304,10 +315,16 @@ class Policy:
             raise ValueError("limits.deadline_seconds")
         if isinstance(shown, bool) or not isinstance(shown, int) or shown < 1:
             raise ValueError("limits.max_violations_shown")
+        approvals = doc.get("approvals", {"approvers": [], "max_hours": 72})
+        hours = approvals["max_hours"]
+        if isinstance(hours, bool) or not isinstance(hours, int) or not 1 <= hours <= 720:
+            raise ValueError("approvals.max_hours")
         return cls(
             mode=mode, rules=tuple(rules), delete=refs_doc["delete"], force=refs_doc["force"],
             trusted_pushers=tuple(IdentityGlob.compile(p) for p in strs(doc["trusted"]["pushers"])),
             deadline_seconds=float(deadline), max_violations_shown=shown, replace=replace,
             noncanonical_modes=modes, catalogue_version=doc.get("catalogue_version"),
             require_signatures=tuple(RefGlob.compile(x) for x in strs(doc.get("signatures", {}).get("require", []))),
+            approvers=tuple(IdentityGlob.compile(x) for x in strs(approvals["approvers"])),
+            approval_max_seconds=hours * 3600,
         )

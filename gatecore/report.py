@@ -45,8 +45,10 @@ def violation_line(v: Violation) -> str:
     return _ascii(" ".join(parts))
 
 
-def render(violations: Sequence[Violation], *, mode: str, cap: int, gitlab: bool, what: str = "push") -> list[str]:
-    """Lines for stderr. `mode` is 'enforce' or 'evaluate'; `what` is 'push' or 'commit'."""
+def render(violations: Sequence[Violation], *, mode: str, cap: int, gitlab: bool, what: str = "push",
+           commands: Sequence[str] = ()) -> list[str]:
+    """Lines for stderr. `mode` is 'enforce' or 'evaluate'; `what` is 'push' or 'commit';
+    `commands`: the `gate approve` command for each ref update a maintainer could approve."""
     if not violations:
         return []
     n = len(violations)
@@ -60,6 +62,7 @@ def render(violations: Sequence[Violation], *, mode: str, cap: int, gitlab: bool
         c = codes.CODES.get(code)
         hint = c.hint if c else "see the server admin"
         lines.append(_ascii(f"hint: {code}: {hint} (gate explain {code})"))
+    lines += [_ascii(f"hint: a maintainer can approve this write (docs/approvals.md): {c}") for c in commands]
     lines += ["gate-json: " + json.dumps(v.as_dict(), ensure_ascii=True, sort_keys=True) for v in shown]
     if n > cap:
         lines.append("gate-json: " + json.dumps({"truncated": n - cap}))

@@ -551,6 +551,18 @@ def _dearmor(armored: bytes) -> bytes:
     return _b64decode(body[:footer])
 
 
+def signature_fingerprint(armored: bytes) -> str:
+    """The fingerprint of the key an armored SSH signature names (not verified: for labels)."""
+    try:
+        r = _Reader(_dearmor(armored))
+        if r.take(len(_MAGIC)) != _MAGIC or r.u32() != 1:
+            raise _Malformed("not an SSHSIG blob")
+        key, _ = _parse_key(r.string())
+    except _Malformed as exc:
+        raise ValueError(f"malformed SSH signature: {exc}") from None
+    return key.fingerprint
+
+
 def verify(payload: bytes, armored: bytes, signers: AllowedSigners, now: int, namespace: str = "git") -> Verified:
     """Whether `armored` is a good SSH signature of `payload` by a key `signers` allow (see the module)."""
     kind = signature_kind(armored)

@@ -37,7 +37,7 @@ from gatecore.errors import GateError
 from gatecore.findings import Violation
 from gatecore.gitmodel import GitReader
 from gatecore.policy import Policy
-from gatecore.refs import MAX_INPUT_BYTES, RefUpdate, display, is_reserved, parse_pre_receive
+from gatecore.refs import GATE_PREFIX, MAX_INPUT_BYTES, RefUpdate, display, is_reserved, parse_pre_receive
 from gatecore.report import error_lines, render
 from gatecore.verdict import decide
 
@@ -47,6 +47,7 @@ from .deadline import Deadline
 #: Until the policy (and its limits.deadline_seconds, default 4 s) is read, the watchdog only
 #: guards against a start-up that hangs: a loaded machine may take seconds to start Python.
 STARTUP_DEADLINE_SECONDS = 30.0
+GATE_APPROVALS = GATE_PREFIX + "approval"  # refs/gate/approvals/* and refs/gate/approval-uses/*
 
 
 @dataclass
@@ -60,6 +61,7 @@ class Outcome:
     mode: str | None = None
     walks: list[str] = field(default_factory=list)
     catalogue: str | None = None  # the agent catalogue version the policy's named sets came from
+    approvals: list[Any] = field(default_factory=list)  # approvalrefs.Used: recorded once the push is accepted
 
 
 def read_stdin() -> bytes:
@@ -106,6 +108,21 @@ def _checked(inst: installation.Installation, hook_env: environment.HookEnv, liv
     violations: list[Violation] = report.violations
     attempt_ids: list[str] = []
     reserved = [u for u in live if is_reserved(u.ref)]
+    used: list[Any] = []
+    commands: list[str] = []
+    if policy.approvals_enabled or any(u.ref.startswith(GATE_APPROVALS) for u in reserved):
+        from gatecore import approvalrefs
+
+        actx = approvalrefs.ApprovalContext(
+            objects, policy, inst.repository_id, int(time.time()), repo.ref_target,
+            lambda: load_keyring(inst) if inst.has_keyring else None,
+            lambda: config.load_allowed_signers(inst.allowed_signers) if os.path.lexists(inst.allowed_signers)
+            else None)
+        pushed = [u for u in reserved if approvalrefs.is_approval_ref(u.ref)]
+        reserved = [u for u in reserved if not approvalrefs.is_approval_ref(u.ref)]
+        if policy.approvals_enabled:
+            violations, used, commands = approvalrefs.apply(actx, live, violations)
+        violations += approvalrefs.check_pushes(actx, hook_env.pusher, pushed)
     if reserved:
         from gatecore import reviewrefs
         from gatecore.ledgerrefs import ReservedContext, ServerRefs
@@ -117,9 +134,11 @@ def _checked(inst: installation.Installation, hook_env: environment.HookEnv, liv
         violations += found.violations
         attempt_ids = found.attempt_ids
     verdict = decide(violations, policy.mode)
-    lines = render(violations, mode=verdict.shown_as, cap=policy.max_violations_shown, gitlab=hook_env.gitlab)
+    lines = render(violations, mode=verdict.shown_as, cap=policy.max_violations_shown, gitlab=hook_env.gitlab,
+                   commands=commands)
     return Outcome(verdict.exit_code, verdict.decision, lines, list(verdict.codes), attempt_ids,
-                   report.commits_checked, policy.mode, report.walks, policy.catalogue_version)
+                   report.commits_checked, policy.mode, report.walks, policy.catalogue_version,
+                   used if policy.mode == "enforce" and verdict.exit_code == 0 else [])
 
 
 def run_chain(inst: installation.Installation, data: bytes, argv: Sequence[str]) -> list[Violation]:
@@ -130,6 +149,23 @@ def run_chain(inst: installation.Installation, data: bytes, argv: Sequence[str])
         if proc.returncode != 0:
             return [Violation("GATE-HOOK-CHAINED", "-", f"{hook.name} exited {proc.returncode}")]
     return []
+
+
+def record_uses(hook_env: environment.HookEnv, used: Sequence[Any]) -> None:
+    """Spend each approval the accepted push relied on: create refs/gate/approval-uses/<id>,
+    create-only, in the repository proper (outside the quarantine, which forbids ref updates;
+    the approval commit it points at is already there). A use that cannot be recorded
+    rejects the push: GATE-APPROVAL-USED."""
+    from gatecore.adapters.gitcmd import run_git
+    from gatecore.approvalrefs import USES_PREFIX
+
+    for u in used:
+        got = run_git([f"--git-dir={hook_env.git_dir}", "update-ref", "-m", "gate: approval used", USES_PREFIX + u.id,
+                       u.record, "0" * len(u.record)], ok=None,
+                      unset=("GIT_QUARANTINE_PATH", "GIT_OBJECT_DIRECTORY", "GIT_ALTERNATE_OBJECT_DIRECTORIES"))
+        if not got.ok:
+            raise GateError("GATE-APPROVAL-USED", f"approval {u.id[:16]} could not be recorded as used "
+                                                  f"(another push used it first?): {got.last_error()}")
 
 
 def audit_record(hook_env: environment.HookEnv | None, updates: Sequence[RefUpdate], outcome: Outcome,
@@ -149,6 +185,7 @@ def audit_record(hook_env: environment.HookEnv | None, updates: Sequence[RefUpda
         "commits_checked": outcome.commits_checked,
         "walks": outcome.walks,
         "catalogue": outcome.catalogue,
+        "approvals": [u.audit() for u in outcome.approvals],
         "elapsed_ms": round((time.monotonic() - started) * 1000, 1),
         "pid": os.getpid(),
     }
@@ -189,6 +226,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 outcome = Outcome(1, "reject", render(chained, mode="enforce", cap=10, gitlab=hook_env.gitlab),
                                   ["GATE-HOOK-CHAINED"], outcome.attempt_ids, outcome.commits_checked, policy.mode,
                                   outcome.walks, outcome.catalogue)
+        if outcome.exit_code == 0 and outcome.approvals:
+            record_uses(hook_env, outcome.approvals)
     except GateError as exc:
         outcome = Outcome(exc.exit_code, "reject", error_lines(exc.code, exc.detail, gitlab=gitlab_guess), [exc.code])
     except Exception as exc:  # the boundary: an unexpected error is a rejection, never a pass

@@ -24,7 +24,7 @@ from typing import Any
 
 from ..errors import GateError
 
-CACHE_SCHEMA = 2
+CACHE_SCHEMA = 3
 
 
 def _chunks(path: Path, code: str, what: str, cap: int, too_large: str | None = None) -> Iterator[bytes]:

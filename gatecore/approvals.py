@@ -1,0 +1,161 @@
+"""Maintainer approvals: a human vouches for a restricted write of frozen paths (pure).
+
+An approval names one ref update exactly - the repository, the ref, its old and new
+value - and the frozen paths it permits there; who approved, when, and until when. Its
+id is the SHA-256 of that binding, so the hook finds the one approval that can serve a
+ref update by name (`refs/gate/approvals/<id>`) without listing any: a rebased commit,
+another ref or another old value is another id, and finds nothing.
+
+The record travels as a DSSE envelope (`gatecore.envelope`, payload type
+`PAYLOAD_APPROVAL`) with one signature, either
+
+* a seal by a keyring key of purpose `approval` (ed25519 only; `gatecore.seal` judges
+  purpose, revocation and validity), or
+* an SSH signature (keyid `ssh:<fingerprint>`, namespace `gate-approval`) over the same
+  pre-authentication encoding, by a key the server's allowed-signers file lists with the
+  approver among its principals.
+
+Either way the approver must be one the policy names (`[approvals] approvers`), and the
+approval must not have expired nor live longer than `[approvals] max_hours`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from . import strictjson
+from .envelope import PAYLOAD_APPROVAL, Envelope, pae
+from .errors import GateError
+from .findings import Failure
+from .keys import Keyring
+from .policy import Policy
+
+if TYPE_CHECKING:
+    from .sshsig import AllowedSigners
+
+SSH_KEYID_PREFIX = "ssh:"
+SSH_NAMESPACE = "gate-approval"
+RECORD_FILE = "approval.json"
+CLOCK_SKEW = 300  # seconds a record's creation may lie in the future
+MAX_PATHS = 1000
+_KEYS = {"repository_id", "ref", "old", "new", "paths", "approver", "created_at", "expires_at", "reason"}
+_HEX40 = re.compile(r"[0-9a-f]{40}")
+
+
+def approval_id(repository_id: str, ref: str, old: str, new: str) -> str:
+    """The id of the one approval that can serve this ref update."""
+    binding = "\0".join(("gate-approval-v1", repository_id, ref, old, new)).encode("utf-8", "surrogateescape")
+    return hashlib.sha256(binding).hexdigest()
+
+
+@dataclass(frozen=True, slots=True)
+class Approval:
+    repository_id: str
+    ref: str
+    old: str
+    new: str
+    paths: tuple[str, ...]
+    approver: str
+    created_at: int
+    expires_at: int
+    reason: str = ""
+
+    @property
+    def id(self) -> str:
+        return approval_id(self.repository_id, self.ref, self.old, self.new)
+
+    def payload(self) -> bytes:
+        return strictjson.dumps({
+            "repository_id": self.repository_id, "ref": self.ref, "old": self.old, "new": self.new,
+            "paths": list(self.paths), "approver": self.approver, "created_at": self.created_at,
+            "expires_at": self.expires_at, "reason": self.reason,
+        })
+
+
+def _malformed(detail: str) -> GateError:
+    return GateError("GATE-APPROVAL-MALFORMED", detail)
+
+
+def _str(doc: dict[str, Any], key: str, limit: int) -> str:
+    value = doc[key]
+    if not isinstance(value, str) or len(value) > limit:
+        raise _malformed(f"{key} must be a string of at most {limit} characters")
+    return value
+
+
+def parse_payload(payload: bytes) -> Approval:
+    """An approval from its payload bytes, strictly (GATE-APPROVAL-MALFORMED otherwise)."""
+    doc = strictjson.loads(payload, code="GATE-APPROVAL-MALFORMED")
+    if not isinstance(doc, dict) or set(doc) != _KEYS:
+        found = set(doc) if isinstance(doc, dict) else set()
+        raise _malformed(f"approval members: unknown {sorted(found - _KEYS)}, missing {sorted(_KEYS - found)}")
+    old, new = _str(doc, "old", 40), _str(doc, "new", 40)
+    if not (_HEX40.fullmatch(old) and _HEX40.fullmatch(new)):
+        raise _malformed("old and new must be 40 lowercase hex digits")
+    paths = doc["paths"]
+    if (not isinstance(paths, list) or not 1 <= len(paths) <= MAX_PATHS
+            or not all(isinstance(p, str) and 0 < len(p) <= 4096 for p in paths) or len(set(paths)) != len(paths)):
+        raise _malformed(f"paths must be 1 to {MAX_PATHS} distinct non-empty strings")
+    times = doc["created_at"], doc["expires_at"]
+    if any(isinstance(t, bool) or not isinstance(t, int) or t < 0 for t in times):
+        raise _malformed("created_at and expires_at must be unix seconds")
+    ref, approver = _str(doc, "ref", 1024), _str(doc, "approver", 256)
+    if not ref.startswith("refs/") or not approver:
+        raise _malformed("ref must be a full ref name and approver non-empty")
+    return Approval(_str(doc, "repository_id", 256), ref, old, new, tuple(paths), approver,
+                    times[0], times[1], _str(doc, "reason", 2000))
+
+
+def verify(env: Envelope, policy: Policy, repository_id: str, now: int,
+           keyring: Keyring | None, signers: AllowedSigners | None) -> tuple[Approval | None, list[Failure]]:
+    """The approval an envelope carries and every reason it cannot serve now (empty: it serves)."""
+    from . import seal
+
+    if env.payload_type != PAYLOAD_APPROVAL:
+        return None, [Failure("GATE-SEAL-PAYLOAD-TYPE", "payloadType", f"expected {PAYLOAD_APPROVAL}")]
+    try:
+        approval = parse_payload(env.payload)
+    except GateError as exc:
+        return None, [Failure(exc.code, "payload", exc.detail)]
+    failures: list[Failure] = []
+    if env.keyid.startswith(SSH_KEYID_PREFIX):
+        failures += _ssh_failures(env, approval, signers, now)
+    elif keyring is None:
+        failures.append(Failure("GATE-SEAL-UNKNOWN-KEY", "keyid", "no keyring is installed to verify the seal"))
+    else:
+        failures += seal.verify(env, keyring, PAYLOAD_APPROVAL, now)
+    if not policy.is_approver(approval.approver):
+        failures.append(Failure("GATE-APPROVAL-APPROVER", "approver",
+                                f"{approval.approver[:64]!r} is not an approver ([approvals] approvers)"))
+    if approval.repository_id != repository_id:
+        failures.append(Failure("GATE-APPROVAL-MALFORMED", "repository_id",
+                                f"names repository {approval.repository_id[:64]!r}, not {repository_id!r}"))
+    if approval.created_at > now + CLOCK_SKEW or approval.expires_at <= approval.created_at:
+        failures.append(Failure("GATE-APPROVAL-MALFORMED", "created_at", "created in the future or expiring "
+                                                                           "before it was created"))
+    elif approval.expires_at - approval.created_at > policy.approval_max_seconds:
+        failures.append(Failure("GATE-APPROVAL-MALFORMED", "expires_at", "lives longer than [approvals] max_hours "
+                                                                           f"({policy.approval_max_seconds // 3600})"))
+    if now >= approval.expires_at:
+        failures.append(Failure("GATE-APPROVAL-EXPIRED", "expires_at", "the approval has expired"))
+    return approval, failures
+
+
+def _ssh_failures(env: Envelope, approval: Approval, signers: AllowedSigners | None, now: int) -> list[Failure]:
+    from . import sshsig
+
+    if signers is None:
+        return [Failure("GATE-APPROVAL-SIGNATURE", "keyid", "no allowed-signers file is installed to verify "
+                                                            "an SSH-signed approval")]
+    verified = sshsig.verify(pae(env.payload_type, env.payload), env.sig, signers, now, SSH_NAMESPACE)
+    if not verified.ok:
+        return [Failure("GATE-APPROVAL-SIGNATURE", "sig", verified.reason)]
+    if env.keyid != SSH_KEYID_PREFIX + (verified.fingerprint or ""):
+        return [Failure("GATE-APPROVAL-SIGNATURE", "keyid", "the keyid does not name the signing key")]
+    if approval.approver not in verified.principals:
+        return [Failure("GATE-APPROVAL-APPROVER", "approver",
+                        f"the key {verified.fingerprint} does not sign for {approval.approver[:64]!r}")]
+    return []

@@ -1,0 +1,137 @@
+"""The maintainer's commands: `gate approve` and `gate approvals list`.
+
+`gate approve` is run on the command a rejection prints: it shows the restricted writes
+of the approved paths (`git log -p OLD..NEW -- PATHS`), asks, writes the approval
+(`gatecore.approvals`) as a root commit on `refs/gate/approvals/<id>` in the local
+repository, and pushes that ref. The server verifies it when it is pushed and again when
+the agent's push relies on it. The commits must be in the local repository: fetch them
+from wherever the agent's work is (its fork, its workspace) first.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+from .. import approvals, envelope
+from ..adapters import gitcmd
+from ..adapters.gitrepo import GitRepo
+from ..approvalrefs import APPROVALS_PREFIX, USES_PREFIX, read_record
+from ..errors import GateError
+from ..keys import SigningKey
+from ..objects import Objects
+
+APPROVAL_NAME, APPROVAL_EMAIL = "gate approval", "approvals@gate.invalid"
+
+
+@dataclass(frozen=True, slots=True)
+class Request:
+    repository_id: str
+    ref: str
+    old: str
+    new: str
+    paths: tuple[str, ...]
+    approver: str
+    lifetime: int  # seconds
+    reason: str = ""
+
+
+def git_config(repo_path: Path, key: str) -> str | None:
+    got = gitcmd.run_git(["config", "--path", key], cwd=repo_path, ok=(0, 1))
+    return got.stdout.decode("utf-8", "replace").strip() or None
+
+
+def review_text(repo_path: Path, req: Request) -> str:
+    """What the maintainer approves: each commit of the range, with its changes at the paths."""
+    zero = "0" * len(req.old)
+    span = req.new if req.old == zero else f"{req.old}..{req.new}"
+    out = gitcmd.run_git(["log", "--no-color", "--format=commit %H%nAuthor: %an <%ae>%nCommitter: %cn <%ce>%n%n%B",
+                          "-p", "--full-history", span, "--", *req.paths], cwd=repo_path, code="GATE-GIT-UNREADABLE")
+    return out.stdout.decode("utf-8", "replace")
+
+
+def check_objects(repo: GitRepo, req: Request) -> None:
+    zero = "0" * len(req.old)
+    for oid in (req.new, req.old):
+        if oid != zero and not repo.exists(oid):
+            raise GateError("GATE-GIT-UNREADABLE", f"commit {oid} is not in this repository: fetch the agent's work "
+                                                   "first (git fetch AGENT_REMOTE BRANCH)")
+
+
+def ssh_sign(message: bytes, key: Path) -> bytes:
+    """An SSHSIG of `message` in the approvals' namespace, by `ssh-keygen -Y sign` (agent keys work too)."""
+    try:
+        proc = subprocess.run(["ssh-keygen", "-q", "-Y", "sign", "-n", approvals.SSH_NAMESPACE, "-f", str(key)],
+                              input=message, capture_output=True, check=False, timeout=120)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise GateError("GATE-INPUT-ARGUMENT", f"cannot run ssh-keygen: {exc}") from None
+    if proc.returncode != 0 or not proc.stdout.startswith(b"-----BEGIN SSH SIGNATURE-----"):
+        raise GateError("GATE-INPUT-ARGUMENT", "ssh-keygen -Y sign failed: "
+                        + proc.stderr.decode("utf-8", "replace").strip()[-300:])
+    return proc.stdout
+
+
+def seal(req: Request, now: int, key: SigningKey | None, ssh_key: Path | None) -> tuple[approvals.Approval, bytes]:
+    """The approval and its envelope bytes, sealed by a keyring key or signed with an SSH key."""
+    from .. import seal as sealing
+    from ..sshsig import signature_fingerprint
+
+    approval = approvals.Approval(req.repository_id, req.ref, req.old, req.new, req.paths, req.approver, now,
+                                  now + req.lifetime, req.reason)
+    payload = approval.payload()
+    if key is not None:
+        try:
+            env = sealing.sign(key, envelope.PAYLOAD_APPROVAL, payload)
+        except ValueError as exc:
+            raise GateError("GATE-SEAL-KEY-PURPOSE", str(exc)) from None
+    elif ssh_key is not None:
+        sig = ssh_sign(envelope.pae(envelope.PAYLOAD_APPROVAL, payload), ssh_key)
+        try:
+            fingerprint = signature_fingerprint(sig)
+        except ValueError as exc:
+            raise GateError("GATE-INPUT-ARGUMENT", str(exc)) from None
+        env = envelope.Envelope(envelope.PAYLOAD_APPROVAL, payload, approvals.SSH_KEYID_PREFIX + fingerprint, sig)
+    else:
+        raise GateError("GATE-INPUT-ARGUMENT", "pass --key KEYFILE (purpose approval) or --ssh-key PATH")
+    return approval, envelope.encode(env)
+
+
+def write(repo_path: Path, req: Request, data: bytes, approval_id: str, now: int) -> str:
+    """The approval commit on refs/gate/approvals/<id> in the local repository."""
+    repo = GitRepo.at(repo_path)
+    ref = APPROVALS_PREFIX + approval_id
+    if repo.ref_target(ref) is not None:
+        raise GateError("GATE-APPROVAL-REF", f"{ref} exists here already: an update is approved once")
+    tree = repo.write_tree({approvals.RECORD_FILE: data})
+    commit = repo.write_commit(tree, [], f"gate approval {approval_id[:16]}: {req.ref} by {req.approver}\n",
+                               APPROVAL_NAME, APPROVAL_EMAIL, now)
+    repo.set_ref(ref, commit, None)
+    return ref
+
+
+@dataclass(frozen=True, slots=True)
+class Listed:
+    id: str
+    approval: approvals.Approval | None
+    used: bool
+    problem: str = ""
+
+
+def listing(repo_path: Path) -> list[Listed]:
+    """Every approval this repository holds (fetch refs/gate/* for the server's), and whether it was used."""
+    repo = GitRepo.at(repo_path)
+    refs = repo.ref_targets(lambda name: name.startswith(b"refs/gate/approval"))
+    objects = Objects(repo)
+    out = []
+    for name, oid in sorted(refs.items()):
+        ref = name.decode("utf-8", "surrogateescape")
+        if not ref.startswith(APPROVALS_PREFIX):
+            continue
+        aid = ref[len(APPROVALS_PREFIX):]
+        used = (USES_PREFIX + aid).encode() in refs
+        try:
+            out.append(Listed(aid, approvals.parse_payload(read_record(objects, oid).payload), used))
+        except GateError as exc:
+            out.append(Listed(aid, None, used, f"{exc.code}: {exc.detail}"))
+    return out

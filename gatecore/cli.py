@@ -580,7 +580,10 @@ def approve_cmd(
 
     result = gitcmd.push(repo, remote, f"{written}:{written}")
     _out(result.output)
-    return 0 if result.ok else 1
+    if not result.ok:  # the server refused it: keep nothing that looks approved
+        gitcmd.run_git(["update-ref", "-d", written], cwd=repo, ok=None)
+        return 1
+    return 0
 
 
 @command(approvals_app, "list")

@@ -1,0 +1,262 @@
+"""Maintainer approvals through real pushes: an agent's frozen write is rejected, a maintainer
+approves exactly that ref update with `gate approve`, the same push is then accepted once,
+and nothing else rides on the approval."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from support.gitutil import AGENT, HUMAN, gate, git
+from support.server import Server
+from support.verdicts import refused
+
+POLICY = """\
+mode = "enforce"
+[[freeze]]
+name = "governance"
+paths = ["ci/**"]
+authors = ["*@agents.example.com"]
+pushers = ["agent-*"]
+[trusted]
+pushers = ["admin"]
+[approvals]
+approvers = ["alice", "release-*"]
+"""
+
+ALICE = {"REMOTE_USER": "alice"}
+AGENT_PUSH = {"REMOTE_USER": "agent-7"}
+
+
+@dataclass
+class Lab:
+    server: Server
+    maint: Path  # the maintainer's clone
+    keys: dict[str, Path]
+    base: str
+
+    def agent_commit(self, path: str = "ci/deploy.yml", text: str = "deploy: agent\n") -> str:
+        self.server.work.write(path, text)
+        return self.server.work.commit(f"agent writes {path}", identity=AGENT)
+
+    def hint_command(self, out: subprocess.CompletedProcess[str]) -> list[str]:
+        line = next(ln for ln in out.stderr.splitlines() if "can approve this write" in ln)
+        import shlex
+
+        return shlex.split(line[line.index("gate approve"):])[1:]
+
+    def approve(self, args: list[str], *extra: str) -> subprocess.CompletedProcess[str]:
+        """The maintainer fetches the agent's commits and runs the printed command."""
+        git(self.maint, "fetch", "-q", str(self.server.work.path), "+HEAD:refs/agent/head")
+        return gate(*args, "--approver", "alice", "--key", str(self.keys["approval"]), "--yes", *extra,
+                    cwd=self.maint, env=ALICE)
+
+
+def _key(tmp: Path, kid: str, purpose: str) -> tuple[Path, str]:
+    out = gate("keys", "generate", "--alg", "ed25519", "--id", kid, "--purpose", purpose, "--out", str(tmp / kid))
+    assert out.returncode == 0, out.stderr
+    return tmp / kid, out.stdout
+
+
+@pytest.fixture
+def lab(tmp_path: Path) -> Lab:
+    keys: dict[str, Path] = {}
+    ring = ""
+    for kid, purpose in (("approval", "approval"), ("runner", "receipt")):
+        keys[kid], entry = _key(tmp_path, kid, purpose)
+        ring += entry
+    (tmp_path / "s").mkdir()
+    s = Server(tmp_path / "s", policy=POLICY, keyring=ring)
+    s.work.write("README", "hello\n")
+    s.work.write("ci/deploy.yml", "deploy: true\n")
+    base = s.work.commit("base", identity=HUMAN)
+    assert s.push("main").returncode == 0
+    maint = tmp_path / "maint"
+    git(tmp_path, "clone", "-q", s.url, str(maint))
+    return Lab(s, maint, keys, base)
+
+
+def test_reject_approve_accept_once(lab: Lab) -> None:
+    s = lab.server
+    head = lab.agent_commit()
+    out = s.push("main", pusher_env=AGENT_PUSH)
+    assert refused(out, "GATE-FROZEN-PATH"), out.stderr
+    args = lab.hint_command(out)
+    assert args[:2] == ["approve", "--repository-id"] and "ci/deploy.yml" in args and head in args
+    got = lab.approve(args)
+    assert got.returncode == 0, got.stdout + got.stderr
+    assert "agent writes ci/deploy.yml" in got.stdout and "+deploy: agent" in got.stdout  # what was reviewed
+    out = s.push("main", pusher_env=AGENT_PUSH)
+    assert out.returncode == 0, out.stderr
+    record = s.audit()[-1]
+    assert record["decision"] == "accept"
+    [used] = record["approvals"]  # type: ignore[misc]
+    assert used["approver"] == "alice" and used["paths"] == ["ci/deploy.yml"] and used["ref"] == "refs/heads/main"
+    assert s.ref(f"refs/gate/approval-uses/{used['id']}") == s.ref(f"refs/gate/approvals/{used['id']}")
+    listed = gate("approvals", "list", "--repo", str(s.bare))
+    assert listed.returncode == 0 and f"{used['id'][:16]} used by alice refs/heads/main" in listed.stdout
+
+
+def test_the_approval_does_not_carry_over(lab: Lab) -> None:
+    """Another ref, a rebased commit, another path, a second ref update: each rejected again."""
+    s = lab.server
+    head = lab.agent_commit()
+    args = lab.hint_command(s.push("main", pusher_env=AGENT_PUSH))
+    assert lab.approve(args).returncode == 0
+    # another ref: the same commit pushed to a new branch
+    assert refused(s.push("HEAD:refs/heads/other", pusher_env=AGENT_PUSH), "GATE-FROZEN-PATH")
+    # another path in a further commit on top: the update's new id is not the approved one
+    lab.agent_commit("ci/other.yml", "x\n")
+    out = s.push("main", pusher_env=AGENT_PUSH)
+    assert refused(out, "GATE-FROZEN-PATH") and "ci/other.yml" in out.stderr, out.stderr
+    # rebased: same change, new commit id
+    git(s.work.path, "reset", "-q", "--hard", head)
+    git(s.work.path, "commit", "-q", "--amend", "-m", "agent writes ci/deploy.yml (rebased)", identity=AGENT)
+    assert refused(s.push("main", pusher_env=AGENT_PUSH), "GATE-FROZEN-PATH")
+    # the approved update itself passes once ...
+    git(s.work.path, "reset", "-q", "--hard", head)
+    assert s.push("main", pusher_env=AGENT_PUSH).returncode == 0
+    # ... and not a second time, even when an admin rewinds the ref to replay it
+    assert s.push(f"+{lab.base}:main", pusher_env={"REMOTE_USER": "admin"}).returncode == 0
+    out = s.push("main", pusher_env=AGENT_PUSH)
+    assert refused(out, "GATE-APPROVAL-USED") and refused(out, "GATE-FROZEN-PATH"), out.stderr
+
+
+def test_an_approval_covers_only_its_paths(lab: Lab) -> None:
+    s = lab.server
+    s.work.write("ci/a.yml", "a\n")
+    s.work.write("ci/b.yml", "b\n")
+    s.work.commit("agent writes two", identity=AGENT)
+    args = lab.hint_command(s.push("main", pusher_env=AGENT_PUSH))
+    i = args.index("ci/b.yml")
+    del args[i - 1:i + 1]  # the maintainer approves ci/a.yml only
+    assert lab.approve(args).returncode == 0
+    out = s.push("main", pusher_env=AGENT_PUSH)
+    assert refused(out, "GATE-FROZEN-PATH") and "path=ci/b.yml" in out.stderr and "path=ci/a.yml" not in out.stderr
+    assert not any(r.startswith("refs/gate/approval-uses/") for r in s.refs())  # a rejected push spends nothing
+
+
+def test_a_key_of_another_purpose_or_a_revoked_key_never_serves(lab: Lab, tmp_path: Path) -> None:
+    s = lab.server
+    lab.agent_commit()
+    args = lab.hint_command(s.push("main", pusher_env=AGENT_PUSH))
+    git(lab.maint, "fetch", "-q", str(s.work.path), "+HEAD:refs/agent/head")
+    # the runner's receipt key (where agents run) cannot seal an approval: refused before anything is written
+    out = gate(*args, "--approver", "alice", "--key", str(lab.keys["runner"]), "--yes", cwd=lab.maint)
+    assert out.returncode != 0 and "GATE-SEAL-KEY-PURPOSE" in out.stderr, out.stdout + out.stderr
+    # a hand-made one sealed with it is refused by the server
+    forged = _forged_approval(lab, args, lab.keys["runner"])
+    out = git(lab.maint, "push", "--porcelain", "origin", forged, check=False, env=ALICE)
+    assert refused(out, "GATE-SEAL-KEY-PURPOSE"), out.stderr
+    git(lab.maint, "update-ref", "-d", forged)
+    # a good approval, then its key revoked: the agent's push is refused again
+    assert lab.approve(args, "--no-push").returncode == 0
+    ref = next(r for r in git(lab.maint, "for-each-ref", "--format=%(refname)", "refs/gate/approvals/").stdout.split())
+    assert git(lab.maint, "push", "-q", "origin", ref, check=False, env=ALICE).returncode == 0
+    ring = (s.root / "keyring.toml").read_text()
+    start = ring.index('id = "approval"')
+    ring = ring[:start] + ring[start:].replace("revoked = false", "revoked = true", 1)
+    (tmp_path / "revoked.toml").write_text(ring)
+    s.install("--keyring", str(tmp_path / "revoked.toml"))
+    out = s.push("main", pusher_env=AGENT_PUSH)
+    assert refused(out, "GATE-SEAL-KEY-REVOKED") and refused(out, "GATE-FROZEN-PATH"), out.stderr
+
+
+def _forged_approval(lab: Lab, args: list[str], key: Path) -> str:
+    """An approval sealed with `key` whatever its purpose, written with the package's own parts."""
+    from gatecore import approvals, envelope
+    from gatecore.adapters.config import load_keyfile
+    from gatecore.adapters.gitrepo import GitRepo
+    from gatecore.keys import SigningKey
+    from gatecore.seal import sign
+
+    def flag(name: str) -> str:
+        return args[args.index(name) + 1]
+
+    import time
+
+    now = int(time.time())
+    a = approvals.Approval(flag("--repository-id"), flag("--ref"), flag("--old"), flag("--new"), ("ci/deploy.yml",),
+                           "alice", now, now + 3600)
+    k = load_keyfile(key)
+    env = sign(SigningKey(k.id, k.algorithm, "approval", k.material), envelope.PAYLOAD_APPROVAL, a.payload())
+    repo = GitRepo.at(lab.maint)
+    tree = repo.write_tree({approvals.RECORD_FILE: envelope.encode(env)})
+    commit = repo.write_commit(tree, [], "forged\n", "x", "x@example.com", now)
+    ref = f"refs/gate/approvals/{a.id}"
+    repo.set_ref(ref, commit, None)
+    return ref
+
+
+def test_only_an_approver_pushes_an_approval(lab: Lab) -> None:
+    s = lab.server
+    lab.agent_commit()
+    args = lab.hint_command(s.push("main", pusher_env=AGENT_PUSH))
+    assert lab.approve(args, "--no-push").returncode == 0
+    ref = next(r for r in git(lab.maint, "for-each-ref", "--format=%(refname)", "refs/gate/approvals/").stdout.split())
+    for who in ("agent-7", "bob"):
+        out = git(lab.maint, "push", "--porcelain", "origin", ref, check=False, env={"REMOTE_USER": who})
+        assert refused(out, "GATE-APPROVAL-APPROVER"), out.stderr
+    assert s.ref(ref) is None
+    assert git(lab.maint, "push", "-q", "origin", ref, check=False, env={"REMOTE_USER": "release-bot"}).returncode == 0
+    # never rewritten, deleted only by a trusted pusher; the uses namespace is the gate's
+    out = git(lab.maint, "push", "--porcelain", "origin", f"+{lab.base}:{ref}", check=False, env=ALICE)
+    assert refused(out, "GATE-APPROVAL-REF"), out.stderr
+    assert refused(git(lab.maint, "push", "--porcelain", "origin", f":{ref}", check=False, env=ALICE),
+                   "GATE-APPROVAL-REF")
+    uses = ref.replace("approvals/", "approval-uses/")
+    assert refused(git(lab.maint, "push", "--porcelain", "origin", f"{ref}:{uses}", check=False,
+                       env={"REMOTE_USER": "admin"}), "GATE-APPROVAL-REF")
+
+
+def test_an_expired_approval_is_refused(lab: Lab) -> None:
+    """Pushed after its expiry: refused, certainly (the wait is longer than its life). Expiry at
+    the time of use is the same check with the clock of the agent's push (tests/unit/test_approvals.py)."""
+    s = lab.server
+    lab.agent_commit()
+    args = lab.hint_command(s.push("main", pusher_env=AGENT_PUSH))
+    assert lab.approve(args, "--expires", "1s", "--no-push").returncode == 0
+    import time
+
+    time.sleep(1.5)
+    ref = next(r for r in git(lab.maint, "for-each-ref", "--format=%(refname)", "refs/gate/approvals/").stdout.split())
+    out = git(lab.maint, "push", "--porcelain", "origin", ref, check=False, env=ALICE)
+    assert refused(out, "GATE-APPROVAL-EXPIRED"), out.stderr
+    assert refused(s.push("main", pusher_env=AGENT_PUSH), "GATE-FROZEN-PATH")
+
+
+@pytest.mark.skipif(shutil.which("ssh-keygen") is None, reason="ssh-keygen is not installed")
+def test_an_ssh_signed_approval_by_an_approver_serves(lab: Lab, tmp_path: Path) -> None:
+    s = lab.server
+    key = tmp_path / "alice_ssh"
+    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(key)], check=True)
+    pub = (tmp_path / "alice_ssh.pub").read_text().strip()
+    signers = tmp_path / "allowed_signers"
+    signers.write_text(f'alice namespaces="git,gate-approval" {pub}\n')
+    s.install("--allowed-signers", str(signers))
+    lab.agent_commit()
+    args = lab.hint_command(s.push("main", pusher_env=AGENT_PUSH))
+    git(lab.maint, "fetch", "-q", str(s.work.path), "+HEAD:refs/agent/head")
+    git(lab.maint, "config", "gate.approver", "alice")
+    git(lab.maint, "config", "gate.approvalSshKey", str(key))
+    out = gate(*args, "--yes", cwd=lab.maint, env=ALICE)  # the printed command, as printed
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert s.push("main", pusher_env=AGENT_PUSH).returncode == 0
+
+
+@pytest.mark.skipif(shutil.which("ssh-keygen") is None, reason="ssh-keygen is not installed")
+def test_an_ssh_key_that_signs_for_someone_else_is_refused(lab: Lab, tmp_path: Path) -> None:
+    s = lab.server
+    key = tmp_path / "bob_ssh"
+    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(key)], check=True)
+    signers = tmp_path / "allowed_signers"
+    signers.write_text(f'bob {(tmp_path / "bob_ssh.pub").read_text().strip()}\n')
+    s.install("--allowed-signers", str(signers))
+    lab.agent_commit()
+    args = lab.hint_command(s.push("main", pusher_env=AGENT_PUSH))
+    git(lab.maint, "fetch", "-q", str(s.work.path), "+HEAD:refs/agent/head")
+    out = gate(*args, "--approver", "alice", "--ssh-key", str(key), "--yes", cwd=lab.maint, env=ALICE)
+    assert refused(out, "GATE-APPROVAL-APPROVER"), out.stdout + out.stderr

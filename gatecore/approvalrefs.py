@@ -27,8 +27,7 @@ from . import approvals, envelope
 from .errors import GateError
 from .findings import Failure, Violation, unique_in_order
 from .keys import Keyring
-from .ledger import single_file
-from .objects import Objects
+from .objects import Objects, single_file
 from .policy import Policy
 from .refs import GATE_PREFIX, RefUpdate, display
 

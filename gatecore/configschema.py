@@ -11,7 +11,7 @@ Three files, all TOML:
     [[key]]
     id = "runner-2026"
     algorithm = "ed25519"          # or "hmac-sha256"
-    purpose = "receipt"            # or "attempt"
+    purpose = "receipt"            # or "attempt", "approval" (ed25519 only)
     public_key = "<base64, 32 bytes>"   # ed25519
     # secret = "<base64, >= 32 bytes>"  # hmac-sha256 (runner and server in one trust domain)
     not_before = 2026-01-01T00:00:00Z   # optional

@@ -27,9 +27,8 @@ from . import strictjson
 from .errors import GateError
 from .fields import AttemptId, Generation, ModelId, RefName, RepositoryId, Sha256Hex, Time, format_validation_error
 from .findings import Failure
-from .gitmodel import MODE_BLOB
 from .keys import Keyring, SigningKey
-from .objects import Objects
+from .objects import Objects, single_file
 from .seal import sign, verify
 
 RECORD_FILE = "record.json"
@@ -156,21 +155,6 @@ def open_record(data: bytes, keyring: Keyring | None, now: int) -> tuple[Attempt
 class ChainEntry:
     commit: str
     envelope: bytes
-
-
-def single_file(objects: Objects, tree_id: str, name: str, code: str) -> bytes:
-    """The bytes of the one regular file a record or receipt commit holds (size-capped)."""
-    entries = objects.tree(tree_id)
-    key = name.encode()
-    if set(entries) != {key} or entries[key][0] != MODE_BLOB:
-        raise GateError(code, f"tree {tree_id[:12]} must hold exactly one regular file {name}")
-    blob = entries[key][1]
-    kind, size = objects.reader.header(blob)
-    if kind != "blob":
-        raise GateError(code, f"{name} in tree {tree_id[:12]} is a {kind}, not a file")
-    if size > strictjson.MAX_DOCUMENT_BYTES:
-        raise GateError("GATE-RECEIPT-TOO-LARGE", f"{name} in tree {tree_id[:12]} is over the size cap")
-    return objects.blob(blob)
 
 
 def read_entries(objects: Objects, tip: str, stop: str | None) -> list[ChainEntry]:

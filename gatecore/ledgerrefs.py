@@ -25,8 +25,8 @@ from .archive import ARCHIVE_REF, Archive
 from .errors import GateError
 from .findings import Violation
 from .keys import Keyring
-from .ledger import MAX_CHAIN, RECEIPT_FILE, AttemptState, fold, read_entries, read_state, single_file
-from .objects import Objects
+from .ledger import MAX_CHAIN, RECEIPT_FILE, AttemptState, fold, read_entries, read_state
+from .objects import Objects, single_file
 from .policy import Policy
 from .refs import (
     ATTEMPTS_PREFIX,

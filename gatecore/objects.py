@@ -33,8 +33,8 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
-from .errors import malformed
-from .gitmodel import MODE_TREE, GitReader, WalkedCommit
+from .errors import GateError, malformed
+from .gitmodel import MODE_BLOB, MODE_TREE, GitReader, WalkedCommit
 
 MAX_TAG_DEPTH = 16
 
@@ -366,3 +366,20 @@ class Objects:
                             f"{list(c.parent_ids)} (grafts, a shallow file or a replaced commit?)")
         self._tree_ids[c.id] = c.tree_id
         return c
+
+
+def single_file(objects: Objects, tree_id: str, name: str, code: str) -> bytes:
+    """The bytes of the one regular file a record, receipt or approval commit holds (size-capped)."""
+    from .strictjson import MAX_DOCUMENT_BYTES
+
+    entries = objects.tree(tree_id)
+    key = name.encode()
+    if set(entries) != {key} or entries[key][0] != MODE_BLOB:
+        raise GateError(code, f"tree {tree_id[:12]} must hold exactly one regular file {name}")
+    blob = entries[key][1]
+    kind, size = objects.reader.header(blob)
+    if kind != "blob":
+        raise GateError(code, f"{name} in tree {tree_id[:12]} is a {kind}, not a file")
+    if size > MAX_DOCUMENT_BYTES:
+        raise GateError("GATE-RECEIPT-TOO-LARGE", f"{name} in tree {tree_id[:12]} is over the size cap")
+    return objects.blob(blob)

@@ -27,8 +27,9 @@ from .digest import tree_delta_digest
 from .envelope import payload_digest
 from .errors import GateError
 from .findings import Failure, Violation
-from .ledger import RECEIPT_FILE, AttemptState, single_file
+from .ledger import RECEIPT_FILE, AttemptState
 from .ledgerrefs import ReservedContext, check_ledger, namespace_violations, receipt_history, violation
+from .objects import single_file
 from .receipt import DIFF_TREE_DELTA, Receipt
 from .refs import ATTEMPTS_PREFIX, DOCTOR_PREFIX, RECEIPTS_PREFIX, REVIEW_PREFIX, RefUpdate, generation_ref
 

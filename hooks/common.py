@@ -51,13 +51,16 @@ def rev_commit(rev: str) -> str | None:
 
 
 def verdict_lines(violations: Sequence[Violation], policy: Policy, what: str,
-                  notes: Sequence[str] = ()) -> tuple[int, list[str]]:
-    """Exit code and lines for a finished check: 1 with the server's lines if anything is violated."""
+                  notes: Sequence[str] = (), commands: Sequence[str] = (),
+                  approved: Sequence[str] = ()) -> tuple[int, list[str]]:
+    """Exit code and lines for a finished check: 1 with the server's lines if anything is violated;
+    `approved`: notes on approvals the push relies on, shown whatever the verdict."""
     verdict = decide(violations, policy.mode)
     if not violations:
-        return 0, []
-    lines = render(violations, mode=verdict.shown_as, cap=policy.max_violations_shown, gitlab=False, what=what)
-    return verdict.exit_code, [*lines, *notes, ADVICE]
+        return 0, list(approved)
+    lines = render(violations, mode=verdict.shown_as, cap=policy.max_violations_shown, gitlab=False, what=what,
+                   commands=commands)
+    return verdict.exit_code, [*lines, *approved, *notes, ADVICE]
 
 
 def run(check: Callable[[], tuple[int, list[str]]], what: str) -> int:

@@ -14,10 +14,12 @@ from __future__ import annotations
 import argparse
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from gatecore.adapters import environment
 from gatecore.adapters.gitrepo import GitRepo
-from gatecore.errors import unreadable
+from gatecore.errors import GateError, unreadable
+from gatecore.findings import Violation
 from gatecore.objects import Objects
 from gatecore.policy import Policy
 from gatecore.pushcheck import PushChecker, PushReport
@@ -25,6 +27,10 @@ from gatecore.refs import RefUpdate, display
 
 from . import clientconfig, pushset
 from .common import verdict_lines
+
+if TYPE_CHECKING:
+    from gatecore.keys import Keyring
+    from gatecore.sshsig import AllowedSigners
 
 
 def existing_refs(tracking: Mapping[bytes, str], updates: Sequence[RefUpdate]) -> dict[bytes, str]:
@@ -44,12 +50,16 @@ def require_local(repo: GitRepo, updates: Sequence[RefUpdate], remote: str) -> N
                                f"run git fetch {remote} and push again")
 
 
-def _config_path(repo: GitRepo, key: str) -> Path | None:
+def _config_value(repo: GitRepo, key: str, *, path: bool = False) -> str | None:
     from gatecore.adapters.gitcmd import run_git
 
-    got = run_git([f"--git-dir={repo.path}", "config", "--path", key], ok=(0, 1))
-    path = got.stdout.decode("utf-8", "replace").strip()
-    return Path(path) if path else None
+    got = run_git([f"--git-dir={repo.path}", "config", *(["--path"] if path else []), key], ok=(0, 1))
+    return got.stdout.decode("utf-8", "replace").strip() or None
+
+
+def _config_path(repo: GitRepo, key: str) -> Path | None:
+    value = _config_value(repo, key, path=True)
+    return Path(value) if value else None
 
 
 def push_report(repo: GitRepo, policy: Policy, pusher: str, updates: Sequence[RefUpdate],
@@ -97,7 +107,47 @@ def check(args: argparse.Namespace, env: Mapping[str, str], stdin: bytes) -> tup
     report = push_report(repo, policy, pusher, updates, existing_refs(tracking, updates))
     notes = [*coverage_note(push, extra),
              f"gate: note: policy {origin}; pusher {pusher or '(unknown: set GATE_PUSHER)'}"]
-    return verdict_lines(report.violations, policy, "push", notes)
+    violations: list[Violation] = report.violations
+    commands: list[str] = []
+    approved: list[str] = []
+    if policy.approvals_enabled:
+        violations, commands, approved, note = with_approvals(repo, policy, args.repository_id, updates, violations,
+                                                              pushset.config_revisions(push.remote, updates))
+        notes += note
+    return verdict_lines(violations, policy, "push", notes, commands, approved)
+
+
+def with_approvals(repo: GitRepo, policy: Policy, repository_id: str | None, updates: Sequence[RefUpdate],
+                   violations: list[Violation], revisions: Sequence[str]
+                   ) -> tuple[list[Violation], list[str], list[str], list[str]]:
+    """The server's approvals as this repository has them (fetched: refs/gate/*), applied as the
+    server applies them: (violations left, gate approve commands, 'approved' notes, notes)."""
+    import time
+
+    from gatecore.approvalrefs import ApprovalContext, apply
+
+    repository_id = repository_id or _config_value(repo, "gate.repositoryId")
+    if not repository_id:
+        return violations, [], [], ["gate: note: approvals not looked up: pass --repository-id ID "
+                                    "(or git config gate.repositoryId ID)"]
+
+    def keyring() -> Keyring | None:
+        try:
+            return clientconfig.load_keyring(repo, revisions, None)
+        except GateError:
+            return None  # no keyring here: a sealed approval reads as unverifiable, as it would be
+
+    def signers() -> AllowedSigners | None:
+        from gatecore.adapters.config import load_allowed_signers
+
+        path = _config_path(repo, "gpg.ssh.allowedSignersFile")
+        return None if path is None else load_allowed_signers(path)
+
+    ctx = ApprovalContext(Objects(repo), policy, repository_id, int(time.time()), repo.ref_target, keyring, signers)
+    left, used, commands = apply(ctx, updates, violations)
+    approved = [f"gate: note: approved by {u.approver} (approval {u.id[:16]}): {', '.join(u.paths)} on {u.ref}"
+                for u in used]
+    return left, commands, approved, ["gate: note: approvals as fetched: git fetch REMOTE '+refs/gate/*:refs/gate/*'"]
 
 
 def parser() -> argparse.ArgumentParser:
@@ -107,6 +157,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("url", nargs="?", default=None, help=argparse.SUPPRESS)
     p.add_argument("--policy", type=Path, default=None,
                    help=f"policy file (default: {clientconfig.POLICY_FILE} as the remote has it, else in HEAD)")
+    p.add_argument("--repository-id", default=None,
+                   help="the id the server was installed with, to look up approvals (default: git config "
+                        "gate.repositoryId)")
     p.add_argument("--named-ref-only", action="store_true",
                    help="under pre-commit, check only the ref pre-commit names, not other local refs the remote lacks")
     return p

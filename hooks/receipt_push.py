@@ -31,10 +31,11 @@ from pathlib import Path
 
 from gatecore.adapters import environment, gitcmd
 from gatecore.adapters.gitrepo import GitRepo
+from gatecore.approvalrefs import is_approval_ref
 from gatecore.errors import GateError, unreadable
 from gatecore.findings import Violation
 from gatecore.ledgerrefs import ReservedContext, ServerRefs
-from gatecore.objects import Objects
+from gatecore.objects import Objects, single_file
 from gatecore.refs import (
     ATTEMPTS_PREFIX,
     DOCTOR_PREFIX,
@@ -90,7 +91,7 @@ def receipt_target(repo: GitRepo, receipt_commit: str) -> tuple[str, str] | None
 
     try:
         objects = Objects(repo)
-        data = ledger.single_file(objects, objects.commit(receipt_commit).tree_id, ledger.RECEIPT_FILE,
+        data = single_file(objects, objects.commit(receipt_commit).tree_id, ledger.RECEIPT_FILE,
                                   "GATE-REVIEW-RECEIPT-REF")
         receipt, _ = parse_payload(envelope.parse(data).payload)
     except GateError:
@@ -209,7 +210,10 @@ def push_updates(repo: GitRepo, args: argparse.Namespace, env: Mapping[str, str]
 def check(args: argparse.Namespace, env: Mapping[str, str], stdin: bytes) -> tuple[int, list[str]]:
     repo = GitRepo.for_hook(environment.git_dir())
     remote, updates, remote_now = push_updates(repo, args, env, stdin)
-    special = [u for u in updates if is_reserved(u.ref) and not u.ref.startswith(DOCTOR_PREFIX) and not u.is_noop]
+    # Approvals (refs/gate/approvals/*) are the server's to judge: signed by the maintainer
+    # pushing them, with keys the client does not hold.
+    special = [u for u in updates if is_reserved(u.ref) and not u.ref.startswith(DOCTOR_PREFIX) and not u.is_noop
+               and not is_approval_ref(u.ref)]
     if not special:
         return 0, []
     for u in special:

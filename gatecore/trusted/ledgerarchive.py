@@ -19,7 +19,7 @@ from ..adapters import gitcmd
 from ..adapters.gitrepo import GitRepo
 from ..envelope import payload_digest
 from ..errors import GateError
-from ..objects import Objects
+from ..objects import Objects, single_file
 from ..refs import ATTEMPTS_PREFIX, RECEIPTS_PREFIX, REVIEW_PREFIX, generation_ref
 from .attempts import LEDGER_EMAIL, LEDGER_NAME
 
@@ -38,7 +38,7 @@ def _receipt_payloads(objects: Objects, tip: str | None) -> list[str]:
     current = tip
     while current is not None:
         info = objects.commit(current)
-        data = ledger.single_file(objects, info.tree_id, ledger.RECEIPT_FILE, "GATE-REVIEW-RECEIPT-REF")
+        data = single_file(objects, info.tree_id, ledger.RECEIPT_FILE, "GATE-REVIEW-RECEIPT-REF")
         d = payload_digest(data)
         if d is None:
             raise GateError("GATE-REVIEW-RECEIPT-REF", f"receipt commit {current[:12]} holds no envelope")

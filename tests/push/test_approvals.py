@@ -260,3 +260,38 @@ def test_an_ssh_key_that_signs_for_someone_else_is_refused(lab: Lab, tmp_path: P
     git(lab.maint, "fetch", "-q", str(s.work.path), "+HEAD:refs/agent/head")
     out = gate(*args, "--approver", "alice", "--ssh-key", str(key), "--yes", cwd=lab.maint, env=ALICE)
     assert refused(out, "GATE-APPROVAL-APPROVER"), out.stdout + out.stderr
+
+
+def test_the_pre_push_hook_shows_the_command_then_approved(lab: Lab) -> None:
+    """Same engine on the client: before approval it prints the exact command; once the approval
+    is fetched it says approved and passes; the server agrees both times."""
+    import os
+    import sys
+
+    from support.gitutil import git_env
+
+    s, w = lab.server, lab.server.work
+    w.write(".gate/policy.toml", POLICY)
+    w.write(".gate/keyring.toml", (s.root / "keyring.toml").read_text())  # public keys: what clients verify with
+    w.commit("client policy", identity=HUMAN)
+    assert s.push("main").returncode == 0
+    remote = w.head()
+    lab.agent_commit()
+    line = f"refs/heads/main {w.head()} refs/heads/main {remote}\n"
+    git(w.path, "fetch", "-q", "origin")
+
+    def client() -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "hooks.frozen_push", "--repository-id", "demo/repo", "origin",
+                               s.url], input=line, cwd=w.path, env={**git_env(HUMAN), "PATH": os.environ["PATH"]},
+                              capture_output=True, text=True)
+
+    out = client()
+    assert out.returncode == 1 and "GATE-FROZEN-PATH" in out.stderr, out.stderr
+    hint = next(ln for ln in out.stderr.splitlines() if "can approve this write" in ln)
+    server_out = s.push("main", pusher_env=AGENT_PUSH)
+    assert hint in server_out.stderr.replace("remote: ", "")  # the very command the server prints
+    assert lab.approve(lab.hint_command(server_out)).returncode == 0
+    git(w.path, "fetch", "-q", "origin", "+refs/gate/*:refs/gate/*")
+    out = client()
+    assert out.returncode == 0 and "approved by alice" in out.stderr, out.stderr
+    assert s.push("main", pusher_env=AGENT_PUSH).returncode == 0

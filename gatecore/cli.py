@@ -272,7 +272,7 @@ def hook_pre_receive(
     return prereceive_main(["--gate-dir", str(gate_dir)])
 
 
-PlatformOpt = Annotated[str, Opt("--platform", help="auto, git, gitlab or gitea.")]
+PlatformOpt = Annotated[str, Opt("--platform", help="auto, git, github, gitlab, gitea or gitolite (docs/servers.md).")]
 
 
 @command(server_app, "install")

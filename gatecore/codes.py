@@ -243,7 +243,8 @@ _ALL: tuple[Code, ...] = (
        "check GIT_DIR and the repository's permissions", CONFIG),
     # --- hook ------------------------------------------------------------------
     _c("GATE-HOOK-DEADLINE", "the gate ran past its deadline and rejected the push",
-       "push fewer commits at once, or raise limits.deadline_seconds"),
+       "push fewer commits at once, or raise limits.deadline_seconds "
+       "(default 4 s under GitHub Enterprise, 30 s elsewhere)"),
     _c("GATE-HOOK-INTERNAL", "the gate hit an internal error and rejected the push",
        "report the message to the server admin; the push was not accepted"),
     _c("GATE-HOOK-CHAINED", "a chained pre-receive hook rejected the push",

@@ -106,7 +106,8 @@ class ApprovalsModel(_Strict):
 
 
 class LimitsModel(_Strict):
-    deadline_seconds: Annotated[float, Field(gt=0, le=600, allow_inf_nan=False, strict=False)] = 4.0
+    #: None: the platform's default (Policy.deadline_for): 4 s under GitHub Enterprise, 30 s elsewhere
+    deadline_seconds: Annotated[float, Field(gt=0, le=600, allow_inf_nan=False, strict=False)] | None = None
     max_violations_shown: Annotated[int, Field(ge=1, le=10000)] = 50
 
 

@@ -223,6 +223,11 @@ class FreezeRule:
         return any(g.may_match_below(norm_dir) for g in self.paths)
 
 
+#: The hook's deadline when the policy sets none (limits.deadline_seconds), by platform.
+PLATFORM_DEADLINES = {"github": 4.0}
+DEFAULT_DEADLINE_SECONDS = 30.0
+
+
 @dataclass(frozen=True, slots=True)
 class Policy:
     mode: str
@@ -230,7 +235,7 @@ class Policy:
     delete: str
     force: str
     trusted_pushers: tuple[IdentityGlob, ...]
-    deadline_seconds: float
+    deadline_seconds: float | None  # None: the platform's default (deadline_for)
     max_violations_shown: int
     replace: str = "trusted"
     noncanonical_modes: str = "refuse-frozen"
@@ -240,6 +245,14 @@ class Policy:
     #: who may approve a restricted write of a frozen path ([approvals]; empty: approvals off)
     approvers: tuple[IdentityGlob, ...] = ()
     approval_max_seconds: int = 72 * 3600
+
+    def deadline_for(self, platform: str) -> float:
+        """The hook's deadline: the policy's, else the platform's default. GitHub Enterprise gives
+        all pre-receive hooks 5 seconds together; self-hosted servers impose none, and a large
+        migration must not pass or fail by chance on a loaded machine (docs/servers.md)."""
+        if self.deadline_seconds is not None:
+            return self.deadline_seconds
+        return PLATFORM_DEADLINES.get(platform, DEFAULT_DEADLINE_SECONDS)
 
     @property
     def approvals_enabled(self) -> bool:
@@ -311,7 +324,8 @@ class Policy:
         limits = doc["limits"]
         deadline = limits["deadline_seconds"]
         shown = limits["max_violations_shown"]
-        if isinstance(deadline, bool) or not isinstance(deadline, int | float) or not 0 < deadline <= 600:
+        if deadline is not None and (isinstance(deadline, bool) or not isinstance(deadline, int | float)
+                                     or not 0 < deadline <= 600):
             raise ValueError("limits.deadline_seconds")
         if isinstance(shown, bool) or not isinstance(shown, int) or shown < 1:
             raise ValueError("limits.max_violations_shown")
@@ -322,7 +336,7 @@ class Policy:
         return cls(
             mode=mode, rules=tuple(rules), delete=refs_doc["delete"], force=refs_doc["force"],
             trusted_pushers=tuple(IdentityGlob.compile(p) for p in strs(doc["trusted"]["pushers"])),
-            deadline_seconds=float(deadline), max_violations_shown=shown, replace=replace,
+            deadline_seconds=None if deadline is None else float(deadline), max_violations_shown=shown, replace=replace,
             noncanonical_modes=modes, catalogue_version=doc.get("catalogue_version"),
             require_signatures=tuple(RefGlob.compile(x) for x in strs(doc.get("signatures", {}).get("require", []))),
             approvers=tuple(IdentityGlob.compile(x) for x in strs(approvals["approvers"])),

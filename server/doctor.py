@@ -10,6 +10,7 @@ hook file the way the platform does.
 from __future__ import annotations
 
 import os
+import re
 import shlex
 import subprocess
 import tempfile
@@ -20,8 +21,8 @@ from gatecore.errors import GateError
 from gatecore.policy import Policy
 from gatecore.refs import REPLACE_PREFIX, display
 
-from . import installation
-from .install import GATE_DIR_NAME, git_dir_of, is_ours, layout
+from . import gitolite, installation
+from .install import GATE_DIR_NAME, account_name, git_dir_of, is_ours, layout, owner_problem
 
 
 def doctor(git_dir: Path) -> tuple[list[str], bool]:
@@ -35,6 +36,10 @@ def doctor(git_dir: Path) -> tuple[list[str], bool]:
         lines.append(f"{'ok  ' if good else 'FAIL'} {what}")
         return good
 
+    problem = owner_problem(git_dir)
+    if problem is not None:  # nothing below may create a file as the wrong account (the probe would)
+        check(False, problem)
+        return lines, False
     try:
         git_dir = git_dir_of(git_dir)
     except GateError as exc:
@@ -47,13 +52,32 @@ def doctor(git_dir: Path) -> tuple[list[str], bool]:
         check(False, f"installation record: {exc.code}: {exc.detail}")
         return lines, False
     check(True, f"installation record {gate_dir / installation.CONFIG_FILE} (platform {inst.platform})")
-    hook = layout(git_dir, inst.platform).hook
+    try:
+        where = layout(git_dir, inst.platform, inst)
+    except GateError as exc:
+        check(False, f"hook location: {exc.code}: {exc.detail}")
+        return lines, False
+    hook = where.hook
     if check(hook.is_file(), f"hook present: {hook}"):
         check(os.access(hook, os.X_OK), "hook is executable")
-        check(is_ours(hook), "hook is the gate's")
-        text = hook.read_text("utf-8", errors="replace")
-        interp = shlex.split(text.splitlines()[-1])[1] if text.strip() else ""
-        check(bool(interp) and os.access(interp, os.X_OK), f"interpreter runs: {interp}")
+        if check(is_ours(hook), "hook is the gate's"):
+            interp = _interpreter(hook)
+            check(interp is not None and os.access(interp, os.X_OK), f"interpreter runs: {interp}")
+        elif gitolite.is_driver(hook):
+            lines.append("     it is gitolite's multi-hook driver: gitolite rewrites hooks/pre-receive; install "
+                         "with --platform gitolite (docs/servers.md)")
+    if inst.platform == "gitolite":
+        running, detail = gitolite.active(git_dir, hook)
+        check(running, detail)
+    if inst.landed is None:
+        lines.append(f"note no post-receive hook of the gate's ({where.landed} is someone else's): the audit "
+                     "log says what the gate decided, not what landed")
+    elif inst.platform == "gitolite":
+        landed, detail = gitolite.active(git_dir, inst.landed, "post-receive")
+        lines.append(("ok   " if landed else "note ") + detail)
+    else:
+        check(is_ours(inst.landed) and os.access(inst.landed, os.X_OK),
+              f"post-receive hook (logs what landed): {inst.landed}")
     from gatecore.adapters.config import load_keyring, load_policy, policy_problems
 
     problems = policy_problems(inst.policy)
@@ -73,7 +97,8 @@ def doctor(git_dir: Path) -> tuple[list[str], bool]:
             check(False, f"keyring: {exc.detail}")
     else:
         lines.append("note no keyring installed: pushes to refs/gate/* and refs/heads/review/runner/* are refused")
-    check(os.access(gate_dir, os.W_OK), f"audit log directory writable: {gate_dir}")
+    for good, what in gate_files(gate_dir):
+        check(good, what)
     if _config(git_dir, "receive.fsckObjects") != "true":
         lines.append("note receive.fsckObjects is off: bad modes in commits the gate does not read (unrestricted "
                      "identities) are left to git; gate server install --fsck turns it on")
@@ -83,6 +108,35 @@ def doctor(git_dir: Path) -> tuple[list[str], bool]:
         good, detail = _probe(git_dir, inst.platform)
         check(good, detail)
     return lines, ok
+
+
+def _interpreter(hook: Path) -> str | None:
+    """The interpreter the gate's hook pins: the word after `exec` on its exec line."""
+    for line in hook.read_text("utf-8", errors="replace").splitlines():
+        if line.startswith("exec "):
+            try:
+                words = shlex.split(line)
+            except ValueError:
+                return None
+            return words[1] if len(words) > 1 else None
+    return None
+
+
+def gate_files(gate_dir: Path) -> list[tuple[bool, str]]:
+    """The hook writes the audit log and reads (and refreshes) the caches in GIT_DIR/gate as the
+    hosting account: each file there must be that account's, the audit log itself writable."""
+    out: list[tuple[bool, str]] = []
+    me = os.geteuid()
+    foreign = sorted(p.name for p in gate_dir.iterdir() if p.lstat().st_uid != me)
+    out.append((not foreign, f"files in {gate_dir} belong to {account_name(me)}" if not foreign else
+                f"{', '.join(foreign)} in {gate_dir} belong to another account: the hook, running as "
+                f"{account_name(me)}, may fail on every push (chown them back)"))
+    log = gate_dir / installation.AUDIT_FILE
+    if log.exists():
+        out.append((os.access(log, os.W_OK), f"audit log writable: {log}"))
+    else:
+        out.append((os.access(gate_dir, os.W_OK), f"audit log directory writable: {gate_dir}"))
+    return out
 
 
 def signature_keys(inst: installation.Installation) -> list[tuple[bool, str]]:
@@ -152,6 +206,8 @@ _PROBE_ENV = {
     "git": {},
     "gitlab": {"GL_USERNAME": "gate-doctor", "GL_ID": "user-0", "GL_PROTOCOL": "ssh"},
     "gitea": {"GITEA_PUSHER_NAME": "gate-doctor", "GITEA_PUSHER_ID": "0"},
+    "gitolite": {"GL_USER": "gate-doctor"},
+    "github": {"GITHUB_USER_LOGIN": "gate-doctor"},
 }
 
 
@@ -179,7 +235,7 @@ def _probe(git_dir: Path, platform: str) -> tuple[bool, str]:
         env.update(_PROBE_ENV.get(platform, {}))
         hooks_dir = Path(tmp) / ".probe-hooks"
         config: tuple[str, ...] = ()
-        if platform != "git":
+        if platform in ("gitlab", "gitea"):
             hooks_dir.mkdir()
             runner = hooks_dir / "pre-receive"
             runner.write_text(f"#!/bin/sh\nexec {shlex.quote(str(layout(git_dir, platform).hook))} \"$@\"\n")
@@ -192,9 +248,10 @@ def _probe(git_dir: Path, platform: str) -> tuple[bool, str]:
         subprocess.run(["git", "--git-dir", str(git_dir), "update-ref", "-d", ref], check=False)
         return False, "probe push was ACCEPTED: the hook is not running (probe ref removed)"
     text = push.stdout + push.stderr
-    if "GATE-DOCTOR-PROBE" in text:
+    codes = sorted(set(re.findall(r"GATE-[A-Z0-9]+(?:-[A-Z0-9]+)*", text)))
+    if codes == ["GATE-DOCTOR-PROBE"]:
         return True, "probe push: the hook ran, read the quarantined objects, and refused the probe"
-    codes = sorted({w for w in text.replace("=", " ").split() if w.startswith("GATE-")})
-    return False, (f"probe push rejected without the probe code ({', '.join(codes) or 'no gate code'}): "
-                   f"{text.strip()[-300:]}")
+    # Any other code (GATE-AUDIT-WRITE, a configuration error...) means real pushes fail too.
+    others = ", ".join(c for c in codes if c != "GATE-DOCTOR-PROBE") or "no gate code"
+    return False, f"probe push rejected with {others} where only GATE-DOCTOR-PROBE was expected: {text.strip()[-300:]}"
 

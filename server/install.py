@@ -16,6 +16,7 @@ read from a pushed tree.
 
 from __future__ import annotations
 
+import os
 import shlex
 import sys
 from dataclasses import dataclass
@@ -26,23 +27,27 @@ from gatecore.adapters import config
 from gatecore.adapters.files import atomic_write
 from gatecore.errors import GateError
 
-from . import installation
+from . import gitolite, installation
 
 MARKER = "# managed-by: gate server install"
 GATE_DIR_NAME = "gate"
-CHAINED_SUFFIX = ".gate-chained"
+CHAINED_DIR = "gate-chained"  # hooks/gate-chained/pre-receive: a chained hook keeps its own name
+PLATFORMS = ("git", "github", "gitlab", "gitea", "gitolite")
 
 
 @dataclass(frozen=True, slots=True)
 class Layout:
     platform: str
-    hook: Path
+    hook: Path  # pre-receive: the gate's decision
+    landed: Path  # post-receive: one audit line for what landed
 
 
 def detect_platform(git_dir: Path) -> str:
     if (git_dir / "custom_hooks").is_dir():
         return "gitlab"
     existing = git_dir / "hooks" / "pre-receive"
+    if gitolite.is_driver(existing) or ".gitolite/hooks" in os.path.realpath(git_dir / "hooks" / "update"):
+        return "gitolite"
     try:
         text = existing.read_text("utf-8", errors="replace")
     except OSError:
@@ -52,20 +57,32 @@ def detect_platform(git_dir: Path) -> str:
     return "git"
 
 
-def layout(git_dir: Path, platform: str) -> Layout:
+def layout(git_dir: Path, platform: str, inst: installation.Installation | None = None) -> Layout:
+    """Where the platform runs hooks from. gitolite's come from its LOCAL_CODE (the installation
+    record remembers where, so that doctor and uninstall need not ask gitolite)."""
     if platform == "gitlab":
-        return Layout(platform, git_dir / "custom_hooks" / "pre-receive.d" / "gate")
+        return Layout(platform, git_dir / "custom_hooks" / "pre-receive.d" / "gate",
+                      git_dir / "custom_hooks" / "post-receive.d" / "gate")
     if platform == "gitea":
-        return Layout(platform, git_dir / "hooks" / "pre-receive.d" / "gate")
-    return Layout(platform, git_dir / "hooks" / "pre-receive")
+        return Layout(platform, git_dir / "hooks" / "pre-receive.d" / "gate",
+                      git_dir / "hooks" / "post-receive.d" / "gate")
+    if platform == "gitolite":
+        if inst is not None and inst.hook is not None:
+            return Layout(platform, inst.hook, inst.landed or inst.hook.with_name(gitolite.LANDED_NAME))
+        where = gitolite.site()
+        return Layout(platform, where.hook, where.landed)
+    return Layout(platform, git_dir / "hooks" / "pre-receive", git_dir / "hooks" / "post-receive")
 
 
-def hook_script(gate_dir: Path) -> str:
+def hook_script(gate_dir: Path | None, module: str = "server.prereceive") -> str:
+    """The hook file. `gate_dir` None: the repository's own `GIT_DIR/gate`, found when the hook runs
+    (a gitolite wrapper serves every repository; its driver runs hooks in the repository)."""
     py = shlex.quote(sys.executable)
+    where = '"${GIT_DIR:-.}/gate"' if gate_dir is None else shlex.quote(str(gate_dir))
     return (
         "#!/bin/sh\n"
         f"{MARKER} (push-gate {__version__}); re-run the installer instead of editing\n"
-        f"exec {py} -I -m server.prereceive --gate-dir {shlex.quote(str(gate_dir))} \"$@\"\n"
+        f"exec {py} -I -m {module} --gate-dir {where} \"$@\"\n"
     )
 
 
@@ -74,6 +91,29 @@ def is_ours(path: Path) -> bool:
         return MARKER in path.read_text("utf-8", errors="replace")
     except OSError:
         return False
+
+
+def account_name(uid: int) -> str:
+    import pwd
+
+    try:
+        return pwd.getpwuid(uid).pw_name
+    except KeyError:
+        return str(uid)
+
+
+def owner_problem(path: Path) -> str | None:
+    """The hook runs as the account that owns the repository; a file another account makes in it
+    (root's caches, an audit log) breaks every later push. None when the running account owns it."""
+    try:
+        owner = path.stat().st_uid
+    except OSError as exc:
+        return f"cannot read {path}: {exc.strerror}"
+    if owner == os.geteuid():
+        return None
+    command = shlex.join(["runuser", "-u", account_name(owner), "--", *sys.argv])
+    return (f"{path} belongs to {account_name(owner)}, but this runs as {account_name(os.geteuid())}: "
+            f"run it as the repository's owner: {command}")
 
 
 def git_dir_of(path: Path) -> Path:
@@ -93,10 +133,13 @@ def install(git_dir: Path, policy: Path | None, keyring: Path | None, platform: 
             repository_id: str | None = None, chain: bool = False, fsck: bool = False,
             allowed_signers: Path | None = None, openpgp_keys: Path | None = None) -> list[str]:
     """Install (or re-install) the gate; returns what was done, one line each."""
+    problem = owner_problem(git_dir)
+    if problem is not None:
+        raise GateError("GATE-CONFIG-INSTALL", problem)
     git_dir = git_dir_of(git_dir)
     if platform == "auto":
         platform = detect_platform(git_dir)
-    if platform not in ("git", "gitlab", "gitea"):
+    if platform not in PLATFORMS:
         raise GateError("GATE-CONFIG-INSTALL", f"unknown platform {platform!r}")
     gate_dir = git_dir / GATE_DIR_NAME
     done: list[str] = []
@@ -117,18 +160,28 @@ def install(git_dir: Path, policy: Path | None, keyring: Path | None, platform: 
     has_keyring = keyring is not None or (previous is not None and previous.has_keyring)
 
     where = layout(git_dir, platform)
-    chained: list[Path] = list(previous.chain) if previous else []
+    chained: list[Path] = []
+    for c in previous.chain if previous else ():
+        if c.exists():
+            chained.append(c)
+        else:
+            done.append(f"dropped the chained hook {c}: it no longer exists")
     if where.hook.exists() and not is_ours(where.hook):
-        if not chain:
+        if gitolite.is_driver(where.hook):
+            raise GateError("GATE-CONFIG-INSTALL", f"{where.hook} is gitolite's hook driver, which gitolite rewrites: "
+                                                   "install with --platform gitolite (docs/servers.md)")
+        if platform == "gitolite" or not chain:
             raise GateError("GATE-CONFIG-INSTALL",
-                              f"{where.hook} exists and is not the gate's; re-run with --chain to run it after "
-                              "the gate, or move it away")
-        target = where.hook.with_name(where.hook.name + CHAINED_SUFFIX)
+                            f"{where.hook} exists and is not the gate's; "
+                            + ("move it away" if platform == "gitolite" else
+                               "re-run with --chain to run it after the gate, or move it away"))
+        target = where.hook.parent / CHAINED_DIR / where.hook.name
         if target.exists():
             raise GateError("GATE-CONFIG-INSTALL", f"{target} already exists; resolve it by hand")
+        target.parent.mkdir(mode=0o755, exist_ok=True)
         where.hook.rename(target)
         chained.append(target)
-        done.append(f"moved the existing hook to {target} (runs after the gate)")
+        done.append(f"moved the existing hook to {target} (runs after the gate, under its own name)")
 
     gate_dir.mkdir(mode=0o750, exist_ok=True)
     if new_policy is not None:
@@ -143,9 +196,20 @@ def install(git_dir: Path, policy: Path | None, keyring: Path | None, platform: 
     if new_openpgp is not None:
         atomic_write(gate_dir / installation.OPENPGP_KEYS_FILE, new_openpgp, 0o640)
         done.append(f"installed OpenPGP keyring {gate_dir / installation.OPENPGP_KEYS_FILE}")
-    inst = installation.Installation(gate_dir, platform, repo_id, has_keyring, tuple(chained))
+    shared = platform == "gitolite"  # one wrapper in LOCAL_CODE serves every repository
+    landed: Path | None = None
+    if where.landed.exists() and not is_ours(where.landed):
+        done.append(f"note {where.landed} is not the gate's: left alone, so the audit log says what the gate "
+                    "decided, not what landed (docs/servers.md, the audit log)")
+    else:
+        landed = where.landed
+    inst = installation.Installation(gate_dir, platform, repo_id, has_keyring, tuple(chained),
+                                     where.hook if shared else None, landed)
     atomic_write(gate_dir / installation.CONFIG_FILE, inst.to_json().encode(), 0o640)
-    atomic_write(where.hook, hook_script(gate_dir).encode(), 0o755)
+    where.hook.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write(where.hook, hook_script(None if shared else gate_dir).encode(), 0o755)
+    if landed is not None:
+        atomic_write(landed, hook_script(None if shared else gate_dir, "server.postreceive").encode(), 0o755)
     if fsck:
         from gatecore.adapters.gitcmd import run_git
 
@@ -153,22 +217,46 @@ def install(git_dir: Path, policy: Path | None, keyring: Path | None, platform: 
             run_git([f"--git-dir={git_dir}", "config", key, value], code="GATE-CONFIG-INSTALL")
         done.append("set " + ", ".join(f"{k}={v}" for k, v in FSCK_CONFIG))
     done.append(f"installed the {platform} pre-receive hook {where.hook}")
+    if landed is not None:
+        done.append(f"installed the post-receive hook {landed} (logs what landed)")
+    if shared:
+        for hook, path in (("pre-receive", where.hook), ("post-receive", landed)):
+            if path is None:
+                continue
+            running, detail = gitolite.active(git_dir, path, hook)
+            done.append(detail if running else "NOT ACTIVE YET: " + detail)
     done.append(f"audit log: {inst.audit_log}")
     return done
 
 
+def chained_origin(chained: Path) -> Path:
+    """Where a chained hook came from: hooks/gate-chained/NAME was hooks/NAME (older installs
+    kept it beside the hook as NAME.gate-chained)."""
+    if chained.parent.name == CHAINED_DIR:
+        return chained.parent.parent / chained.name
+    return chained.with_name(chained.name.removesuffix(".gate-chained"))
+
+
 def uninstall(git_dir: Path) -> list[str]:
+    problem = owner_problem(git_dir)
+    if problem is not None:
+        raise GateError("GATE-CONFIG-INSTALL", problem)
     git_dir = git_dir_of(git_dir)
     gate_dir = git_dir / GATE_DIR_NAME
     done = []
     inst = installation.read(gate_dir) if (gate_dir / installation.CONFIG_FILE).exists() else None
     for platform in ("git", "gitlab", "gitea"):
-        hook = layout(git_dir, platform).hook
-        if hook.exists() and is_ours(hook):
-            hook.unlink()
-            done.append(f"removed {hook}")
+        where = layout(git_dir, platform)
+        for hook in (where.hook, where.landed):
+            if hook.exists() and is_ours(hook):
+                hook.unlink()
+                done.append(f"removed {hook}")
+    if inst is not None and inst.platform == "gitolite":
+        done.append(f"kept gitolite's shared hooks {inst.hook} (other repositories use them); with no "
+                    f"installation here, pushes to {git_dir} are refused until the option hook.pre-receive line "
+                    "is removed from gitolite.conf")
     for chained in inst.chain if inst else ():
-        original = chained.with_name(chained.name.removesuffix(CHAINED_SUFFIX))
+        original = chained_origin(chained)
         if chained.exists() and not original.exists():
             chained.rename(original)
             done.append(f"restored {original}")

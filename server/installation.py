@@ -29,6 +29,8 @@ class Installation:
     repository_id: str
     has_keyring: bool
     chain: tuple[Path, ...]
+    hook: Path | None = None  # the pre-receive hook file, when the platform does not place it in GIT_DIR (gitolite)
+    landed: Path | None = None  # the post-receive hook that logs what landed, if installed
 
     @property
     def policy(self) -> Path:
@@ -54,6 +56,8 @@ class Installation:
         return json.dumps({
             "version": CONFIG_VERSION, "platform": self.platform, "repository_id": self.repository_id,
             "keyring": self.has_keyring, "chain": [str(p) for p in self.chain],
+            "hook": None if self.hook is None else str(self.hook),
+            "landed": None if self.landed is None else str(self.landed),
         }, indent=2, sort_keys=True) + "\n"
 
 
@@ -61,6 +65,9 @@ def read(gate_dir: Path) -> Installation:
     path = gate_dir / CONFIG_FILE
     try:
         doc = json.loads(path.read_bytes())
+    except FileNotFoundError:
+        raise GateError("GATE-CONFIG-INSTALL", f"the gate is not installed for this repository ({path} is missing): "
+                                               "run gate server install GIT_DIR (docs/servers.md)") from None
     except OSError as exc:
         raise GateError("GATE-CONFIG-INSTALL", f"cannot read {path}: {exc.strerror}") from None
     except ValueError:
@@ -69,7 +76,10 @@ def read(gate_dir: Path) -> Installation:
         raise GateError("GATE-CONFIG-INSTALL", f"{path}: unknown installation version")
     platform, repo_id = doc.get("platform"), doc.get("repository_id")
     keyring, chain = doc.get("keyring"), doc.get("chain")
+    hook, landed = doc.get("hook"), doc.get("landed")
     if (not isinstance(platform, str) or not isinstance(repo_id, str) or not isinstance(keyring, bool)
-            or not isinstance(chain, list) or not all(isinstance(c, str) for c in chain)):
+            or not isinstance(chain, list) or not all(isinstance(c, str) for c in chain)
+            or not isinstance(hook, str | None) or not isinstance(landed, str | None)):
         raise GateError("GATE-CONFIG-INSTALL", f"{path}: malformed installation record")
-    return Installation(gate_dir, platform, repo_id, keyring, tuple(Path(c) for c in chain))
+    return Installation(gate_dir, platform, repo_id, keyring, tuple(Path(c) for c in chain),
+                        None if hook is None else Path(hook), None if landed is None else Path(landed))

@@ -44,7 +44,7 @@ from gatecore.verdict import decide
 from . import audit, installation
 from .deadline import Deadline
 
-#: Until the policy (and its limits.deadline_seconds, default 4 s) is read, the watchdog only
+#: Until the policy (and its deadline: limits.deadline_seconds, or the platform's default) is read, the watchdog only
 #: guards against a start-up that hangs: a loaded machine may take seconds to start Python.
 STARTUP_DEADLINE_SECONDS = 30.0
 GATE_APPROVALS = GATE_PREFIX + "approval"  # refs/gate/approvals/* and refs/gate/approval-uses/*
@@ -142,9 +142,15 @@ def _checked(inst: installation.Installation, hook_env: environment.HookEnv, liv
 
 
 def run_chain(inst: installation.Installation, data: bytes, argv: Sequence[str]) -> list[Violation]:
+    """Run the hooks the gate was chained in front of, in order, with the same input. Each sits in
+    `hooks/gate-chained/` under its own name (a hook may look at its `$0`). One that is gone is a
+    configuration error (re-running the installer drops it), never a silent pass."""
     import subprocess
 
     for hook in inst.chain:
+        if not os.access(hook, os.X_OK):
+            raise GateError("GATE-CONFIG-INSTALL", f"the chained hook {hook} is missing or not executable: "
+                                                   "restore it, or re-run gate server install to drop it")
         proc = subprocess.run([str(hook), *argv], input=data, check=False)
         if proc.returncode != 0:
             return [Violation("GATE-HOOK-CHAINED", "-", f"{hook.name} exited {proc.returncode}")]
@@ -171,6 +177,7 @@ def record_uses(hook_env: environment.HookEnv, used: Sequence[Any]) -> None:
 def audit_record(hook_env: environment.HookEnv | None, updates: Sequence[RefUpdate], outcome: Outcome,
                  started: float) -> dict[str, Any]:
     return {
+        "event": "decision",
         "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "pusher": None if hook_env is None else hook_env.pusher,
         "pusher_source": None if hook_env is None else hook_env.pusher_source,
@@ -216,7 +223,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         data = read_stdin()
         updates = parse_pre_receive(data)
         policy = config.load_policy(inst.policy)
-        deadline.reset(policy.deadline_seconds, started)
+        deadline.reset(policy.deadline_for(hook_env.platform), started)
         if inst.has_keyring:
             load_keyring(inst)  # a broken keyring rejects every push, not only review pushes
         outcome = check_push(inst, hook_env, updates, policy, deadline)

@@ -63,7 +63,7 @@ def test_foreign_hook_is_refused_or_chained(tmp_path: Path) -> None:
     assert "managed-by" not in foreign.read_text()
     out = gate("server", "install", str(bare), "--policy", str(policy), "--chain")
     assert out.returncode == 0, out.stderr
-    assert (bare / "hooks" / "pre-receive.gate-chained").exists()
+    assert (bare / "hooks" / "gate-chained" / "pre-receive").exists()
     # The chained hook runs after the gate accepts, with the same input.
     work = tmp_path / "w"
     git(tmp_path, "init", "-q", "-b", "main", str(work))
@@ -73,7 +73,7 @@ def test_foreign_hook_is_refused_or_chained(tmp_path: Path) -> None:
     assert git(work, "push", f"file://{bare}", "main", check=False).returncode == 0
     assert "refs/heads/main" in marker.read_text()
     # A chained hook that refuses rejects the push.
-    (bare / "hooks" / "pre-receive.gate-chained").write_text("#!/bin/sh\necho no >&2\nexit 1\n")
+    (bare / "hooks" / "gate-chained" / "pre-receive").write_text("#!/bin/sh\necho no >&2\nexit 1\n")
     (work / "b").write_text("b")
     git(work, "add", "b")
     git(work, "commit", "-q", "-m", "b")
@@ -83,6 +83,20 @@ def test_foreign_hook_is_refused_or_chained(tmp_path: Path) -> None:
     out = gate("server", "uninstall", str(bare))
     assert out.returncode == 0 and "restored" in out.stdout
     assert "exit 1" in foreign.read_text()
+    # A chained hook that is gone is a configuration error, not a traceback; re-installing drops it.
+    out = gate("server", "install", str(bare), "--chain")
+    assert out.returncode == 0, out.stderr
+    chained = bare / "hooks" / "gate-chained" / "pre-receive"
+    chained.unlink()
+    (work / "c").write_text("c")
+    git(work, "add", "c")
+    git(work, "commit", "-q", "-m", "c")
+    out = git(work, "push", f"file://{bare}", "main", check=False)
+    assert refused(out, "GATE-CONFIG-INSTALL") and "Traceback" not in out.stderr and "chained hook" in out.stderr
+    out = gate("server", "install", str(bare))
+    assert out.returncode == 0 and "dropped the chained hook" in out.stdout, out.stdout + out.stderr
+    assert "gate-chained" not in (bare / "gate" / "config.json").read_text()
+    assert git(work, "push", f"file://{bare}", "main", check=False).returncode == 0
 
 
 @pytest.mark.parametrize("platform,path", [("gitlab", "custom_hooks/pre-receive.d/gate"),

@@ -58,9 +58,11 @@ class Server:
 
     snapshot = refs
 
-    def audit(self) -> list[dict[str, object]]:
+    def audit(self, event: str = "decision") -> list[dict[str, object]]:
+        """The audit log's lines of one event: the gate's decisions, or (post-receive) what landed."""
         path = self.gate_dir / "audit.log"
-        return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+        lines = [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+        return [d for d in lines if d.get("event") == event]
 
     def install(self, *args: str) -> None:
         out = gate("server", "install", str(self.bare), *args)

@@ -33,6 +33,7 @@ MARKER = "# managed-by: gate server install"
 GATE_DIR_NAME = "gate"
 CHAINED_DIR = "gate-chained"  # hooks/gate-chained/pre-receive: a chained hook keeps its own name
 PLATFORMS = ("git", "github", "gitlab", "gitea", "gitolite")
+LANDED_MODULE = "server.postreceive"
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,14 +77,16 @@ def layout(git_dir: Path, platform: str, inst: installation.Installation | None 
 
 def hook_script(gate_dir: Path | None, module: str = "server.prereceive") -> str:
     """The hook file. `gate_dir` None: the repository's own `GIT_DIR/gate`, found when the hook runs
-    (a gitolite wrapper serves every repository; its driver runs hooks in the repository)."""
+    (a gitolite wrapper serves every repository; its driver runs hooks in the repository).
+
+    The post-receive hook decides nothing, so it runs in the background with its input (fd 3:
+    an asynchronous command's stdin is /dev/null) and no output: the push does not wait for it."""
     py = shlex.quote(sys.executable)
     where = '"${GIT_DIR:-.}/gate"' if gate_dir is None else shlex.quote(str(gate_dir))
-    return (
-        "#!/bin/sh\n"
-        f"{MARKER} (push-gate {__version__}); re-run the installer instead of editing\n"
-        f"exec {py} -I -m {module} --gate-dir {where} \"$@\"\n"
-    )
+    head = f"#!/bin/sh\n{MARKER} (push-gate {__version__}); re-run the installer instead of editing\n"
+    if module == LANDED_MODULE:
+        return head + f"exec 3<&0\n{py} -I -m {module} --gate-dir {where} <&3 >/dev/null 2>&1 3<&- &\n"
+    return head + f"exec {py} -I -m {module} --gate-dir {where} \"$@\"\n"
 
 
 def is_ours(path: Path) -> bool:
@@ -209,7 +212,7 @@ def install(git_dir: Path, policy: Path | None, keyring: Path | None, platform: 
     where.hook.parent.mkdir(parents=True, exist_ok=True)
     atomic_write(where.hook, hook_script(None if shared else gate_dir).encode(), 0o755)
     if landed is not None:
-        atomic_write(landed, hook_script(None if shared else gate_dir, "server.postreceive").encode(), 0o755)
+        atomic_write(landed, hook_script(None if shared else gate_dir, LANDED_MODULE).encode(), 0o755)
     if fsck:
         from gatecore.adapters.gitcmd import run_git
 

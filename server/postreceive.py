@@ -4,8 +4,9 @@ The pre-receive line records the gate's decision; a later hook (gitolite's `upda
 chained hook, git's own checks, a lost race for a ref) can still refuse a ref the gate
 accepted. git runs post-receive after the refs are updated, with one line per ref that
 actually changed, so this line says what landed: `"event": "landed"`, the pusher and the
-refs. It decides nothing and cannot undo anything: a failure to log is a warning on
-stderr, and the exit code is always 0.
+refs. It decides nothing and cannot undo anything, so the installed hook runs it in the
+background with its output discarded (the push does not wait for it): the exit code is
+always 0, and a failure to log goes to stderr only when it is run by hand.
 """
 
 from __future__ import annotations

@@ -524,4 +524,5 @@ def test_disk_full_on_the_audit_path_leaves_no_partial_line(lab: Lab, server_sta
         json.loads(line)
     filler.unlink()
     assert lab.push_review(attempt, receipt).ok
-    assert json.loads(on_tmpfs.read_text().splitlines()[-1])["attempt_ids"] == [attempt]
+    decisions = [d for d in map(json.loads, on_tmpfs.read_text().splitlines()) if d.get("event") == "decision"]
+    assert decisions[-1]["attempt_ids"] == [attempt]

@@ -145,6 +145,60 @@ def test_doctor_reports_a_hook_that_does_not_run(server: Server) -> None:
     assert "FAIL hook is executable" in out.stdout
 
 
+def test_doctor_fails_when_the_probe_carries_another_code(server: Server) -> None:
+    """A probe refused with GATE-DOCTOR-PROBE *and* GATE-AUDIT-WRITE means every real push fails."""
+    audit = server.gate_dir / "audit.log"
+    audit.unlink(missing_ok=True)
+    audit.mkdir()  # cannot be opened for appending, even by root
+    out = gate("server", "doctor", str(server.bare))
+    assert out.returncode == 1 and "GATE-AUDIT-WRITE where only GATE-DOCTOR-PROBE was expected" in out.stdout, out.stdout
+
+
+def test_doctor_and_install_name_gitolites_driver_instead_of_misreading_it(server: Server) -> None:
+    hook = server.bare / "hooks" / "pre-receive"
+    hook.write_text("#!/bin/sh\nstdin=`cat`\nfor h in $0.*; do\n    echo \"$stdin\" | $h || exit 1\ndone\n")
+    out = gate("server", "doctor", str(server.bare))
+    assert out.returncode == 1 and "Traceback" not in out.stderr, out.stdout + out.stderr
+    assert "FAIL hook is the gate's" in out.stdout and "--platform gitolite" in out.stdout
+    assert "interpreter runs" not in out.stdout  # a foreign hook's words are not an interpreter
+    out = gate("server", "install", str(server.bare), "--platform", "git", "--chain")
+    assert out.returncode == 2 and "--platform gitolite" in out.stderr
+    assert "for h in" in hook.read_text()
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to give the repository to another account")
+def test_install_and_doctor_refuse_another_account_with_a_hint(server: Server) -> None:
+    import shutil
+
+    for p in [server.bare, *server.bare.rglob("*")]:
+        if not p.is_symlink():
+            shutil.chown(p, "nobody")
+    before = sorted(str(p) for p in server.bare.rglob("*"))
+    out = gate("server", "install", str(server.bare))
+    assert out.returncode == 2 and "GATE-CONFIG-INSTALL" in out.stderr and "runuser -u nobody --" in out.stderr, out
+    out = gate("server", "doctor", str(server.bare))
+    assert out.returncode == 1 and "runuser -u nobody --" in out.stdout, out.stdout
+    assert sorted(str(p) for p in server.bare.rglob("*")) == before  # nothing created as root
+
+
+def test_post_receive_logs_what_landed(server: Server) -> None:
+    """The gate accepts both refs; git's update hook then refuses one: the decision line names both,
+    the landed line only the ref that changed."""
+    update = server.bare / "hooks" / "update"
+    update.write_text('#!/bin/sh\n[ "$1" != refs/heads/blocked ]\n')
+    update.chmod(0o755)
+    seen = len(server.landed(0))
+    server.work.write("src/landed.py", "x\n")
+    server.work.commit("human", identity=HUMAN)
+    out = server.push("main", "main:refs/heads/blocked")
+    assert out.returncode != 0  # one ref refused by the update hook
+    decision = server.audit()[-1]
+    assert decision["decision"] == "accept" and len(decision["refs"]) == 2  # type: ignore[arg-type]
+    landed = server.landed(seen + 1)[-1]
+    assert [r["ref"] for r in landed["refs"]] == ["refs/heads/main"]  # type: ignore[attr-defined]
+    assert landed["pusher"] == decision["pusher"]
+
+
 def test_doctor_reports_a_broken_policy(server: Server) -> None:
     (server.gate_dir / "policy.toml").write_text("mode = 'sometimes'\n")
     out = gate("server", "doctor", str(server.bare))

@@ -16,6 +16,7 @@ import pytest
 from support.gitolite import SSHD, Gitolite
 from support.gitutil import AGENT, HUMAN, WorkRepo
 from support.hosting import require, require_root
+from support.server import wait_for_landed
 from support.verdicts import codes_of
 
 POLICY = """\
@@ -87,11 +88,14 @@ def _audit(gl: Gitolite, event: str = "decision") -> list[dict[str, object]]:
 def _assert_enforcing(gl: Gitolite, work: WorkRepo) -> None:
     """A human's frozen write is accepted (and logged as landed); an agent's is rejected."""
     _commit(work, "ci/deploy.yml", HUMAN)
+    seen = len(_audit(gl, "landed"))
     out = gl.push(work.path, "alice", "HEAD:refs/heads/main")
     assert out.returncode == 0, out.stderr
     assert _audit(gl)[-1]["pusher"] == "alice" and _audit(gl)[-1]["decision"] == "accept"
-    landed = _audit(gl, "landed")[-1]
-    assert landed["pusher"] == "alice" and landed["refs"][0]["ref"] == "refs/heads/main"  # type: ignore[index]
+    landed = wait_for_landed(gl.repo("project") / "gate" / "audit.log", seen + 1)[-1]
+    new = work.git("rev-parse", "HEAD").stdout.strip()
+    assert landed["pusher"] == "alice" and landed["refs"] == [  # what landed, as git updated it
+        {"ref": "refs/heads/main", "old": landed["refs"][0]["old"], "new": new}]  # type: ignore[index]
     _commit(work, "ci/deploy.yml", HUMAN)
     out = gl.push(work.path, "agent-1", "HEAD:refs/heads/main")
     assert out.returncode != 0 and "GATE-FROZEN-PATH" in codes_of(out), out.stderr

@@ -64,9 +64,26 @@ class Server:
         lines = [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
         return [d for d in lines if d.get("event") == event]
 
+    def landed(self, count: int) -> list[dict[str, object]]:
+        """The "landed" lines, once there are `count` of them (post-receive writes them in the
+        background: wait for the line, not for a time)."""
+        return wait_for_landed(self.gate_dir / "audit.log", count)
+
     def install(self, *args: str) -> None:
         out = gate("server", "install", str(self.bare), *args)
         assert out.returncode == 0, out.stdout + out.stderr
+
+
+def wait_for_landed(log: Path, count: int, patience: float = 120.0) -> list[dict[str, object]]:
+    import time
+
+    until = time.monotonic() + patience
+    while True:
+        lines = [json.loads(x) for x in log.read_text().splitlines()] if log.exists() else []
+        landed = [d for d in lines if d.get("event") == "landed"]
+        if len(landed) >= count or time.monotonic() > until:
+            return landed
+        time.sleep(0.02)
 
 
 def seeded(root: Path, policy: str = POLICY, **kw: object) -> Server:

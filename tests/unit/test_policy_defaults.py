@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from gatecore.configschema import validate_policy
 from gatecore.policy import DEFAULT_DEADLINE_SECONDS, Policy
 

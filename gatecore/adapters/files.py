@@ -24,7 +24,7 @@ from typing import Any
 
 from ..errors import GateError
 
-CACHE_SCHEMA = 3
+CACHE_SCHEMA = 4
 
 
 def _chunks(path: Path, code: str, what: str, cap: int, too_large: str | None = None) -> Iterator[bytes]:

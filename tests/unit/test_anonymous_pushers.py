@@ -5,9 +5,11 @@ approver); `[pushers] anonymous = "unrestricted"` turns that off, and only that.
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
+from support.gitutil import gate
 
 from gatecore.configschema import validate_policy
 from gatecore.errors import GateError
@@ -127,3 +129,11 @@ def test_from_plain_refuses_a_malformed_setting(value: Any) -> None:
         Policy.from_plain({**plain, "pushers": {"anonymous": value}})
     with pytest.raises(TypeError):
         Policy.from_plain({**plain, "pushers": ["anonymous"]})
+
+
+def test_policy_check_says_what_anonymous_pushers_meet(tmp_path: Path) -> None:
+    for extra, shown in (("", "pushers.anonymous: restricted"),
+                         ('[pushers]\nanonymous = "unrestricted"\n', "pushers.anonymous: unrestricted")):
+        (tmp_path / "p.toml").write_text(BASE + extra)
+        out = gate("policy", "check", str(tmp_path / "p.toml"))
+        assert out.returncode == 0 and shown in out.stdout, out.stdout + out.stderr

@@ -6,6 +6,7 @@ sees REMOTE_USER; `/anon/` does not, and its pushes are anonymous.
 
 from __future__ import annotations
 
+import json
 import pwd
 import subprocess
 from collections.abc import Iterator
@@ -34,8 +35,6 @@ class Site:
         return self.web.url(name, who, USERS[who] if who else None)
 
     def audit(self, name: str = "server.git") -> list[dict[str, object]]:
-        import json
-
         return [json.loads(line) for line in (self.bare(name) / "gate" / "audit.log").read_text().splitlines()]
 
     def refs(self, name: str = "server.git") -> str:

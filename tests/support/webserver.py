@@ -60,6 +60,11 @@ def missing_for_servers(*needs: str) -> str | None:
             pwd.getpwnam(account)
         except KeyError:
             return f"no {account} account"
+    if "git-daemon" in needs and not shutil.which("useradd"):
+        try:
+            pwd.getpwnam(DAEMON_ACCOUNT)
+        except KeyError:
+            return f"no {DAEMON_ACCOUNT} account and no useradd to make one"
     return None
 
 

@@ -243,6 +243,8 @@ def policy_check(policy: Annotated[Path, typer.Argument(help="Policy file (TOML)
                 patterns = [g.pattern for g in getattr(rule, key)]
                 if patterns:
                     _out(f"  {rule.label} {key}: " + ", ".join(patterns))
+        _out(f"  pushers.anonymous: {loaded.anonymous}" + (" (git daemon and unauthenticated http pushes are "
+                                                           "restricted)" if loaded.anonymous == "restricted" else ""))
     return 2 if problems else 0
 
 

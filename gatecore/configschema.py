@@ -105,6 +105,10 @@ class ApprovalsModel(_Strict):
     max_hours: Annotated[int, Field(ge=1, le=720)] = 72
 
 
+class PushersModel(_Strict):
+    anonymous: Literal["restricted", "unrestricted"] = "restricted"
+
+
 class LimitsModel(_Strict):
     #: None: the platform's default (Policy.deadline_for): 4 s under GitHub Enterprise, 30 s elsewhere
     deadline_seconds: Annotated[float, Field(gt=0, le=600, allow_inf_nan=False, strict=False)] | None = None
@@ -119,6 +123,7 @@ class PolicyModel(_Strict):
     objects: ObjectsModel = ObjectsModel()
     signatures: SignaturesModel = SignaturesModel()
     approvals: ApprovalsModel = ApprovalsModel()
+    pushers: PushersModel = PushersModel()
     limits: LimitsModel = LimitsModel()
 
 

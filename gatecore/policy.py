@@ -15,6 +15,12 @@ Glob forms (documented in docs/policy.md):
 * refs: the same segment rules, matched exactly and case-sensitively, no ancestors.
 * identities (emails, pusher accounts): shell-style globs (`*` matches anything),
   case-insensitive.
+
+The anonymous pusher (`ANONYMOUS`: a push over a transport that authenticated nobody, such
+as `git daemon` or smart HTTP without `REMOTE_USER`) is restricted by default
+(`[pushers] anonymous = "restricted"`): every rule that restricts anyone restricts it, it is a
+restricted pusher for `deny-restricted` ref rules on every ref, and it is never trusted nor an
+approver, whatever the policy says.
 """
 
 from __future__ import annotations
@@ -30,6 +36,14 @@ REF_ACTIONS = ("allow", "deny-restricted", "deny")
 REPLACE_ACTIONS = ("trusted", "allow", "deny")
 MODE_ACTIONS = ("refuse-frozen", "refuse")
 MODES = ("enforce", "evaluate")
+ANONYMOUS_ACTIONS = ("restricted", "unrestricted")
+#: The pusher of a push no transport authenticated (gatecore.adapters.environment).
+ANONYMOUS = "anonymous"
+
+
+def is_anonymous(pusher: str | None) -> bool:
+    """The anonymous pusher (an account literally named so, in any case, is taken for it: fail closed)."""
+    return pusher is not None and pusher.strip().casefold() == ANONYMOUS
 
 
 #: Code points HFS+ ignores in names (as git's is_hfs_dotgit does): dropped before matching.
@@ -163,6 +177,8 @@ class FreezeRule:
     names: tuple[IdentityGlob, ...] = ()     # author / committer names
     trailers: tuple[IdentityGlob, ...] = ()  # whole trailer lines
     signers: tuple[IdentityGlob, ...] = ()   # principals of a commit's verified signature
+    #: the anonymous pusher counts as named by this rule when the rule restricts anyone ([pushers] anonymous)
+    anonymous_restricted: bool = True
 
     @property
     def label(self) -> str:
@@ -184,10 +200,13 @@ class FreezeRule:
     def restricts_pusher(self, pusher: str | None) -> bool:
         """Commits this pusher pushes are restricted under the rule (it names the pusher,
         or names nobody and so freezes its paths for everyone)."""
-        return self.everyone or _any(self.pushers, pusher)
+        return self.everyone or self.names_pusher(pusher)
 
     def names_pusher(self, pusher: str | None) -> bool:
-        """The rule names this pusher account itself (a rule naming nobody names no pusher)."""
+        """The rule names this pusher account itself (a rule naming nobody names no pusher); a rule
+        that restricts anyone names the anonymous pusher, unless `[pushers] anonymous = "unrestricted"`."""
+        if self.anonymous_restricted and is_anonymous(pusher) and not self.everyone:
+            return True
         return _any(self.pushers, pusher)
 
     def restricted_identity(self, author: str, committer: str, pusher: str | None,
@@ -212,7 +231,7 @@ class FreezeRule:
             for principal in signals.signers:
                 if _any(self.signers, principal):
                     return f"signer:{principal}"
-        if _any(self.pushers, pusher):
+        if self.names_pusher(pusher):
             return f"pusher:{pusher}"
         return None
 
@@ -245,6 +264,8 @@ class Policy:
     #: who may approve a restricted write of a frozen path ([approvals]; empty: approvals off)
     approvers: tuple[IdentityGlob, ...] = ()
     approval_max_seconds: int = 72 * 3600
+    #: [pushers] anonymous: "restricted" (default) or "unrestricted"
+    anonymous: str = "restricted"
 
     def deadline_for(self, platform: str) -> float:
         """The hook's deadline: the policy's, else the platform's default. GitHub Enterprise gives
@@ -259,8 +280,9 @@ class Policy:
         return bool(self.approvers)
 
     def is_approver(self, name: str | None) -> bool:
-        """An approver: named by [approvals] approvers and not named by any rule's pushers."""
-        return _any(self.approvers, name) and not any(_any(r.pushers, name) for r in self.rules)
+        """An approver: named by [approvals] approvers and not named by any rule's pushers (never anonymous)."""
+        return (not is_anonymous(name) and _any(self.approvers, name)
+                and not any(_any(r.pushers, name) for r in self.rules))
 
     @property
     def needs_signers(self) -> bool:
@@ -275,13 +297,16 @@ class Policy:
         """A restricted pusher, for `deny-restricted` ref rules: some rule in scope names it.
 
         A rule naming no identities freezes its paths for everyone's commits; it does not
-        make every pusher restricted (a human may still delete their own topic branch).
+        make every pusher restricted (a human may still delete their own topic branch). The
+        anonymous pusher is restricted on every ref unless `[pushers] anonymous = "unrestricted"`.
         """
+        if self.anonymous == "restricted" and is_anonymous(pusher):
+            return True
         return any(r.names_pusher(pusher) and (ref is None or r.applies_to_ref(ref)) for r in self.rules)
 
     def pusher_trusted(self, pusher: str | None) -> bool:
-        """Trusted accounts write the ledger and review refs; a restricted account never is."""
-        return _any(self.trusted_pushers, pusher) and not any(
+        """Trusted accounts write the ledger and review refs; a restricted account never is, nor anonymous."""
+        return not is_anonymous(pusher) and _any(self.trusted_pushers, pusher) and not any(
             _any(r.pushers, pusher) for r in self.rules
         )
 
@@ -296,6 +321,12 @@ class Policy:
         mode = doc["mode"]
         if mode not in MODES:
             raise ValueError(f"mode {mode!r}")
+        pushers = doc.get("pushers", {})
+        if not isinstance(pushers, Mapping):
+            raise TypeError("pushers")
+        anonymous = pushers.get("anonymous", "restricted")
+        if anonymous not in ANONYMOUS_ACTIONS:
+            raise ValueError("pushers.anonymous")
         rules = []
         for i, r in enumerate(doc["freeze"]):
             refs = r.get("refs")
@@ -311,6 +342,7 @@ class Policy:
                 names=tuple(IdentityGlob.compile(n) for n in strs(r.get("names", []))),
                 trailers=tuple(IdentityGlob.compile(t) for t in strs(r.get("trailers", []))),
                 signers=tuple(IdentityGlob.compile(t) for t in strs(r.get("signers", []))),
+                anonymous_restricted=anonymous == "restricted",
             ))
         refs_doc = doc["refs"]
         if refs_doc["delete"] not in REF_ACTIONS or refs_doc["force"] not in REF_ACTIONS:
@@ -340,5 +372,5 @@ class Policy:
             noncanonical_modes=modes, catalogue_version=doc.get("catalogue_version"),
             require_signatures=tuple(RefGlob.compile(x) for x in strs(doc.get("signatures", {}).get("require", []))),
             approvers=tuple(IdentityGlob.compile(x) for x in strs(approvals["approvers"])),
-            approval_max_seconds=hours * 3600,
+            approval_max_seconds=hours * 3600, anonymous=anonymous,
         )

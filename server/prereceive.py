@@ -183,6 +183,10 @@ def audit_record(hook_env: environment.HookEnv | None, updates: Sequence[RefUpda
         "pusher_source": None if hook_env is None else hook_env.pusher_source,
         "platform": None if hook_env is None else hook_env.platform,
         "via": None if hook_env is None else hook_env.via,
+        # informational only (environment.py): never used for a decision
+        "transport": None if hook_env is None else hook_env.transport,
+        "client_address": None if hook_env is None else hook_env.client_address,
+        "push_cert": None if hook_env is None or hook_env.push_cert is None else hook_env.push_cert.audit(),
         "refs": [{"ref": display(u.raw_ref), "old": u.old, "new": u.new} for u in updates],
         "decision": outcome.decision,
         "exit": outcome.exit_code,

@@ -12,8 +12,15 @@ Pusher identity, by platform (docs/servers.md):
 | GitLab | `GL_USERNAME` (`GL_ID`) | `GL_PROTOCOL`, `GL_REPOSITORY` |
 | Gitea / Forgejo | `GITEA_PUSHER_NAME` (`GITEA_PUSHER_ID`) | |
 | gitolite | `GL_USER` | |
-| plain git over http | `REMOTE_USER` | set by the web server |
+| plain git over http | `REMOTE_USER` | set by the web server after authentication |
+| plain git over http, no `REMOTE_USER` | `anonymous` | a CGI request (`GATEWAY_INTERFACE`) nobody authenticated |
+| `git daemon` | `anonymous` | `REMOTE_ADDR` without `SSH_CONNECTION` or CGI variables |
 | plain git over ssh / file | the account running the hook | |
+
+The transport (`http`, `ssh`, `git-daemon`, `local`, or the platform's own `GL_PROTOCOL`),
+the client's address and a signed push's certificate (`GIT_PUSH_CERT_*`) are read for the
+audit log only: no decision depends on them, except that http and git-daemon pushes nobody
+authenticated are anonymous.
 """
 
 from __future__ import annotations
@@ -23,6 +30,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from ..errors import GateError
+from ..policy import ANONYMOUS
 
 PLATFORMS = ("auto", "git", "github", "gitlab", "gitea", "gitolite")
 
@@ -35,6 +43,26 @@ _IDENTITY_VARS: dict[str, tuple[str, str | None]] = {
 }
 
 
+#: Informational values (audit only) are cut to this many characters.
+MAX_INFO = 256
+
+
+@dataclass(frozen=True, slots=True)
+class PushCert:
+    """A signed push's certificate as receive-pack describes it (`git push --signed` to a server
+    with `receive.certNonceSeed`): informational, for the audit log."""
+
+    cert: str  # GIT_PUSH_CERT: the certificate's blob id
+    signer: str | None  # GIT_PUSH_CERT_SIGNER
+    key: str | None  # GIT_PUSH_CERT_KEY
+    status: str | None  # GIT_PUSH_CERT_STATUS: G good, B bad, U unknown validity, N no signature/key, E error...
+    nonce_status: str | None  # GIT_PUSH_CERT_NONCE_STATUS: OK, BAD, MISSING, UNSOLICITED, SLOP
+
+    def audit(self) -> dict[str, str | None]:
+        return {"cert": self.cert, "signer": self.signer, "key": self.key, "status": self.status,
+                "nonce_status": self.nonce_status}
+
+
 @dataclass(frozen=True, slots=True)
 class HookEnv:
     platform: str
@@ -43,6 +71,9 @@ class HookEnv:
     via: str | None
     git_dir: str  # the repository the hook opens (GIT_DIR; the quarantine comes with the environment)
     quarantine: str | None = None  # GIT_QUARANTINE_PATH: where this push's objects wait
+    transport: str = "local"  # http | ssh | git-daemon | local | the platform's GL_PROTOCOL (audit only)
+    client_address: str | None = None  # REMOTE_ADDR, or the first field of SSH_CONNECTION / SSH_CLIENT
+    push_cert: PushCert | None = None
 
     @property
     def gitlab(self) -> bool:
@@ -61,6 +92,50 @@ def detect_platform(env: Mapping[str, str]) -> str:
     return "git"
 
 
+def _info(env: Mapping[str, str], var: str) -> str | None:
+    value = env.get(var, "").strip()
+    return value[:MAX_INFO] or None
+
+
+def channel(env: Mapping[str, str]) -> str:
+    """How the push reached receive-pack, from what the serving process put in the environment:
+    `http` (a CGI request: git-http-backend behind a web server), `ssh` (sshd), `git-daemon`
+    (it exports the client's REMOTE_ADDR, nothing else does) or `local`."""
+    if env.get("GATEWAY_INTERFACE") is not None or env.get("REQUEST_METHOD") is not None:
+        return "http"
+    if env.get("SSH_CONNECTION") is not None or env.get("SSH_CLIENT") is not None:
+        return "ssh"
+    if env.get("REMOTE_ADDR") is not None:
+        return "git-daemon"
+    return "local"
+
+
+def transport(env: Mapping[str, str]) -> str:
+    """The transport for the audit log: the platform's own protocol variable, else `channel`."""
+    return _info(env, "GL_PROTOCOL") or channel(env)
+
+
+def client_address(env: Mapping[str, str]) -> str | None:
+    """The client's address: REMOTE_ADDR (web servers, git daemon), else the first field of
+    SSH_CONNECTION or SSH_CLIENT (sshd)."""
+    remote = _info(env, "REMOTE_ADDR")
+    if remote:
+        return remote
+    for var in ("SSH_CONNECTION", "SSH_CLIENT"):
+        fields = env.get(var, "").split()
+        if fields:
+            return fields[0][:MAX_INFO]
+    return None
+
+
+def push_cert(env: Mapping[str, str]) -> PushCert | None:
+    cert = _info(env, "GIT_PUSH_CERT")
+    if cert is None:
+        return None
+    return PushCert(cert, _info(env, "GIT_PUSH_CERT_SIGNER"), _info(env, "GIT_PUSH_CERT_KEY"),
+                    _info(env, "GIT_PUSH_CERT_STATUS"), _info(env, "GIT_PUSH_CERT_NONCE_STATUS"))
+
+
 def _account() -> str:
     import pwd
 
@@ -71,7 +146,11 @@ def _account() -> str:
 
 
 def pusher_identity(env: Mapping[str, str], platform: str) -> tuple[str, str]:
-    """(pusher account, where it came from). Fails closed if the platform's variable is unset."""
+    """(pusher account, where it came from). Fails closed if the platform's variable is unset.
+
+    Plain git: `REMOTE_USER` (a web server's authenticated user); else, over http or git
+    daemon, which authenticate nobody, `anonymous` (the account running the hook there is
+    the server's, not the pusher's); else (ssh, local) the account running the hook."""
     if platform in _IDENTITY_VARS:
         var, _id_var = _IDENTITY_VARS[platform]
         value = env.get(var, "").strip()
@@ -81,6 +160,8 @@ def pusher_identity(env: Mapping[str, str], platform: str) -> tuple[str, str]:
     remote = env.get("REMOTE_USER", "").strip()
     if remote:
         return remote, "REMOTE_USER"
+    if channel(env) in ("http", "git-daemon"):
+        return ANONYMOUS, "anonymous"
     return _account(), "account"
 
 
@@ -93,6 +174,7 @@ def read_hook_env(platform: str = "auto", env: Mapping[str, str] | None = None) 
         via=e.get("GITHUB_VIA") or e.get("GL_PROTOCOL") or None,
         git_dir=e.get("GIT_DIR", "."),
         quarantine=e.get("GIT_QUARANTINE_PATH") or None,
+        transport=transport(e), client_address=client_address(e), push_cert=push_cert(e),
     )
 
 

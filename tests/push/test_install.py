@@ -374,6 +374,8 @@ def daemon(server: Server) -> Iterator[str]:
 
 
 def test_over_git_daemon_agent_rejected_human_accepted(server: Server, daemon: str) -> None:
+    """git daemon authenticates nobody: its pushes are anonymous, restricted by default, so even a
+    human's commit may not write a frozen path through it (tests/servers/ runs it as its own account)."""
     server.work.write("ci/deploy.yml", "agent\n")
     server.work.commit("agent", identity=AGENT)
     before = server.refs()
@@ -384,8 +386,14 @@ def test_over_git_daemon_agent_rejected_human_accepted(server: Server, daemon: s
     server.work.write("ci/deploy.yml", "human\n")
     server.work.commit("human", identity=HUMAN)
     out = server.push("main", url=daemon)
+    assert refused(out, "GATE-FROZEN-PATH") and "identity=pusher:anonymous" in out.stderr, out.stderr
+    server.work.git("reset", "-q", "--hard", "HEAD~1")
+    server.work.write("src/app.py", "human\n")
+    server.work.commit("human", identity=HUMAN)
+    out = server.push("main", url=daemon)
     assert out.returncode == 0, out.stderr
     assert server.ref("refs/heads/main") == server.work.head()
+    assert server.audit()[-1]["pusher"] == "anonymous"
 
 
 def test_gate_hook_pre_receive_command_is_the_same_hook(server: Server) -> None:

@@ -7,6 +7,7 @@ repositories with the gate installed, and one vocabulary for what the gate answe
 * `verdicts`: `codes_of`, `refused`, `declined`, `assert_refused` (codes from the gate's own
   `gate-json` lines, never from any text);
 * `corpus`: the change kinds every frozen-file test runs (server, client, digest);
-* `net`: free loopback ports and `git daemon`;
+* `net`: free loopback ports and `git daemon` (as an account, on request);
+* `webserver`: Apache with git-http-backend, hosting accounts (`runuser`), a gate they can run;
 * `marks`: `LONG` / `more` for the variants that run with GATE_LONG_TESTS=1.
 """

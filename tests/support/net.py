@@ -28,16 +28,29 @@ def wait_for_port(port: int, timeout: float = 30) -> None:
 
 
 @contextlib.contextmanager
-def git_daemon(base: Path, extra_env: dict[str, str] | None = None, *args: str) -> Iterator[str]:
-    """`git daemon` serving every repository below `base` (push enabled): yields git://127.0.0.1:PORT."""
+def git_daemon(base: Path, extra_env: dict[str, str] | None = None, *args: str,
+               account: str | None = None) -> Iterator[str]:
+    """`git daemon` serving every repository below `base` (push enabled): yields git://127.0.0.1:PORT.
+
+    `account`: run it as that account (`runuser -u ACCOUNT -- git daemon ...`, as a service
+    manager's `User=` would), with the account's own HOME; the repositories must be its own."""
     port = free_port()
+    env = {**git_env(), **(extra_env or {})}
+    prefix: list[str] = []
+    if account is not None:
+        prefix = ["runuser", "-u", account, "--"]
+        env.pop("HOME", None)
     proc = subprocess.Popen(
-        ["git", "daemon", "--reuseaddr", "--listen=127.0.0.1", f"--port={port}", f"--base-path={base}",
+        [*prefix, "git", "daemon", "--reuseaddr", "--listen=127.0.0.1", f"--port={port}", f"--base-path={base}",
          "--export-all", "--enable=receive-pack", "--informative-errors", *args, str(base)],
-        env={**git_env(), **(extra_env or {})}, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         wait_for_port(port)
         yield f"git://127.0.0.1:{port}"
     finally:
-        proc.terminate()
-        proc.wait(timeout=30)
+        proc.terminate()  # runuser passes it on and reaps the daemon
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()

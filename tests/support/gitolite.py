@@ -16,7 +16,7 @@ import subprocess
 from pathlib import Path
 
 from .gitutil import HUMAN, git
-from .hosting import account, as_user, gate_cmd
+from .hosting import account, as_account, gate_cmd
 from .net import free_port, wait_for_port
 
 USER = "gate-gitolite"
@@ -74,9 +74,7 @@ class Gitolite:
 
     def run(self, *cmd: str, check: bool = True) -> subprocess.CompletedProcess[str]:
         """A command as the hosting account, in its home (gitolite reads ~/.gitolite.rc)."""
-        out = as_user(USER, *cmd, cwd=HOME)
-        assert not check or out.returncode == 0, f"{cmd}: {out.stdout}{out.stderr}"
-        return out
+        return as_account(USER, *cmd, cwd=HOME, check=check)
 
     def gate(self, *args: str, check: bool = False) -> subprocess.CompletedProcess[str]:
         """`gate ...` as the hosting account, with an interpreter it can run."""

@@ -21,6 +21,8 @@ from pathlib import Path
 
 import pytest
 
+from .gitutil import git_env
+
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ("gatecore", "server", "hooks")
 #: Test and lint tools the hook never imports: not copied.
@@ -52,12 +54,19 @@ def account(name: str, home: Path) -> None:
     shutil.chown(home, name, name)
 
 
-def as_user(user: str, *cmd: str, env: dict[str, str] | None = None, cwd: Path | None = None,
-            input: str | None = None) -> subprocess.CompletedProcess[str]:
-    """Run `cmd` as `user` (runuser sets HOME, USER and SHELL to the account's)."""
-    extra = [f"{k}={v}" for k, v in (env or {}).items()]
-    return subprocess.run(["runuser", "-u", user, "--", "env", *extra, *cmd], capture_output=True, text=True,
-                          check=False, cwd=cwd, input=input)
+def as_account(account: str, *cmd: str, cwd: Path | str = "/", env: dict[str, str] | None = None,
+               check: bool = True, input: str | None = None) -> subprocess.CompletedProcess[str]:
+    """Run a command as the hosting account (`runuser -u ACCOUNT -- ...`), the way an admin does;
+    runuser sets HOME, USER and SHELL to the account's."""
+    run_env = git_env()
+    run_env.pop("HOME", None)
+    if env:
+        run_env.update(env)
+    out = subprocess.run(["runuser", "-u", account, "--", *cmd], cwd=cwd, env=run_env, capture_output=True,
+                         text=True, input=input)
+    if check and out.returncode != 0:
+        raise AssertionError(f"{' '.join(cmd)} as {account} failed ({out.returncode}):\n{out.stdout}\n{out.stderr}")
+    return out
 
 
 def _site_packages(venv: Path) -> Path:

@@ -16,13 +16,12 @@ import os
 import pwd
 import shutil
 import subprocess
-import sys
 import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from .gitutil import ROOT, git_env
+from .hosting import as_account, gate_cmd
 from .net import free_port, wait_for_port
 
 APACHE = "/usr/sbin/apache2"
@@ -77,67 +76,10 @@ def ensure_system_account(name: str) -> None:
                         "--shell", "/usr/sbin/nologin", "--user-group", name], check=True, capture_output=True)
 
 
-def as_account(account: str, *cmd: str, cwd: Path | str = "/", env: dict[str, str] | None = None,
-               check: bool = True) -> subprocess.CompletedProcess[str]:
-    """Run a command as the hosting account (`runuser -u ACCOUNT -- ...`), the way an admin does."""
-    run_env = git_env()
-    run_env.pop("HOME", None)  # runuser sets the account's own
-    if env:
-        run_env.update(env)
-    out = subprocess.run(["runuser", "-u", account, "--", *cmd], cwd=cwd, env=run_env, capture_output=True,
-                         text=True)
-    if check and out.returncode != 0:
-        raise AssertionError(f"{' '.join(cmd)} as {account} failed ({out.returncode}):\n{out.stdout}\n{out.stderr}")
-    return out
-
-
-#: Where the tests install this checkout for a hosting account when it cannot run the tests' own
-#: interpreter (a pyenv or a venv below /root, mode 0700): the admin's /opt/gate/.venv.
-HOSTED_VENV = ROOT / ".venv-hosted"
-_hosted: dict[str, Path] = {}
-
-
-def _runs_as(account: str, python: Path) -> bool:
-    probe = as_account(account, str(python), "-I", "-c", "import gatecore.cli, pygit2", check=False)
-    return probe.returncode == 0
-
-
-def hosted_gate(account: str) -> Path:
-    """A `gate` command of this checkout that `account` can run: the tests' own venv's when the
-    account can run its interpreter, else `HOSTED_VENV`, made once from the system's python3 and
-    installed (editable: the same code) with the tests' pip. pytest.skip says why when neither can."""
-    import pytest
-
-    if account in _hosted:
-        return _hosted[account]
-    mine = Path(sys.executable)
-    if _runs_as(account, mine):
-        _hosted[account] = mine.parent / "gate"
-        return _hosted[account]
-    python = HOSTED_VENV / "bin" / "python3"
-    stamp = HOSTED_VENV / ".installed"
-    if not stamp.exists() or stamp.stat().st_mtime < (ROOT / "pyproject.toml").stat().st_mtime:
-        system = shutil.which("python3", path="/usr/bin:/bin")
-        if system is None:
-            pytest.skip(f"{account} cannot run {mine} and there is no system python3 to install the gate with")
-        steps = [[system, "-m", "venv", "--clear", "--without-pip", str(HOSTED_VENV)],
-                 [sys.executable, "-m", "pip", "--python", str(python), "install", "--quiet",
-                  "--disable-pip-version-check", "-e", str(ROOT)]]
-        for step in steps:
-            out = subprocess.run(step, capture_output=True, text=True)
-            if out.returncode != 0:
-                pytest.skip(f"{account} cannot run {mine}, and installing the gate for it failed: "
-                            f"{' '.join(step)}: {out.stderr.strip()[-500:]}")
-        stamp.touch()
-    if not _runs_as(account, python):
-        pytest.skip(f"{account} can run neither {mine} nor {python}")
-    _hosted[account] = HOSTED_VENV / "bin" / "gate"
-    return _hosted[account]
-
-
 def gate_as(account: str, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
-    """`runuser -u ACCOUNT -- .../bin/gate ARGS`: the gate's CLI as the hosting account."""
-    return as_account(account, str(hosted_gate(account)), *args, check=check)
+    """`runuser -u ACCOUNT -- python -I -m gatecore.cli ARGS`: the gate's CLI as the hosting account,
+    with an interpreter every account can run (support.hosting.server_python)."""
+    return as_account(account, *gate_cmd(), *args, check=check)
 
 
 class HostedArea:

@@ -81,6 +81,7 @@ def _human_push(lab: Lab, files: dict[str, str] | None = None) -> tuple[str, str
 
 def _audit_lines(lab: Lab) -> list[str]:
     """The decision lines (post-receive adds a "landed" line after each accepted push)."""
+    lab.server.settle()
     path = lab.server.gate_dir / "audit.log"
     return [x for x in path.read_text().splitlines() if '"event":"landed"' not in x] if path.is_file() else []
 
@@ -451,6 +452,7 @@ def test_audit_log_not_writable_rejects_without_a_partial_line(lab: Lab, server_
     """Even a push the gate would accept (a valid review) is rejected when its decision cannot
     be audited; a failed write leaves the log exactly as it was."""
     attempt, receipt = _review_push(lab)
+    lab.server.settle()  # the earlier pushes' "landed" lines are in before the file is replaced
     audit = lab.server.gate_dir / "audit.log"
     if not audit.exists():
         audit.write_text("")
@@ -498,6 +500,7 @@ def tiny_tmpfs(tmp_path: Path) -> Iterator[Path]:
 def test_disk_full_on_the_audit_path_leaves_no_partial_line(lab: Lab, server_state: None, tiny_tmpfs: Path) -> None:
     """A real full file system: a 64 KiB tmpfs holding the audit log and a filler file."""
     attempt, receipt = _review_push(lab)
+    lab.server.settle()
     audit = lab.server.gate_dir / "audit.log"
     on_tmpfs = tiny_tmpfs / "audit.log"
     # Whole lines ending 100 bytes short of a page: the next line starts in that page (a short

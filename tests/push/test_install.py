@@ -147,6 +147,7 @@ def test_doctor_reports_a_hook_that_does_not_run(server: Server) -> None:
 
 def test_doctor_fails_when_the_probe_carries_another_code(server: Server) -> None:
     """A probe refused with GATE-DOCTOR-PROBE *and* GATE-AUDIT-WRITE means every real push fails."""
+    server.settle()
     audit = server.gate_dir / "audit.log"
     audit.unlink(missing_ok=True)
     audit.mkdir()  # cannot be opened for appending, even by root
@@ -266,6 +267,7 @@ def test_a_stale_cache_is_not_used(server: Server) -> None:
 
 
 def test_unwritable_audit_log_rejects(server: Server) -> None:
+    server.settle()
     audit = server.gate_dir / "audit.log"
     audit.unlink(missing_ok=True)
     audit.mkdir()  # cannot be opened for appending, even by root

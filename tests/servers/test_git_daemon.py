@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from support.gitutil import HUMAN, WorkRepo, git
 from support.net import git_daemon
-from support.server import POLICY
+from support.server import POLICY, settle
 from support.verdicts import refused
 from support.webserver import (
     DAEMON_ACCOUNT,
@@ -36,6 +36,7 @@ class Daemon:
     area: Path
 
     def audit(self) -> list[dict[str, object]]:
+        settle(self.bare)
         return [json.loads(line) for line in (self.bare / "gate" / "audit.log").read_text().splitlines()]
 
     def refs(self) -> str:

@@ -16,7 +16,7 @@ import pytest
 from support.gitolite import SSHD, Gitolite
 from support.gitutil import AGENT, HUMAN, WorkRepo
 from support.hosting import require, require_root
-from support.server import wait_for_landed
+from support.server import settle, wait_for_landed
 from support.verdicts import codes_of
 
 POLICY = """\
@@ -81,6 +81,7 @@ def _commit(work: WorkRepo, path: str, identity: tuple[str, str]) -> None:
 
 
 def _audit(gl: Gitolite, event: str = "decision") -> list[dict[str, object]]:
+    settle(gl.repo("project"))
     path = gl.repo("project") / "gate" / "audit.log"
     return [d for d in map(json.loads, path.read_text().splitlines()) if d.get("event") == event]
 
@@ -168,6 +169,7 @@ def test_install_and_doctor_as_root_refuse_with_a_hint(gl: Gitolite) -> None:
 
 
 def test_doctor_fails_on_an_audit_log_the_hook_cannot_write(gl: Gitolite, work: WorkRepo) -> None:
+    settle(gl.repo("project"))
     log = gl.repo("project") / "gate" / "audit.log"
     shutil.chown(log, "root", "root")
     log.chmod(0o600)

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 from support.gitutil import AGENT, HUMAN, WorkRepo, git
-from support.server import POLICY
+from support.server import POLICY, settle
 from support.verdicts import refused
 from support.webserver import WEB_ACCOUNT, Apache, HostedArea, apache, as_account, gate_as, missing_for_servers
 
@@ -35,6 +35,7 @@ class Site:
         return self.web.url(name, who, USERS[who] if who else None)
 
     def audit(self, name: str = "server.git") -> list[dict[str, object]]:
+        settle(self.bare(name))
         return [json.loads(line) for line in (self.bare(name) / "gate" / "audit.log").read_text().splitlines()]
 
     def refs(self, name: str = "server.git") -> str:

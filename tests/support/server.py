@@ -58,8 +58,13 @@ class Server:
 
     snapshot = refs
 
+    def settle(self) -> None:
+        """Wait until no post-receive of this repository is running (see `settle`)."""
+        settle(self.bare)
+
     def audit(self, event: str = "decision") -> list[dict[str, object]]:
         """The audit log's lines of one event: the gate's decisions, or (post-receive) what landed."""
+        self.settle()
         path = self.gate_dir / "audit.log"
         lines = [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
         return [d for d in lines if d.get("event") == event]
@@ -72,6 +77,40 @@ class Server:
     def install(self, *args: str) -> None:
         out = gate("server", "install", str(self.bare), *args)
         assert out.returncode == 0, out.stdout + out.stderr
+
+
+def _post_receive_running(bare: Path) -> bool:
+    """Is a post-receive hook of `bare` (the hook's shell, or the `server.postreceive` process it
+    left in the background) still running? git runs hooks with the repository as their cwd."""
+    import os
+
+    here = os.path.realpath(bare)
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+            if b"post-receive" not in cmdline and b"server.postreceive" not in cmdline:
+                continue
+            if os.path.realpath(f"/proc/{pid}/cwd") == here:
+                return True
+        except OSError:  # gone, or not ours to read
+            continue
+    return False
+
+
+def settle(bare: Path, patience: float = 300.0) -> None:
+    """Wait until the post-receive hooks of `bare` have finished. The installed post-receive runs
+    in the background (the push does not wait for its "landed" line), so a test that compares the
+    audit log's bytes, or replaces the file, first waits for it: for the processes to end, not for
+    a time. git has forked the background process before the push returns, so it is visible here."""
+    import time
+
+    until = time.monotonic() + patience
+    while _post_receive_running(bare):
+        if time.monotonic() > until:
+            raise AssertionError(f"a post-receive hook of {bare} still runs after {patience:.0f} s")
+        time.sleep(0.02)
 
 
 def wait_for_landed(log: Path, count: int, patience: float = 120.0) -> list[dict[str, object]]:

@@ -20,7 +20,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from . import approvals, envelope
@@ -135,6 +135,13 @@ def apply(ctx: ApprovalContext, updates: Sequence[RefUpdate],
     for v in violations:
         if v.code == "GATE-FROZEN-PATH" and v.ref in by_ref and v.path is not None:
             frozen.setdefault(v.ref, []).append(v)
+    # A violation names the first updated ref that reaches its commit; an approval is bound to
+    # one ref update, so the same write reaching another ref of this push needs that update's
+    # own approval: the write counts against every updated ref that reaches it.
+    added = _also_reaching(ctx.objects, updates, frozen)
+    violations = [*violations, *added]
+    for v in added:
+        frozen.setdefault(v.ref, []).append(v)
     approved: set[int] = set()
     extra: list[Violation] = []
     used: list[Used] = []
@@ -162,6 +169,25 @@ def apply(ctx: ApprovalContext, updates: Sequence[RefUpdate],
             commands.append(approve_command(ctx.repository_id, u, [p for p in rest if p is not None]))
     remaining = [v for v in violations if id(v) not in approved] + extra
     return remaining, used, commands
+
+
+def _also_reaching(objects: Objects, updates: Sequence[RefUpdate],
+                   frozen: dict[str, list[Violation]]) -> list[Violation]:
+    """Copies of the frozen-path violations for the other updated refs that reach their commits
+    (asked of git only when a push updates several refs and has such violations)."""
+    live = [u for u in updates if not u.is_delete]
+    if len(live) < 2 or not frozen:
+        return []
+    tips = {display(u.raw_ref): objects.peel_to_commit(u.new) for u in live}
+    out: list[Violation] = []
+    for shown, found in frozen.items():
+        for other, tip in tips.items():
+            if other == shown or tip is None:
+                continue
+            for commit in unique_in_order(v.commit for v in found):
+                if commit is not None and objects.reader.is_ancestor(commit, tip):
+                    out += [replace(v, ref=other) for v in found if v.commit == commit]
+    return out
 
 
 def approve_command(repository_id: str, u: RefUpdate, paths: Sequence[str]) -> str:

@@ -24,7 +24,7 @@ from __future__ import annotations
 import hashlib
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from . import strictjson
 from .envelope import PAYLOAD_APPROVAL, Envelope, pae
@@ -32,6 +32,7 @@ from .errors import GateError
 from .findings import Failure
 from .keys import Keyring
 from .policy import Policy
+from .schema import Member, describe, integer, read, text, text_list
 
 if TYPE_CHECKING:
     from .sshsig import AllowedSigners
@@ -41,7 +42,6 @@ SSH_NAMESPACE = "gate-approval"
 RECORD_FILE = "approval.json"
 CLOCK_SKEW = 300  # seconds a record's creation may lie in the future
 MAX_PATHS = 1000
-_KEYS = {"repository_id", "ref", "old", "new", "paths", "approver", "created_at", "expires_at", "reason"}
 _HEX40 = re.compile(r"[0-9a-f]{40}")
 
 
@@ -79,34 +79,27 @@ def _malformed(detail: str) -> GateError:
     return GateError("GATE-APPROVAL-MALFORMED", detail)
 
 
-def _str(doc: dict[str, Any], key: str, limit: int) -> str:
-    value = doc[key]
-    if not isinstance(value, str) or len(value) > limit:
-        raise _malformed(f"{key} must be a string of at most {limit} characters")
-    return value
+MEMBERS = (
+    Member("repository_id", text(256)),
+    Member("ref", text(1024, 6, pattern=re.compile(r"refs/.+", re.S))),
+    Member("old", text(40, 40, pattern=_HEX40)),
+    Member("new", text(40, 40, pattern=_HEX40)),
+    Member("paths", text_list(text(4096, 1), 1, MAX_PATHS)),
+    Member("approver", text(256, 1)),
+    Member("created_at", integer(0, 2**63 - 1)),
+    Member("expires_at", integer(0, 2**63 - 1)),
+    Member("reason", text(2000)),
+)
 
 
 def parse_payload(payload: bytes) -> Approval:
     """An approval from its payload bytes, strictly (GATE-APPROVAL-MALFORMED otherwise)."""
-    doc = strictjson.loads(payload, code="GATE-APPROVAL-MALFORMED")
-    if not isinstance(doc, dict) or set(doc) != _KEYS:
-        found = set(doc) if isinstance(doc, dict) else set()
-        raise _malformed(f"approval members: unknown {sorted(found - _KEYS)}, missing {sorted(_KEYS - found)}")
-    old, new = _str(doc, "old", 40), _str(doc, "new", 40)
-    if not (_HEX40.fullmatch(old) and _HEX40.fullmatch(new)):
-        raise _malformed("old and new must be 40 lowercase hex digits")
-    paths = doc["paths"]
-    if (not isinstance(paths, list) or not 1 <= len(paths) <= MAX_PATHS
-            or not all(isinstance(p, str) and 0 < len(p) <= 4096 for p in paths) or len(set(paths)) != len(paths)):
-        raise _malformed(f"paths must be 1 to {MAX_PATHS} distinct non-empty strings")
-    times = doc["created_at"], doc["expires_at"]
-    if any(isinstance(t, bool) or not isinstance(t, int) or t < 0 for t in times):
-        raise _malformed("created_at and expires_at must be unix seconds")
-    ref, approver = _str(doc, "ref", 1024), _str(doc, "approver", 256)
-    if not ref.startswith("refs/") or not approver:
-        raise _malformed("ref must be a full ref name and approver non-empty")
-    return Approval(_str(doc, "repository_id", 256), ref, old, new, tuple(paths), approver,
-                    times[0], times[1], _str(doc, "reason", 2000))
+    values, problems = read(strictjson.loads(payload, code="GATE-APPROVAL-MALFORMED"), MEMBERS)
+    if not problems and len(set(values["paths"])) != len(values["paths"]):
+        problems.append(("paths", "must be distinct"))
+    if problems:
+        raise _malformed(f"approval: {describe(problems)}")
+    return Approval(**{**values, "paths": tuple(values["paths"])})
 
 
 def verify(env: Envelope, policy: Policy, repository_id: str, now: int,

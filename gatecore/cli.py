@@ -19,7 +19,7 @@ import time
 import traceback
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 
@@ -597,16 +597,44 @@ def approvals_list(
     from .trusted.approve import listing
 
     now = int(time.time())
-    for item in listing(repo):
+    verify = _server_verifier(repo)
+    if verify is None:
+        _out("note: not a gate-installed server repository: seals and signatures are not verified here "
+             "(run this on the server's repository to verify them)")
+    for item in listing(repo, verify):
         a = item.approval
         if a is None:
             _out(f"{item.id[:16]} malformed: {item.problem}")
             continue
         state = "used" if item.used else "expired" if now >= a.expires_at else "unused"
+        if item.problem:
+            state = f"INVALID ({item.problem})"
+        elif not item.verified:
+            state += " (unverified)"
         when = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(a.expires_at))
         _out(f"{item.id[:16]} {state} by {a.approver} {a.ref} {a.old[:12]}..{a.new[:12]} "
              f"paths={','.join(a.paths)} expires={when}")
     return 0
+
+
+def _server_verifier(repo: Path) -> Callable[[str], Any] | None:
+    """Verifies approvals as the hook would, when `repo` is a repository the gate is installed in."""
+    from server import installation
+    from server.install import GATE_DIR_NAME, git_dir_of
+    from server.prereceive import approval_context
+
+    from .adapters import config
+    from .adapters.gitrepo import GitRepo
+    from .objects import Objects
+
+    gate_dir = git_dir_of(repo) / GATE_DIR_NAME
+    if not (gate_dir / installation.CONFIG_FILE).is_file():
+        return None
+    inst = installation.read(gate_dir)
+    reader = GitRepo.at(repo)
+    ctx = approval_context(inst, config.load_policy(inst.policy), Objects(reader), reader)
+    verify: Callable[[str], Any] = ctx.verify
+    return verify
 
 
 @command(app, "demo")

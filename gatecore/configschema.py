@@ -34,9 +34,15 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationErr
 from .catalogue import Catalogue, expand
 from .envelope import b64decode_strict, b64encode
 from .errors import GateError
-from .fields import format_validation_error
 from .keys import Keyring, SigningKey, VerifyKey, keyring_to_plain, new_ed25519, new_hmac_secret
 from .policy import MAX_POLICY_BYTES, IdentityGlob, PathGlob, RefGlob
+
+
+def format_validation_error(exc: ValidationError) -> str:
+    """`location: message; ...`, in pydantic's order: the one-line reason of a configuration error."""
+    return "; ".join(f"{'.'.join(str(p) for p in err['loc']) or '(document)'}: {err['msg']}"
+                     for err in exc.errors(include_url=False))
+
 
 KEY_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"
 MAX_KEYFILE_BYTES = 65536

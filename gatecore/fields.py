@@ -1,33 +1,23 @@
-"""The pydantic field types receipts and ledger records share, and validation messages.
+"""The member checks receipts and ledger records share (`gatecore.schema`).
 
 Identifier forms come from `gatecore.ids` (pure, on the hook's start-up path); here they
-become annotated types. A reason is text a human can read: at least one visible
+become checks. A reason is text a human can read: at least one visible
 character, no control characters but newline and tab.
 """
 
 from __future__ import annotations
 
+import re
 import unicodedata
-from collections.abc import Callable
-from typing import Annotated
-
-from pydantic import AfterValidator, Field, ValidationError
 
 from . import ids
+from .schema import integer
+from .schema import text as _text
 
 MAX_REASON_CHARS = 2000
 _MAX_TIME = 2**40
 #: Unicode categories that show nothing: separators, controls, format, private use, surrogates.
 INVISIBLE_CATEGORIES = ("Zs", "Zl", "Zp", "Cc", "Cf", "Co", "Cs")
-
-
-def _check(pred: Callable[[str], bool], what: str) -> AfterValidator:
-    def run(value: str) -> str:
-        if not pred(value):
-            raise ValueError(f"not a valid {what}")
-        return value
-
-    return AfterValidator(run)
 
 
 def visible(text: str) -> bool:
@@ -44,32 +34,12 @@ def reason_problem(value: str) -> str | None:
     return None
 
 
-def _reason(value: str) -> str:
-    problem = reason_problem(value)
-    if problem is not None:
-        raise ValueError(problem)
-    return value
-
-
-AttemptId = Annotated[str, _check(ids.is_attempt_id, "attempt id")]
-Generation = Annotated[str, _check(ids.is_generation, "workspace generation")]
-ModelId = Annotated[str, _check(ids.is_model_id, "model id")]
-RepositoryId = Annotated[str, _check(ids.is_repository_id, "repository id")]
-Sha256Hex = Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")]
-ObjectId = Annotated[str, Field(pattern=r"^([0-9a-f]{40}|[0-9a-f]{64})$")]
-Reason = Annotated[str, Field(min_length=1, max_length=MAX_REASON_CHARS), AfterValidator(_reason)]
-Time = Annotated[int, Field(ge=0, lt=_MAX_TIME)]
-RefName = Annotated[str, Field(min_length=6, max_length=1024, pattern=r"^refs/[\x21-\x7e]+$")]
-
-
-def error_locations(exc: ValidationError) -> list[tuple[str, str]]:
-    """(dotted location, message) per error, in pydantic's order."""
-    out = []
-    for err in exc.errors(include_url=False):
-        loc = ".".join(str(p) for p in err["loc"]) or "(document)"
-        out.append((loc, str(err["msg"])))
-    return out
-
-
-def format_validation_error(exc: ValidationError) -> str:
-    return "; ".join(f"{loc}: {msg}" for loc, msg in error_locations(exc))
+ATTEMPT_ID = _text(128, 1, valid=ids.is_attempt_id, what="attempt id")
+GENERATION = _text(128, 1, valid=ids.is_generation, what="workspace generation")
+MODEL_ID = _text(200, 1, valid=ids.is_model_id, what="model id")
+REPOSITORY_ID = _text(256, 1, valid=ids.is_repository_id, what="repository id")
+SHA256_HEX = _text(64, 64, pattern=ids.SHA256_HEX_RE)
+OBJECT_ID = _text(64, 40, pattern=ids.OID_RE)
+REASON = _text(MAX_REASON_CHARS, 1, problem=reason_problem)
+TIME = integer(0, _MAX_TIME - 1)
+REF_NAME = _text(1024, 6, pattern=re.compile(r"refs/[\x21-\x7e]+"))

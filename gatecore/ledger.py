@@ -17,18 +17,18 @@ state machine and the reading of a chain (pure; the trusted side writes records 
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass, replace
-from typing import Annotated, Literal
-
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+import re
+from dataclasses import asdict, dataclass, replace
+from typing import Any
 
 from . import envelope as env_mod
 from . import strictjson
 from .errors import GateError
-from .fields import AttemptId, Generation, ModelId, RefName, RepositoryId, Sha256Hex, Time, format_validation_error
+from .fields import ATTEMPT_ID, GENERATION, MODEL_ID, REF_NAME, REPOSITORY_ID, SHA256_HEX, TIME
 from .findings import Failure
 from .keys import Keyring, SigningKey
 from .objects import Objects, single_file
+from .schema import Member, choice, describe, integer, read, text
 from .seal import sign, verify
 
 RECORD_FILE = "record.json"
@@ -36,42 +36,74 @@ RECEIPT_FILE = "receipt.json"  # the one file of a receipt commit (refs/gate/rec
 MAX_CHAIN = 1000
 LEDGER_NAME, LEDGER_EMAIL = "gate ledger", "ledger@gate.invalid"
 
-Kind = Literal["opened", "model-selected", "failover", "closed"]
+KINDS = ("opened", "model-selected", "failover", "closed")
 
 
-class AttemptRecord(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+@dataclass(frozen=True, slots=True)
+class AttemptRecord:
+    """One ledger record's members (docs/ci.md); `parse_record` is the only way in."""
 
-    version: Annotated[int, Field(ge=1, le=1)]
-    attempt_id: AttemptId
-    seq: Annotated[int, Field(ge=0, lt=MAX_CHAIN)]
-    kind: Kind
-    prev: Sha256Hex | None = None
-    repository: RepositoryId
-    time: Time
-    workspace: Annotated[str, Field(min_length=1, max_length=256, pattern=r"^[\x21-\x7e]+$")] | None = None
-    workspace_generation: Generation | None = None
-    prompt_sha256: Sha256Hex | None = None
-    target: RefName | None = None  # opened only: the branch a review of this attempt goes onto
-    model_id: ModelId | None = None
-    note: Annotated[str, Field(max_length=500)] | None = None
+    version: int
+    attempt_id: str
+    seq: int
+    kind: str
+    repository: str
+    time: int
+    prev: str | None = None
+    workspace: str | None = None
+    workspace_generation: str | None = None
+    prompt_sha256: str | None = None
+    target: str | None = None  # opened only: the branch a review of this attempt goes onto
+    model_id: str | None = None
+    note: str | None = None
 
-    @model_validator(mode="after")
-    def _shape(self) -> AttemptRecord:
-        opened = (self.workspace, self.workspace_generation, self.prompt_sha256)
-        if self.kind == "opened":
-            if None in opened or self.model_id is not None:
-                raise ValueError("an opened record has workspace, workspace_generation, prompt_sha256, no model_id")
-            if self.seq != 0 or self.prev is not None:
-                raise ValueError("an opened record is the first of its chain")
-        else:
-            if any(v is not None for v in opened) or self.target is not None:
-                raise ValueError(f"a {self.kind} record does not restate the opened fields")
-            if self.seq == 0 or self.prev is None:
-                raise ValueError(f"a {self.kind} record follows another record")
-            if (self.kind in ("model-selected", "failover")) != (self.model_id is not None):
-                raise ValueError("model-selected and failover records, and only they, name a model_id")
-        return self
+    def as_doc(self) -> dict[str, Any]:
+        return {k: v for k, v in asdict(self).items() if v is not None}
+
+
+MEMBERS = (
+    Member("version", integer(1, 1)),
+    Member("attempt_id", ATTEMPT_ID),
+    Member("seq", integer(0, MAX_CHAIN - 1)),
+    Member("kind", choice(*KINDS)),
+    Member("prev", SHA256_HEX, optional=True),
+    Member("repository", REPOSITORY_ID),
+    Member("time", TIME),
+    Member("workspace", text(256, 1, pattern=re.compile(r"[\x21-\x7e]+")), optional=True),
+    Member("workspace_generation", GENERATION, optional=True),
+    Member("prompt_sha256", SHA256_HEX, optional=True),
+    Member("target", REF_NAME, optional=True),
+    Member("model_id", MODEL_ID, optional=True),
+    Member("note", text(500), optional=True),
+)
+
+
+def _shape(rec: AttemptRecord) -> str | None:
+    """What is wrong with the record's combination of members, or None."""
+    opened = (rec.workspace, rec.workspace_generation, rec.prompt_sha256)
+    if rec.kind == "opened":
+        if None in opened or rec.model_id is not None:
+            return "an opened record has workspace, workspace_generation, prompt_sha256, no model_id"
+        if rec.seq != 0 or rec.prev is not None:
+            return "an opened record is the first of its chain"
+        return None
+    if any(v is not None for v in opened) or rec.target is not None:
+        return f"a {rec.kind} record does not restate the opened fields"
+    if rec.seq == 0 or rec.prev is None:
+        return f"a {rec.kind} record follows another record"
+    if (rec.kind in ("model-selected", "failover")) != (rec.model_id is not None):
+        return "model-selected and failover records, and only they, name a model_id"
+    return None
+
+
+def parse_record(doc: Any) -> tuple[AttemptRecord | None, list[tuple[str, str]]]:
+    """A record from a parsed JSON document, or (member, problem) for each problem."""
+    values, problems = read(doc, MEMBERS)
+    if problems:
+        return None, problems
+    rec = AttemptRecord(**values)
+    shape = _shape(rec)
+    return (None, [("record", shape)]) if shape is not None else (rec, [])
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,12 +174,11 @@ def open_record(data: bytes, keyring: Keyring | None, now: int) -> tuple[Attempt
         failures.append(Failure("GATE-SEAL-PAYLOAD-TYPE", "payloadType", "not an attempt record"))
     try:
         doc = strictjson.loads(env.payload, code="GATE-LEDGER-RECORD")
-        rec = AttemptRecord.model_validate(doc)
     except GateError as exc:
         return None, [*failures, Failure(exc.code, "record", exc.detail)]
-    except ValidationError as exc:
-        return None, [*failures, *(Failure("GATE-LEDGER-RECORD", str(e["loc"][0]) if e["loc"] else "record",
-                                           str(e["msg"])) for e in exc.errors(include_url=False))]
+    rec, problems = parse_record(doc)
+    if rec is None:
+        return None, [*failures, *(Failure("GATE-LEDGER-RECORD", member, problem) for member, problem in problems)]
     return (rec if not failures else None), failures
 
 
@@ -218,12 +249,11 @@ def make_record(key: SigningKey, state: AttemptState | None, *, attempt_id: str,
         "workspace": workspace, "workspace_generation": workspace_generation, "prompt_sha256": prompt_sha256,
         "target": target, "model_id": model_id, "note": note,
     }
-    try:
-        rec = AttemptRecord.model_validate(doc)
-    except ValidationError as exc:
-        raise GateError("GATE-INPUT-ARGUMENT", f"attempt record: {format_validation_error(exc)}") from None
+    rec, problems = parse_record(doc)
+    if rec is None:
+        raise GateError("GATE-INPUT-ARGUMENT", f"attempt record: {describe(problems)}")
     _, failures = apply(state, rec, "0" * 64)
     if failures:
         raise GateError(failures[0].code, failures[0].detail)
-    payload = strictjson.dumps(rec.model_dump(exclude_none=True))
+    payload = strictjson.dumps(rec.as_doc())
     return env_mod.encode(sign(key, env_mod.PAYLOAD_ATTEMPT, payload))

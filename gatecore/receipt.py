@@ -7,26 +7,25 @@ payload bytes that the seal covers.
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
-
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
+from dataclasses import asdict, dataclass
+from typing import Any
 
 from . import envelope, strictjson
 from .errors import GateError
 from .fields import (
-    AttemptId,
-    Generation,
-    ModelId,
-    ObjectId,
-    Reason,
-    RefName,
-    RepositoryId,
-    Sha256Hex,
-    Time,
-    format_validation_error,
+    ATTEMPT_ID,
+    GENERATION,
+    MODEL_ID,
+    OBJECT_ID,
+    REASON,
+    REF_NAME,
+    REPOSITORY_ID,
+    SHA256_HEX,
+    TIME,
 )
 from .findings import Failure
 from .keys import SigningKey
+from .schema import Member, choice, describe, integer, read, text_list
 from .seal import sign
 
 DIFF_TREE_DELTA = "gate-tree-delta-v1"
@@ -55,36 +54,69 @@ BOUND: dict[str, str] = {
 }
 
 
-def _reasons(value: list[str]) -> list[str]:
-    if not value:
-        raise ValueError("at least one reason is required")
-    return value
+@dataclass(frozen=True, slots=True)
+class Receipt:
+    """A receipt's members (docs/receipts.md); `parse_payload` is the only way in from bytes."""
 
-
-class Receipt(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
-
-    version: Annotated[int, Field(ge=1, le=1)]  # Literal[1] would accept True
-    attempt_id: AttemptId
-    diff_algorithm: Literal["gate-tree-delta-v1", "sha256-bytes"]
-    diff_sha256: Sha256Hex
-    prompt_sha256: Sha256Hex
-    model_id: ModelId
-    workspace_generation: Generation
-    verdict: Literal["pass", "fail"]
-    reasons: Annotated[list[Reason], Field(max_length=MAX_REASONS), AfterValidator(_reasons)]
-    issued_at: Time
-    expires_at: Time
+    version: int
+    attempt_id: str
+    diff_algorithm: str
+    diff_sha256: str
+    prompt_sha256: str
+    model_id: str
+    workspace_generation: str
+    verdict: str
+    reasons: tuple[str, ...]
+    issued_at: int
+    expires_at: int
     # Git state, present when the receipt is bound to a repository.
-    repository: RepositoryId | None = None
-    ref: RefName | None = None
-    old_commit: ObjectId | None = None
-    base_commit: ObjectId | None = None
-    new_commit: ObjectId | None = None
-    new_tree: ObjectId | None = None
-    object_format: Literal["sha1", "sha256"] | None = None
+    repository: str | None = None
+    ref: str | None = None
+    old_commit: str | None = None
+    base_commit: str | None = None
+    new_commit: str | None = None
+    new_tree: str | None = None
+    object_format: str | None = None
     # The ledger record (sha256 of its envelope) that put model_id on record.
-    ledger_record: Sha256Hex | None = None
+    ledger_record: str | None = None
+
+    def as_doc(self) -> dict[str, Any]:
+        """The members that are set, as a JSON document."""
+        doc = asdict(self)
+        doc["reasons"] = list(self.reasons)
+        return {k: v for k, v in doc.items() if v is not None}
+
+
+#: The schema, in the order of `Receipt`'s fields (problems are reported in this order).
+MEMBERS = (
+    Member("version", integer(1, 1)),
+    Member("attempt_id", ATTEMPT_ID),
+    Member("diff_algorithm", choice(DIFF_TREE_DELTA, DIFF_BYTES)),
+    Member("diff_sha256", SHA256_HEX),
+    Member("prompt_sha256", SHA256_HEX),
+    Member("model_id", MODEL_ID),
+    Member("workspace_generation", GENERATION),
+    Member("verdict", choice("pass", "fail")),
+    Member("reasons", text_list(REASON, 1, MAX_REASONS)),
+    Member("issued_at", TIME),
+    Member("expires_at", TIME),
+    Member("repository", REPOSITORY_ID, optional=True),
+    Member("ref", REF_NAME, optional=True),
+    Member("old_commit", OBJECT_ID, optional=True),
+    Member("base_commit", OBJECT_ID, optional=True),
+    Member("new_commit", OBJECT_ID, optional=True),
+    Member("new_tree", OBJECT_ID, optional=True),
+    Member("object_format", choice("sha1", "sha256"), optional=True),
+    Member("ledger_record", SHA256_HEX, optional=True),
+)
+
+
+def from_doc(doc: Any) -> tuple[Receipt | None, list[tuple[str, str]]]:
+    """A receipt from a parsed JSON document, or (member, problem) for each problem."""
+    values, problems = read(doc, MEMBERS)
+    if problems:
+        return None, problems
+    return Receipt(**{**values, "reasons": tuple(values["reasons"])}), []
 
 
 #: Codes for fields whose own code is more specific than GATE-RECEIPT-FIELD.
@@ -99,28 +131,22 @@ def parse_payload(payload: bytes) -> tuple[Receipt | None, list[Failure]]:
         return None, [Failure(exc.code, "receipt", exc.detail)]
     if not isinstance(doc, dict):
         return None, [Failure("GATE-RECEIPT-MALFORMED", "receipt", "payload is not a JSON object")]
-    try:
-        return Receipt.model_validate(doc), []
-    except ValidationError as exc:
-        failures = []
-        for err in exc.errors(include_url=False):
-            field = str(err["loc"][0]) if err["loc"] else "receipt"
-            failures.append(Failure(_FIELD_CODES.get(field, "GATE-RECEIPT-FIELD"), field, str(err["msg"])))
-        return None, failures
+    receipt, problems = from_doc(doc)
+    return receipt, [Failure(_FIELD_CODES.get(field, "GATE-RECEIPT-FIELD"), field, problem)
+                     for field, problem in problems]
 
 
 def canonical_payload(receipt: Receipt) -> bytes:
-    return strictjson.dumps(receipt.model_dump(exclude_none=True))
+    return strictjson.dumps(receipt.as_doc())
 
 
 def seal_document(doc: dict[str, object], key: SigningKey) -> bytes:
     """Validate a receipt document with the schema the gate uses, and seal it (envelope bytes)."""
     if key.purpose != "receipt":
         raise GateError("GATE-CONFIG-KEYFILE", f"key {key.id} is for {key.purpose}, not receipts")
-    try:
-        receipt = Receipt.model_validate(doc)
-    except ValidationError as exc:
-        raise GateError("GATE-INPUT-ARGUMENT", f"receipt: {format_validation_error(exc)}") from None
+    receipt, problems = from_doc(doc)
+    if receipt is None:
+        raise GateError("GATE-INPUT-ARGUMENT", f"receipt: {describe(problems)}")
     data = envelope.encode(sign(key, envelope.PAYLOAD_RECEIPT, canonical_payload(receipt)))
     if len(data) > strictjson.MAX_DOCUMENT_BYTES:
         raise GateError("GATE-RECEIPT-TOO-LARGE", f"receipt would be {len(data)} bytes")

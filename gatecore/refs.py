@@ -24,6 +24,7 @@ RESERVED_PARENTS = ("refs/gate", "refs/heads/review", "refs/heads/review/runner"
 
 MAX_INPUT_BYTES = 16 << 20
 _HEX = re.compile(rb"[0-9a-f]{40}|[0-9a-f]{64}")
+_HEX2 = re.compile(r"[0-9a-f]{2}")
 _BAD_REF_BYTES = re.compile(rb"[\x00-\x20\x7f~^:?*\[\\]")
 
 
@@ -134,6 +135,25 @@ def parse_pre_push(data: bytes) -> list[RefUpdate]:
         _local, local_id, remote_ref, remote_id = parts
         lines.append(b"%s %s %s\n" % (remote_id, local_id, remote_ref))
     return parse_pre_receive(b"".join(lines))
+
+
+def undisplay(text: str) -> bytes:
+    """The bytes `display` shows as `text` (its inverse: `\\\\` is a backslash, `\\xNN` a byte;
+    anything else stands for itself)."""
+    out = bytearray()
+    i = 0
+    while i < len(text):
+        ch = text[i]
+        if ch == "\\" and text[i + 1:i + 2] == "\\":
+            out.append(0x5C)
+            i += 2
+        elif ch == "\\" and text[i + 1:i + 2] == "x" and _HEX2.fullmatch(text[i + 2:i + 4]):
+            out.append(int(text[i + 2:i + 4], 16))
+            i += 4
+        else:
+            out += ch.encode("utf-8", "surrogateescape")
+            i += 1
+    return bytes(out)
 
 
 def display(raw: bytes | str) -> str:

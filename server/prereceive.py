@@ -17,9 +17,9 @@ deadline. Anything but 0 rejects every ref of the push. Every path that is not a
 accept ends in a rejection with a documented code, an audit line, and the code on stderr
 (which git shows the pusher prefixed `remote: `).
 
-Start-up is kept light on purpose: no typer, no pydantic on the common path (the
-policy and keyring come from their validated caches; receipts and ledger records, which
-need pydantic, are only parsed when a push touches the reserved namespaces).
+Start-up is kept light on purpose: no typer, no pydantic, no pygit2 (the policy and
+keyring come from their validated caches; receipts and ledger records are read by
+`gatecore.schema`, and only when a push touches the reserved namespaces).
 """
 
 from __future__ import annotations
@@ -77,6 +77,18 @@ def load_keyring(inst: installation.Installation) -> Any:
     return config.load_keyring(inst.keyring)
 
 
+def approval_context(inst: installation.Installation, policy: Policy, objects: Any, repo: GitReader) -> Any:
+    """How this installation verifies approvals (`approvalrefs.ApprovalContext`): its keyring
+    and allowed-signers file, loaded when a record needs them."""
+    from gatecore import approvalrefs
+
+    return approvalrefs.ApprovalContext(
+        objects, policy, inst.repository_id, int(time.time()), repo.ref_target,
+        lambda: load_keyring(inst) if inst.has_keyring else None,
+        lambda: config.load_allowed_signers(inst.allowed_signers) if os.path.lexists(inst.allowed_signers)
+        else None)
+
+
 def check_push(inst: installation.Installation, hook_env: environment.HookEnv, updates: Sequence[RefUpdate],
                policy: Policy, deadline: Deadline) -> Outcome:
     """Stages 4-7: ref rules and frozen files, the reserved namespaces, the verdict, the report."""
@@ -113,11 +125,7 @@ def _checked(inst: installation.Installation, hook_env: environment.HookEnv, liv
     if policy.approvals_enabled or any(u.ref.startswith(GATE_APPROVALS) for u in reserved):
         from gatecore import approvalrefs
 
-        actx = approvalrefs.ApprovalContext(
-            objects, policy, inst.repository_id, int(time.time()), repo.ref_target,
-            lambda: load_keyring(inst) if inst.has_keyring else None,
-            lambda: config.load_allowed_signers(inst.allowed_signers) if os.path.lexists(inst.allowed_signers)
-            else None)
+        actx = approval_context(inst, policy, objects, repo)
         pushed = [u for u in reserved if approvalrefs.is_approval_ref(u.ref)]
         reserved = [u for u in reserved if not approvalrefs.is_approval_ref(u.ref)]
         if policy.approvals_enabled:

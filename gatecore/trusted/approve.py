@@ -10,7 +10,9 @@ from wherever the agent's work is (its fork, its workspace) first.
 
 from __future__ import annotations
 
+import os
 import subprocess
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -19,8 +21,10 @@ from ..adapters import gitcmd
 from ..adapters.gitrepo import GitRepo
 from ..approvalrefs import APPROVALS_PREFIX, USES_PREFIX, read_record
 from ..errors import GateError
+from ..findings import Failure
 from ..keys import SigningKey
 from ..objects import Objects
+from ..refs import undisplay
 
 APPROVAL_NAME, APPROVAL_EMAIL = "gate approval", "approvals@gate.invalid"
 
@@ -43,11 +47,19 @@ def git_config(repo_path: Path, key: str) -> str | None:
 
 
 def review_text(repo_path: Path, req: Request) -> str:
-    """What the maintainer approves: each commit of the range, with its changes at the paths."""
+    """What the maintainer approves: each commit of the range, with its changes at the paths.
+
+    The paths are the gate's display form (`refs.display`: other bytes than printable ASCII
+    as `\\xNN`), turned back into git's bytes and given as literal pathspecs (a path with
+    `*` in it is that path, not a pattern). Merges show their combined diff (`-c`): a path a
+    merge sets to something neither parent has is a write of the merge, and is shown."""
     zero = "0" * len(req.old)
     span = req.new if req.old == zero else f"{req.old}..{req.new}"
-    out = gitcmd.run_git(["log", "--no-color", "--format=commit %H%nAuthor: %an <%ae>%nCommitter: %cn <%ce>%n%n%B",
-                          "-p", "--full-history", span, "--", *req.paths], cwd=repo_path, code="GATE-GIT-UNREADABLE")
+    paths = [os.fsdecode(undisplay(p)) for p in req.paths]
+    out = gitcmd.run_git(["--literal-pathspecs", "log", "--no-color",
+                          "--format=commit %H%nAuthor: %an <%ae>%nCommitter: %cn <%ce>%n%n%B",
+                          "-p", "-c", "--full-history", span, "--", *paths], cwd=repo_path,
+                         code="GATE-GIT-UNREADABLE")
     return out.stdout.decode("utf-8", "replace")
 
 
@@ -116,10 +128,16 @@ class Listed:
     approval: approvals.Approval | None
     used: bool
     problem: str = ""
+    verified: bool = False  # the seal or signature was checked against the server's keys
 
 
-def listing(repo_path: Path) -> list[Listed]:
-    """Every approval this repository holds (fetch refs/gate/* for the server's), and whether it was used."""
+#: Verifies one approval commit as the hook would: (the approval, or None, and the failures).
+Verifier = Callable[[str], tuple[approvals.Approval | None, list[Failure]]]
+
+
+def listing(repo_path: Path, verify: Verifier | None = None) -> list[Listed]:
+    """Every approval this repository holds (fetch refs/gate/* for the server's), whether it was
+    used, and, with `verify` (on the server's repository), whether it is valid."""
     repo = GitRepo.at(repo_path)
     refs = repo.ref_targets(lambda name: name.startswith(b"refs/gate/approval"))
     objects = Objects(repo)
@@ -131,7 +149,15 @@ def listing(repo_path: Path) -> list[Listed]:
         aid = ref[len(APPROVALS_PREFIX):]
         used = (USES_PREFIX + aid).encode() in refs
         try:
-            out.append(Listed(aid, approvals.parse_payload(read_record(objects, oid).payload), used))
+            approval = approvals.parse_payload(read_record(objects, oid).payload)
         except GateError as exc:
             out.append(Listed(aid, None, used, f"{exc.code}: {exc.detail}"))
+            continue
+        if verify is None:
+            out.append(Listed(aid, approval, used))
+            continue
+        _, failures = verify(oid)
+        # expiry is shown by the listing itself; every other failure makes the record invalid
+        bad = [f for f in failures if f.code != "GATE-APPROVAL-EXPIRED"]
+        out.append(Listed(aid, approval, used, "; ".join(f"{f.code}: {f.detail}" for f in bad), verified=True))
     return out

@@ -295,3 +295,77 @@ def test_the_pre_push_hook_shows_the_command_then_approved(lab: Lab) -> None:
     out = client()
     assert out.returncode == 0 and "approved by alice" in out.stderr, out.stderr
     assert s.push("main", pusher_env=AGENT_PUSH).returncode == 0
+
+
+def test_the_approval_does_not_ride_along_to_another_ref_of_the_same_push(lab: Lab) -> None:
+    """An approval is bound to one ref update: the approved commit pushed to a second ref in the
+    same push needs that update's own approval, whichever order the refs come in."""
+    s = lab.server
+    head = lab.agent_commit()
+    assert lab.approve(lab.hint_command(s.push("main", pusher_env=AGENT_PUSH))).returncode == 0
+    for refspecs in (("main", f"{head}:refs/heads/other"), (f"{head}:refs/heads/other", "main")):
+        before = s.refs()
+        out = s.push(*refspecs, pusher_env=AGENT_PUSH)
+        assert refused(out, "GATE-FROZEN-PATH") and "ref=refs/heads/other" in out.stderr, out.stderr
+        assert s.refs() == before  # nothing landed and the approval is not spent
+    assert s.push("main", pusher_env=AGENT_PUSH).returncode == 0  # alone, the approved update passes
+
+
+def test_the_review_shows_escaped_paths_and_merges(lab: Lab) -> None:
+    """What `gate approve` shows is everything the approval will permit: paths with spaces or
+    non-ASCII bytes (printed escaped by the hint), and a path set by a merge commit."""
+    s = lab.server
+    w = s.work
+    w.write("ci/evil file.yml", "EVIL-SPACE\n")
+    w.write("ci/dé.yml", "EVIL-ACCENT\n")
+    w.commit("agent writes odd names", identity=AGENT)
+    git(w.path, "checkout", "-q", "-b", "side", lab.base)
+    w.write("README", "human side\n")
+    w.commit("human side", identity=HUMAN)
+    git(w.path, "checkout", "-q", "main")
+    git(w.path, "merge", "-q", "--no-commit", "side", identity=AGENT)
+    w.write("ci/deploy.yml", "EVIL-MERGE\n")
+    git(w.path, "add", "-A")
+    git(w.path, "commit", "-q", "-m", "agent merges side", identity=AGENT)
+    out = s.push("main", pusher_env=AGENT_PUSH)
+    assert refused(out, "GATE-FROZEN-PATH"), out.stderr
+    args = lab.hint_command(out)
+    assert "ci/evil\\x20file.yml" in args and "ci/d\\xc3\\xa9.yml" in args and "ci/deploy.yml" in args
+    got = lab.approve(args)
+    assert got.returncode == 0, got.stdout + got.stderr
+    for content in ("EVIL-SPACE", "EVIL-ACCENT", "EVIL-MERGE"):
+        assert f"+{content}" in got.stdout, got.stdout
+    out = s.push("main", pusher_env=AGENT_PUSH)
+    assert out.returncode == 0, out.stderr
+    [used] = s.audit()[-1]["approvals"]  # type: ignore[misc]
+    assert sorted(used["paths"]) == sorted(["ci/evil\\x20file.yml", "ci/d\\xc3\\xa9.yml", "ci/deploy.yml"])
+
+
+def test_the_listing_verifies_on_the_server_and_says_so_elsewhere(lab: Lab) -> None:
+    """`gate approvals list` on the server's repository checks each seal as the hook would: a
+    record sealed with a key of another purpose is INVALID, never "unused"; in a clone, where
+    the server's keys are not, the listing says it did not verify."""
+    import dataclasses
+
+    from gatecore import approvals, envelope, seal
+    from gatecore.adapters.config import load_keyfile
+
+    s = lab.server
+    lab.agent_commit()
+    assert lab.approve(lab.hint_command(s.push("main", pusher_env=AGENT_PUSH))).returncode == 0
+    listed = gate("approvals", "list", "--repo", str(s.bare))
+    assert listed.returncode == 0 and " unused by alice " in listed.stdout and "unverified" not in listed.stdout
+    listed = gate("approvals", "list", "--repo", str(lab.maint))
+    assert "not verified" in listed.stdout and "unused (unverified) by alice" in listed.stdout, listed.stdout
+    # the same record sealed with the runner's receipt key, put on the server by hand
+    aid = next(r for r in s.refs() if r.startswith("refs/gate/approvals/")).rsplit("/", 1)[1]
+    record = git(s.bare, "show", f"refs/gate/approvals/{aid}:{approvals.RECORD_FILE}").stdout.encode()
+    payload = envelope.parse(record).payload
+    runner = dataclasses.replace(load_keyfile(lab.keys["runner"]), purpose="approval")  # what seal.sign checks
+    bad = envelope.encode(seal.sign(runner, envelope.PAYLOAD_APPROVAL, payload))
+    blob = git(s.bare, "hash-object", "-w", "--stdin", input=bad).stdout.strip()
+    tree = git(s.bare, "mktree", input=f"100644 blob {blob}\t{approvals.RECORD_FILE}\n".encode()).stdout.strip()
+    commit = git(s.bare, "commit-tree", tree, "-m", "forged").stdout.strip()
+    git(s.bare, "update-ref", f"refs/gate/approvals/{aid}", commit)
+    listed = gate("approvals", "list", "--repo", str(s.bare))
+    assert f"{aid[:16]} INVALID (GATE-SEAL-KEY-PURPOSE" in listed.stdout, listed.stdout

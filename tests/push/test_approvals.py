@@ -369,3 +369,45 @@ def test_the_listing_verifies_on_the_server_and_says_so_elsewhere(lab: Lab) -> N
     git(s.bare, "update-ref", f"refs/gate/approvals/{aid}", commit)
     listed = gate("approvals", "list", "--repo", str(s.bare))
     assert f"{aid[:16]} INVALID (GATE-SEAL-KEY-PURPOSE" in listed.stdout, listed.stdout
+
+
+def test_a_spent_approval_cannot_be_revived(lab: Lab) -> None:
+    """Nobody deletes a use record (not the admin, the approver or the agent); an approval
+    deleted and made again for the same update is spent all the same."""
+    s = lab.server
+    lab.agent_commit()
+    args = lab.hint_command(s.push("main", pusher_env=AGENT_PUSH))
+    assert lab.approve(args).returncode == 0
+    assert s.push("main", pusher_env=AGENT_PUSH).returncode == 0
+    [ref] = [r for r in s.refs() if r.startswith("refs/gate/approvals/")]
+    uses = ref.replace("/approvals/", "/approval-uses/")
+    before = s.refs()
+    for who in ({"REMOTE_USER": "admin"}, ALICE, AGENT_PUSH):
+        out = git(lab.maint, "push", "--porcelain", "origin", f":{uses}", check=False, env=who)
+        assert refused(out, "GATE-APPROVAL-REF"), out.stderr
+    assert s.refs() == before
+    assert git(lab.maint, "push", "-q", "origin", f":{ref}", check=False, env={"REMOTE_USER": "admin"}).returncode == 0
+    git(lab.maint, "update-ref", "-d", ref)
+    assert s.push(f"+{lab.base}:main", pusher_env={"REMOTE_USER": "admin"}).returncode == 0
+    assert lab.approve(args).returncode == 0
+    assert refused(s.push("main", pusher_env=AGENT_PUSH), "GATE-APPROVAL-USED")
+
+
+def test_pushes_racing_for_one_approval_land_once(lab: Lab) -> None:
+    """Four pushes of the approved update at once: exactly one lands, whatever the timing (the use
+    record is created, never overwritten, and git locks the ref)."""
+    from support.gitutil import git_env
+
+    s = lab.server
+    lab.agent_commit()
+    assert lab.approve(lab.hint_command(s.push("main", pusher_env=AGENT_PUSH))).returncode == 0
+    procs = [subprocess.Popen(["git", "push", "--porcelain", s.url, "main"], cwd=s.work.path,
+                              env={**git_env(HUMAN), **AGENT_PUSH}, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+             for _ in range(4)]
+    codes = [p.wait() for p in procs]
+    for p in procs:
+        assert p.stdout is not None and p.stderr is not None
+        p.stdout.close()
+        p.stderr.close()
+    assert codes.count(0) == 1, codes
+    assert len([d for d in s.audit() if d["approvals"]]) == 1

@@ -218,7 +218,7 @@ def signals(commit: Commit, rules: Sequence[FreezeRule], sigs: SignatureChecker 
         signed = sigs.state(commit.id).principals
     found: tuple[tuple[str, str], ...] = ()
     if trailers.may_have(commit.message) and any(r.reads_messages for r in rules):
-        found = tuple(trailers.parse(commit.message.decode("utf-8", "replace")))
+        found = tuple(trailers.signals(commit.message.decode("utf-8", "replace")))
     return Signals(author.name, committer.name, tuple(f"{k}: {v}" for k, v in found),
                    tuple(trailers.coauthor_emails(list(found))), signed)
 

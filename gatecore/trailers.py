@@ -1,12 +1,20 @@
-"""Commit message trailers, read the way `git interpret-trailers --parse` reads them (pure).
+"""Commit message trailers, read the way git reads them (pure).
 
-The trailer block is the last paragraph of the message (after the title; before a `---`
-patch divider; `#` comment lines skipped) when it is all trailers, or holds a
-git-generated one (`Signed-off-by: `) and at least one trailer per three other lines. A
-trailer is `Key: value` where the key is letters, digits and `-`, optionally followed by
-spaces; a line starting with whitespace continues the trailer before it. Agents show up
-here (`Co-authored-by: Claude <noreply@anthropic.com>`, `Assisted-by: AGENT:MODEL`,
-`Made-with: Cursor`); trailers are self-asserted, so they only ever add restrictions.
+The trailer block is the last paragraph of the message (after the title; `#` comment
+lines skipped) when it is all trailers, or holds a git-generated one (`Signed-off-by: `)
+and at least one trailer per three other lines. A trailer is `Key: value` where the key is
+letters, digits and `-`, optionally followed by spaces; a line starting with whitespace
+continues the trailer before it. Before the block is looked for, git drops the end of the
+message it ignores (`ignored_log_message_bytes`): everything from a scissors line
+(`# ------------------------ >8 ------------------------`), and a trailing run of comment
+lines, empty lines and an old `Conflicts:` block with its tab-indented paths.
+
+git itself reads trailers two ways: `git interpret-trailers --parse` ends the message at a
+`---` patch divider, `git log --format=%(trailers)` does not. `parse` is the first (and is
+tested against it). Agents show up here (`Co-authored-by: Claude <noreply@anthropic.com>`,
+`Assisted-by: AGENT:MODEL`, `Made-with: Cursor`), and trailers are self-asserted, so they
+only ever add restrictions: `signals` is every trailer either reading finds, and that is
+what the policy matches (an agent writing `---` in its message does not hide a trailer).
 """
 
 from __future__ import annotations
@@ -26,8 +34,8 @@ def may_have(message: bytes) -> bool:
     trailers only after the title paragraph, and a trailer has a ':'."""
     if b":" not in message:
         return False
-    # a blank line (git's blank: only spaces, tabs, CRs), or a message that starts blank
-    return message[:1] in (b"\n", b"\r") or re.search(rb"\n[ \t\r]*\n", message) is not None
+    # a blank line (git's blank: only spaces, tabs, CRs), or a first line that is blank
+    return re.match(rb"[ \t\r]*(\n|$)", message) is not None or re.search(rb"\n[ \t\r]*\n", message) is not None
 
 
 def _separator(line: str) -> int:
@@ -78,14 +86,64 @@ def _unfold(value: str) -> str:
     return re.sub(r"\n[ \t\n\r]*", " ", value).strip(_WS)
 
 
-def parse(message: str) -> list[tuple[str, str]]:
-    """(key, value) of every trailer, in order, continuation lines folded in."""
+_SCISSORS = "# ------------------------ >8 ------------------------"
+
+
+def _message_lines(message: str, divider: bool) -> list[str]:
+    """The lines git looks for trailers in (find_end_of_log_message): up to a `---` divider
+    when `divider`, then without what `ignored_log_message_bytes` ignores."""
     lines = message.split("\n")
-    for n, line in enumerate(lines):
-        # git: "---" followed by whitespace (a line's own newline counts; the input's end does not)
-        if line.startswith("---") and (line[3:4] in (" ", "\t", "\r") or (line == "---" and n < len(lines) - 1)):
-            lines = lines[:n]
+    ends_with_newline = lines[-1] == ""
+    if ends_with_newline:
+        lines.pop()  # not a line: the input ends there
+    last = len(lines) - 1  # the one line with no newline of its own, unless ends_with_newline
+
+    def terminated(n: int) -> bool:
+        return n < last or ends_with_newline
+
+    if divider:
+        for n, line in enumerate(lines):
+            # "---" followed by whitespace (a line's own newline counts; the input's end does not)
+            if line.startswith("---") and (line[3:4] in (" ", "\t", "\r") or (line == "---" and terminated(n))):
+                lines, last, ends_with_newline = lines[:n], n - 1, True
+                break
+    for n, line in enumerate(lines):  # wt_status_locate_end: a scissors line ends the message
+        if line == _SCISSORS and terminated(n):
+            lines, last, ends_with_newline = lines[:n], n - 1, True
             break
+    start = 0  # of the trailing ignorable run (0: none, as in git, where a run cannot start at 0)
+    conflicts = False
+    for n, line in enumerate(lines):
+        if line.startswith("#") or (line == "" and terminated(n)):
+            start = start or n
+        elif line == "Conflicts:" and terminated(n):
+            conflicts = True
+            start = start or n
+        elif conflicts and line.startswith("\t"):
+            pass  # a path in the old conflicts block
+        elif start:
+            start, conflicts = 0, False
+    return lines[:start] if start else lines
+
+
+def parse(message: str) -> list[tuple[str, str]]:
+    """(key, value) of every trailer, in order, continuation lines folded in, as
+    `git interpret-trailers --parse` finds them."""
+    return _parse_lines(_message_lines(message, divider=True))
+
+
+def signals(message: str) -> list[tuple[str, str]]:
+    """Every trailer that git finds in either reading (`parse`, and `git log --format=%(trailers)`,
+    which does not stop at `---`), in order, each once: what restrictions are matched against."""
+    found = parse(message)
+    for item in _parse_lines(_message_lines(message, divider=False)):
+        if item not in found:
+            found.append(item)
+    return found
+
+
+def _parse_lines(lines: list[str]) -> list[tuple[str, str]]:
+    lines = list(lines)
     while lines and not lines[-1].strip(_WS):
         lines.pop()
     items: list[str] = []

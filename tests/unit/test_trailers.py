@@ -7,6 +7,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
 from support.gitutil import ROOT
 
 from gatecore import catalogue, trailers
@@ -43,13 +45,24 @@ MESSAGES = [
     "\nCo-authored-by: C <c@x>\n",
     "title\n\nbody\n---",
     "title\n\nKey: v\n---\nCo-authored-by: C <c@x>",
+    # what git ignores at the end of a message (ignored_log_message_bytes): an old Conflicts: block,
+    # trailing comments, a scissors line (a review found the Conflicts: block hid a trailer)
+    "fix ci\n\nCo-authored-by: Claude <noreply@anthropic.com>\n\nConflicts:\n\tci/deploy.yml\n",
+    "fix ci\n\nCo-authored-by: Claude <noreply@anthropic.com>\n\nConflicts:\n\tci/a\n\tci/b\n# comment\n\n",
+    "fix ci\n\nCo-authored-by: Claude <noreply@anthropic.com>\nConflicts:\n\tci/a\nprose\n",
+    "fix ci\n\nCo-authored-by: Claude <noreply@anthropic.com>\n# ------------------------ >8 ------------------------\n"
+    "diff --git a/x b/x\n",
+    "fix ci\n\nbody\n\nConflicts:",
+    # a first line of spaces is a blank title (a review found the cheap test skipped these)
+    " \nCo-authored-by: Claude <noreply@anthropic.com>\n",
+    "\t\r\nCo-authored-by: Claude <noreply@anthropic.com>\n",
 ]
 
 
 def _git_parse(message: str, tmp: Path) -> list[str]:
     out = subprocess.run(["git", "interpret-trailers", "--parse"], input=message.encode(), capture_output=True,
-                         check=True, cwd=tmp)
-    return out.stdout.decode().splitlines()
+                         check=True, cwd=tmp, timeout=600)
+    return out.stdout.decode().split("\n")[:-1]  # lines end in \n only (a value may hold \r)
 
 
 @pytest.mark.parametrize("message", MESSAGES)
@@ -57,6 +70,56 @@ def test_trailers_are_read_as_git_reads_them(message: str, tmp_path: Path) -> No
     assert trailers.lines(message) == _git_parse(message, tmp_path)
     if not trailers.may_have(message.encode()):
         assert not trailers.lines(message)  # the cheap test never hides a trailer
+
+
+def _git_log_trailers(message: str, tmp: Path) -> list[str]:
+    """The trailers `git log --format=%(trailers)` shows for a commit with this exact message."""
+    repo = tmp / "r"
+    env = {"GIT_AUTHOR_NAME": "a", "GIT_AUTHOR_EMAIL": "a@x", "GIT_COMMITTER_NAME": "a",
+           "GIT_COMMITTER_EMAIL": "a@x", "PATH": "/usr/bin:/bin", "GIT_DIR": str(repo)}
+    if not repo.exists():
+        subprocess.run(["git", "init", "-q", "--bare", str(repo)], check=True)
+    empty_tree = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
+    commit = subprocess.run(["git", "hash-object", "-t", "commit", "-w", "--stdin"], capture_output=True, check=True,
+                            env=env, input=f"tree {empty_tree}\nauthor a <a@x> 0 +0000\ncommitter a <a@x> 0 +0000\n\n"
+                            .encode() + message.encode()).stdout.decode().strip()
+    out = subprocess.run(["git", "log", "-1", "--format=%(trailers:only,unfold)", commit],
+                         capture_output=True, check=True, env=env).stdout.decode()
+    return [line for line in out.split("\n") if line]
+
+
+@pytest.mark.parametrize("message", MESSAGES)
+def test_signals_are_what_either_of_gits_readings_finds(message: str, tmp_path: Path) -> None:
+    """`signals` (what the policy matches) holds every trailer of `git interpret-trailers --parse`
+    and of `git log --format=%(trailers)` (which reads past a `---` line)."""
+    found = trailers.lines(message) + [f"{k}: {v}" for k, v in trailers.signals(message)]
+    for line in _git_parse(message, tmp_path) + _git_log_trailers(message, tmp_path):
+        assert line in found, (line, found)
+    if not trailers.may_have(message.encode()):
+        assert not trailers.signals(message)
+
+
+_PIECES = st.sampled_from([
+    "title", "", " ", "\t", "prose line", "Co-authored-by: Claude <noreply@anthropic.com>", "Assisted-by: X:y",
+    "Signed-off-by: D <d@x>", "Key : v", "  folded", "\tci/deploy.yml", "Conflicts:", "# comment", "---", "--- x",
+    "# ------------------------ >8 ------------------------", "Bad Key: v", "\r", "Made-with: Cursor\r",
+])
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(_PIECES, max_size=12), st.booleans())
+def test_random_messages_are_read_as_git_reads_them(tmp_path: Path, pieces: list[str], newline: bool) -> None:
+    """Messages made of the lines that matter to git's trailer reading, against git itself."""
+    message = "\n".join(pieces) + ("\n" if newline else "")
+    scissors = [i for i, p in enumerate(pieces) if p.startswith("# -----")]
+    # git 2.39's interpret-trailers loops forever on a "---" line before a scissors line
+    assume(not scissors or not any(p.startswith("---") for p in pieces[:scissors[-1]]))
+    assert trailers.lines(message) == _git_parse(message, tmp_path)
+    found = [f"{k}: {v}" for k, v in trailers.signals(message)]
+    for line in _git_log_trailers(message, tmp_path):
+        assert line in found, (line, found)
+    if not trailers.may_have(message.encode()):
+        assert not trailers.signals(message)
 
 
 def test_coauthor_emails_come_from_coauthored_by_trailers_only() -> None:

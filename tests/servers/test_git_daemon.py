@@ -35,9 +35,12 @@ class Daemon:
     bare: Path
     area: Path
 
-    def audit(self) -> list[dict[str, object]]:
+    def audit(self, event: str = "decision") -> list[dict[str, object]]:
+        """The audit log's lines of one event (post-receive's "landed" lines are written in the
+        background: wait for them first)."""
         settle(self.bare)
-        return [json.loads(line) for line in (self.bare / "gate" / "audit.log").read_text().splitlines()]
+        lines = [json.loads(line) for line in (self.bare / "gate" / "audit.log").read_text().splitlines()]
+        return [d for d in lines if d.get("event") == event]
 
     def refs(self) -> str:
         return as_account(DAEMON_ACCOUNT, "git", "-C", str(self.bare), "for-each-ref").stdout

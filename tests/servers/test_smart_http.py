@@ -34,9 +34,12 @@ class Site:
     def url(self, who: str | None, name: str = "server.git") -> str:
         return self.web.url(name, who, USERS[who] if who else None)
 
-    def audit(self, name: str = "server.git") -> list[dict[str, object]]:
+    def audit(self, name: str = "server.git", event: str = "decision") -> list[dict[str, object]]:
+        """The audit log's lines of one event (post-receive's "landed" lines are written in the
+        background: wait for them first)."""
         settle(self.bare(name))
-        return [json.loads(line) for line in (self.bare(name) / "gate" / "audit.log").read_text().splitlines()]
+        lines = [json.loads(line) for line in (self.bare(name) / "gate" / "audit.log").read_text().splitlines()]
+        return [d for d in lines if d.get("event") == event]
 
     def refs(self, name: str = "server.git") -> str:
         return as_account(WEB_ACCOUNT, "git", "-C", str(self.bare(name)), "for-each-ref").stdout

@@ -274,7 +274,8 @@ def hook_pre_receive(
     return prereceive_main(["--gate-dir", str(gate_dir)])
 
 
-PlatformOpt = Annotated[str, Opt("--platform", help="auto, git, github, gitlab, gitea or gitolite (docs/servers.md).")]
+PlatformOpt = Annotated[str, Opt("--platform", help="auto, git, github, gitlab, gitea, gitolite or git-daemon "
+                                                    "(docs/servers.md).")]
 
 
 @command(server_app, "install")

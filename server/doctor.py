@@ -38,8 +38,7 @@ def doctor(git_dir: Path) -> tuple[list[str], bool]:
 
     problem = owner_problem(git_dir)
     if problem is not None:  # nothing below may create a file as the wrong account (the probe would)
-        check(False, problem)
-        return lines, False
+        raise GateError("GATE-CONFIG-INSTALL", problem)
     try:
         git_dir = git_dir_of(git_dir)
     except GateError as exc:
@@ -208,6 +207,7 @@ _PROBE_ENV = {
     "gitea": {"GITEA_PUSHER_NAME": "gate-doctor", "GITEA_PUSHER_ID": "0"},
     "gitolite": {"GL_USER": "gate-doctor"},
     "github": {"GITHUB_USER_LOGIN": "gate-doctor"},
+    "git-daemon": {},
 }
 
 

@@ -91,15 +91,18 @@ def entries(git_dir: Path, hook: str, wrapper: Path) -> list[Path]:
 def active(git_dir: Path, wrapper: Path, hook: str = "pre-receive") -> tuple[bool, str]:
     """Does gitolite run the wrapper for this repository? (what doctor and install report)"""
     main = git_dir / "hooks" / hook
+    option = (f"'option hook.{hook} = {wrapper.name}' for the repository (or its group) in gitolite.conf "
+              "and push gitolite-admin (or run gitolite setup)")
     if not is_driver(main):
-        return False, (f"{main} is not gitolite's multi-hook driver: the gate does not run; add "
-                       f"'option hook.{hook} = {wrapper.name}' to the repository (or repo @all) in gitolite.conf "
-                       "and push gitolite-admin (or run gitolite setup)")
+        target = os.path.realpath(main)
+        if main.is_symlink() and f"{os.sep}hooks{os.sep}common{os.sep}" in target:
+            return False, (f"{main} is gitolite's common hook {target}, not its multi-hook driver: the gate does "
+                           f"not run; remove {target} and run gitolite setup (its POST_COMPILE trigger links the "
+                           "driver back), or keep it as a repo-specific hook instead")
+        return False, f"{main} is not gitolite's multi-hook driver: the gate does not run; add {option}"
     found = entries(git_dir, hook, wrapper)
     if not found:
-        return False, (f"no {hook}.hNN-{wrapper.name} link in {git_dir / 'hooks'}: add "
-                       f"'option hook.{hook} = {wrapper.name}' to the repository (or repo @all) in gitolite.conf "
-                       "and push gitolite-admin (or run gitolite setup)")
+        return False, f"no {hook}.hNN-{wrapper.name} link in {git_dir / 'hooks'}: add {option}"
     if not all(os.access(p, os.X_OK) for p in found):
         return False, f"{found[0]} is not executable: gitolite's driver skips it"
     return True, f"gitolite runs the gate: {found[0]} -> {wrapper}"

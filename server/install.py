@@ -32,7 +32,7 @@ from . import gitolite, installation
 MARKER = "# managed-by: gate server install"
 GATE_DIR_NAME = "gate"
 CHAINED_DIR = "gate-chained"  # hooks/gate-chained/pre-receive: a chained hook keeps its own name
-PLATFORMS = ("git", "github", "gitlab", "gitea", "gitolite")
+PLATFORMS = ("git", "github", "gitlab", "gitea", "gitolite", "git-daemon")
 LANDED_MODULE = "server.postreceive"
 
 
@@ -105,6 +105,15 @@ def account_name(uid: int) -> str:
         return str(uid)
 
 
+def _this_command() -> list[str]:
+    """The command line that is running, as another account can run it again: the `gate` script
+    as it was called, or (`python -m gatecore.cli`, a .py path) the interpreter and the module."""
+    argv = list(sys.argv) or ["gate"]
+    if argv[0].endswith(".py") or argv[0] in ("-m", "-c"):
+        return [sys.executable, "-m", "gatecore.cli", *argv[1:]]
+    return argv
+
+
 def owner_problem(path: Path) -> str | None:
     """The hook runs as the account that owns the repository; a file another account makes in it
     (root's caches, an audit log) breaks every later push. None when the running account owns it."""
@@ -114,7 +123,7 @@ def owner_problem(path: Path) -> str | None:
         return f"cannot read {path}: {exc.strerror}"
     if owner == os.geteuid():
         return None
-    command = shlex.join(["runuser", "-u", account_name(owner), "--", *sys.argv])
+    command = shlex.join(["runuser", "-u", account_name(owner), "--", *_this_command()])
     return (f"{path} belongs to {account_name(owner)}, but this runs as {account_name(os.geteuid())}: "
             f"run it as the repository's owner: {command}")
 

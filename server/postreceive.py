@@ -29,7 +29,8 @@ def landed_record(gate_dir: Path, data: bytes) -> dict[str, Any]:
     inst = installation.read(gate_dir)
     try:
         env = environment.read_hook_env("auto" if inst.platform == "git" else inst.platform)
-        who: dict[str, Any] = {"pusher": env.pusher, "pusher_source": env.pusher_source, "platform": env.platform}
+        who: dict[str, Any] = {"pusher": env.pusher, "pusher_source": env.pusher_source, "platform": env.platform,
+                               "transport": env.transport, "client_address": env.client_address}
     except GateError as exc:  # the push landed all the same: log it without a pusher
         who = {"pusher": None, "pusher_source": exc.code, "platform": inst.platform}
     return {

@@ -256,7 +256,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         outcome = Outcome(3, "reject", error_lines("GATE-HOOK-INTERNAL", f"{type(exc).__name__}: {exc}",
                                                    gitlab=gitlab_guess), ["GATE-HOOK-INTERNAL"])
     try:
-        audit.append(gate_dir / installation.AUDIT_FILE, audit_record(hook_env, updates, outcome, started))
+        if outcome.exit_code == 0 or gate_dir.is_dir():  # no installation: nowhere to audit a rejection
+            audit.append(gate_dir / installation.AUDIT_FILE, audit_record(hook_env, updates, outcome, started))
     except GateError as exc:
         outcome = Outcome(exc.exit_code, "reject",
                           outcome.lines + error_lines(exc.code, exc.detail, gitlab=gitlab_guess), [exc.code])

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from ..errors import GateError
 from ..policy import ANONYMOUS
 
-PLATFORMS = ("auto", "git", "github", "gitlab", "gitea", "gitolite")
+PLATFORMS = ("auto", "git", "github", "gitlab", "gitea", "gitolite", "git-daemon")
 
 #: platform -> (variable holding the pusher account, variable holding a numeric id or None)
 _IDENTITY_VARS: dict[str, tuple[str, str | None]] = {
@@ -103,10 +103,13 @@ def channel(env: Mapping[str, str]) -> str:
     (it exports the client's REMOTE_ADDR, nothing else does) or `local`."""
     if env.get("GATEWAY_INTERFACE") is not None or env.get("REQUEST_METHOD") is not None:
         return "http"
-    if env.get("SSH_CONNECTION") is not None or env.get("SSH_CLIENT") is not None:
-        return "ssh"
+    # REMOTE_ADDR before SSH_*: a git daemon started from an ssh login inherits SSH_CONNECTION,
+    # and sshd never sets REMOTE_ADDR (a client cannot send it: AcceptEnv). Reading a push as
+    # the daemon's can only make its pusher anonymous, never someone trusted.
     if env.get("REMOTE_ADDR") is not None:
         return "git-daemon"
+    if env.get("SSH_CONNECTION") is not None or env.get("SSH_CLIENT") is not None:
+        return "ssh"
     return "local"
 
 
@@ -151,6 +154,8 @@ def pusher_identity(env: Mapping[str, str], platform: str) -> tuple[str, str]:
     Plain git: `REMOTE_USER` (a web server's authenticated user); else, over http or git
     daemon, which authenticate nobody, `anonymous` (the account running the hook there is
     the server's, not the pusher's); else (ssh, local) the account running the hook."""
+    if platform == "git-daemon":  # installed for git daemon (inetd mode too): nobody is authenticated
+        return ANONYMOUS, "git-daemon"
     if platform in _IDENTITY_VARS:
         var, _id_var = _IDENTITY_VARS[platform]
         value = env.get(var, "").strip()
@@ -174,7 +179,8 @@ def read_hook_env(platform: str = "auto", env: Mapping[str, str] | None = None) 
         via=e.get("GITHUB_VIA") or e.get("GL_PROTOCOL") or None,
         git_dir=e.get("GIT_DIR", "."),
         quarantine=e.get("GIT_QUARANTINE_PATH") or None,
-        transport=transport(e), client_address=client_address(e), push_cert=push_cert(e),
+        transport="git-daemon" if resolved == "git-daemon" else transport(e),
+        client_address=client_address(e), push_cert=push_cert(e),
     )
 
 

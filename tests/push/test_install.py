@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -178,7 +179,12 @@ def test_install_and_doctor_refuse_another_account_with_a_hint(server: Server) -
     out = gate("server", "install", str(server.bare))
     assert out.returncode == 2 and "GATE-CONFIG-INSTALL" in out.stderr and "runuser -u nobody --" in out.stderr, out
     out = gate("server", "doctor", str(server.bare))
-    assert out.returncode == 1 and "runuser -u nobody --" in out.stdout, out.stdout
+    assert out.returncode == 2 and "GATE-CONFIG-INSTALL" in out.stderr and "runuser -u nobody --" in out.stderr, out
+    # run as `python -m gatecore.cli`, the hint is a command the account can run (not cli.py's path)
+    out = subprocess.run([sys.executable, "-m", "gatecore.cli", "server", "doctor", str(server.bare)],
+                         capture_output=True, text=True, check=False)
+    hint = out.stderr[out.stderr.index("runuser"):].split("\n")[0]
+    assert f"-- {sys.executable} -m gatecore.cli server doctor" in hint, hint
     assert sorted(str(p) for p in server.bare.rglob("*")) == before  # nothing created as root
 
 
@@ -197,7 +203,8 @@ def test_post_receive_logs_what_landed(server: Server) -> None:
     assert decision["decision"] == "accept" and len(decision["refs"]) == 2  # type: ignore[arg-type]
     landed = server.landed(seen + 1)[-1]
     assert [r["ref"] for r in landed["refs"]] == ["refs/heads/main"]  # type: ignore[attr-defined]
-    assert landed["pusher"] == decision["pusher"]
+    for name in ("pusher", "transport", "client_address"):
+        assert landed[name] == decision[name], name
 
 
 def test_doctor_reports_a_broken_policy(server: Server) -> None:

@@ -58,8 +58,8 @@ def daemon() -> Iterator[Daemon]:
         (area.path / "policy.toml").write_text(POLICY)
         bare = projects / "server.git"
         as_account(DAEMON_ACCOUNT, "git", "init", "-q", "--bare", "-b", "main", str(bare))
-        gate_as(DAEMON_ACCOUNT, "server", "install", str(bare), "--policy", str(area.path / "policy.toml"),
-                "--repository-id", "demo/repo")
+        gate_as(DAEMON_ACCOUNT, "server", "install", str(bare), "--platform", "git-daemon",
+                "--policy", str(area.path / "policy.toml"), "--repository-id", "demo/repo")
         with git_daemon(projects, account=DAEMON_ACCOUNT) as url:
             yield Daemon(f"{url}/server.git", bare, area.path)
     finally:
@@ -89,7 +89,7 @@ def test_a_frozen_write_is_rejected_even_with_a_humans_commit(daemon: Daemon, tm
     assert "identity=pusher:anonymous" in out.stderr
     assert daemon.refs() == before
     last = daemon.audit()[-1]
-    assert (last["pusher"], last["pusher_source"], last["decision"]) == ("anonymous", "anonymous", "reject")
+    assert (last["pusher"], last["pusher_source"], last["decision"]) == ("anonymous", "git-daemon", "reject")
     assert (last["transport"], last["client_address"]) == ("git-daemon", "127.0.0.1")
 
 
@@ -103,6 +103,8 @@ def test_a_push_elsewhere_is_accepted(daemon: Daemon, tmp_path: Path) -> None:
     last = daemon.audit()[-1]
     assert (last["pusher"], last["transport"], last["decision"], last["push_cert"]) == (
         "anonymous", "git-daemon", "accept", None)
+    landed = daemon.audit("landed")[-1]
+    assert (landed["pusher"], landed["transport"], landed["client_address"]) == ("anonymous", "git-daemon", "127.0.0.1")
 
 
 def test_a_signed_push_puts_its_certificate_in_the_audit_line(daemon: Daemon, tmp_path: Path) -> None:
@@ -138,3 +140,25 @@ def test_a_signed_push_puts_its_certificate_in_the_audit_line(daemon: Daemon, tm
     finally:
         for name in ("receive.certNonceSeed", "gpg.ssh.allowedSignersFile"):
             as_account(DAEMON_ACCOUNT, "git", "-C", str(daemon.bare), "config", "--unset", name, check=False)
+
+
+def test_a_daemon_started_from_an_ssh_login_is_still_anonymous(daemon: Daemon, tmp_path: Path) -> None:
+    """An admin who starts git daemon from an ssh session passes SSH_CONNECTION on to every hook.
+    A repository installed with the plain `git` platform (the environment decides) still reads
+    the daemon's REMOTE_ADDR first: the push is anonymous, not the daemon account's."""
+    projects = daemon.bare.parent
+    bare = projects / "auto.git"
+    as_account(DAEMON_ACCOUNT, "git", "init", "-q", "--bare", "-b", "main", str(bare))
+    gate_as(DAEMON_ACCOUNT, "server", "install", str(bare), "--platform", "git",
+            "--policy", str(daemon.area / "policy.toml"), "--repository-id", "demo/auto")
+    login = {"SSH_CONNECTION": "192.0.2.9 50000 192.0.2.1 22", "SSH_CLIENT": "192.0.2.9 50000 22"}
+    w = WorkRepo(tmp_path / "work")
+    w.write("ci/deploy.yml", "deploy: true\n")
+    w.commit("human", identity=HUMAN)
+    with git_daemon(projects, login, account=DAEMON_ACCOUNT) as url:
+        out = push(w, f"{url}/auto.git", "HEAD:refs/heads/main")
+    assert refused(out, "GATE-FROZEN-PATH") and "identity=pusher:anonymous" in out.stderr, out.stderr
+    settle(bare)
+    [last] = [d for d in map(json.loads, (bare / "gate" / "audit.log").read_text().splitlines())
+              if d.get("event") == "decision"]
+    assert (last["pusher"], last["transport"], last["client_address"]) == ("anonymous", "git-daemon", "127.0.0.1")

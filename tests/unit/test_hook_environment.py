@@ -38,8 +38,9 @@ LOCAL = {"GIT_DIR": "."}
     (SSH, ME, "account", "ssh", "192.0.2.7"),
     ({"SSH_CLIENT": "192.0.2.8 1 22"}, ME, "account", "ssh", "192.0.2.8"),
     (LOCAL, ME, "account", "local", None),
-    # An ssh session whose shell happens to export REMOTE_ADDR is still ssh, not git daemon.
-    ({**SSH, "REMOTE_ADDR": "10.0.0.1"}, ME, "account", "ssh", "10.0.0.1"),
+    # A git daemon started from an ssh login inherits SSH_CONNECTION: REMOTE_ADDR (which sshd never
+    # sets) makes it the daemon's anonymous push, not the daemon account's (a review found this).
+    ({**SSH, "REMOTE_ADDR": "10.0.0.1"}, "anonymous", "anonymous", "git-daemon", "10.0.0.1"),
 ])
 def test_plain_git_pusher_transport_and_address(env: dict[str, str], pusher: str, source: str, transport: str,
                                                 address: str | None) -> None:
@@ -72,6 +73,15 @@ def test_a_platform_without_its_variable_still_fails_closed_over_anonymous_trans
 def test_transport_is_the_platforms_own_protocol_variable_when_it_has_one() -> None:
     assert read_hook_env("auto", {"GL_USERNAME": "c", "GL_ID": "user-3", "GL_PROTOCOL": "web"}).transport == "web"
     assert read_hook_env("auto", {**SSH, "GL_USERNAME": "c", "GL_PROTOCOL": "ssh"}).transport == "ssh"
+
+
+@pytest.mark.parametrize("env", [DAEMON, SSH, LOCAL, {**SSH, "REMOTE_USER": "alice"}, {"GL_USER": "bob"}])
+def test_installed_for_git_daemon_every_pusher_is_anonymous(env: dict[str, str]) -> None:
+    """`--platform git-daemon`: git daemon authenticates nobody, and under inetd it may pass no
+    REMOTE_ADDR at all; whatever the environment says, the pusher is anonymous."""
+    got = read_hook_env("git-daemon", env)
+    assert (got.platform, got.pusher, got.pusher_source, got.transport) == (
+        "git-daemon", "anonymous", "git-daemon", "git-daemon")
 
 
 def test_channel_and_address_helpers() -> None:

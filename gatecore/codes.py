@@ -139,9 +139,10 @@ _ALL: tuple[Code, ...] = (
        "ask an admin to list the key (gate server install --allowed-signers FILE or --openpgp-keys FILE)"),
     _c("GATE-SIG-BAD", "the commit's signature does not verify (tampered, wrong namespace, or malformed)",
        "re-sign the commit: git commit --amend -S --no-edit"),
-    _c("GATE-SIG-UNSUPPORTED", "the commit carries a signature the server cannot verify: X.509, or OpenPGP where "
-                               "gpgv is not installed",
-       "sign with an SSH key (git config gpg.format ssh), or ask an admin to install gpgv"),
+    _c("GATE-SIG-UNSUPPORTED", "the commit carries a signature the server cannot verify: X.509, an SSH "
+                               "certificate or FIDO key, or OpenPGP where gpgv is not installed",
+       "sign with a plain SSH key the server lists (git config gpg.format ssh, user.signingkey), or ask an admin "
+       "to install gpgv"),
     # --- approvals -------------------------------------------------------------
     _c("GATE-APPROVAL-MALFORMED", "the approval record is not a valid approval (its commit, envelope or fields, "
                                   "its id, its repository, or a lifetime over [approvals] max_hours)",

@@ -31,8 +31,9 @@ committer date (`-Overify-time`), not the clock; pass that to agree with it.
 Supported keys: ssh-ed25519, ecdsa-sha2-nistp256/384/521, ssh-rsa (1024 to 16384 bits, with
 rsa-sha2-256 or rsa-sha2-512 signatures only; SHA-1 `ssh-rsa` signatures are bad). Refused:
 certificates (a `cert-authority` line, or a line whose key is a certificate, is skipped and
-listed in `AllowedSigners.skipped`; a signature made with a certificate is bad), FIDO
-(`sk-*`) and DSA keys (lines skipped; signatures bad), revocation lists (not consulted).
+listed in `AllowedSigners.skipped`, which the adapters refuse as a configuration error; a
+signature made with a certificate is "unsupported"), FIDO (`sk-*`) and DSA keys (lines
+skipped likewise; signatures "unsupported"), revocation lists (not consulted).
 Stricter than `ssh-keygen` where it is lenient: SSHSIG version 0, non-canonical base64 and
 ed25519 signatures whose S is not reduced (OpenSSL's check) are bad; an allowed-signers file
 with any malformed line is refused whole (`parse_allowed_signers`). As `ssh-keygen`, text after
@@ -57,7 +58,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec, ed25519, padding, rsa
 from cryptography.hazmat.primitives.asymmetric.utils import encode_dss_signature
 
-Status = Literal["ok", "unknown-key", "bad"]
+Status = Literal["ok", "unknown-key", "bad", "unsupported"]
 
 SSH_BEGIN = b"-----BEGIN SSH SIGNATURE-----"
 SSH_END = b"-----END SSH SIGNATURE-----"
@@ -368,8 +369,14 @@ def _match_list(string: str, patterns: str) -> int:
 # --- allowed signers ------------------------------------------------------------------------
 
 
-def _parse_time(value: str, utc_offset: int) -> int:
-    """OpenSSH's parse_absolute_time: YYYYMMDD[HHMM[SS]], then `Z` or `UTC` for UTC, else local."""
+#: Seconds since 1970 of a time written without `Z` (year, month, day, hour, minute, second):
+#: the verifying machine's local time, as `ssh-keygen` reads it (adapters pass one; tests too).
+LocalTime = Callable[[tuple[int, int, int, int, int, int]], int]
+
+
+def _parse_time(value: str, utc_offset: int | LocalTime) -> int:
+    """OpenSSH's parse_absolute_time: YYYYMMDD[HHMM[SS]], then `Z` or `UTC` for UTC, else local
+    (`utc_offset` seconds east of UTC, or a LocalTime)."""
     utc = False
     if len(value) > 1 and value[-1] in "zZ":
         utc, value = True, value[:-1]
@@ -384,7 +391,9 @@ def _parse_time(value: str, utc_offset: int) -> int:
         stamp = int(datetime(year, month, day, hour, minute, second, tzinfo=UTC).timestamp())
     except ValueError as exc:
         raise ValueError(f"no such time {value!r}") from exc
-    stamp -= 0 if utc else utc_offset
+    if not utc:
+        stamp = (utc_offset((year, month, day, hour, minute, second)) if callable(utc_offset)
+                 else stamp - utc_offset)
     if stamp <= 0:
         raise ValueError(f"time {value!r} is not after 1970")
     return stamp
@@ -406,7 +415,7 @@ def _dequote(opts: str, i: int) -> tuple[str, int]:
     return "".join(out), i + 1
 
 
-def _parse_options(opts: str, utc_offset: int) -> tuple[bool, str | None, int | None, int | None]:
+def _parse_options(opts: str, utc_offset: int | LocalTime) -> tuple[bool, str | None, int | None, int | None]:
     """OpenSSH's sshsigopt_parse: (cert-authority, namespaces, valid-after, valid-before)."""
     ca = False
     values: dict[str, str] = {}
@@ -456,7 +465,7 @@ def _is_key_type(word: str) -> bool:
     return word in SUPPORTED_KEY_TYPES or word in _UNSUPPORTED_KEY_TYPES or word.endswith("-cert-v01@openssh.com")
 
 
-def _parse_line(line: str, number: int, utc_offset: int) -> Signer | str:
+def _parse_line(line: str, number: int, utc_offset: int | LocalTime) -> Signer | str:
     """A Signer, or why a well-formed line is skipped; ValueError for a malformed one."""
     if line.startswith('"'):
         close = line.find('"', 1)
@@ -501,12 +510,13 @@ def _parse_line(line: str, number: int, utc_offset: int) -> Signer | str:
     return Signer(number, principals, key, namespaces, after, before)
 
 
-def parse_allowed_signers(text: str, *, utc_offset: int = 0) -> AllowedSigners:
+def parse_allowed_signers(text: str, *, utc_offset: int | LocalTime = 0) -> AllowedSigners:
     """The allowed-signers file of `ssh-keygen(1)`; ValueError naming the first malformed line.
 
     Stricter than `ssh-keygen`, which only notices a bad line when it reads that far: the whole
-    file must parse. Key types by their full names only. `utc_offset` (seconds east of UTC) is
-    the zone in which `ssh-keygen` would read times written without `Z`; 0 is UTC.
+    file must parse. Key types by their full names only. `utc_offset` is how times written
+    without `Z` are read: seconds east of UTC (0: UTC), or a LocalTime; `ssh-keygen` reads them
+    in the verifying machine's local time (the adapters pass that).
     Certificates are not supported: `cert-authority` lines, and lines holding a certificate,
     FIDO or DSA key, are well-formed but skipped (`AllowedSigners.skipped`).
     """
@@ -578,6 +588,10 @@ def verify(payload: bytes, armored: bytes, signers: AllowedSigners, now: int, na
         key_blob, got_namespace, _reserved = r.string(), r.cstring(), r.string()
         hash_alg, sig = r.cstring(), r.string()
         r.end()
+        kind = _Reader(key_blob).cstring().decode("latin-1")
+        if kind.endswith("-cert-v01@openssh.com") or kind in _UNSUPPORTED_KEY_TYPES:
+            what = "an SSH certificate" if kind.endswith("-cert-v01@openssh.com") else f"a {kind} key"
+            return Verified("unsupported", reason=f"made with {what}, which this gate does not verify")
         key, verifier = _parse_key(key_blob)
     except _Malformed as exc:
         return Verified("bad", reason=f"malformed signature: {exc}")

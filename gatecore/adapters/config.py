@@ -126,9 +126,24 @@ def _allowed_signers(path: Path) -> tuple[bytes, AllowedSigners]:
 
     data = files.read_capped(path, "GATE-CONFIG-SIGNERS", "allowed signers", MAX_ALLOWED_SIGNERS_BYTES)
     try:
-        return data, parse_allowed_signers(data.decode("utf-8"))
+        parsed = parse_allowed_signers(data.decode("utf-8"), utc_offset=_local_time)
     except (UnicodeDecodeError, ValueError) as exc:
         raise GateError("GATE-CONFIG-SIGNERS", f"{path}: {exc}") from None
+    if parsed.skipped:
+        # git would honour these lines (a cert-authority's certificates, a FIDO key) and the gate
+        # cannot: the commits they sign would go unrecognised. Refuse rather than ignore them.
+        number, why = parsed.skipped[0]
+        raise GateError("GATE-CONFIG-SIGNERS", f"{path}: line {number}: {why}; list the plain keys instead "
+                                               "(docs/policy.md#signatures)")
+    return data, parsed
+
+
+def _local_time(fields: tuple[int, int, int, int, int, int]) -> int:
+    """A time written without `Z` in an allowed-signers file, as `ssh-keygen` reads it: this
+    machine's local time (the hook's TZ), with mktime and no daylight-saving hint (tm_isdst 0)."""
+    import time
+
+    return int(time.mktime((*fields, 0, 0, 0)))
 
 
 def read_allowed_signers(path: Path) -> bytes:

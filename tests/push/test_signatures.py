@@ -120,3 +120,59 @@ def test_a_malformed_allowed_signers_file_is_refused_at_install(tmp_path: Path) 
     out = gate("server", "install", str(s.bare), "--allowed-signers", str(bad))
     assert out.returncode == 2 and "GATE-CONFIG-SIGNERS" in out.stdout + out.stderr
     assert not (s.gate_dir / "allowed_signers").exists()
+
+
+def test_cert_authority_lines_are_refused_at_install(tmp_path: Path, keys: dict[str, Path]) -> None:
+    """git honours a cert-authority line; the gate does not verify certificates. An install that
+    quietly skipped the line would let every certificate-signed agent commit past `signers`."""
+    from support.gitutil import gate
+
+    s = Server(tmp_path, policy=POLICY)
+    _, ca_pub = _key(tmp_path, "ca")
+    signers = tmp_path / "with_ca"
+    signers.write_text(keys["file"].read_text() + f"agent-* cert-authority {ca_pub}\n")
+    out = gate("server", "install", str(s.bare), "--allowed-signers", str(signers))
+    assert out.returncode == 2 and "GATE-CONFIG-SIGNERS" in out.stderr and "cert-authority" in out.stderr, out
+
+
+def test_a_certificate_signature_is_unsupported_not_bad(server: Server, keys: dict[str, Path],
+                                                        tmp_path: Path) -> None:
+    """A commit signed with an SSH certificate, in a signature-requiring scope: the gate says it
+    cannot verify it (and how to fix it), instead of calling git's good signature bad."""
+    ca, _ = _key(tmp_path, "ca2")
+    subprocess.run(["ssh-keygen", "-q", "-s", str(ca), "-I", "bot", "-n", "agent-7", str(keys["agent"]) + ".pub"],
+                   check=True)
+    cert = Path(str(keys["agent"]) + "-cert.pub")
+    _signed(server, cert, "src/app.py", "x\n")
+    out = server.push("main")
+    assert refused(out, "GATE-SIG-UNSUPPORTED") and "certificate" in out.stderr, out.stderr
+
+
+def test_times_without_z_are_the_servers_local_time(tmp_path: Path, keys: dict[str, Path]) -> None:
+    """`valid-before="20260101"` is midnight in the verifying machine's zone, as ssh-keygen (and so
+    git) reads it: in Tokyo, a commit made at 23:00 UTC on 31 December is already past it."""
+    import os
+
+    human_pub = Path(str(keys["human"]) + ".pub").read_text().strip()
+    signers = tmp_path / "dated"
+    signers.write_text(f'hana@example.com valid-before="20260101" {human_pub}\n')
+    (tmp_path / "s").mkdir()
+    s = Server(tmp_path / "s", policy=POLICY, extra=("--allowed-signers", str(signers)))
+    when = {"GIT_COMMITTER_DATE": "2025-12-31T23:00:00Z", "GIT_AUTHOR_DATE": "2025-12-31T23:00:00Z"}
+    s.work.write("README", "base\n")
+    git(s.work.path, "add", "-A")
+    git(s.work.path, "-c", "gpg.format=ssh", "-c", f"user.signingkey={keys['human']}", "commit", "-S", "-q",
+        "-m", "dated", env=when)
+    git_says = git(s.work.path, "-c", f"gpg.ssh.allowedSignersFile={signers}", "verify-commit", "HEAD",
+                   check=False, env={"TZ": "Asia/Tokyo"})
+    assert git_says.returncode != 0, git_says.stderr  # git, in Tokyo: not valid any more
+    old = os.environ.get("TZ")
+    os.environ["TZ"] = "Asia/Tokyo"  # the server's zone: the hook inherits it through git push
+    try:
+        assert refused(s.push("main"), "GATE-SIG-UNKNOWN-KEY")
+    finally:
+        if old is None:
+            del os.environ["TZ"]
+        else:
+            os.environ["TZ"] = old
+    assert s.push("main").returncode == 0  # in UTC it was still valid: 23:00 on the 31st

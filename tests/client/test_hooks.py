@@ -516,6 +516,81 @@ def test_a_root_commit_push_is_checked_whole(tmp_path: Path, hook_repo: HookRepo
     assert client == server == Verdict(1, frozenset({"GATE-FROZEN-PATH"}))
 
 
+SIGNED_POLICY = """\
+mode = "enforce"
+[[freeze]]
+name = "governance"
+paths = ["ci/**", ".gate/**", ".pre-commit-config.yaml"]
+signers = ["agent-*"]
+[signatures]
+require = ["refs/heads/main"]
+"""
+
+
+@pytest.mark.skipif(shutil.which("ssh-keygen") is None, reason="ssh-keygen is not installed")
+def test_the_pre_push_hook_reads_gpg_ssh_allowedSignersFile_and_agrees_with_the_server(
+        tmp_path: Path, hook_repo: HookRepo, pc_home: Path) -> None:
+    """SSH-signed commits (gpg.format=ssh) through pre-commit's pre-push stage: the agent's key
+    restricts (`identity=signer:agent-7`, whatever the email says), an unsigned commit into the
+    `require` scope is GATE-SIG-MISSING, a human's key passes; the server says the same."""
+    keys = tmp_path / "keys"
+    keys.mkdir()
+    lines = []
+    for name, principal in (("human", "hana@example.com"), ("agent", "agent-7")):
+        subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", name, "-f", str(keys / name)], check=True)
+        lines.append(f'{principal} namespaces="git" {(keys / f"{name}.pub").read_text().strip()}\n')
+    signers = keys / "allowed_signers"
+    signers.write_text("".join(lines))
+    (tmp_path / "s").mkdir()
+    s = Server(tmp_path / "s", policy=SIGNED_POLICY, extra=("--allowed-signers", str(signers)))
+    w = s.work
+    for name, value in (("gpg.format", "ssh"), ("user.signingkey", str(keys / "human")), ("commit.gpgsign", "true")):
+        git(w.path, "config", name, value)  # every commit the human's unless a test says otherwise
+    w.write("README", "hello\n")
+    w.write("ci/deploy.yml", "deploy: true\n")
+    w.commit("base", identity=HUMAN)
+    install_client(w, hook_repo, pc_home, policy=SIGNED_POLICY)
+    env = pc_env(pc_home)
+    out = s.push("main", url="origin", pusher_env=env)
+    assert out.returncode != 0 and not s.refs()  # the client cannot verify: no keys named
+    assert client_verdict(out) == Verdict(2, frozenset({"GATE-CONFIG-SIGNERS"})), text(out)
+    git(w.path, "config", "gpg.ssh.allowedSignersFile", str(signers))
+    out = s.push("main", url="origin", pusher_env=env)
+    assert out.returncode == 0, text(out)
+    base = w.head()
+
+    # Signed by the agent's key, with a human's email: restricted by the signature.
+    w.write("ci/deploy.yml", "deploy: agent\n")
+    git(w.path, "add", "-A")
+    git(w.path, "-c", f"user.signingkey={keys / 'agent'}", "commit", "-q", "-m", "agent edits ci", env=env)
+    assert git(w.path, "verify-commit", "HEAD", check=False).returncode == 0  # git agrees it is a good signature
+    client, server, out = push_both(s, "main", env=env)
+    assert client == server == Verdict(1, frozenset({"GATE-FROZEN-PATH"})), text(out)
+    assert "gate frozen files (commits being pushed)" in text(out)
+    assert f"commit={w.head()[:12]} identity=signer:agent-7 path=ci/deploy.yml" in text(out)
+
+    # Unsigned, into the scope signatures.require names.
+    git(w.path, "reset", "-q", "--hard", base)
+    w.write("src/app.py", "print('unsigned')\n")
+    git(w.path, "add", "-A")
+    git(w.path, "commit", "-q", "--no-gpg-sign", "-m", "unsigned", env=env)
+    client, server, out = push_both(s, "main", env=env)
+    assert client == server == Verdict(1, frozenset({"GATE-SIG-MISSING"})), text(out)
+    assert f"commit={w.head()[:12]}" in text(out)
+
+    # Signed by the human's key: the same frozen path passes both.
+    git(w.path, "reset", "-q", "--hard", base)
+    w.write("ci/deploy.yml", "deploy: human\n")
+    git(w.path, "add", "-A")
+    git(w.path, "commit", "-q", "-m", "human edits ci", env=env)
+    n = len(s.audit())
+    out = s.push("main", url="origin", pusher_env=env)
+    assert out.returncode == 0, text(out)
+    assert re.search(r"^gate frozen files \(commits being pushed\)\.+Passed$", text(out), re.M), text(out)
+    assert len(s.audit()) == n + 1 and s.audit()[-1]["decision"] == "accept"
+    assert s.ref("refs/heads/main") == w.head()
+
+
 # --- the parity corpus: frozen files, both client stages and the server ----------------------
 
 FROZEN_CORPUS = {

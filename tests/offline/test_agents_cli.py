@@ -1,0 +1,68 @@
+"""The agent catalogue through the real `gate` CLI: `gate agents list` prints it, and
+`gate policy check` shows what `@known-agents` expands to (docs/agents.md)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from support.gitutil import gate
+
+from gatecore.adapters.config import load_catalogue
+
+POLICY = """\
+mode = "enforce"
+[[freeze]]
+name = "governance"
+paths = ["ci/**", ".gate/**"]
+authors = ["@known-agents", "*@agents.example.com"]
+trailers = ["@known-agents"]
+"""
+
+
+def test_agents_list_prints_every_catalogue_entry_and_the_version() -> None:
+    cat = load_catalogue()
+    out = gate("agents", "list")
+    assert out.returncode == 0, out.stderr
+    header, *blocks = out.stdout.strip().split("\n\n")
+    assert header == f"agent catalogue {cat.version} ({len(cat.agents)} entries; docs/agents.md)"
+    assert len(blocks) == len(cat.agents)
+    for agent, block in zip(cat.agents, blocks, strict=True):
+        expected = [agent.name, f"  source: {agent.source}"]
+        for key in ("emails", "names", "trailers"):
+            if values := getattr(agent, key):
+                expected.append(f"  {key}: " + ", ".join(values))
+        assert block.splitlines() == expected, agent.name
+    for pattern in ("*+copilot-swe-agent[bot]@users.noreply.github.com", "noreply@anthropic.com",
+                    "Assisted-by: *", "Made-with: Cursor", "* (aider)"):
+        assert pattern in out.stdout, pattern
+
+
+def test_policy_check_shows_what_known_agents_expands_to(tmp_path: Path) -> None:
+    cat = load_catalogue()
+    policy = tmp_path / "policy.toml"
+    policy.write_text(POLICY)
+    out = gate("policy", "check", str(policy))
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert f"named sets expanded from the agent catalogue {cat.version}" in out.stdout
+    lines = {line.split(": ", 1)[0].strip(): line.split(": ", 1)[1] for line in out.stdout.splitlines()
+             if line.startswith("  freeze[0]:governance ")}
+    authors = lines["freeze[0]:governance authors"].split(", ")
+    trailers = lines["freeze[0]:governance trailers"].split(", ")
+    assert authors == [*cat.patterns("emails"), "*@agents.example.com"]
+    assert trailers == cat.patterns("trailers")
+    for email in ("*+copilot-swe-agent[bot]@users.noreply.github.com", "copilot-swe-agent[bot]@users.noreply.github.com",
+                  "*+claude[bot]@users.noreply.github.com", "noreply@anthropic.com", "cursoragent@cursor.com"):
+        assert email in authors, email
+    for trailer in ("Assisted-by: *", "Co-authored-by: Claude*", "Co-authored-by: Copilot <*>", "Made-with: Cursor"):
+        assert trailer in trailers, trailer
+    assert "@known-agents" not in out.stdout  # replaced, never passed on as a literal pattern
+
+
+def test_policy_check_refuses_an_unknown_named_set(tmp_path: Path) -> None:
+    for key in ("authors", "trailers"):
+        policy = tmp_path / f"{key}.toml"
+        policy.write_text(f'mode = "enforce"\n[[freeze]]\npaths = ["ci/**"]\n{key} = ["@no-such-set"]\n')
+        out = gate("policy", "check", str(policy))
+        assert out.returncode == 2, out.stdout + out.stderr
+        assert f"GATE-CONFIG-POLICY: {policy}: freeze.0.{key}: unknown set '@no-such-set'" in out.stderr
+        assert not out.stdout.startswith("ok:")

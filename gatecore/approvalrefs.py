@@ -138,7 +138,7 @@ def apply(ctx: ApprovalContext, updates: Sequence[RefUpdate],
     # A violation names the first updated ref that reaches its commit; an approval is bound to
     # one ref update, so the same write reaching another ref of this push needs that update's
     # own approval: the write counts against every updated ref that reaches it.
-    added = _also_reaching(ctx.objects, updates, frozen)
+    added = _also_reaching(ctx.objects, ctx.policy, updates, frozen)
     violations = [*violations, *added]
     for v in added:
         frozen.setdefault(v.ref, []).append(v)
@@ -171,22 +171,26 @@ def apply(ctx: ApprovalContext, updates: Sequence[RefUpdate],
     return remaining, used, commands
 
 
-def _also_reaching(objects: Objects, updates: Sequence[RefUpdate],
+def _also_reaching(objects: Objects, policy: Policy, updates: Sequence[RefUpdate],
                    frozen: dict[str, list[Violation]]) -> list[Violation]:
-    """Copies of the frozen-path violations for the other updated refs that reach their commits
-    (asked of git only when a push updates several refs and has such violations)."""
+    """Copies of the frozen-path violations for the other updated refs, in the violated rule's
+    scope, that reach their commits (asked of git only when a push updates several refs and
+    has such violations)."""
     live = [u for u in updates if not u.is_delete]
     if len(live) < 2 or not frozen:
         return []
-    tips = {display(u.raw_ref): objects.peel_to_commit(u.new) for u in live}
+    rules = {r.label: r for r in policy.rules}
+    tips = {display(u.raw_ref): (u.ref, objects.peel_to_commit(u.new)) for u in live}
     out: list[Violation] = []
     for shown, found in frozen.items():
-        for other, tip in tips.items():
+        for other, (ref, tip) in tips.items():
             if other == shown or tip is None:
                 continue
             for commit in unique_in_order(v.commit for v in found):
-                if commit is not None and objects.reader.is_ancestor(commit, tip):
-                    out += [replace(v, ref=other) for v in found if v.commit == commit]
+                if commit is None or not objects.reader.is_ancestor(commit, tip):
+                    continue
+                out += [replace(v, ref=other) for v in found if v.commit == commit
+                        and (v.rule not in rules or rules[v.rule].applies_to_ref(ref))]
     return out
 
 

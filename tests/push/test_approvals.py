@@ -63,13 +63,17 @@ def _key(tmp: Path, kid: str, purpose: str) -> tuple[Path, str]:
 
 @pytest.fixture
 def lab(tmp_path: Path) -> Lab:
+    return _lab(tmp_path, POLICY)
+
+
+def _lab(tmp_path: Path, policy: str) -> Lab:
     keys: dict[str, Path] = {}
     ring = ""
     for kid, purpose in (("approval", "approval"), ("runner", "receipt")):
         keys[kid], entry = _key(tmp_path, kid, purpose)
         ring += entry
     (tmp_path / "s").mkdir()
-    s = Server(tmp_path / "s", policy=POLICY, keyring=ring)
+    s = Server(tmp_path / "s", policy=policy, keyring=ring)
     s.work.write("README", "hello\n")
     s.work.write("ci/deploy.yml", "deploy: true\n")
     base = s.work.commit("base", identity=HUMAN)
@@ -309,6 +313,18 @@ def test_the_approval_does_not_ride_along_to_another_ref_of_the_same_push(lab: L
         assert refused(out, "GATE-FROZEN-PATH") and "ref=refs/heads/other" in out.stderr, out.stderr
         assert s.refs() == before  # nothing landed and the approval is not spent
     assert s.push("main", pusher_env=AGENT_PUSH).returncode == 0  # alone, the approved update passes
+
+
+def test_a_ref_outside_the_rules_scope_rides_along_freely(tmp_path: Path) -> None:
+    """Only refs in the violated rule's scope need their own approval: the approved commit pushed
+    to main (approved) and to a branch the rule does not cover is accepted."""
+    lab = _lab(tmp_path, POLICY.replace('pushers = ["agent-*"]\n', 'pushers = ["agent-*"]\nrefs = ["refs/heads/main"]\n'))
+    s = lab.server
+    head = lab.agent_commit()
+    assert lab.approve(lab.hint_command(s.push("main", pusher_env=AGENT_PUSH))).returncode == 0
+    out = s.push("main", f"{head}:refs/heads/scratch", pusher_env=AGENT_PUSH)
+    assert out.returncode == 0, out.stderr
+    assert s.ref("refs/heads/scratch") == head
 
 
 def test_the_review_shows_escaped_paths_and_merges(lab: Lab) -> None:

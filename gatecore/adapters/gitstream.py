@@ -39,6 +39,7 @@ _HASH_CHUNK = 1 << 20
 _BUFFER = 1 << 16
 #: From this many blobs on, `blob_digests` reads them through two `cat-file` processes.
 PARALLEL_BLOBS = 256
+_CHUNK = 64  # blobs asked for at once by each of the two processes
 #: Characters no ref name can hold (git check-ref-format), and for-each-ref would read as a pattern.
 _NOT_IN_REFS = re.compile(r"[*?\[\\\s]")
 
@@ -262,24 +263,37 @@ class GitStream:
             p.pipelined(wanted, each)
 
     def _digests_in_parallel(self, wanted: Sequence[str]) -> None:
-        """Every other blob to a second `cat-file --batch` (alternating keeps the halves alike
-        in size, whatever order the tree diff gave), read by a worker thread; a failure on
-        either side fails the whole request."""
+        """Blobs in chunks to this stream's `cat-file --batch` and a second one, each fed by its
+        own thread, which takes the next chunk when it is done with one: the two stay busy
+        whatever the sizes (the old and new sides of a change alternate in `wanted`, so a fixed
+        split would give one process every new blob). A failure on either side fails the whole
+        request."""
+        chunks = iter([wanted[i:i + _CHUNK] for i in range(0, len(wanted), _CHUNK)])
+        lock = threading.Lock()
         first = self._process("--batch")
         second = _CatFile(self.path, "--batch")
         failed: list[BaseException] = []
 
+        def drain(p: _CatFile) -> None:
+            while not failed:
+                with lock:
+                    chunk = next(chunks, None)
+                if chunk is None:
+                    return
+                self._digests_on(p, chunk)
+
         def work() -> None:
             try:
-                self._digests_on(second, wanted[1::2])
+                drain(second)
             except BaseException as exc:  # handed to the caller's thread below
                 failed.append(exc)
 
         worker = threading.Thread(target=work, name="gate-blob-digests", daemon=True)
         worker.start()
         try:
-            self._digests_on(first, wanted[0::2])
-        except BaseException:
+            drain(first)
+        except BaseException as exc:
+            failed.append(exc)
             second.broken = True
             second.proc.kill()
             raise

@@ -149,3 +149,41 @@ def test_commits_only_on_review_refs_are_never_taken_as_checked(repo: WorkRepo) 
     git(repo.path, "branch", "-q", "-D", "tmp")
     walked = [w.id for w in gitcmd.walk(str(repo.path / ".git"), [x], None, None)]
     assert walked == [x]
+
+
+@pytest.mark.parametrize("where", ["none", "first-chunk", "last-chunk"])
+def test_many_blob_digests_go_through_two_processes_and_fail_closed(tmp_path: Path, where: str) -> None:
+    """Past PARALLEL_BLOBS, digests are read by two cat-file processes taking chunks in turn: the
+    same digests as hashlib, in any order of sizes; a missing blob anywhere fails the request."""
+    import hashlib
+
+    from gatecore.adapters import gitstream
+
+    bare = tmp_path / "b.git"
+    git(tmp_path, "init", "-q", "--bare", str(bare))
+    blobs = [(b"x" * (i * 997 % 50000)) + str(i).encode() for i in range(gitstream.PARALLEL_BLOBS + 150)]
+    oids = git_bytes(bare, "hash-object", "-w", "--stdin-paths", input="\n".join(
+        str(_write(tmp_path, i, b)) for i, b in enumerate(blobs)).encode()).decode().split()
+    asked = list(oids)
+    missing = "1" * 40
+    if where == "first-chunk":
+        asked.insert(3, missing)
+    elif where == "last-chunk":
+        asked.append(missing)
+    gs = GitStream(str(bare))
+    try:
+        if where == "none":
+            got = gs.blob_digests(asked)
+            assert got == {o: hashlib.sha256(b).hexdigest() for o, b in zip(oids, blobs, strict=True)}
+        else:
+            with pytest.raises(GateError) as exc:
+                gs.blob_digests(asked)
+            assert exc.value.code == "GATE-GIT-UNREADABLE"
+    finally:
+        gs.close()
+
+
+def _write(tmp: Path, i: int, data: bytes) -> Path:
+    path = tmp / f"blob-{i}"
+    path.write_bytes(data)
+    return path

@@ -7,7 +7,8 @@ letters, digits and `-`, optionally followed by spaces; a line starting with whi
 continues the trailer before it. Before the block is looked for, git drops the end of the
 message it ignores (`ignored_log_message_bytes`): everything from a scissors line
 (`# ------------------------ >8 ------------------------`), and a trailing run of comment
-lines, empty lines and an old `Conflicts:` block with its tab-indented paths.
+lines, empty lines and an old `Conflicts:` block with its tab-indented paths (and it reads
+the message as a C string: nothing after a NUL counts).
 
 git itself reads trailers two ways: `git interpret-trailers --parse` ends the message at a
 `---` patch divider, `git log --format=%(trailers)` does not. `parse` is the first (and is
@@ -92,6 +93,7 @@ _SCISSORS = "# ------------------------ >8 ------------------------"
 def _message_lines(message: str, divider: bool) -> list[str]:
     """The lines git looks for trailers in (find_end_of_log_message): up to a `---` divider
     when `divider`, then without what `ignored_log_message_bytes` ignores."""
+    message = message.split("\0", 1)[0]  # git reads a message as a C string: a NUL ends it
     lines = message.split("\n")
     ends_with_newline = lines[-1] == ""
     if ends_with_newline:

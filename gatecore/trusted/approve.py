@@ -49,6 +49,7 @@ def git_config(repo_path: Path, key: str) -> str | None:
 def review_text(repo_path: Path, req: Request) -> str:
     """What the maintainer approves: each commit of the range, with its changes at the paths.
 
+    After the commits comes the net change of the ref at those paths (`git diff OLD NEW`).
     The paths are the gate's display form (`refs.display`: other bytes than printable ASCII
     as `\\xNN`), turned back into git's bytes and given as literal pathspecs (a path with
     `*` in it is that path, not a pattern). Merges show their combined diff (`-c`): a path a
@@ -60,7 +61,15 @@ def review_text(repo_path: Path, req: Request) -> str:
                           "--format=commit %H%nAuthor: %an <%ae>%nCommitter: %cn <%ce>%n%n%B",
                           "-p", "-c", "--full-history", span, "--", *paths], cwd=repo_path,
                          code="GATE-GIT-UNREADABLE")
-    return out.stdout.decode("utf-8", "replace")
+    text = out.stdout.decode("utf-8", "replace")
+    if req.old != zero:
+        # What the ref ends up with at those paths, whatever the commits did on the way: a merge
+        # that keeps one side's stale file (merge -s ours) writes it, yet `-c` shows nothing.
+        net = gitcmd.run_git(["--literal-pathspecs", "diff", "--no-color", "--no-ext-diff", req.old, req.new,
+                              "--", *paths], cwd=repo_path, code="GATE-GIT-UNREADABLE")
+        text += f"\n=== the net change of {req.ref} at these paths ({req.old[:12]}..{req.new[:12]}) ===\n"
+        text += net.stdout.decode("utf-8", "replace") or "(none: the paths end as they were)\n"
+    return text
 
 
 def check_objects(repo: GitRepo, req: Request) -> None:
@@ -157,6 +166,8 @@ def listing(repo_path: Path, verify: Verifier | None = None) -> list[Listed]:
             out.append(Listed(aid, approval, used))
             continue
         _, failures = verify(oid)
+        if approval.id != aid:  # the hook looks records up by id: this one can never serve
+            failures = [*failures, Failure("GATE-APPROVAL-MALFORMED", "id", "the ref name is not the approval's id")]
         # expiry is shown by the listing itself; every other failure makes the record invalid
         bad = [f for f in failures if f.code != "GATE-APPROVAL-EXPIRED"]
         out.append(Listed(aid, approval, used, "; ".join(f"{f.code}: {f.detail}" for f in bad), verified=True))

@@ -427,3 +427,24 @@ def test_pushes_racing_for_one_approval_land_once(lab: Lab) -> None:
         p.stderr.close()
     assert codes.count(0) == 1, codes
     assert len([d for d in s.audit() if d["approvals"]]) == 1
+
+
+def test_the_review_shows_a_merge_that_keeps_a_stale_frozen_file(lab: Lab) -> None:
+    """`merge -s ours` over a human's fix to a frozen file writes the old file back: no commit's
+    diff shows it, so the review ends with the net change of the ref at the approved paths."""
+    s = lab.server
+    w = s.work
+    w.write("ci/deploy.yml", "deploy: FIXED\n")
+    w.commit("human fixes the deploy", identity=HUMAN)
+    assert s.push("main").returncode == 0
+    fixed = w.head()
+    git(w.path, "checkout", "-q", "-b", "agent", lab.base)
+    w.write("src/feature.py", "x\n")
+    w.commit("agent feature", identity=AGENT)
+    git(w.path, "merge", "-q", "-s", "ours", "-m", "agent merges main", fixed, identity=AGENT)
+    out = s.push("HEAD:main", pusher_env=AGENT_PUSH)
+    assert refused(out, "GATE-FROZEN-PATH") and "path=ci/deploy.yml" in out.stderr, out.stderr
+    got = lab.approve(lab.hint_command(out))
+    assert got.returncode == 0, got.stdout + got.stderr
+    net = got.stdout[got.stdout.index("the net change of refs/heads/main"):]
+    assert "-deploy: FIXED" in net and "+deploy: true" in net, got.stdout

@@ -53,6 +53,9 @@ MESSAGES = [
     "fix ci\n\nCo-authored-by: Claude <noreply@anthropic.com>\n# ------------------------ >8 ------------------------\n"
     "diff --git a/x b/x\n",
     "fix ci\n\nbody\n\nConflicts:",
+    # git reads a message up to its first NUL (a review found trailers hidden by one)
+    "fix ci\n\nCo-authored-by: Claude <noreply@anthropic.com>\n\x00\nunrelated prose\n",
+    "fix ci\n\nbody\x00\nCo-authored-by: Claude <noreply@anthropic.com>\n",
     # a first line of spaces is a blank title (a review found the cheap test skipped these)
     " \nCo-authored-by: Claude <noreply@anthropic.com>\n",
     "\t\r\nCo-authored-by: Claude <noreply@anthropic.com>\n",

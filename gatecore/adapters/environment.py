@@ -104,8 +104,9 @@ def channel(env: Mapping[str, str]) -> str:
     if env.get("GATEWAY_INTERFACE") is not None or env.get("REQUEST_METHOD") is not None:
         return "http"
     # REMOTE_ADDR before SSH_*: a git daemon started from an ssh login inherits SSH_CONNECTION,
-    # and sshd never sets REMOTE_ADDR (a client cannot send it: AcceptEnv). Reading a push as
-    # the daemon's can only make its pusher anonymous, never someone trusted.
+    # and sshd never sets REMOTE_ADDR (a client cannot send it unless sshd's AcceptEnv lets it,
+    # which would let it send REMOTE_USER too: docs/servers.md). Reading a push as the daemon's
+    # makes its pusher anonymous, never someone trusted.
     if env.get("REMOTE_ADDR") is not None:
         return "git-daemon"
     if env.get("SSH_CONNECTION") is not None or env.get("SSH_CLIENT") is not None:

@@ -19,7 +19,7 @@ import time
 import traceback
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, TypeVar
+from typing import TYPE_CHECKING, Annotated, TypeVar
 
 import typer
 
@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from .adapters.gitcmd import PushResult
     from .binding import Decision
     from .ledger import AttemptState
+    from .trusted.approve import Verifier
 
 app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, no_args_is_help=True,
                   help="Push-time gate for AI agents: frozen files and bound review receipts.")
@@ -618,7 +619,7 @@ def approvals_list(
     return 0
 
 
-def _server_verifier(repo: Path) -> Callable[[str], Any] | None:
+def _server_verifier(repo: Path) -> Verifier | None:
     """Verifies approvals as the hook would, when `repo` is a repository the gate is installed in."""
     from server import installation
     from server.install import GATE_DIR_NAME, git_dir_of
@@ -634,7 +635,7 @@ def _server_verifier(repo: Path) -> Callable[[str], Any] | None:
     inst = installation.read(gate_dir)
     reader = GitRepo.at(repo)
     ctx = approval_context(inst, config.load_policy(inst.policy), Objects(reader), reader)
-    verify: Callable[[str], Any] = ctx.verify
+    verify: Verifier = ctx.verify
     return verify
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Callable
 
 from . import ids
 from .schema import integer
@@ -34,10 +35,14 @@ def reason_problem(value: str) -> str | None:
     return None
 
 
-ATTEMPT_ID = _text(128, 1, valid=ids.is_attempt_id, what="attempt id")
-GENERATION = _text(128, 1, valid=ids.is_generation, what="workspace generation")
-MODEL_ID = _text(200, 1, valid=ids.is_model_id, what="model id")
-REPOSITORY_ID = _text(256, 1, valid=ids.is_repository_id, what="repository id")
+def _form(valid: Callable[[str], bool], what: str) -> Callable[[str], str | None]:
+    return lambda v: None if valid(v) else f"not a valid {what}"
+
+
+ATTEMPT_ID = _text(128, 1, problem=_form(ids.is_attempt_id, "attempt id"))
+GENERATION = _text(128, 1, problem=_form(ids.is_generation, "workspace generation"))
+MODEL_ID = _text(200, 1, problem=_form(ids.is_model_id, "model id"))
+REPOSITORY_ID = _text(256, 1, problem=_form(ids.is_repository_id, "repository id"))
 SHA256_HEX = _text(64, 64, pattern=ids.SHA256_HEX_RE)
 OBJECT_ID = _text(64, 40, pattern=ids.OID_RE)
 REASON = _text(MAX_REASON_CHARS, 1, problem=reason_problem)

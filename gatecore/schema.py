@@ -38,10 +38,8 @@ def integer(lo: int, hi: int) -> Check:
 
 
 def text(max_len: int, min_len: int = 0, pattern: re.Pattern[str] | None = None,
-         valid: Callable[[str], bool] | None = None, what: str = "", problem: Callable[[str], str | None] | None = None
-         ) -> Check:
-    """A string of `min_len`..`max_len` characters that matches `pattern` whole, satisfies
-    `valid` (else "not a valid WHAT") and has no `problem`."""
+         problem: Callable[[str], str | None] | None = None) -> Check:
+    """A string of `min_len`..`max_len` characters that matches `pattern` whole and has no `problem`."""
     def check(v: Any) -> str | None:
         if type(v) is not str:
             return "must be a string"
@@ -49,8 +47,6 @@ def text(max_len: int, min_len: int = 0, pattern: re.Pattern[str] | None = None,
             return f"must be {min_len} to {max_len} characters long"
         if pattern is not None and pattern.fullmatch(v) is None:
             return f"must match {pattern.pattern}"
-        if valid is not None and not valid(v):
-            return f"not a valid {what}"
         return None if problem is None else problem(v)
     return check
 

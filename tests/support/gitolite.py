@@ -64,7 +64,7 @@ class Gitolite:
             f"AllowUsers {USER}\nLogLevel ERROR\n")
         proc = subprocess.Popen([SSHD, "-D", "-e", "-f", str(config)], stdout=subprocess.DEVNULL,
                                 stderr=open(self.tmp / "sshd.log", "wb"))  # noqa: SIM115 - lives as long as sshd
-        wait_for_port(self.port)
+        wait_for_port(self.port, proc, self.tmp / "sshd.log")
         return proc
 
     def close(self) -> None:

@@ -186,10 +186,9 @@ def apache(root: Path, projects: Path, users: dict[str, str], account: str = WEB
                                 start_new_session=True)
     try:
         try:
-            wait_for_port(port)
+            wait_for_port(port, proc, root / "stderr.log")
         except AssertionError as exc:
-            raise AssertionError(f"{exc}: apache said {(root / 'stderr.log').read_text(errors='replace')}"
-                                 f"{Apache(port, root, projects).error_log()}") from None
+            raise AssertionError(f"{exc} {Apache(port, root, projects).error_log()}") from None
         yield Apache(port, root, projects)
     finally:
         proc.terminate()

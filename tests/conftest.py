@@ -5,6 +5,10 @@ this conftest); the tests are grouped by what they threaten or check:
 `unit/` (pure modules), `push/` (real `git push` into a gated server), `servers/` (real
 Apache and `git daemon` on 127.0.0.1 run by their hosting accounts; root only), `client/` (the
 pre-commit hooks), `offline/` (the CLI without a server), `fuzz/` (parsers and the decision).
+
+The tiers that push through a transport (`push/`, `client/`, `servers/`) are marked
+`transport`; `./dev test --fast` runs the others (`-m "not transport"`), the loop to run
+while editing.
 """
 
 from __future__ import annotations
@@ -14,6 +18,17 @@ from pathlib import Path
 
 import pytest
 from support.gitutil import WorkRepo
+
+#: The directories whose tests push through a real transport (the slow tiers).
+TRANSPORT_TIERS = frozenset({"push", "client", "servers"})
+_TESTS = Path(__file__).resolve().parent
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        tier = item.path.resolve().relative_to(_TESTS).parts[0]
+        if tier in TRANSPORT_TIERS:
+            item.add_marker(pytest.mark.transport)
 
 
 @pytest.fixture

@@ -78,7 +78,7 @@ def test_a_whole_hook_run_reads_through_git_without_pygit2_or_pydantic(tmp_path:
     file), loads neither pygit2 (git's own processes read the objects) nor pydantic."""
     server = Server(tmp_path)
     server.work.write("README", "hello\n")
-    base = server.work.commit("base")
+    server.work.commit("base")
     server.work.write("ci/deploy.yml", "x\n")
     head = server.work.commit("agent", identity=AGENT)
     # The objects reach the server without its hook, as receive-pack's quarantine would hold them.
@@ -92,7 +92,6 @@ def test_a_whole_hook_run_reads_through_git_without_pygit2_or_pydantic(tmp_path:
     rc, _, modules = out.stdout.partition(" ")
     assert rc == "1" and "GATE-FROZEN-PATH" in out.stderr, out.stdout[-500:] + out.stderr[-2000:]
     assert not set(modules.split()) & {"pygit2", "pydantic", "typer"}
-    assert base != head
 
 
 def _code_arguments(tree: ast.AST) -> list[tuple[int, ast.expr]]:

@@ -102,12 +102,17 @@ def kind_of(mode: int) -> str:
 class WalkedCommit:
     """One commit of a history walk, as git printed it: its id, the parents git's own walk
     used, and the raw header lines (verbatim) and message (up to a NUL byte, if any; empty
-    unless the walk was asked for messages)."""
+    unless the walk was asked for messages).
+
+    `headed` is False when git printed no blank line after the header: a commit without a
+    message, or one whose header holds a NUL byte, where git stops printing (git fsck:
+    nulInHeader). Such a commit is read again from its raw bytes."""
 
     id: str
     git_parents: tuple[str, ...]
     header: bytes
     message: bytes
+    headed: bool = True
 
 
 #: Decides, for a directory path (no trailing slash, b"" for the root), whether any path

@@ -501,7 +501,9 @@ class Objects:
             yield self._walked(w)
 
     def _walked(self, w: WalkedCommit) -> Commit:
-        c = parse_commit(w.id, w.header, w.message)
+        # No blank line after the header: no message, or a NUL that git stopped printing at
+        # (which the raw bytes show, and which is refused): read the object itself.
+        c = parse_commit(w.id, w.header, w.message) if w.headed else self.commit(w.id)
         if c.parent_ids != w.git_parents:
             raise malformed(f"commit {w.id}: git walks parents {list(w.git_parents)}, the commit names "
                             f"{list(c.parent_ids)} (grafts, a shallow file or a replaced commit?)")

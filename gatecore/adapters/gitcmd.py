@@ -156,7 +156,7 @@ def _walked(record: bytes, messages: bool) -> WalkedCommit:
         raise malformed(f"git rev-list printed an unexpected line {ids[:80]!r}") from None
     # git indents every message line by four spaces: one replace undoes it (no per-line loop)
     message = (body[4:] if body.startswith(b"    ") else body).replace(b"\n    ", b"\n") if body and messages else b""
-    return WalkedCommit(oid, tuple(parents), header, message)
+    return WalkedCommit(oid, tuple(parents), header, message, bool(sep))
 
 
 def declares_sha256(git_dir: str) -> bool:

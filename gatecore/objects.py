@@ -379,12 +379,16 @@ def parse_tree(oid: str, data: bytes) -> dict[bytes, tuple[int, str]]:
 
 
 def parse_tag(oid: str, data: bytes) -> tuple[str, str]:
-    """(target id, declared target type) of a raw tag object."""
+    """(target id, declared target type) of a raw tag object, read as git's `parse_tag_buffer`
+    reads it: `object <id>`, `type <type>` and `tag <name>` lines (without the last, git cannot
+    read the tag: git fsck's missingTagEntry); the tagger and any other header decide nothing."""
     g = _grammar_of(oid)
-    lines = data.split(b"\n", 2)
-    if (len(lines) < 3 or not lines[0].startswith(b"object ") or not g.hex_id.fullmatch(lines[0], 7)
-            or lines[1] not in (b"type commit", b"type tree", b"type blob", b"type tag")):
-        raise malformed(f"tag {oid}: does not start with 'object <id>' and 'type <type>'")
+    lines = data.split(b"\n", 3)
+    if (len(lines) < 4 or not lines[0].startswith(b"object ") or not g.hex_id.fullmatch(lines[0], 7)
+            or lines[1] not in (b"type commit", b"type tree", b"type blob", b"type tag")
+            or not lines[2].startswith(b"tag ")):
+        raise malformed(f"tag {oid}: does not start with 'object <id>', 'type <type>' and 'tag <name>' lines "
+                        "(git cannot read it)")
     return lines[0][7:].decode("ascii"), lines[1][5:].decode("ascii")
 
 

@@ -563,3 +563,16 @@ def test_a_name_git_and_libgit2_read_differently_is_refused_only_where_a_rule_re
     out = server.push(f"{by_email}:refs/heads/by-email", pusher_env=HUMAN_PUSH)
     assert refused(out, "GATE-FROZEN-PATH") and codes_of(out) == {"GATE-FROZEN-PATH"}, out.stderr
     assert server.refs() == before
+
+
+def test_a_tag_git_cannot_read_is_malformed_for_the_gate_too() -> None:
+    """git's parse_tag_buffer needs the `tag` line (fsck: missingTagEntry); without it git cannot peel."""
+    from gatecore.objects import parse_tag
+
+    target = "a" * 40
+    assert parse_tag("b" * 40, f"object {target}\ntype commit\ntag v1\n\nm\n".encode()) == (target, "commit")
+    assert parse_tag("b" * 40, f"object {target}\ntype commit\ntag v1\n".encode()) == (target, "commit")
+    for data in (f"object {target}\ntype commit\ntagger H <h> 1 +0000\n\nm\n", f"object {target}\ntype commit\n"):
+        with pytest.raises(GateError) as err:
+            parse_tag("b" * 40, data.encode())
+        assert err.value.code == "GATE-GIT-MALFORMED"

@@ -576,3 +576,24 @@ def test_a_tag_git_cannot_read_is_malformed_for_the_gate_too() -> None:
         with pytest.raises(GateError) as err:
             parse_tag("b" * 40, data.encode())
         assert err.value.code == "GATE-GIT-MALFORMED"
+
+
+def test_the_table_in_docs_security_md_is_the_corpus() -> None:
+    """docs/security.md has one row per message id, each column as the corpus found it."""
+    from support.gitutil import ROOT
+
+    text = (ROOT / "docs" / "security.md").read_text()
+    section = text[text.index("### Every `git fsck` message id"):]
+    section = section[:section.index("\n## ")]
+    rows = {}
+    for line in section.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if line.startswith("| `") and len(cells) == 6:
+            for name in cells[0].split(", "):
+                rows[name.strip("`")] = cells[1:5]
+    verb = {"accept": "accepts", "refuse": "refuses"}
+    for c in CASES:
+        gate = {"decide": "decides", "git": "never sees it"}.get(c.gate, f"`{c.gate}`")
+        assert rows.get(c.msg_id) == [c.level, verb[c.default], verb[c.fsck], gate], c.label
+    assert set(rows) == set(FSCK_IDS_239) | set(FSCK_IDS_NEWER_OBJECTS) | set(FSCK_IDS_NEWER_REFS)
+    assert all(rows[name][0] == level for name, level in FSCK_IDS_NEWER_REFS.items())

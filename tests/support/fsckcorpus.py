@@ -38,14 +38,15 @@ FSCK_IDS_239 = (
     "missingType", "missingTypeEntry", "multipleAuthors", "nulInCommit", "nulInHeader", "nullSha1",
     "treeNotSorted", "unknownType", "unterminatedHeader", "zeroPaddedDate", "zeroPaddedFilemode",
 )
-#: Ids of later git releases (fsck.h up to 2.50): one about trees, the rest about the ref store
-#: (`git refs verify`), which no pushed object can carry.
+#: Ids of later git releases (fsck.h up to 2.50): one about trees, the rest (with their level) about
+#: the ref store (`git refs verify`), which no pushed object can carry.
 FSCK_IDS_NEWER_OBJECTS = ("largePathname",)
-FSCK_IDS_NEWER_REFS = (
-    "badHeadTarget", "badPackedRefEntry", "badPackedRefHeader", "badRefContent", "badRefFiletype", "badRefName",
-    "badReferentName", "emptyPackedRefsFile", "packedRefEntryNotTerminated", "packedRefUnsorted",
-    "refMissingNewline", "symlinkRef", "symrefTargetIsNotARef", "trailingRefContent",
-)
+FSCK_IDS_NEWER_REFS = {
+    "badPackedRefEntry": "ERROR", "badPackedRefHeader": "ERROR", "badRefContent": "ERROR", "badRefFiletype": "ERROR",
+    "badRefName": "ERROR", "badReferentName": "ERROR", "packedRefEntryNotTerminated": "ERROR",
+    "packedRefUnsorted": "ERROR", "emptyPackedRefsFile": "INFO", "refMissingNewline": "INFO", "symlinkRef": "INFO",
+    "symrefTargetIsNotARef": "INFO", "trailingRefContent": "INFO",
+}
 
 
 #: Each id's level in git's fsck.h: FATAL and ERROR refuse under receive.fsckObjects, and so does

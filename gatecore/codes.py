@@ -239,8 +239,10 @@ _ALL: tuple[Code, ...] = (
        "(docs/security.md); rewrite the history without the object"),
     _c("GATE-GIT-MODE", "a tree entry has a mode that is not one of git's five canonical modes",
        "write files with git itself (modes 100644, 100755, 120000, 160000, 40000); see objects.noncanonical_modes"),
-    _c("GATE-GIT-OBJECT-FORMAT", "the repository's object format is not supported",
-       "SHA-256 repositories are refused until the gate supports them", CONFIG),
+    _c("GATE-GIT-OBJECT-FORMAT", "the repository's object format is not supported here: ids of another width "
+                                 "than the repository's, or a SHA-256 repository where pygit2 reads it",
+       "the server hook checks SHA-256 repositories; the trusted side, receipts, the ledger, approvals and the "
+       "client hooks need sha1 (docs/security.md, object formats)", CONFIG),
     _c("GATE-GIT-REPOSITORY", "the repository cannot be opened",
        "check GIT_DIR and the repository's permissions", CONFIG),
     # --- hook ------------------------------------------------------------------

@@ -18,7 +18,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from support.fsckcorpus import CASES, build_all
 from support.gitutil import AGENT, HUMAN, gate, git, git_env
+from support.marks import LONG
+from support.rawpush import raw_push
 from support.server import Server, seeded
 from support.verdicts import codes_of, refused
 
@@ -218,3 +221,27 @@ def test_ids_of_the_other_format_are_refused(s256: Sha256, tmp_path: Path) -> No
         assert done.returncode != 0 and "GATE-GIT-OBJECT-FORMAT" in done.stderr, done.stderr
         last = [json.loads(x) for x in (bare / "gate" / "audit.log").read_text().splitlines()][-1]
         assert last["codes"] == ["GATE-GIT-OBJECT-FORMAT"]
+
+
+@pytest.mark.parametrize("which", ["decided", pytest.param("refused", marks=LONG)])
+def test_the_fsck_corpus_reads_alike_in_a_sha256_repository(s256: Sha256, which: str) -> None:
+    """tests/support/fsckcorpus.py built with 64-hex ids: what the gate decides in a sha1 repository
+    it decides here (one push: each agent commit's frozen write judged), what it refuses it refuses."""
+    built = build_all(s256.work.path, s256.work.head("main"))
+    cases = [c for c in CASES if c.label in built and c.default == "accept"]
+    before = s256.server.refs()
+    if which == "decided":
+        decided = [c for c in cases if c.gate == "decide"]
+        out = raw_push(s256.work.path, s256.server.bare, [(ZERO64, built[c.label].tip, built[c.label].ref)
+                                                          for c in decided], HUMAN_PUSH,
+                       objects=[o for c in decided for o in built[c.label].objects])
+        found = [json.loads(line[len("gate-json: "):]) for line in out.stderr.splitlines()
+                 if line.startswith("gate-json: ")]
+        assert {d["code"] for d in found} == {"GATE-FROZEN-PATH"}, out.stderr
+        assert {d["commit"] for d in found} == {built[c.label].commit for c in decided}
+    else:
+        for c in (c for c in cases if c.gate != "decide"):
+            b = built[c.label]
+            out = raw_push(s256.work.path, s256.server.bare, [(ZERO64, b.tip, b.ref)], HUMAN_PUSH, objects=b.objects)
+            assert f'"code": "{c.gate}"' in out.stderr and not out.ok(b.ref), (c.label, out.stderr)
+    assert s256.server.refs() == before

@@ -48,10 +48,6 @@ class ObjectFormat:
         """The all-zero id: a ref that does not exist (creation's old value, deletion's new one)."""
         return "0" * self.hexsz
 
-    def is_id(self, text: str) -> bool:
-        """A full, lower-case hex id of this format."""
-        return len(text) == self.hexsz and text.isascii() and all(c in "0123456789abcdef" for c in text)
-
 
 SHA1 = ObjectFormat("sha1", 40, 20)
 SHA256 = ObjectFormat("sha256", 64, 32)

@@ -81,7 +81,7 @@ class _Grammar:
 @cache
 def _grammar(hexsz: int) -> _Grammar:
     """Compiled once per format, when a first object of that format is read."""
-    raw = hexsz // 2
+    raw = format_of("0" * hexsz).rawsz
     hex_id = rb"[0-9a-f]{%d}" % hexsz
     # The common shape, read in one match: tree, parents, author, committer, then other headers.
     fast = re.compile(rb"tree (" + hex_id + rb")\n((?:parent " + hex_id + rb"\n)*)author " + _IDENT_RX

@@ -47,7 +47,7 @@ from dataclasses import dataclass
 from functools import cache
 
 from .errors import GateError, malformed
-from .gitmodel import MODE_BLOB, MODE_TREE, GitReader, WalkedCommit, format_of
+from .gitmodel import MODE_BLOB, MODE_TREE, GitReader, ObjectFormat, WalkedCommit, format_of
 
 MAX_TAG_DEPTH = 16
 
@@ -79,9 +79,9 @@ class _Grammar:
 
 
 @cache
-def _grammar(hexsz: int) -> _Grammar:
+def _grammar(fmt: ObjectFormat) -> _Grammar:
     """Compiled once per format, when a first object of that format is read."""
-    raw = format_of("0" * hexsz).rawsz
+    hexsz, raw = fmt.hexsz, fmt.rawsz
     hex_id = rb"[0-9a-f]{%d}" % hexsz
     # The common shape, read in one match: tree, parents, author, committer, then other headers.
     fast = re.compile(rb"tree (" + hex_id + rb")\n((?:parent " + hex_id + rb"\n)*)author " + _IDENT_RX
@@ -93,7 +93,7 @@ def _grammar(hexsz: int) -> _Grammar:
 
 def _grammar_of(oid: str) -> _Grammar:
     try:
-        return _grammar(format_of(oid).hexsz)
+        return _grammar(format_of(oid))
     except ValueError:
         raise malformed(f"{oid[:80]!r} is not an object id of a format git knows") from None
 

@@ -91,11 +91,18 @@ def _grammar(fmt: ObjectFormat) -> _Grammar:
     return _Grammar(re.compile(hex_id), fast, entry, tree, hexsz)
 
 
+_BY_WIDTH: dict[int, _Grammar] = {}
+
+
 def _grammar_of(oid: str) -> _Grammar:
-    try:
-        return _grammar(format_of(oid))
-    except ValueError:
-        raise malformed(f"{oid[:80]!r} is not an object id of a format git knows") from None
+    """The grammar of the format `oid` belongs to (by its width; one dict lookup per object)."""
+    got = _BY_WIDTH.get(len(oid))
+    if got is None:
+        try:
+            got = _BY_WIDTH[len(oid)] = _grammar(format_of(oid))
+        except ValueError:
+            raise malformed(f"{oid[:80]!r} is not an object id of a format git knows") from None
+    return got
 
 
 @dataclass(frozen=True, slots=True)
@@ -290,11 +297,14 @@ def parse_commit(oid: str, header: bytes, message: bytes = b"") -> Commit:
         tree, listed, an, ae, cn, ce, extra = fast.groups(b"")
         fast_author, fast_committer = _plain_ident(an, ae), _plain_ident(cn, ce)
         if isinstance(fast_author, Ident) and isinstance(fast_committer, Ident) and not (extra and _ODD.search(extra)):
-            step = g.hexsz + 8  # "parent " + id + "\n"
-            listed_ids = tuple(listed[i + 7:i + 7 + g.hexsz].decode("ascii") for i in range(0, len(listed), step))
-            return Commit(oid, tree.decode("ascii"), listed_ids,
-                          (_bound(oid, "author", fast_author), _bound(oid, "committer", fast_committer)),
-                          "", message, extra[1:])
+            n = g.hexsz
+            listed_ids = (listed[7:7 + n].decode("ascii"),) if len(listed) == n + 8 else tuple(
+                listed[i + 7:i + 7 + n].decode("ascii") for i in range(0, len(listed), n + 8))  # "parent <id>\n"
+            if fast_author.name_problem or fast_committer.name_problem:
+                fast_author = _bound(oid, "author", fast_author)
+                fast_committer = _bound(oid, "committer", fast_committer)
+            return Commit(oid, tree.decode("ascii"), listed_ids, (fast_author, fast_committer), "", message,
+                          extra[1:])
     return _careful_commit(oid, g, header, message)
 
 

@@ -233,13 +233,16 @@ _ALL: tuple[Code, ...] = (
     # --- git -------------------------------------------------------------------
     _c("GATE-GIT-UNREADABLE", "a pushed or referenced object is absent, or the repository cannot be read",
        "the hook cannot see the pushed objects; run gate server doctor", INTERNAL),
-    _c("GATE-GIT-MALFORMED", "an object is present but not what git itself reads the same way, e.g. a commit "
-                             "with two authors or a tree with two entries of one name",
-       "git fsck names such objects; rewrite the history without them"),
+    _c("GATE-GIT-MALFORMED", "an object git, libgit2 or a forge could read two ways (two authors, a second '<' "
+                             "in an ident, two tree entries of one name) or git itself cannot read",
+       "the detail names the object and the reading that differs; odd dates and time zones are accepted "
+       "(docs/security.md); rewrite the history without the object"),
     _c("GATE-GIT-MODE", "a tree entry has a mode that is not one of git's five canonical modes",
        "write files with git itself (modes 100644, 100755, 120000, 160000, 40000); see objects.noncanonical_modes"),
-    _c("GATE-GIT-OBJECT-FORMAT", "the repository's object format is not supported",
-       "SHA-256 repositories are refused until the gate supports them", CONFIG),
+    _c("GATE-GIT-OBJECT-FORMAT", "the repository's object format is not supported here: ids of another width "
+                                 "than the repository's, or a SHA-256 repository where pygit2 reads it",
+       "the server hook checks SHA-256 repositories; the trusted side, receipts, the ledger, approvals and the "
+       "client hooks need sha1 (docs/security.md, object formats)", CONFIG),
     _c("GATE-GIT-REPOSITORY", "the repository cannot be opened",
        "check GIT_DIR and the repository's permissions", CONFIG),
     # --- hook ------------------------------------------------------------------

@@ -219,8 +219,10 @@ def signals(commit: Commit, rules: Sequence[FreezeRule], sigs: SignatureChecker 
     found: tuple[tuple[str, str], ...] = ()
     if trailers.may_have(commit.message) and any(r.reads_messages for r in rules):
         found = tuple(trailers.signals(commit.message.decode("utf-8", "replace")))
-    return Signals(author.name, committer.name, tuple(f"{k}: {v}" for k, v in found),
-                   tuple(trailers.coauthor_emails(list(found))), signed)
+    # Names only where a rule matches them (reading one that readers disagree on refuses the commit).
+    names = any(r.names for r in rules)
+    return Signals(author.name if names else "", committer.name if names else "",
+                   tuple(f"{k}: {v}" for k, v in found), tuple(trailers.coauthor_emails(list(found))), signed)
 
 
 def _restricting(checker: FrozenChecker, commit: Commit, rules: Sequence[FreezeRule], pusher: str | None

@@ -28,6 +28,43 @@ CANONICAL_MODES = frozenset((MODE_TREE, MODE_BLOB, MODE_EXEC, MODE_LINK, MODE_GI
 _S_IFMT = 0o170000
 
 
+@dataclass(frozen=True, slots=True)
+class ObjectFormat:
+    """A repository's object format (`extensions.objectFormat`): how long its ids are.
+
+    Every id the engine handles has the width of its repository's format: hex ids on the
+    hooks' stdin, in commit and tag headers and from git's commands, raw ids inside trees.
+    Nothing in `gatecore` assumes sha1: the width comes from here (`FORMATS[reader.object_format]`,
+    or `format_of(oid)` for an id already validated), so that a SHA-256 repository, and git 3.0's
+    SHA-256 default, read through the same code.
+    """
+
+    name: str  # "sha1" | "sha256", as git spells it
+    hexsz: int  # hex digits of an id (git's hexsz)
+    rawsz: int  # bytes of an id inside a tree (git's rawsz)
+
+    @property
+    def zero_id(self) -> str:
+        """The all-zero id: a ref that does not exist (creation's old value, deletion's new one)."""
+        return "0" * self.hexsz
+
+
+SHA1 = ObjectFormat("sha1", 40, 20)
+SHA256 = ObjectFormat("sha256", 64, 32)
+#: The formats git knows, by the name `extensions.objectFormat` and `rev-parse --show-object-format` use.
+FORMATS = {f.name: f for f in (SHA1, SHA256)}
+_BY_HEXSZ = {f.hexsz: f for f in FORMATS.values()}
+
+
+def format_of(oid: str | bytes) -> ObjectFormat:
+    """The format whose ids are as long as `oid` (a hex id already taken from git or validated);
+    ValueError for any other length."""
+    got = _BY_HEXSZ.get(len(oid))
+    if got is None:
+        raise ValueError(f"an object id of {len(oid)} characters belongs to no object format")
+    return got
+
+
 def canon_mode(mode: int) -> int:
     """The mode git uses for a raw tree-entry mode (git's `canon_mode`, by the type bits).
 
@@ -61,12 +98,17 @@ def kind_of(mode: int) -> str:
 class WalkedCommit:
     """One commit of a history walk, as git printed it: its id, the parents git's own walk
     used, and the raw header lines (verbatim) and message (up to a NUL byte, if any; empty
-    unless the walk was asked for messages)."""
+    unless the walk was asked for messages).
+
+    `headed` is False when git printed no blank line after the header: a commit without a
+    message, or one whose header holds a NUL byte, where git stops printing (git fsck:
+    nulInHeader). Such a commit is read again from its raw bytes."""
 
     id: str
     git_parents: tuple[str, ...]
     header: bytes
     message: bytes
+    headed: bool = True
 
 
 #: Decides, for a directory path (no trailing slash, b"" for the root), whether any path
@@ -77,8 +119,8 @@ DescendFilter = Callable[[bytes], bool]
 class GitReader(Protocol):
     """Read access to one repository (the pushed objects included, inside a hook)."""
 
-    object_format: str  # "sha1"
-    zero_id: str
+    object_format: str  # "sha1" or "sha256" (a key of FORMATS)
+    zero_id: str  # FORMATS[object_format].zero_id
 
     def header(self, oid: str) -> tuple[str, int]:
         """(type, size) of an object: 'commit', 'tree', 'blob' or 'tag'; GATE-GIT-UNREADABLE if absent."""

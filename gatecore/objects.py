@@ -3,24 +3,36 @@
 git, libgit2 and the tools that later show or check out a tree do not agree on every
 object, and wherever they disagree the gate must not believe the harmless reading. So
 every fact a decision uses comes from the raw bytes of the object, parsed here the way
-git itself parses them, and anything git would read differently from another tool is
-refused as malformed (`GATE-GIT-MALFORMED`):
+git itself parses them; what git accepts and every reader reads alike is decided, and
+only what git, libgit2 or a forge could read two ways (or what git itself cannot read)
+is refused as malformed (`GATE-GIT-MALFORMED`). docs/security.md has the table, one row
+per `git fsck` message id.
 
 * **commits**: `tree` first, then `parent` lines, then exactly one `author` and one
-  `committer` line (git's log shows the last `author` line, libgit2 the first: a second one
-  is refused), each ident `Name <email> seconds +zone` as `git fsck` checks it, the email
-  neither starting nor ending with whitespace (libgit2 trims it, git does not) and without
-  control characters; an
-  `encoding` header is honoured only for ASCII-compatible encodings Python knows (git
-  re-encodes the whole commit with it: a UTF-16 header makes git's `%ae` empty); no NUL
-  byte in the header. The parents a walk used (`git rev-list --parents`) must equal the
-  parents parsed here.
-* **trees**: every entry `<octal mode> SP <name> NUL <20-byte id>`, names non-empty,
+  `committer` line (git's log shows the last `author` line, libgit2 the first: a second
+  one is refused; libgit2 reads nothing unless committer follows author). An ident is
+  read as git reads it for `%an`/`%ae` (`split_ident_line`): the email between the first
+  `<` and the first `>` after it, the name everything before the `<` less git's trailing
+  blanks. Refused where readers part: a second `<`, or a `>` after the email (libgit2,
+  go-git and Gitea take the last of each), an email starting or ending with whitespace
+  (libgit2 trims it, git does not), no `<email>` at all. A name that starts or ends with
+  whitespace git keeps (libgit2 and go-git trim it) is refused only if a rule reads names
+  (`Ident.name`). The date and time zone decide nothing here and are tolerated as git
+  tolerates them (`badTimezone`, `zeroPaddedDate`, a missing date...): `Commit.oddities`
+  names what `git fsck` would say. An `encoding` header is honoured only for
+  ASCII-compatible encodings Python knows (git re-encodes the whole commit with it: a
+  UTF-16 header makes git's `%ae` empty); no NUL byte in the header. The parents a walk
+  used (`git rev-list --parents`) must equal the parents parsed here.
+* **trees**: every entry `<octal mode> SP <name> NUL <raw id>`, names non-empty,
   without `/`, not `.` or `..`, sorted the way git sorts them, each name once. Modes are
   classified by git's `canon_mode` (`gitmodel.canon_mode`); a mode that is not one of the
   five canonical ones is kept as it is, for the caller to refuse (`GATE-GIT-MODE`).
 * **tags**: `object`, then `type` naming the target's real type; chains of at most
   `MAX_TAG_DEPTH` tags.
+
+Ids have the width of the object's format (`gitmodel.ObjectFormat`): 40 hex digits and
+20-byte tree ids in a sha1 repository, 64 and 32 in a sha256 one, taken from the length
+of the id the object was asked for by.
 
 An object that is absent is unreadable (`GATE-GIT-UNREADABLE`, from the reader); one that
 is present but does not parse is malformed.
@@ -32,35 +44,85 @@ import codecs
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from functools import cache
 
 from .errors import GateError, malformed
-from .gitmodel import MODE_BLOB, MODE_TREE, GitReader, WalkedCommit
+from .gitmodel import MODE_BLOB, MODE_TREE, GitReader, ObjectFormat, WalkedCommit, format_of
 
 MAX_TAG_DEPTH = 16
 
-_HEX40 = re.compile(rb"[0-9a-f]{40}")
-#: fsck's ident: a name without <>\n, " <", an email without <>\n, "> ", seconds, " ", +-HHMM.
-_IDENT = re.compile(rb"([^<>\n]*) <([^<>\n]*)> (0|[1-9][0-9]{0,17}) ([+-][0-9]{4})")
-_EMAIL_BAD = re.compile(rb"[\x00-\x1f\x7f]|^\s|\s$")
+#: fsck's well-formed ident, for the fast road: a name without <>\n, " <", an email without <>\n,
+#: "> ", seconds, " ", +-HHMM. Anything else takes the careful road (`parse_ident`).
 _IDENT_RX = rb"([^<>\n]*) <([^<>\n]*)> (?:0|[1-9][0-9]{0,17}) [+-][0-9]{4}"
-#: The common shape, read in one match: tree, parents, author, committer, then other headers.
-_FAST = re.compile(rb"tree ([0-9a-f]{40})\n((?:parent [0-9a-f]{40}\n)*)author " + _IDENT_RX
-                   + rb"\ncommitter " + _IDENT_RX + rb"(\n.*)?", re.DOTALL)
 #: Anything in the other headers that sends a commit down the careful road.
 _ODD = re.compile(rb"\n(?:author|committer|encoding|tree|parent) ")
-_ENTRY = re.compile(rb"([0-7]+) ([^\0/]+)\0(.{20})", re.DOTALL)
-_TREE = re.compile(rb"(?:[0-7]+ [^\0/]+\0.{20})*", re.DOTALL)
 _MODE_VALUES = {b"100644": 0o100644, b"100755": 0o100755, b"40000": 0o40000, b"120000": 0o120000,
                 b"160000": 0o160000}
 _UTF8 = ("utf-8", "utf8")
+#: Whitespace as git's `isspace` knows it (sane_ctype: tab, LF, CR, space).
+_GIT_SPACE = b" \t\n\r"
+#: Whitespace libgit2 trims (`git__isspace`): git's, with VT and FF.
+_LIBGIT2_SPACE = b" \t\n\r\x0b\x0c"
+#: git's `date_overflows`: a timestamp that does not fit a signed 64-bit time_t.
+_TIME_MAX = 1 << 63
+
+
+@dataclass(frozen=True, slots=True)
+class _Grammar:
+    """The regular expressions of one object format (ids of `hexsz` digits, `rawsz` bytes in trees)."""
+
+    hex_id: re.Pattern[bytes]
+    fast: re.Pattern[bytes]
+    entry: re.Pattern[bytes]
+    tree: re.Pattern[bytes]
+    hexsz: int
+
+
+@cache
+def _grammar(fmt: ObjectFormat) -> _Grammar:
+    """Compiled once per format, when a first object of that format is read."""
+    hexsz, raw = fmt.hexsz, fmt.rawsz
+    hex_id = rb"[0-9a-f]{%d}" % hexsz
+    # The common shape, read in one match: tree, parents, author, committer, then other headers.
+    fast = re.compile(rb"tree (" + hex_id + rb")\n((?:parent " + hex_id + rb"\n)*)author " + _IDENT_RX
+                      + rb"\ncommitter " + _IDENT_RX + rb"(\n.*)?", re.DOTALL)
+    entry = re.compile(rb"([0-7]+) ([^\0/]+)\0(.{%d})" % raw, re.DOTALL)
+    tree = re.compile(rb"(?:[0-7]+ [^\0/]+\0.{%d})*" % raw, re.DOTALL)
+    return _Grammar(re.compile(hex_id), fast, entry, tree, hexsz)
+
+
+_BY_WIDTH: dict[int, _Grammar] = {}
+
+
+def _grammar_of(oid: str) -> _Grammar:
+    """The grammar of the format `oid` belongs to (by its width; one dict lookup per object)."""
+    got = _BY_WIDTH.get(len(oid))
+    if got is None:
+        try:
+            got = _BY_WIDTH[len(oid)] = _grammar(format_of(oid))
+        except ValueError:
+            raise malformed(f"{oid[:80]!r} is not an object id of a format git knows") from None
+    return got
 
 
 @dataclass(frozen=True, slots=True)
 class Ident:
-    """An author or committer as git records it."""
+    """An author or committer as git reads it for `%an` / `%ae`.
 
-    name: str
+    `git_name` is git's name verbatim; `name_problem` says why another reader (libgit2,
+    go-git, a forge) would read a different name: `name` then raises GATE-GIT-MALFORMED,
+    so that only a decision that reads names (a rule's `names`) is refused.
+    """
+
+    git_name: str
     email: str
+    name_problem: str = ""
+
+    @property
+    def name(self) -> str:
+        if self.name_problem:
+            raise malformed(self.name_problem)
+        return self.git_name
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,6 +135,10 @@ class Commit:
     problem: str
     message: bytes
     extra: bytes  # the raw header lines after committer (gpgsig, mergetag, encoding, ...)
+    #: What `git fsck` would say of the author and committer lines that is tolerated here
+    #: (`author: badTimezone`, ...): git's default receive accepts it and every reader reads
+    #: the same name and email. Empty for a well-formed commit.
+    oddities: tuple[str, ...] = ()
 
     def identities(self) -> tuple[Ident, Ident]:
         """(author, committer); GATE-GIT-MALFORMED if git would not read them as they are parsed here."""
@@ -101,21 +167,85 @@ def _ascii_compatible(name: str) -> codecs.CodecInfo | None:
         return None
 
 
-def parse_ident(value: bytes, decode: codecs.CodecInfo | None = None) -> Ident | str:
-    """An Ident, or the reason git and other readers could disagree about it."""
-    m = _IDENT.fullmatch(value)
-    if m is None:
-        return "an ident is not 'Name <email> seconds +zone' (git fsck)"
-    name, email = m.group(1), m.group(2)
-    if not email or _EMAIL_BAD.search(email):
-        return ("an email is empty, starts or ends with whitespace (libgit2 trims it, git does not) or holds "
-                "a control character")
-    if decode is None:
-        return Ident(name.decode("utf-8", "surrogateescape").strip(), email.decode("utf-8", "surrogateescape"))
+def _first_of(value: bytes, start: int) -> int:
+    """strcspn(value + start, "<>\\n"), as an index (len(value) when none)."""
+    found = [i for i in (value.find(b"<", start), value.find(b">", start), value.find(b"\n", start)) if i >= 0]
+    return min(found) if found else len(value)
+
+
+def fsck_ident(value: bytes) -> str | None:
+    """The message id `git fsck` (git 2.39's `fsck_ident`) reports for an ident line's value
+    (after `author `, without its newline), or None when fsck accepts it."""
+    if value.startswith(b"<"):
+        return "missingNameBeforeEmail"
+    p = _first_of(value, 0)
+    if p < len(value) and value[p:p + 1] == b">":
+        return "badName"
+    if value[p:p + 1] != b"<":
+        return "missingEmail"
+    if value[p - 1:p] != b" ":
+        return "missingSpaceBeforeEmail"
+    p = _first_of(value, p + 1)
+    if value[p:p + 1] != b">":
+        return "badEmail"
+    p += 1
+    if value[p:p + 1] != b" ":
+        return "missingSpaceBeforeDate"
+    p += 1
+    if value[p:p + 1] == b"0" and value[p + 1:p + 2] != b" ":
+        return "zeroPaddedDate"
+    end = p
+    while value[end:end + 1].isdigit():
+        end += 1
+    if end > p and int(value[p:end]) >= _TIME_MAX:
+        return "badDateOverflow"
+    if end == p or value[end:end + 1] != b" ":
+        return "badDate"
+    zone = value[end + 1:]
+    if len(zone) != 5 or zone[:1] not in (b"+", b"-") or not zone[1:].isdigit():
+        return "badTimezone"
+    return None
+
+
+def _make_ident(before: bytes, email: bytes, decode: codecs.CodecInfo | None) -> Ident | str:
+    """The Ident of a line whose `<` ends `before` and whose email is `email`, as git reads it,
+    or why readers could read another email (a name they could read otherwise is
+    recorded in `name_problem`)."""
+    if email != email.strip(_LIBGIT2_SPACE):
+        return "an email starts or ends with whitespace (libgit2 trims it, git does not)"
+    name = before.rstrip(_GIT_SPACE)  # split_ident_line: the name ends at the last non-blank before '<'
     try:
-        return Ident(decode.decode(name)[0].strip(), decode.decode(email)[0])
+        if decode is None:
+            text, mail = name.decode("utf-8", "surrogateescape"), email.decode("utf-8", "surrogateescape")
+        else:
+            text, mail = decode.decode(name)[0], decode.decode(email)[0]
     except (UnicodeDecodeError, ValueError):
         return "an ident does not decode in the commit's encoding"
+    problem = ""
+    if text != text.strip():
+        problem = (f"the name {text!r} starts or ends with whitespace that git keeps and libgit2, go-git and "
+                   "forges trim")
+    return Ident(text, mail, problem)
+
+
+def parse_ident(value: bytes, decode: codecs.CodecInfo | None = None) -> Ident | str:
+    """An Ident as git reads it (`split_ident_line`), or the reason git and other readers
+    could disagree about the email.
+
+    git takes the email between the first `<` and the first `>` after it; libgit2, go-git
+    and Gitea between the last `<` and the last `>`. With one of each, in that order, they
+    agree. Whatever follows the `>` (the date and time zone) is not read here."""
+    lt = value.find(b"<")
+    if lt < 0:
+        return "an ident has no '<email>' (git fsck: missingEmail)"
+    if value.find(b"<", lt + 1) >= 0:
+        return "an ident holds a second '<' (git reads the email from the first, libgit2 from the last)"
+    gt = value.find(b">", lt + 1)
+    if gt < 0:
+        return "an ident's email is not closed by '>' (git fsck: badEmail)"
+    if value.find(b">", gt + 1) >= 0:
+        return "an ident holds a '>' after its email (git ends the email at the first, libgit2 at the last)"
+    return _make_ident(value[:lt], value[lt + 1:gt], decode)
 
 
 def split_commit(raw: bytes) -> tuple[bytes, bytes]:
@@ -126,100 +256,120 @@ def split_commit(raw: bytes) -> tuple[bytes, bytes]:
     return raw[:end], raw[end + 2:]
 
 
-_IDENTS: dict[tuple[bytes, bytes], Ident | None] = {}
+_IDENTS: dict[tuple[bytes, bytes], Ident | str] = {}
 _IDENTS_KEPT = 4096
 
 
-def _plain_ident(name: bytes, email: bytes) -> Ident | None:
-    """The fast road's ident (memoised: a history holds few distinct people), or None if
-    the email needs the careful road."""
+def _plain_ident(name: bytes, email: bytes) -> Ident | str:
+    """The fast road's ident (memoised: a history holds few distinct people)."""
     key = (name, email)
     try:
         return _IDENTS[key]
     except KeyError:
         pass
-    got = None if not email or _EMAIL_BAD.search(email) else Ident(
-        name.decode("utf-8", "surrogateescape").strip(), email.decode("utf-8", "surrogateescape"))
+    got = _make_ident(name, email, None)
     if len(_IDENTS) >= _IDENTS_KEPT:
         _IDENTS.clear()
     _IDENTS[key] = got
     return got
 
 
+def _bound(oid: str, role: str, ident: Ident) -> Ident:
+    """`ident` with its commit named in its name problem, if any (a memoised Ident is shared)."""
+    if ident.name_problem:
+        return Ident(ident.git_name, ident.email, f"commit {oid}: {role}: {ident.name_problem}")
+    return ident
+
+
 def parse_commit(oid: str, header: bytes, message: bytes = b"") -> Commit:
     """A commit from its raw header (everything before the first blank line) and message.
 
-    Structural faults (no tree, a bad parent line, a NUL in the header, a header out of
-    place) raise GATE-GIT-MALFORMED at once; faults in the idents are recorded and raise
-    when the identities are asked for (a parent's tree is still usable).
+    Structural faults git itself cannot read past (no tree, a bad parent line, a NUL in
+    the header, a tree or parent line out of place) raise GATE-GIT-MALFORMED at once;
+    faults in the idents are recorded and raise when the identities are asked for (a
+    parent's tree is still usable).
     """
     if b"\0" in header:
-        raise malformed(f"commit {oid}: a NUL byte in the header")
-    fast = _FAST.fullmatch(header)
+        raise malformed(f"commit {oid}: a NUL byte in the header (git fsck: nulInHeader; git stops reading there)")
+    g = _grammar_of(oid)
+    fast = g.fast.fullmatch(header)
     if fast is not None:
         tree, listed, an, ae, cn, ce, extra = fast.groups(b"")
         fast_author, fast_committer = _plain_ident(an, ae), _plain_ident(cn, ce)
-        if fast_author is not None and fast_committer is not None and not (extra and _ODD.search(extra)):
-            listed_ids = (listed[7:47].decode("ascii"),) if len(listed) == 48 else tuple(
-                listed[i + 7:i + 47].decode("ascii") for i in range(0, len(listed), 48))
+        if isinstance(fast_author, Ident) and isinstance(fast_committer, Ident) and not (extra and _ODD.search(extra)):
+            n = g.hexsz
+            listed_ids = (listed[7:7 + n].decode("ascii"),) if len(listed) == n + 8 else tuple(
+                listed[i + 7:i + 7 + n].decode("ascii") for i in range(0, len(listed), n + 8))  # "parent <id>\n"
+            if fast_author.name_problem or fast_committer.name_problem:
+                fast_author = _bound(oid, "author", fast_author)
+                fast_committer = _bound(oid, "committer", fast_committer)
             return Commit(oid, tree.decode("ascii"), listed_ids, (fast_author, fast_committer), "", message,
                           extra[1:])
+    return _careful_commit(oid, g, header, message)
+
+
+def _careful_commit(oid: str, g: _Grammar, header: bytes, message: bytes) -> Commit:
+    """Every commit the fast road does not take: git's own reading, line by line."""
     lines = header.split(b"\n")
     first = lines[0]
-    if not first.startswith(b"tree ") or not _HEX40.fullmatch(first, 5):
-        raise malformed(f"commit {oid}: the first line is not 'tree <id>'")
+    if not first.startswith(b"tree ") or not g.hex_id.fullmatch(first, 5):
+        raise malformed(f"commit {oid}: the first line is not 'tree <id>' (git fsck: missingTree/badTreeSha1; "
+                        "git cannot read the commit)")
     i = 1
     parents: list[str] = []
     while i < len(lines) and lines[i].startswith(b"parent "):
-        if not _HEX40.fullmatch(lines[i], 7):
-            raise malformed(f"commit {oid}: a parent line is not 'parent <id>'")
+        if not g.hex_id.fullmatch(lines[i], 7):
+            raise malformed(f"commit {oid}: a parent line is not 'parent <id>' (git fsck: badParentSha1; "
+                            "git cannot read the commit)")
         parents.append(lines[i][7:].decode("ascii"))
         i += 1
-    # The remaining headers, continuation lines (starting with a space) folded into their header.
-    rest: list[tuple[bytes, bytes]] = []
-    for line in lines[i:]:
-        if line.startswith(b" ") and rest:
-            key, value = rest[-1]
-            rest[-1] = (key, value + b"\n" + line[1:])
-            continue
-        key, sep, value = line.partition(b" ")
-        if not sep or not key:
-            raise malformed(f"commit {oid}: a header line is not 'key value'")
-        if key in (b"tree", b"parent"):
-            raise malformed(f"commit {oid}: a {key.decode()} line out of place")
-        rest.append((key, value))
+    # The other header lines, each on its own: git reads `author ` and `committer ` lines whole
+    # (a continuation line, starting with a space, belongs to a multi-line header such as gpgsig
+    # and is never an ident).
+    rest = lines[i:]
+    for line in rest:
+        if line.startswith((b"tree ", b"parent ")):
+            raise malformed(f"commit {oid}: a {line.split(b' ')[0].decode()} line out of place (git ignores it, "
+                            "go-git reads it)")
+    authors = [n for n, line in enumerate(rest) if line.startswith(b"author ")]
+    committers = [n for n, line in enumerate(rest) if line.startswith(b"committer ")]
+    encodings = [line[9:] for line in rest if line.startswith(b"encoding ")]
     problem = ""
     idents: tuple[Ident, Ident] | None = None
-    keys = [k for k, _ in rest]
-    encodings = [v for k, v in rest if k == b"encoding"]
+    oddities: tuple[str, ...] = ()
     decode: codecs.CodecInfo | None = None
-    if keys[:2] != [b"author", b"committer"] or keys.count(b"author") != 1 or keys.count(b"committer") != 1:
-        problem = "not exactly one author line followed by one committer line"
+    if authors != [0] or committers != [1]:
+        problem = ("not exactly one author line followed by one committer line (git fsck: missingAuthor, "
+                   "multipleAuthors or missingCommitter; git shows the last author, libgit2 the first)")
     elif len(encodings) > 1:
-        problem = "more than one encoding header"
+        problem = "more than one encoding header (git reads the first, libgit2 the last)"
     elif encodings and encodings[0].strip().lower().decode("ascii", "replace") not in _UTF8:
         name = encodings[0].strip().decode("ascii", "replace")
         decode = _ascii_compatible(name)
         if decode is None:
             problem = f"encoding {name!r} is not one the gate can read the way git does (ASCII-compatible)"
     if not problem:
-        author, committer = parse_ident(rest[0][1], decode), parse_ident(rest[1][1], decode)
+        a_value, c_value = rest[0][7:], rest[1][10:]
+        author, committer = parse_ident(a_value, decode), parse_ident(c_value, decode)
         if isinstance(author, str):
             problem = f"author: {author}"
         elif isinstance(committer, str):
             problem = f"committer: {committer}"
         else:
-            idents = (author, committer)
+            idents = (_bound(oid, "author", author), _bound(oid, "committer", committer))
+            oddities = tuple(f"{role}: {odd}" for role, odd in (("author", fsck_ident(a_value)),
+                                                                 ("committer", fsck_ident(c_value))) if odd)
     after = rest[2:] if idents is not None else rest
-    return Commit(oid, first[5:].decode("ascii"), tuple(parents), idents, problem, message,
-                  b"\n".join(k + b" " + v.replace(b"\n", b"\n ") for k, v in after))
+    return Commit(oid, first[5:].decode("ascii"), tuple(parents), idents, problem, message, b"\n".join(after),
+                  oddities)
 
 
 def parse_tree(oid: str, data: bytes) -> dict[bytes, tuple[int, str]]:
     """The entries of a raw tree: name -> (raw mode, id), checked as git fsck checks them."""
-    if not _TREE.fullmatch(data):
+    g = _grammar_of(oid)
+    if not g.tree.fullmatch(data):
         raise malformed(f"tree {oid}: an entry is not '<octal mode> <name>\\0<id>' (or a name holds '/')")
-    entries = _ENTRY.findall(data)
+    entries = g.entry.findall(data)
     out: dict[bytes, tuple[int, str]] = {}
     prev = b""
     for mode_text, name, raw_id in entries:
@@ -239,11 +389,16 @@ def parse_tree(oid: str, data: bytes) -> dict[bytes, tuple[int, str]]:
 
 
 def parse_tag(oid: str, data: bytes) -> tuple[str, str]:
-    """(target id, declared target type) of a raw tag object."""
-    lines = data.split(b"\n", 2)
-    if (len(lines) < 3 or not lines[0].startswith(b"object ") or not _HEX40.fullmatch(lines[0], 7)
-            or lines[1] not in (b"type commit", b"type tree", b"type blob", b"type tag")):
-        raise malformed(f"tag {oid}: does not start with 'object <id>' and 'type <type>'")
+    """(target id, declared target type) of a raw tag object, read as git's `parse_tag_buffer`
+    reads it: `object <id>`, `type <type>` and `tag <name>` lines (without the last, git cannot
+    read the tag: git fsck's missingTagEntry); the tagger and any other header decide nothing."""
+    g = _grammar_of(oid)
+    lines = data.split(b"\n", 3)
+    if (len(lines) < 4 or not lines[0].startswith(b"object ") or not g.hex_id.fullmatch(lines[0], 7)
+            or lines[1] not in (b"type commit", b"type tree", b"type blob", b"type tag")
+            or not lines[2].startswith(b"tag ")):
+        raise malformed(f"tag {oid}: does not start with 'object <id>', 'type <type>' and 'tag <name>' lines "
+                        "(git cannot read it)")
     return lines[0][7:].decode("ascii"), lines[1][5:].decode("ascii")
 
 
@@ -360,7 +515,9 @@ class Objects:
             yield self._walked(w)
 
     def _walked(self, w: WalkedCommit) -> Commit:
-        c = parse_commit(w.id, w.header, w.message)
+        # No blank line after the header: no message, or a NUL that git stopped printing at
+        # (which the raw bytes show, and which is refused): read the object itself.
+        c = parse_commit(w.id, w.header, w.message) if w.headed else self.commit(w.id)
         if c.parent_ids != w.git_parents:
             raise malformed(f"commit {w.id}: git walks parents {list(w.git_parents)}, the commit names "
                             f"{list(c.parent_ids)} (grafts, a shallow file or a replaced commit?)")

@@ -8,9 +8,11 @@ Ref names stay bytes (git allows any byte but a few); they are decoded with
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from .errors import GateError
+from .gitmodel import FORMATS
 
 GATE_PREFIX = "refs/gate/"  # written by the trusted side only
 ATTEMPTS_PREFIX = "refs/gate/attempts/"  # the attempt ledger, one ref per attempt
@@ -40,6 +42,7 @@ class RefUpdate:
 
     @property
     def zero(self) -> str:
+        """The all-zero id of this update's width (40 or 64 hex digits: the repository's format)."""
         return "0" * len(self.old)
 
     @property
@@ -115,6 +118,31 @@ def parse_pre_receive(data: bytes) -> list[RefUpdate]:
         seen.add(ref)
         updates.append(RefUpdate(old.decode("ascii"), new.decode("ascii"), ref))
     return updates
+
+
+def object_format_problem(updates: Sequence[RefUpdate], object_format: str) -> str | None:
+    """Why these updates cannot be checked in a repository of `object_format`, or None
+    (for GATE-GIT-OBJECT-FORMAT).
+
+    The ids git hands the hook must have the width of the repository's format (40 hex digits
+    for sha1, 64 for sha256; the zero id of that width). In a repository of any format but
+    sha1, the reserved namespaces (the ledger, generations, receipts, review refs, approvals)
+    are refused: the trusted side that writes them reads repositories through libgit2, which
+    cannot open SHA-256 ones, so nothing legitimate can be pushed there.
+    """
+    fmt = FORMATS.get(object_format)
+    if fmt is None:
+        return f"the repository's object format {object_format!r} is not one git knows"
+    for u in updates:
+        if len(u.old) != fmt.hexsz:
+            return (f"ref {display(u.raw_ref)}: object ids of {len(u.old)} hex digits in a {fmt.name} repository "
+                    f"(its ids have {fmt.hexsz})")
+    if fmt.name != "sha1":
+        for u in updates:
+            if is_reserved(u.ref) and not u.ref.startswith(DOCTOR_PREFIX):  # the probe is refused anyway
+                return (f"ref {display(u.raw_ref)}: the ledger, receipts, review refs and approvals are written by "
+                        f"the trusted side, which cannot open {fmt.name} repositories (libgit2)")
+    return None
 
 
 def parse_pre_push(data: bytes) -> list[RefUpdate]:

@@ -110,7 +110,7 @@ class SignatureChecker:
 
         assert self.signers is not None
         try:
-            split = sshsig.split_signed_commit(raw)
+            split = sshsig.split_signed_commit(raw, sshsig.SIGNATURE_HEADERS[self.objects.reader.object_format])
         except ValueError as exc:
             return SignatureState("bad", (), str(exc))
         if split is None:

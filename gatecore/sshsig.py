@@ -147,17 +147,23 @@ class Verified:
 # --- the commit -----------------------------------------------------------------------------
 
 
-def split_signed_commit(raw: bytes) -> tuple[bytes, bytes] | None:
-    """(payload, armored signature) of a raw commit, or None when it carries no `gpgsig` header.
+#: The header git signs commits under, by the repository's object format (git's gpg_sig_headers).
+SIGNATURE_HEADERS = {"sha1": b"gpgsig", "sha256": b"gpgsig-sha256"}
 
-    As git's `parse_buffer_signed_by_header` for a sha1 repository: the `gpgsig ` header line and
-    the lines after it that start with a space are taken out of the payload; the signature is
-    their text without the header name and the one leading space, each line keeping its
+
+def split_signed_commit(raw: bytes, header: bytes = b"gpgsig") -> tuple[bytes, bytes] | None:
+    """(payload, armored signature) of a raw commit, or None when it carries no `header`.
+
+    `header` is the repository's format's (`SIGNATURE_HEADERS`): `gpgsig` in a sha1 repository,
+    `gpgsig-sha256` in a sha256 one. As git's `parse_buffer_signed_by_header`: the header line
+    and the lines after it that start with a space are taken out of the payload; the signature
+    is their text without the header name and the one leading space, each line keeping its
     newline. Headers end at the first empty line; the message is never searched. Stricter than
-    git: two `gpgsig` headers raise ValueError (git would concatenate them), and a commit with
-    any other header starting with `gpgsig` (`gpgsig-sha256`, the sha256 repositories'
-    signature, which git would drop from the payload) is not signed for us: None.
+    git: two such headers raise ValueError (git would concatenate them), and a commit with any
+    other header starting with `gpgsig` (the other format's signature, which git would drop
+    from the payload) is not signed for us: None.
     """
+    start = header + b" "
     payload = bytearray()
     signature = bytearray()
     headers = 0
@@ -170,9 +176,9 @@ def split_signed_commit(raw: bytes) -> tuple[bytes, bytes] | None:
         line = raw[pos:nxt]
         if in_signature and line.startswith(b" "):
             signature += line[1:]
-        elif line.startswith(b"gpgsig "):
+        elif line.startswith(start):
             headers += 1
-            signature += line[len(b"gpgsig "):]
+            signature += line[len(start):]
             in_signature = True
         else:
             in_signature = False
@@ -184,7 +190,7 @@ def split_signed_commit(raw: bytes) -> tuple[bytes, bytes] | None:
             payload += line
         pos = nxt
     if headers > 1:
-        raise ValueError(f"the commit has {headers} gpgsig headers")
+        raise ValueError(f"the commit has {headers} {header.decode()} headers")
     if headers == 0 or other:
         return None
     return bytes(payload), bytes(signature)

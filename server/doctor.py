@@ -17,7 +17,9 @@ import tempfile
 import uuid
 from pathlib import Path
 
+from gatecore.adapters.gitcmd import object_format
 from gatecore.errors import GateError
+from gatecore.gitmodel import GitReader
 from gatecore.policy import Policy
 from gatecore.refs import REPLACE_PREFIX, display
 
@@ -169,11 +171,19 @@ def replacements(git_dir: Path, policy: Policy) -> list[tuple[bool, str]]:
     """Every refs/replace/* ref: git serves its replacement wherever the original is read (show,
     archive, checkouts on the server). A commit replaced by one whose frozen paths differ, and any
     replaced tree or blob (which may sit at any path), fail the check."""
-    from gatecore.adapters.gitrepo import GitRepo
+    from gatecore.adapters.gitstream import GitStream
+
+    repo = GitStream(str(git_dir))  # git's own reading, as the hook's (sha1 and sha256 alike)
+    try:
+        return _replacements(repo, policy)
+    finally:
+        repo.close()
+
+
+def _replacements(repo: GitReader, policy: Policy) -> list[tuple[bool, str]]:
     from gatecore.frozen import FrozenChecker
     from gatecore.objects import Objects
 
-    repo = GitRepo.at(git_dir)
     objects = Objects(repo)
     found = repo.ref_targets(lambda n: n.startswith(REPLACE_PREFIX.encode()))
     out: list[tuple[bool, str]] = []
@@ -228,7 +238,7 @@ def _probe(git_dir: Path, platform: str) -> tuple[bool, str]:
         def git(*args: str) -> subprocess.CompletedProcess[str]:
             return subprocess.run(["git", *args], cwd=tmp, env=env, capture_output=True, text=True, check=False)
 
-        git("init", "-q")
+        git("init", "-q", f"--object-format={object_format(str(git_dir))}")  # a push carries one format
         Path(tmp, "probe").write_text(uuid.uuid4().hex)
         git("add", "probe")
         git("commit", "-q", "-m", "gate doctor probe")

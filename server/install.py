@@ -129,10 +129,14 @@ def owner_problem(path: Path) -> str | None:
 
 
 def git_dir_of(path: Path) -> Path:
-    from gatecore.adapters.gitrepo import GitRepo
+    """The repository's git dir, as git finds it (git itself: the hook reads SHA-256 repositories
+    too, which libgit2 cannot open)."""
+    from gatecore.adapters.gitcmd import run_git
 
-    repo = GitRepo.at(path)
-    return Path(repo.path).resolve()
+    out = run_git(["-C", str(path), "rev-parse", "--absolute-git-dir"], ok=None)
+    if not out.ok:
+        raise GateError("GATE-GIT-REPOSITORY", f"cannot open repository {path}: {out.last_error()}")
+    return Path(out.stdout.decode("utf-8", "surrogateescape").strip()).resolve()
 
 
 #: What `--fsck` sets: git itself refuses malformed objects, and bad modes, in every pushed tree

@@ -93,14 +93,15 @@ def check_push(inst: installation.Installation, hook_env: environment.HookEnv, u
                policy: Policy, deadline: Deadline) -> Outcome:
     """Stages 4-7: ref rules and frozen files, the reserved namespaces, the verdict, the report."""
     from gatecore.adapters.gitstream import GitStream
+    from gatecore.refs import object_format_problem
 
     live = [u for u in updates if not u.is_noop]
     if not live:
         return Outcome(0, "accept", mode=policy.mode, catalogue=policy.catalogue_version)
-    if len(live[0].old) != 40:
-        raise GateError("GATE-GIT-OBJECT-FORMAT", "sha256 object ids: SHA-256 repositories are not supported")
     repo = GitStream(hook_env.git_dir, hook_env.quarantine)
     try:
+        if (problem := object_format_problem(live, repo.object_format)) is not None:
+            raise GateError("GATE-GIT-OBJECT-FORMAT", problem)
         return _checked(inst, hook_env, live, policy, deadline, repo)
     finally:
         repo.close()

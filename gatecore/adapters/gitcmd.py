@@ -156,18 +156,45 @@ def _walked(record: bytes, messages: bool) -> WalkedCommit:
         raise malformed(f"git rev-list printed an unexpected line {ids[:80]!r}") from None
     # git indents every message line by four spaces: one replace undoes it (no per-line loop)
     message = (body[4:] if body.startswith(b"    ") else body).replace(b"\n    ", b"\n") if body and messages else b""
-    return WalkedCommit(oid, tuple(parents), header, message)
+    return WalkedCommit(oid, tuple(parents), header, message, bool(sep))
 
 
-def declares_sha256(git_dir: str) -> bool:
-    """True if the repository at git_dir declares the sha256 object format."""
+def object_format(git_dir: str) -> str:
+    """The repository's object format as git reads it: `extensions.objectFormat` in its config
+    ("sha1" when absent; the last value wins, as git reads it). Read from the file, no process
+    (this runs on every push); the caller holds it against the ids git hands the hook.
+
+    A value git itself would not take (anything but `sha1` or `sha256`) is returned as it is,
+    for the caller to refuse (GATE-GIT-OBJECT-FORMAT): git cannot open such a repository either.
+    """
     try:
-        with open(os.path.join(git_dir, "config"), encoding="utf-8", errors="replace") as f:
-            text = f.read(1 << 20)
+        with open(os.path.join(git_dir, "config"), "rb") as f:
+            text = f.read(1 << 20).decode("utf-8", "replace")
     except OSError:
-        return False
-    squashed = text.replace(" ", "").replace("\t", "").lower()
-    return "objectformat=sha256" in squashed
+        return "sha1"
+    section: str | None = None
+    found = "sha1"
+    for raw in text.splitlines():
+        line = raw.strip()
+        if line.startswith("["):
+            end = line.find("]")
+            header = line[1:end].strip() if end > 0 else ""
+            # [extensions] (any case); a subsection ([extensions "x"]) is another section
+            section = header.lower() if end > 0 and not any(c in header for c in ' "\t') else None
+            line = line[end + 1:].strip() if end > 0 else ""
+        if not line or line[0] in "#;" or section != "extensions":
+            continue
+        key, eq, value = line.partition("=")
+        if key.strip().lower() != "objectformat":
+            continue
+        value = value.strip()
+        if value.startswith('"'):
+            value = value[1:value.find('"', 1)] if value.find('"', 1) > 0 else value[1:]
+        else:
+            for mark in "#;":
+                value = value.split(mark, 1)[0]
+        found = value.strip() if eq else "true"
+    return found
 
 
 def walk_ids(git_dir: str, tips: Sequence[str], hide: Sequence[str], limit: int, deadline: float | None

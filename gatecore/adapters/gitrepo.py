@@ -27,6 +27,22 @@ _TYPE_NAMES = {ObjectType.COMMIT: "commit", ObjectType.TREE: "tree", ObjectType.
                ObjectType.TAG: "tag"}
 
 
+def _sha1_only(git_dir: str) -> None:
+    """GATE-GIT-OBJECT-FORMAT for a repository of any object format but sha1.
+
+    Everything that reads through pygit2 (the client hooks, the trusted side's commands,
+    receipts, the ledger, approvals) works on sha1 repositories only: no released libgit2
+    opens SHA-256 ones. The pre-receive hook reads through git itself (`gitstream`) and
+    works in both; docs/security.md has the table. When libgit2 reads SHA-256, this is
+    the one check to lift (with `object_format` below) once those paths are tested there.
+    """
+    fmt = gitcmd.object_format(git_dir) if os.path.isfile(os.path.join(git_dir, "config")) else "sha1"
+    if fmt != "sha1":
+        raise GateError("GATE-GIT-OBJECT-FORMAT",
+                        f"{git_dir} uses the {fmt} object format: the client hooks and the trusted side read "
+                        "repositories through libgit2, which cannot open it (the server's pre-receive hook can)")
+
+
 class GitRepo:
     """A repository handle. Not thread-safe; one per process."""
 
@@ -58,10 +74,10 @@ class GitRepo:
         try:
             repo = pygit2.Repository(path, flags=flags)
         except (pygit2.GitError, KeyError, ValueError, OSError) as exc:
-            if gitcmd.declares_sha256(path) or gitcmd.declares_sha256(os.path.join(path, ".git")):
-                raise GateError("GATE-GIT-OBJECT-FORMAT",
-                                f"{path} uses the sha256 object format, which this gate cannot read") from None
+            for git_dir in (path, os.path.join(path, ".git")):
+                _sha1_only(git_dir)
             raise GateError("GATE-GIT-REPOSITORY", f"cannot open repository {path}: {exc}") from None
+        _sha1_only(str(repo.path))  # a libgit2 that opens SHA-256 repositories: still not read here, untested
         return cls(repo)
 
     @property

@@ -14,7 +14,11 @@ out one call at a time. So inside the hook every read goes to git itself:
 
 Every process gets `gitcmd`'s hardened environment (no replacement objects, no grafts, no
 lazy fetch) and inherits `GIT_DIR` and the quarantine's object directories, so it sees
-exactly the objects the push brought. An object git reports missing is
+exactly the objects the push brought.
+
+Both of git's object formats are read: the repository's (`extensions.objectFormat`, read once
+from its config) gives the width every id is checked against before it reaches git, 40 hex
+digits for sha1 and 64 for sha256, and the all-zero id of that width. An object git reports missing is
 `GATE-GIT-UNREADABLE`; a process that ends or answers out of turn is too, and is never
 asked again (a request that failed leaves the stream out of step).
 """
@@ -31,10 +35,10 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import IO
 
 from ..errors import GateError, malformed, unreadable
-from ..gitmodel import WalkedCommit
+from ..gitmodel import FORMATS, WalkedCommit
 from . import gitcmd
 
-_OID = re.compile(r"[0-9a-f]{40}")
+_OIDS = {name: re.compile(rf"[0-9a-f]{{{f.hexsz}}}") for name, f in FORMATS.items()}
 _HASH_CHUNK = 1 << 20
 _BUFFER = 1 << 16
 #: From this many blobs on, `blob_digests` reads them through two `cat-file` processes.
@@ -44,23 +48,12 @@ _CHUNK = 64  # blobs asked for at once by each of the two processes
 _NOT_IN_REFS = re.compile(r"[*?\[\\\s]")
 
 
-def _valid(oid: str) -> str:
-    """An object id, or GATE-GIT-UNREADABLE: git reads anything else as a revision expression."""
-    if not _OID.fullmatch(oid):
-        raise unreadable(f"{oid[:80]!r} is not an object id")
-    return oid
-
-
-def _checked(oid: str) -> bytes:
-    """An object id as a cat-file request line."""
-    return _valid(oid).encode("ascii") + b"\n"
-
-
 class _CatFile:
     """One `git cat-file --batch` or `--batch-check` process and its answers, in order."""
 
-    def __init__(self, git_dir: str, mode: str) -> None:
+    def __init__(self, git_dir: str, mode: str, oid_re: re.Pattern[str]) -> None:
         self.mode = mode
+        self.oid_re = oid_re
         try:
             self.proc = subprocess.Popen(["git", f"--git-dir={git_dir}", "cat-file", mode], stdin=subprocess.PIPE,
                                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=gitcmd.environment(),
@@ -81,6 +74,13 @@ class _CatFile:
             err = b""
         lines = err.decode("utf-8", "replace").strip().splitlines()
         return unreadable(f"git cat-file {self.mode} {what}" + (f": {lines[-1]}" if lines else ""))
+
+    def checked(self, oid: str) -> bytes:
+        """An object id as a request line; GATE-GIT-UNREADABLE for anything but a full id of the
+        repository's format (git would read it as a revision expression)."""
+        if not self.oid_re.fullmatch(oid):
+            raise unreadable(f"{oid[:80]!r} is not an object id of this repository's format")
+        return oid.encode("ascii") + b"\n"
 
     def ask(self, lines: bytes) -> None:
         try:
@@ -122,7 +122,7 @@ class _CatFile:
     def pipelined(self, oids: Sequence[str], each: Callable[[str, str, int], None]) -> None:
         """Ask for every id at once (from a writer thread) and hand each answer to `each`,
         which must consume the contents. Any failure leaves the process unusable."""
-        request = b"".join(_checked(o) for o in oids)
+        request = b"".join(self.checked(o) for o in oids)
         failed: list[BaseException] = []
 
         def write() -> None:
@@ -162,17 +162,18 @@ class GitStream:
     """The `GitReader` of a running hook (or of any repository, by its git dir). Not
     thread-safe; one per process; `close()` ends the git processes it started."""
 
-    object_format = "sha1"
-    zero_id = "0" * 40
-
     def __init__(self, git_dir: str, quarantine: str | None = None) -> None:
         """`quarantine`: git's quarantine directory of the running push (`GIT_QUARANTINE_PATH`),
         if any; it lets `preexisting` tell what this push brought."""
         if not os.path.isfile(os.path.join(git_dir, "HEAD")):
             raise GateError("GATE-GIT-REPOSITORY", f"cannot open repository {git_dir}: not a git directory")
-        if gitcmd.declares_sha256(git_dir):
-            raise GateError("GATE-GIT-OBJECT-FORMAT",
-                            f"{git_dir} uses the sha256 object format, which this gate cannot read")
+        fmt = gitcmd.object_format(git_dir)
+        if fmt not in FORMATS:
+            raise GateError("GATE-GIT-OBJECT-FORMAT", f"{git_dir} declares extensions.objectFormat = {fmt[:40]!r}, "
+                                                      "which git does not know")
+        self.object_format = fmt
+        self.zero_id = FORMATS[fmt].zero_id
+        self._oid = _OIDS[fmt]
         self.path = git_dir
         self.quarantine = quarantine
         self._batch: _CatFile | None = None
@@ -184,7 +185,7 @@ class GitStream:
         if current is not None and current.broken:
             raise unreadable(f"git cat-file {mode} failed earlier in this check")
         if current is None:
-            current = _CatFile(self.path, mode)
+            current = _CatFile(self.path, mode, self._oid)
             if mode == "--batch":
                 self._batch = current
             else:
@@ -198,16 +199,21 @@ class GitStream:
         self._batch = self._check = None
 
     # --- objects ---------------------------------------------------------------------
+    def _valid(self, oid: str) -> str:
+        if not self._oid.fullmatch(oid):
+            raise unreadable(f"{oid[:80]!r} is not an object id of this repository's format")
+        return oid
+
     def header(self, oid: str) -> tuple[str, int]:
         p = self._process("--batch-check")
-        p.ask(_checked(oid))
+        p.ask(p.checked(oid))
         return p.answer(oid)
 
     def exists(self, oid: str) -> bool:
-        if not _OID.fullmatch(oid):
+        if not self._oid.fullmatch(oid):
             return False
         p = self._process("--batch-check")
-        p.ask(_checked(oid))
+        p.ask(p.checked(oid))
         line = p.stdout.readline()
         if not line:
             raise p.died("ended")
@@ -215,7 +221,7 @@ class GitStream:
 
     def read(self, oid: str) -> tuple[str, bytes]:
         p = self._process("--batch")
-        p.ask(_checked(oid))
+        p.ask(p.checked(oid))
         kind, size = p.answer(oid)
         return kind, p.contents(oid, size)
 
@@ -256,7 +262,7 @@ class GitStream:
             self._blob_digests[oid] = digest
 
         if len(wanted) == 1:
-            p.ask(_checked(wanted[0]))
+            p.ask(p.checked(wanted[0]))
             kind, size = p.answer(wanted[0])
             each(wanted[0], kind, size)
         else:
@@ -271,7 +277,7 @@ class GitStream:
         chunks = iter([wanted[i:i + _CHUNK] for i in range(0, len(wanted), _CHUNK)])
         lock = threading.Lock()
         first = self._process("--batch")
-        second = _CatFile(self.path, "--batch")
+        second = _CatFile(self.path, "--batch", self._oid)
         failed: list[BaseException] = []
 
         def drain(p: _CatFile) -> None:
@@ -310,13 +316,13 @@ class GitStream:
 
     def walk_ids(self, tips: Sequence[str], hide: Sequence[str], limit: int
                  ) -> list[tuple[str, tuple[str, ...]]] | None:
-        return gitcmd.walk_ids(self.path, [_valid(t) for t in tips],
-                               [_valid(h) for h in hide], limit, None)
+        return gitcmd.walk_ids(self.path, [self._valid(t) for t in tips],
+                               [self._valid(h) for h in hide], limit, None)
 
     def preexisting(self, oids: Sequence[str]) -> set[str] | None:
         if self.quarantine is None:
             return None
-        return gitcmd.outside_quarantine(self.path, [_valid(o) for o in oids])
+        return gitcmd.outside_quarantine(self.path, [self._valid(o) for o in oids])
 
     def is_ancestor(self, ancestor: str, descendant: str) -> bool:
         return ancestor == descendant or gitcmd.is_ancestor(self.path, ancestor, descendant)

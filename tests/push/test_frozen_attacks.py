@@ -1,16 +1,15 @@
 """Frozen paths written indirectly, through real pushes: merges, renames, modes, symlinks,
 submodules, look-alike paths and identities, ref-name tricks, malformed, deep and huge trees,
-SHA-256 repositories, evaluate mode."""
+evaluate mode (SHA-256 repositories: test_sha256.py)."""
 
 from __future__ import annotations
 
 import hashlib
-import json
 import subprocess
 from pathlib import Path
 
 import pytest
-from support.gitutil import AGENT, HUMAN, WorkRepo, gate, git
+from support.gitutil import AGENT, HUMAN, WorkRepo, git
 from support.lab import AGENT_PUSH, GITMODULES, LAB_POLICY, RUNNER, Lab
 from support.marks import more
 from support.server import Server
@@ -332,47 +331,6 @@ def test_a_huge_frozen_tree_is_rejected(lab: Lab) -> None:
     head = _commit_with_ci_subtree(lab, "many", str(b.write()))
     _frozen_refused(lab, head)
     assert lab.server.audit()[-1]["codes"] == ["GATE-FROZEN-PATH"]
-
-
-# --- SHA-256 object format ------------------------------------------------------------------
-
-def test_install_into_a_sha256_repository_is_refused(tmp_path: Path) -> None:
-    bare = tmp_path / "sha256.git"
-    git(tmp_path, "init", "-q", "--bare", "--object-format=sha256", "-b", "main", str(bare))
-    (tmp_path / "policy.toml").write_text(LAB_POLICY)
-    out = gate("server", "install", str(bare), "--policy", str(tmp_path / "policy.toml"))
-    assert out.returncode != 0 and "GATE-GIT-OBJECT-FORMAT" in out.stderr
-    assert not (bare / "hooks" / "pre-receive").exists() and not (bare / "gate").exists()
-    doctor = gate("server", "doctor", str(bare))
-    assert doctor.returncode != 0 and "GATE-GIT-OBJECT-FORMAT" in doctor.stdout + doctor.stderr
-
-
-def test_a_push_into_a_sha256_repository_is_refused(lab: Lab, tmp_path: Path) -> None:
-    """The gate's own hook (copied installation) in front of a SHA-256 repository refuses, never passes."""
-    import shutil
-
-    from server.install import hook_script
-
-    bare = tmp_path / "sha256.git"
-    git(tmp_path, "init", "-q", "--bare", "--object-format=sha256", "-b", "main", str(bare))
-    gate_dir = bare / "gate"
-    shutil.copytree(lab.server.gate_dir, gate_dir, ignore=shutil.ignore_patterns("audit.log"))
-    hook = bare / "hooks" / "pre-receive"
-    hook.write_text(hook_script(gate_dir))
-    hook.chmod(0o755)
-    work = tmp_path / "w"
-    git(tmp_path, "init", "-q", "--object-format=sha256", "-b", "main", str(work))
-    (work / "ci").mkdir()
-    (work / "ci" / "deploy.yml").write_text("x\n")
-    git(work, "add", "-A")
-    git(work, "commit", "-q", "-m", "human", identity=HUMAN)
-    for pusher, refspec in (({"REMOTE_USER": "hana"}, "main"), (AGENT_PUSH, f"main:{REVIEW_PREFIX}x"),
-                            (RUNNER, f"main:{ATTEMPTS_PREFIX}x")):
-        out = git(work, "push", "--porcelain", f"file://{bare}", refspec, check=False, env=pusher)
-        assert refused(out, "GATE-GIT-OBJECT-FORMAT"), out.stderr
-    assert git(bare, "for-each-ref").stdout == ""
-    audit = [json.loads(line) for line in (gate_dir / "audit.log").read_text().splitlines()]
-    assert len(audit) == 3 and all(a["codes"] == ["GATE-GIT-OBJECT-FORMAT"] for a in audit)
 
 
 # --- evaluate mode --------------------------------------------------------------------------

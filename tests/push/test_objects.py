@@ -9,16 +9,30 @@ checkout. Where the readings differ the push is refused with a code; the legitim
 
 from __future__ import annotations
 
+import json
 import subprocess
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from support.fsckcorpus import (
+    CASES,
+    FSCK_IDS_239,
+    FSCK_IDS_NEWER_OBJECTS,
+    FSCK_IDS_NEWER_REFS,
+    LEVELS,
+    Built,
+    Case,
+    build_all,
+)
 from support.gitutil import HUMAN, git, git_bytes
 from support.lab import AGENT_PUSH, LAB_POLICY, RUNNER, Lab
-from support.server import seeded
+from support.rawpush import raw_push
+from support.server import POLICY, Server, seeded
 from support.verdicts import codes_of, declined, refused
 
+from gatecore.errors import GateError
 from gatecore.objects import Objects, parse_commit, parse_tree, split_commit
 
 IDENT_AGENT = b"Agent Smith <bot-7@agents.example.com> 1790000000 +0000"
@@ -372,3 +386,214 @@ def test_install_fsck_makes_git_refuse_bad_modes_in_every_pushed_tree(tmp_path: 
     before = server.refs()
     out = server.push(f"{head}:refs/heads/human-raw")
     assert out.returncode != 0 and "badFilemode" in out.stderr and server.refs() == before
+
+
+# --- one object per `git fsck` message id (tests/support/fsckcorpus.py, docs/security.md's table) ----
+
+HUMAN_PUSH = {"REMOTE_USER": "hana"}
+ZERO40 = "0" * 40
+
+
+@dataclass
+class FsckCorpus:
+    work: Path
+    built: dict[str, Built]
+    gated: dict[str, Server]  # "plain", "fsckObjects": the gate in front of git's receive-pack
+    ungated: dict[str, Path]  # the same, with no hook: git's own verdict
+
+
+@pytest.fixture(scope="module")
+def fsck_corpus(tmp_path_factory: pytest.TempPathFactory) -> FsckCorpus:
+    root = tmp_path_factory.mktemp("fsck")
+    for name in ("plain", "strict"):
+        (root / name).mkdir()
+    plain = seeded(root / "plain")
+    work, base = plain.work.path, plain.work.head()
+    strict = Server(root / "strict")
+    git(strict.bare, "config", "receive.fsckObjects", "true")
+    git(work, "push", "-q", strict.url, "main")
+    ungated = {}
+    for name in ("plain", "fsckObjects"):
+        bare = root / f"ungated-{name}.git"
+        git(root, "init", "-q", "--bare", str(bare))
+        if name == "fsckObjects":
+            git(bare, "config", "receive.fsckObjects", "true")
+        git(work, "push", "-q", str(bare), "main")
+        ungated[name] = bare
+    return FsckCorpus(work, build_all(work, base), {"plain": plain, "fsckObjects": strict}, ungated)
+
+
+def _built_cases(corpus: FsckCorpus) -> list[Case]:
+    return [c for c in CASES if c.label in corpus.built]
+
+
+def _gate_json(text: str) -> list[dict[str, str]]:
+    return [json.loads(line.removeprefix("remote: ")[len("gate-json: "):]) for line in text.splitlines()
+            if line.removeprefix("remote: ").startswith("gate-json: ")]
+
+
+def test_the_corpus_has_a_case_for_every_fsck_message_id() -> None:
+    listed = {w.removeprefix("fsck.") for w in git(Path.cwd(), "help", "--config").stdout.split()
+              if w.startswith("fsck.")} - {"skipList"}
+    known = set(FSCK_IDS_239) | set(FSCK_IDS_NEWER_OBJECTS) | set(FSCK_IDS_NEWER_REFS)
+    assert listed <= known, f"a git release with new fsck ids: add them to the table: {sorted(listed - known)}"
+    if git(Path.cwd(), "version").stdout.startswith("git version 2.39."):
+        assert listed == set(FSCK_IDS_239)
+    assert {c.msg_id for c in CASES} == set(FSCK_IDS_239)
+    assert set(LEVELS) == set(FSCK_IDS_239) | set(FSCK_IDS_NEWER_OBJECTS)
+
+
+def test_git_receive_pack_takes_each_object_as_the_table_says(fsck_corpus: FsckCorpus) -> None:
+    """No hook, no receive.fsckObjects: one push of every case, each ref's own outcome."""
+    cases = _built_cases(fsck_corpus)
+    built = fsck_corpus.built
+    out = raw_push(fsck_corpus.work, fsck_corpus.ungated["plain"],
+                   [(ZERO40, built[c.label].tip, built[c.label].ref) for c in cases], {},
+                   objects=[o for c in cases for o in built[c.label].objects])
+    got = {c.label: "accept" if out.ok(built[c.label].ref) else "refuse" for c in cases}
+    assert got == {c.label: c.default for c in cases}, out.stderr
+
+
+def test_git_receive_pack_with_fsck_objects_names_each_object_as_the_table_says(fsck_corpus: FsckCorpus) -> None:
+    """No hook, receive.fsckObjects: one push per case (git refuses a pack with any bad object)."""
+    for c in _built_cases(fsck_corpus):
+        b = fsck_corpus.built[c.label]
+        out = raw_push(fsck_corpus.work, fsck_corpus.ungated["fsckObjects"], [(ZERO40, b.tip, b.ref)], {},
+                       objects=b.objects)
+        assert ("accept" if out.ok(b.ref) else "refuse") == c.fsck, (c.label, out.stderr)
+        if c.level != "IGNORE":
+            assert (c.says or f": {c.msg_id}: ") in out.stderr, (c.label, out.stderr)
+
+
+@pytest.mark.parametrize("config", ["plain", "fsckObjects"])
+def test_the_gate_decides_or_refuses_each_object_as_the_table_says(fsck_corpus: FsckCorpus, config: str) -> None:
+    """What git's receive-pack takes reaches the gate: each object the table says the gate decides
+    (one push of them all: each agent commit's frozen write is judged, GATE-FROZEN-PATH), each it
+    refuses (one push each, with its code); what git refuses never reaches the hook. Nothing moves."""
+    corpus, server = fsck_corpus, fsck_corpus.gated[config]
+    takes = {c.label: c.default if config == "plain" else c.fsck for c in _built_cases(corpus)}
+    decided = [c for c in _built_cases(corpus) if takes[c.label] == "accept" and c.gate == "decide"]
+    before = server.refs()
+    for c in _built_cases(corpus):
+        if c in decided:
+            continue
+        b = corpus.built[c.label]
+        out = raw_push(corpus.work, server.bare, [(ZERO40, b.tip, b.ref)], HUMAN_PUSH, objects=b.objects)
+        assert not out.ok(b.ref), (c.label, out.status)
+        if takes[c.label] == "refuse":
+            assert "hook declined" not in out.stdout, (c.label, out.stderr)  # git refused first
+        else:
+            assert {d["code"] for d in _gate_json(out.stderr)} == {c.gate}, (c.label, out.stderr)
+    assert 0 < len(decided) < 50  # every violation shown (limits.max_violations_shown)
+    out = raw_push(corpus.work, server.bare,
+                   [(ZERO40, corpus.built[c.label].tip, corpus.built[c.label].ref) for c in decided], HUMAN_PUSH,
+                   objects=[o for c in decided for o in corpus.built[c.label].objects])
+    found = _gate_json(out.stderr)
+    assert {d["code"] for d in found} == {"GATE-FROZEN-PATH"}, out.stderr
+    assert {d["commit"] for d in found} == {corpus.built[c.label].commit for c in decided}
+    assert server.refs() == before
+
+
+def test_the_gate_reads_each_ident_as_git_does_and_refuses_only_where_libgit2_reads_another(
+        fsck_corpus: FsckCorpus) -> None:
+    """Decided: name and email equal git's `%an`/`%ae`/`%cn`/`%ce`, and libgit2's (pygit2); the
+    commit's oddities name what fsck says. Refused: git and libgit2 read a different author, or
+    libgit2 cannot read the commit at all."""
+    import pygit2
+
+    from gatecore.adapters.gitstream import GitStream
+
+    objects = Objects(GitStream(str(fsck_corpus.work / ".git")))
+    libgit2 = pygit2.Repository(str(fsck_corpus.work))
+    cases = [c for c in _built_cases(fsck_corpus) if c.default == "accept"
+             and fsck_corpus.built[c.label].ref.startswith("refs/heads/")]
+    assert COMMIT_IDS - {c.msg_id for c in cases} == set()
+    ids = [fsck_corpus.built[c.label].commit for c in cases]
+    shown = git_bytes(fsck_corpus.work, "-c", "i18n.logOutputEncoding=", "show", "-s", "--no-walk=unsorted",
+                      "--format=%an%x00%ae%x00%cn%x00%ce%x01", *ids).decode("utf-8", "surrogateescape")
+    for c, oid, line in zip(cases, ids, shown.split("\x01\n"), strict=False):
+        git_reads = tuple(line.split("\0"))
+        try:
+            lg = libgit2[oid]
+            lg_reads: tuple[str, ...] | None = (lg.author.name, lg.author.email, lg.committer.name, lg.committer.email)
+        except (pygit2.GitError, ValueError, UnicodeDecodeError):
+            lg_reads = None
+        if c.gate == "decide":
+            a, m = objects.commit(oid).identities()
+            assert (a.name, a.email, m.name, m.email) == git_reads, c.label
+            # libgit2 reads the same, or (unterminated header, a date past 2^63) nothing at all
+            assert lg_reads == git_reads or (lg_reads is None and c.msg_id in LIBGIT2_UNREADABLE), c.label
+            if c.build is not None and c.msg_id in IDENT_IDS:
+                assert objects.commit(oid).oddities == (f"author: {c.msg_id}",), c.label
+        elif c.msg_id in COMMIT_IDS - {"nulInHeader"}:
+            with pytest.raises(GateError) as err:
+                objects.commit(oid).identities()
+            assert err.value.code == "GATE-GIT-MALFORMED"
+            assert lg_reads is None or lg_reads[:2] != git_reads[:2], (c.label, git_reads, lg_reads)
+
+
+LIBGIT2_UNREADABLE = {"unterminatedHeader", "badDateOverflow"}
+COMMIT_IDS = {"badEmail", "missingEmail", "missingAuthor", "multipleAuthors", "missingCommitter", "nulInHeader"}
+IDENT_IDS = {"badDate", "badDateOverflow", "badName", "badTimezone", "missingNameBeforeEmail",
+             "missingSpaceBeforeDate", "missingSpaceBeforeEmail", "zeroPaddedDate"}
+
+
+def test_a_name_git_and_libgit2_read_differently_is_refused_only_where_a_rule_reads_names(tmp_path: Path) -> None:
+    """`author  Claude <...>`: git's %an keeps the leading space, libgit2 and forges trim it. Under a
+    policy with a `names` rule it is refused; under one that reads no names it is decided."""
+    import pygit2
+
+    policy = POLICY.replace('authors = ["*@agents.example.com"]',
+                            'authors = ["*@agents.example.com"]\nnames = ["Claude*"]')
+    server = seeded(tmp_path, policy)
+    w = server.work
+    tree = with_entry(w.path, git(w.path, "rev-parse", "HEAD^{tree}").stdout.strip(), "ci/deploy.yml", b"100644",
+                      blob(w.path, b"deploy: named\n"))
+    named = raw_commit(w.path, tree, [w.head()], author=b" Claude <claude@example.com> 1790000000 +0000",
+                       committer=IDENT_HUMAN)
+    by_email = raw_commit(w.path, tree, [w.head()], author=b" Claude <bot-7@agents.example.com> 1790000000 +0000",
+                          committer=IDENT_HUMAN)
+    assert git(w.path, "log", "-1", "--format=%an", named).stdout == " Claude\n"
+    assert pygit2.Repository(str(w.path))[named].author.name == "Claude"
+    before = server.refs()
+    out = server.push(f"{named}:refs/heads/named", pusher_env=HUMAN_PUSH)
+    assert refused(out, "GATE-GIT-MALFORMED") and "whitespace" in out.stderr and server.refs() == before
+    server.policy_file.write_text(POLICY)  # no rule reads names: the same name decides nothing
+    server.install("--policy", str(server.policy_file))
+    out = server.push(f"{by_email}:refs/heads/by-email", pusher_env=HUMAN_PUSH)
+    assert refused(out, "GATE-FROZEN-PATH") and codes_of(out) == {"GATE-FROZEN-PATH"}, out.stderr
+    assert server.refs() == before
+
+
+def test_a_tag_git_cannot_read_is_malformed_for_the_gate_too() -> None:
+    """git's parse_tag_buffer needs the `tag` line (fsck: missingTagEntry); without it git cannot peel."""
+    from gatecore.objects import parse_tag
+
+    target = "a" * 40
+    assert parse_tag("b" * 40, f"object {target}\ntype commit\ntag v1\n\nm\n".encode()) == (target, "commit")
+    assert parse_tag("b" * 40, f"object {target}\ntype commit\ntag v1\n".encode()) == (target, "commit")
+    for data in (f"object {target}\ntype commit\ntagger H <h> 1 +0000\n\nm\n", f"object {target}\ntype commit\n"):
+        with pytest.raises(GateError) as err:
+            parse_tag("b" * 40, data.encode())
+        assert err.value.code == "GATE-GIT-MALFORMED"
+
+
+def test_the_table_in_docs_security_md_is_the_corpus() -> None:
+    """docs/security.md has one row per message id, each column as the corpus found it."""
+    from support.gitutil import ROOT
+
+    text = (ROOT / "docs" / "security.md").read_text()
+    section = text[text.index("### Every `git fsck` message id"):]
+    section = section[:section.index("\n## ")]
+    rows = {}
+    for line in section.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if line.startswith("| `") and len(cells) == 6:
+            for name in cells[0].split(", "):
+                rows[name.strip("`")] = cells[1:5]
+    verb = {"accept": "accepts", "refuse": "refuses"}
+    for c in CASES:
+        gate = {"decide": "decides", "git": "never sees it"}.get(c.gate, f"`{c.gate}`")
+        assert rows.get(c.msg_id) == [c.level, verb[c.default], verb[c.fsck], gate], c.label
+    assert set(rows) == set(FSCK_IDS_239) | set(FSCK_IDS_NEWER_OBJECTS) | set(FSCK_IDS_NEWER_REFS)
+    assert all(rows[name][0] == level for name, level in FSCK_IDS_NEWER_REFS.items())

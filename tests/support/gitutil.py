@@ -55,9 +55,9 @@ def gate(*args: str, cwd: Path | str | None = None, env: dict[str, str] | None =
 class WorkRepo:
     """A non-bare repository with helpers to write files and commit as someone."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, object_format: str = "sha1") -> None:
         self.path = path
-        git(path.parent, "init", "-q", "-b", "main", str(path))
+        git(path.parent, "init", "-q", "-b", "main", f"--object-format={object_format}", str(path))
         git(path, "config", "commit.gpgsign", "false")
 
     def write(self, rel: str, data: str | bytes, mode: int | None = None) -> None:

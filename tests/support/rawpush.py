@@ -58,13 +58,22 @@ def advertised(bare: Path) -> dict[str, str]:
 
 
 def raw_push(client: Path, bare: Path, commands: list[tuple[str, str, str]], env: dict[str, str],
-             atomic: bool = False) -> RawResult:
-    """Send `(old, new, ref)` commands as stated, with a pack of everything the new ids reach."""
+             atomic: bool = False, objects: list[str] | None = None) -> RawResult:
+    """Send `(old, new, ref)` commands as stated, with a pack of everything the new ids reach, or
+    of exactly `objects` (objects git's own client would refuse to walk: a tree it cannot parse)."""
     caps = b"report-status" + (b" atomic" if atomic else b"")
+    fmt = subprocess.run(["git", "rev-parse", "--show-object-format"], cwd=client, capture_output=True,
+                         env=git_env(), check=True).stdout.strip()
+    if fmt != b"sha1":  # the protocol names any other format (a sha1 client never does)
+        caps += b" object-format=" + fmt
     lines = [f"{old} {new} {ref}".encode() for old, new, ref in commands]
     request = _pkt(lines[0] + b"\0" + caps + b"\n") + b"".join(_pkt(line + b"\n") for line in lines[1:]) + b"0000"
     news = [new for _old, new, _ref in commands if set(new) != {"0"}]
-    if news:
+    if objects is not None:
+        request += subprocess.run(["git", "pack-objects", "--stdout", "-q"], cwd=client,
+                                  input="".join(f"{o}\n" for o in objects).encode(), capture_output=True,
+                                  env=git_env(), check=True).stdout
+    elif news:
         request += subprocess.run(["git", "pack-objects", "--stdout", "--revs", "-q"], cwd=client,
                                   input="".join(f"{n}\n" for n in news).encode(), capture_output=True,
                                   env=git_env(), check=True).stdout

@@ -22,10 +22,10 @@ pushers = ["runner-*"]
 
 class Server:
     def __init__(self, root: Path, policy: str = POLICY, keyring: str | None = None,
-                 platform: str = "git", extra: tuple[str, ...] = ()) -> None:
+                 platform: str = "git", extra: tuple[str, ...] = (), object_format: str = "sha1") -> None:
         self.root = root
         self.bare = root / "server.git"
-        git(root, "init", "-q", "--bare", "-b", "main", str(self.bare))
+        git(root, "init", "-q", "--bare", "-b", "main", f"--object-format={object_format}", str(self.bare))
         self.policy_file = root / "policy.toml"
         self.policy_file.write_text(policy)
         args = ["server", "install", str(self.bare), "--policy", str(self.policy_file), "--platform", platform,
@@ -36,7 +36,7 @@ class Server:
         out = gate(*args)
         assert out.returncode == 0, out.stdout + out.stderr
         self.gate_dir = self.bare / "gate"
-        self.work = WorkRepo(root / "work")
+        self.work = WorkRepo(root / "work", object_format)
         self.work.git("remote", "add", "origin", f"file://{self.bare}")
 
     @property

@@ -1,10 +1,14 @@
 """The `gate` command line: the one module that talks to typer (the outer layer).
 
 Each command is a thin function that calls into the package and returns an exit code;
-commands read the clock once and pass `now` down. `main` is the single error boundary: a
-`GateError` prints its code and reason and exits with the status its code's registry
-entry names (1 reject, 2 configuration, 3 internal); anything unexpected exits 3.
-Nothing ever maps an error to 0.
+commands read the clock once and pass `now` down. `main(argv) -> int` is the single error
+boundary (pre-commit's shape; tests call it in process): a `GateError` prints its code and
+reason and returns the status its code's registry entry names (1 reject, 2 configuration,
+3 internal); a usage error returns 2; anything unexpected returns 3 as
+`GATE-CLI-INTERNAL`. Nothing ever maps an error to 0.
+
+This is the outer layer: it may import everything, the `server` package included (the
+server's commands: install, doctor, the approvals verifier). Nothing imports it.
 
 The installed pre-receive hook does not come through here: it runs
 `python -m server.prereceive`, which keeps typer and pydantic off the hook's start-up path.
@@ -17,7 +21,7 @@ import json
 import sys
 import time
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, TypeVar
 
@@ -29,7 +33,6 @@ if TYPE_CHECKING:
     from .adapters.gitcmd import PushResult
     from .binding import Decision
     from .ledger import AttemptState
-    from .trusted.approve import Verifier
 
 app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, no_args_is_help=True,
                   help="Push-time gate for AI agents: frozen files and bound review receipts.")
@@ -56,6 +59,20 @@ app.add_typer(approvals_app, name="approvals")
 
 Opt = typer.Option
 F = TypeVar("F", bound=Callable[..., int])
+
+
+def _version(value: bool) -> None:
+    if value:
+        from . import __version__
+
+        _out(f"push-gate {__version__}")
+        raise typer.Exit(0)
+
+
+@app.callback()
+def _root(version: Annotated[bool, Opt("--version", callback=_version, is_eager=True,
+                                       help="Print the version and exit.")] = False) -> None:
+    """Push-time gate for AI agents: frozen files and bound review receipts."""
 
 
 def command(group: typer.Typer, name: str) -> Callable[[F], F]:
@@ -495,17 +512,11 @@ def review_push(
     return _pushed(push_review(repo, attempt, receipt, remote, int(time.time())))
 
 
-_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
-
-
 def _seconds(text: str, flag: str = "--older-than") -> int:
     """'30d', '12h', '90m', '3600s' or '0'."""
-    import re
+    from .durations import parse
 
-    m = re.fullmatch(r"(\d{1,7})([smhd]?)", text.strip())
-    if m is None:
-        raise GateError("GATE-INPUT-ARGUMENT", f"{flag} {text!r} is not a duration such as 30d, 12h or 0")
-    return int(m.group(1)) * _UNITS[m.group(2) or "s"]
+    return parse(text, flag)
 
 
 @command(ledger_app, "archive")
@@ -551,43 +562,18 @@ def approve_cmd(
     yes: Annotated[bool, Opt("--yes", help="Approve without asking (after showing the changes).")] = False,
 ) -> int:
     """Approve an agent's write of frozen paths in exactly one ref update (the rejection prints this command)."""
-    from . import approvals
-    from .adapters.config import load_keyfile
-    from .adapters.gitrepo import GitRepo
     from .trusted import approve
 
-    approver = approver or approve.git_config(repo, "gate.approver")
-    if not approver:
-        raise GateError("GATE-INPUT-ARGUMENT", "pass --approver NAME (or git config gate.approver NAME)")
-    if key is None and ssh_key is None:
-        key_text = approve.git_config(repo, "gate.approvalKey")
-        ssh_text = approve.git_config(repo, "gate.approvalSshKey")
-        key, ssh_key = (Path(key_text) if key_text else None), (Path(ssh_text) if ssh_text else None)
-    lifetime = _seconds(expires, "--expires")
-    if lifetime <= 0:
-        raise GateError("GATE-INPUT-ARGUMENT", "--expires must be more than 0")
-    req = approve.Request(repository_id, ref, old, new, tuple(dict.fromkeys(path)), approver, lifetime, reason)
-    probe = approvals.Approval(repository_id, ref, old, new, req.paths, approver, 0, 1, reason)
-    approvals.parse_payload(probe.payload())  # the same checks the server makes, before anything
-    approve.check_objects(GitRepo.at(repo), req)
-    _out(approve.review_text(repo, req))
-    if not yes and not typer.confirm(f"Approve these writes of {', '.join(req.paths)} on {ref} as {approver}?"):
+    prepared = approve.prepare(repo, repository_id, ref, old, new, path, approver, key, ssh_key, expires, reason)
+    _out(prepared.changes)
+    req = prepared.request
+    if not yes and not typer.confirm(f"Approve these writes of {', '.join(req.paths)} on {ref} as {req.approver}?"):
         _err("not approved")
         return 1
-    now = int(time.time())
-    approval, data = approve.seal(req, now, None if key is None else load_keyfile(key), ssh_key)
-    written = approve.write(repo, req, data, approval.id, now)
-    _out(f"approval {approval.id} written to {written} (expires in {expires})")
-    if no_push or remote is None:
-        return 0
-    from .adapters import gitcmd
-
-    result = gitcmd.push(repo, remote, f"{written}:{written}")
-    _out(result.output)
-    if not result.ok:  # the server refused it: keep nothing that looks approved
-        gitcmd.run_git(["update-ref", "-d", written], cwd=repo, ok=None)
-        return 1
-    return 0
+    lines, ok = approve.complete(repo, prepared, None if no_push else remote, int(time.time()))
+    for line in lines:
+        _out(line)
+    return 0 if ok else 1
 
 
 @command(approvals_app, "list")
@@ -596,47 +582,13 @@ def approvals_list(
     = Path("."),
 ) -> int:
     """Every approval the repository holds: id, approver, ref update, paths, expiry, and whether it was used."""
-    from .trusted.approve import listing
+    from server.verify import approval_verifier
 
-    now = int(time.time())
-    verify = _server_verifier(repo)
-    if verify is None:
-        _out("note: not a gate-installed server repository: seals and signatures are not verified here "
-             "(run this on the server's repository to verify them)")
-    for item in listing(repo, verify):
-        a = item.approval
-        if a is None:
-            _out(f"{item.id[:16]} malformed: {item.problem}")
-            continue
-        state = "used" if item.used else "expired" if now >= a.expires_at else "unused"
-        if item.problem:
-            state = f"INVALID ({item.problem})"
-        elif not item.verified:
-            state += " (unverified)"
-        when = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(a.expires_at))
-        _out(f"{item.id[:16]} {state} by {a.approver} {a.ref} {a.old[:12]}..{a.new[:12]} "
-             f"paths={','.join(a.paths)} expires={when}")
+    from .trusted.approve import listing_lines
+
+    for line in listing_lines(repo, approval_verifier(repo), int(time.time())):
+        _out(line)
     return 0
-
-
-def _server_verifier(repo: Path) -> Verifier | None:
-    """Verifies approvals as the hook would, when `repo` is a repository the gate is installed in."""
-    from server import installation
-    from server.install import GATE_DIR_NAME, git_dir_of
-    from server.prereceive import approval_context
-
-    from .adapters import config
-    from .adapters.gitrepo import GitRepo
-    from .objects import Objects
-
-    gate_dir = git_dir_of(repo) / GATE_DIR_NAME
-    if not (gate_dir / installation.CONFIG_FILE).is_file():
-        return None
-    inst = installation.read(gate_dir)
-    reader = GitRepo.at(repo)
-    ctx = approval_context(inst, config.load_policy(inst.policy), Objects(reader), reader)
-    verify: Verifier = ctx.verify
-    return verify
 
 
 @command(app, "demo")
@@ -649,21 +601,36 @@ def demo_cmd(
     return run_demo(keep)
 
 
-def main() -> int:
-    """The console script's single error boundary."""
+def main(argv: Sequence[str] | None = None) -> int:
+    """`gate ARGS`: the single error boundary (the console script, and the tests, in process).
+
+    A `GateError` prints its code and reason and returns the exit class its code names; a
+    usage error returns 2; anything unexpected prints its traceback and returns 3, reported
+    as `GATE-CLI-INTERNAL`. Nothing maps an error to 0."""
+    args = list(sys.argv[1:] if argv is None else argv)
     try:
-        app()  # standalone: usage errors exit 2, commands exit with their return value
+        result = app(args=args, prog_name="gate", standalone_mode=False)
     except GateError as exc:
         _err(f"{exc.code}: {exc.detail}")
         return exc.exit_code
+    except typer.Abort:
+        _err("aborted")
+        return 1
+    except typer.TyperException as exc:  # usage errors: typer's message and its status (2)
+        show = getattr(exc, "show", None)
+        if callable(show):
+            show()
+        else:
+            _err(exc.format_message())
+        return exc.exit_code or 2
     except SystemExit as exc:
         code = exc.code
         return code if isinstance(code, int) else (0 if code is None else 1)
     except Exception as exc:  # the boundary: never 0
         traceback.print_exc()
-        _err(f"GATE-HOOK-INTERNAL: {type(exc).__name__}: {exc}")
+        _err(f"GATE-CLI-INTERNAL: {type(exc).__name__}: {exc}")
         return 3
-    return 0
+    return result if isinstance(result, int) else 0
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -37,6 +37,7 @@ AREAS: dict[str, str] = {
     "INPUT": "Hook input and command-line input",
     "GIT": "Reading the repository",
     "HOOK": "The hook process itself",
+    "CLI": "The gate command itself",
     "AUDIT": "The audit log",
     "DOCTOR": "The installation check",
 }
@@ -250,6 +251,9 @@ _ALL: tuple[Code, ...] = (
        "report the message to the server admin; the push was not accepted"),
     _c("GATE-HOOK-CHAINED", "a chained pre-receive hook rejected the push",
        "see the chained hook's own message above", REJECT),
+    # --- the command line --------------------------------------------------------
+    _c("GATE-CLI-INTERNAL", "the gate command hit an internal error",
+       "report the message and the traceback above it; nothing was decided", INTERNAL),
     # --- audit -----------------------------------------------------------------
     _c("GATE-AUDIT-WRITE", "the audit log could not be written, so the push was rejected",
        "the admin must fix the audit log path (permissions, disk space)"),

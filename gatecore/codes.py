@@ -210,9 +210,11 @@ _ALL: tuple[Code, ...] = (
        "push refs/gate/receipts/<id> and refs/heads/review/runner/<id> in one atomic push"),
     # --- configuration ---------------------------------------------------------
     _c("GATE-CONFIG-POLICY", "the server policy is missing or invalid",
-       "run gate policy check on the server's policy file"),
+       "not the pusher's fault: the server admin runs gate policy check FILE (each problem with its line and "
+       "fix), then gate server install GIT_DIR --policy FILE"),
     _c("GATE-CONFIG-KEYRING", "the server keyring is missing or invalid",
-       "run gate keys check on the server's keyring file"),
+       "not the pusher's fault: the server admin makes one (gate keys generate ... >> keyring.toml, docs/ci.md) or "
+       "fixes it (gate keys check FILE), then runs gate server install GIT_DIR --keyring FILE"),
     _c("GATE-CONFIG-INSTALL", "the gate installation is incomplete or inconsistent",
        "run gate server doctor GIT_DIR"),
     _c("GATE-CONFIG-KEYFILE", "the signing key file is missing or invalid",

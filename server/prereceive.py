@@ -73,7 +73,9 @@ def read_stdin() -> bytes:
 
 def load_keyring(inst: installation.Installation) -> Any:
     if not inst.has_keyring:
-        raise GateError("GATE-CONFIG-KEYRING", "no keyring is installed for this repository")
+        raise GateError("GATE-CONFIG-KEYRING", "no keyring is installed for this repository, and this push needs "
+                                               "one (refs/gate/*, review refs): install one with gate server install "
+                                               "GIT_DIR --keyring FILE (docs/ci.md)")
     return config.load_keyring(inst.keyring)
 
 

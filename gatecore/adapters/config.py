@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import GateError
-from ..keys import MAX_KEYRING_BYTES, Keyring, SigningKey, keyring_from_plain
+from ..keys import MAX_KEYFILE_BYTES, MAX_KEYRING_BYTES, Keyring, SigningKey, keyring_from_plain
 from ..policy import MAX_POLICY_BYTES, Policy
 from . import files
 
@@ -22,8 +22,6 @@ if TYPE_CHECKING:
     from ..catalogue import Catalogue
     from ..signatures import TrustedKeys
     from ..sshsig import AllowedSigners
-
-MAX_KEYFILE_BYTES = 65536
 
 
 #: The built-in agent catalogue (gatecore/catalogue.py), shipped with the package.

@@ -404,7 +404,7 @@ def test_evaluate_mode_reports_and_accepts(tmp_path: Path, hook_repo: HookRepo, 
 
 
 @pytest.mark.parametrize("policy, detail", [
-    ("mode = 'enforce'\n[[freeze]]\npaths = []\n", "freeze.0.paths"),
+    ("mode = 'enforce'\n[[freeze]]\npaths = []\n", "freeze[0].paths"),
     ("mode = = 1\n", "not valid TOML"),
     ("mode = 'enforce'\nsurprise = 1\n", "surprise"),
     (None, "no policy"),

@@ -64,5 +64,5 @@ def test_policy_check_refuses_an_unknown_named_set(tmp_path: Path) -> None:
         policy.write_text(f'mode = "enforce"\n[[freeze]]\npaths = ["ci/**"]\n{key} = ["@no-such-set"]\n')
         out = cli("policy", "check", str(policy))
         assert out.returncode == 2, out.stdout + out.stderr
-        assert f"GATE-CONFIG-POLICY: {policy}: freeze.0.{key}: unknown set '@no-such-set'" in out.stderr
+        assert f"GATE-CONFIG-POLICY: {policy}:4: freeze[0].{key}: unknown set '@no-such-set'" in out.stderr
         assert not out.stdout.startswith("ok:")

@@ -46,7 +46,7 @@ def test_install_refuses_an_invalid_policy_and_changes_nothing(server: Server, t
     before = (server.gate_dir / "policy.toml").read_text()
     out = gate("server", "install", str(server.bare), "--policy", str(bad))
     assert out.returncode == 2
-    assert "freeze.0.paths" in out.stderr and "freeze.0.colour" in out.stderr
+    assert "freeze[0].paths" in out.stderr and "freeze[0].colour" in out.stderr
     assert (server.gate_dir / "policy.toml").read_text() == before
 
 
@@ -422,5 +422,5 @@ def test_policy_check_cli(tmp_path: Path) -> None:
     bad.write_text('mode = "maybe"\n[[freeze]]\npaths = ["ci/**"]\nrefs = ["heads/main"]\n[limits]\ndeadline_seconds = 0\n')
     out = gate("policy", "check", str(bad))
     assert out.returncode == 2
-    for where in ("mode", "freeze.0.refs.0", "limits.deadline_seconds"):
+    for where in ("mode", "freeze[0].refs[0]", "limits.deadline_seconds"):
         assert where in out.stderr

@@ -144,7 +144,8 @@ def test_every_raise_site_names_a_registered_code_and_so_its_exit_class() -> Non
     for pkg in ("gatecore", "server", "hooks"):
         for path in (ROOT / pkg).rglob("*.py"):
             for line, arg in _code_arguments(ast.parse(path.read_text())):
-                choices = [arg.body, arg.orelse] if isinstance(arg, ast.IfExp) else [arg]
+                choices = ([arg.body, arg.orelse] if isinstance(arg, ast.IfExp) else
+                           list(arg.values) if isinstance(arg, ast.BoolOp) else [arg])  # too_large or code
                 for choice in choices:
                     if isinstance(choice, ast.Constant) and isinstance(choice.value, str):
                         assert choice.value in codes.CODES, f"{path}:{line}: {choice.value} is not registered"
@@ -162,3 +163,31 @@ def test_one_code_exits_the_same_way_everywhere() -> None:
     for code, entry in codes.CODES.items():
         assert GateError(code, "x").exit_code == entry.exit in (1, 2, 3)
     assert GateError("GATE-NOT-A-CODE", "x").exit_code == 3
+
+
+def _literal_codes_in(fn: ast.FunctionDef) -> list[tuple[int, str]]:
+    """The literal codes `fn`'s own body raises or reports (nested functions are their own)."""
+    found = []
+    for line, arg in _code_arguments(ast.Module(body=[n for n in fn.body
+                                                      if not isinstance(n, ast.FunctionDef)], type_ignores=[])):
+        for choice in [arg.body, arg.orelse] if isinstance(arg, ast.IfExp) else [arg]:
+            if isinstance(choice, ast.Constant) and isinstance(choice.value, str):
+                found.append((line, choice.value))
+    return found
+
+
+def test_a_function_told_its_code_raises_that_code() -> None:
+    """A function that takes the caller's `code` must not raise a literal code of its own: that is
+    how an oversized ledger record once came out as GATE-RECEIPT-TOO-LARGE (the receipts' area).
+    A second code for a second kind of fault is another parameter (`too_large`)."""
+    flagged = []
+    for pkg in ("gatecore", "server", "hooks"):
+        for path in (ROOT / pkg).rglob("*.py"):
+            for node in ast.walk(ast.parse(path.read_text())):
+                if not isinstance(node, ast.FunctionDef):
+                    continue
+                params = {a.arg for a in [*node.args.args, *node.args.kwonlyargs]}
+                if "code" in params:
+                    flagged += [f"{path.relative_to(ROOT)}:{line}: {node.name}(code=...) raises {code}"
+                                for line, code in _literal_codes_in(node)]
+    assert not flagged, flagged

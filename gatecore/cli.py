@@ -188,19 +188,24 @@ def explain_cmd(
     code: Annotated[str | None, typer.Argument(help="A code such as GATE-BIND-MODEL.")] = None,
     markdown: Annotated[bool, Opt("--markdown", help="Print the whole table (docs/codes.md).")] = False,
     list_all: Annotated[bool, Opt("--list", help="List every code.")] = False,
+    as_json: Annotated[bool, Opt("--json", help="As JSON: the fields a gate-json line carries (docs/codes.md).")]
+    = False,
 ) -> int:
-    """Explain a rejection code."""
+    """Explain a rejection code: reason, hint, exit class, who must act, whether a retry helps."""
     from . import codes
 
     if markdown:
         _out(codes.markdown_table())
         return 0
     if list_all or code is None:
+        if as_json:
+            _out(json.dumps([codes.as_json(c) for c in codes.CODES], sort_keys=True))
+            return 0
         for c in codes.CODES.values():
             _out(f"{c.code}  {c.reason}")
         return 0
     try:
-        _out(codes.explain(code))
+        _out(json.dumps(codes.as_json(code), sort_keys=True) if as_json else codes.explain(code))
     except KeyError:
         _err(f"unknown code {code!r}; `gate explain --list` lists them")
         return 2

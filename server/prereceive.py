@@ -145,7 +145,7 @@ def _checked(inst: installation.Installation, hook_env: environment.HookEnv, liv
         attempt_ids = found.attempt_ids
     verdict = decide(violations, policy.mode)
     lines = render(violations, mode=verdict.shown_as, cap=policy.max_violations_shown, gitlab=hook_env.gitlab,
-                   commands=commands)
+                   commands=commands, git_dir=str(inst.gate_dir.parent))
     return Outcome(verdict.exit_code, verdict.decision, lines, list(verdict.codes), attempt_ids,
                    report.commits_checked, policy.mode, report.walks, policy.catalogue_version,
                    used if policy.mode == "enforce" and verdict.exit_code == 0 else [])
@@ -219,6 +219,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stderr.write("usage: python -m server.prereceive --gate-dir DIR\n")
         return 2
     gate_dir = Path(args[1])
+    where = str(gate_dir.parent)  # the repository, in the admin's commands
     gitlab_guess = environment.detect_platform(os.environ) == "gitlab"
     hook_env: environment.HookEnv | None = None
     updates: list[RefUpdate] = []
@@ -250,19 +251,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         if outcome.exit_code == 0 and outcome.approvals:
             record_uses(hook_env, outcome.approvals)
     except GateError as exc:
-        outcome = Outcome(exc.exit_code, "reject", error_lines(exc.code, exc.detail, gitlab=gitlab_guess), [exc.code])
+        outcome = Outcome(exc.exit_code, "reject", error_lines(exc.code, exc.detail, gitlab=gitlab_guess,
+                                                               git_dir=where), [exc.code])
     except Exception as exc:  # the boundary: an unexpected error is a rejection, never a pass
         import traceback
 
         sys.stderr.write(traceback.format_exc(limit=8))
         outcome = Outcome(3, "reject", error_lines("GATE-HOOK-INTERNAL", f"{type(exc).__name__}: {exc}",
-                                                   gitlab=gitlab_guess), ["GATE-HOOK-INTERNAL"])
+                                                   gitlab=gitlab_guess, git_dir=where), ["GATE-HOOK-INTERNAL"])
     try:
         if outcome.exit_code == 0 or gate_dir.is_dir():  # no installation: nowhere to audit a rejection
             audit.append(gate_dir / installation.AUDIT_FILE, audit_record(hook_env, updates, outcome, started))
     except GateError as exc:
         outcome = Outcome(exc.exit_code, "reject",
-                          outcome.lines + error_lines(exc.code, exc.detail, gitlab=gitlab_guess), [exc.code])
+                          outcome.lines + error_lines(exc.code, exc.detail, gitlab=gitlab_guess, git_dir=where),
+                          [exc.code])
     deadline.cancel()
     if outcome.lines:
         sys.stderr.write("\n".join(outcome.lines) + "\n")

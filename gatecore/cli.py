@@ -247,28 +247,23 @@ def keys_check(keyring: Annotated[Path, typer.Argument(help="Keyring file.")]) -
 # --- policy, hook, server ----------------------------------------------------------------
 
 @command(policy_app, "check")
-def policy_check(policy: Annotated[Path, typer.Argument(help="Policy file (TOML).")]) -> int:
-    """Validate a policy file; print each error with its location."""
-    from .adapters.config import policy_problems
+def policy_check(
+    policy: Annotated[Path, typer.Argument(help="Policy file (TOML).")],
+    repo: Annotated[Path | None, Opt("--repo", help="Also warn about frozen path patterns that match no path on "
+                                                    "this repository's default branch.")] = None,
+) -> int:
+    """Validate a policy file; print each problem with its line, location and fix (exit 2)."""
+    from .adapters.config import check_policy
 
-    problems = policy_problems(policy)
-    for p in problems:
+    found = check_policy(policy, repo)
+    for p in found.problems:
         _err(f"GATE-CONFIG-POLICY: {p}")
-    if not problems:
-        from .adapters.config import load_policy
-
-        _out(f"ok: {policy}")
-        loaded = load_policy(policy, cached=False)
-        if loaded.catalogue_version:
-            _out(f"named sets expanded from the agent catalogue {loaded.catalogue_version}")
-        for rule in loaded.rules:
-            for key in ("authors", "names", "trailers", "pushers"):
-                patterns = [g.pattern for g in getattr(rule, key)]
-                if patterns:
-                    _out(f"  {rule.label} {key}: " + ", ".join(patterns))
-        _out(f"  pushers.anonymous: {loaded.anonymous}" + (" (git daemon and unauthenticated http pushes are "
-                                                           "restricted)" if loaded.anonymous == "restricted" else ""))
-    return 2 if problems else 0
+    if found.problems:
+        return 2
+    _out(f"ok: {policy}")
+    for line in [*found.lines, *found.warnings]:
+        _out(line)
+    return 0
 
 
 @command(agents_app, "list")

@@ -83,6 +83,7 @@ def doctor(git_dir: Path) -> tuple[list[str], bool]:
     check(not problems, f"policy valid: {inst.policy}" + ("" if not problems else " - " + "; ".join(problems)))
     if not problems:
         policy = load_policy(inst.policy)
+        lines += frozen_patterns(git_dir, policy)
         for good, what in replacements(git_dir, policy):
             check(good, what)
         if policy.needs_signers:
@@ -107,6 +108,18 @@ def doctor(git_dir: Path) -> tuple[list[str], bool]:
         good, detail = _probe(git_dir, inst.platform)
         check(good, detail)
     return lines, ok
+
+
+def frozen_patterns(git_dir: Path, policy: Policy) -> list[str]:
+    """A warning for every frozen path pattern that matches no path on the default branch (it
+    freezes nothing there: a typo such as `.github/workflow/**`, or a path yet to come)."""
+    from gatecore.adapters.gitcmd import default_branch_paths
+    from gatecore.policyreport import unmatched_warnings
+
+    listed = default_branch_paths(git_dir)
+    if listed is None:
+        return ["note no commit on the default branch yet: frozen path patterns not checked against it"]
+    return ["warn " + w for w in unmatched_warnings(policy, *listed)]
 
 
 def _interpreter(hook: Path) -> str | None:

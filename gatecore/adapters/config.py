@@ -115,6 +115,33 @@ def policy_problems(path: Path) -> list[str]:
     return []
 
 
+@dataclass(frozen=True, slots=True)
+class PolicyCheck:
+    problems: list[str]  # one line each: the policy is invalid
+    lines: list[str]  # what the valid policy restricts
+    warnings: list[str]  # frozen patterns that match no path on the repository's default branch
+
+
+def check_policy(path: Path, repo: Path | None = None) -> PolicyCheck:
+    """`gate policy check FILE [--repo R]`: the problems, or what the policy restricts and, with
+    a repository, the frozen path patterns that match nothing on its default branch."""
+    from ..policyreport import describe, unmatched_warnings
+    from .gitcmd import default_branch_paths
+
+    problems = policy_problems(path)
+    if problems:
+        return PolicyCheck(problems, [], [])
+    policy = load_policy(path, cached=False)
+    warnings = []
+    if repo is not None:
+        listed = default_branch_paths(repo)
+        if listed is None:
+            warnings.append(f"note: {repo} has no commit on its default branch yet: path patterns not checked")
+        else:
+            warnings += ["warning: " + w for w in unmatched_warnings(policy, *listed)]
+    return PolicyCheck([], describe(policy), warnings)
+
+
 MAX_ALLOWED_SIGNERS_BYTES = 1 << 20
 
 

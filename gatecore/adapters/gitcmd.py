@@ -284,3 +284,15 @@ def sync_ref(repo: str | os.PathLike[str], remote: str, ref: str, code: str = "G
     else:
         fetch_ref(repo, remote, ref, code, env)
     return oid
+
+
+def default_branch_paths(repo: str | os.PathLike[str]) -> tuple[str, list[str]] | None:
+    """(the branch HEAD names, every path in its tree) of a repository, bare or not; None when
+    HEAD names no commit yet (an empty repository)."""
+    head = run_git(["symbolic-ref", "-q", "HEAD"], cwd=repo, ok=None, code="GATE-GIT-REPOSITORY")
+    branch = head.stdout.decode("utf-8", "replace").strip() or "HEAD"
+    if run_git(["rev-parse", "--verify", "-q", "HEAD^{commit}"], cwd=repo, ok=None).returncode != 0:
+        return None
+    listed = run_git(["ls-tree", "-r", "-z", "--name-only", "--full-tree", "HEAD"], cwd=repo,
+                     code="GATE-GIT-REPOSITORY")
+    return branch, [p.decode("utf-8", "surrogateescape") for p in listed.stdout.split(b"\0") if p]

@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from support.cli import cli
 from support.gitutil import AGENT, GATE, HUMAN, gate, git
 from support.net import git_daemon
 from support.server import POLICY, Server
@@ -424,3 +425,38 @@ def test_policy_check_cli(tmp_path: Path) -> None:
     assert out.returncode == 2
     for where in ("mode", "freeze[0].refs[0]", "limits.deadline_seconds"):
         assert where in out.stderr
+
+
+# --- patterns that match nothing (issue 26 item 1) -------------------------------------------
+
+def test_policy_check_and_doctor_warn_about_frozen_patterns_that_match_nothing(server: Server,
+                                                                             tmp_path: Path) -> None:
+    policy = tmp_path / "typo.toml"
+    policy.write_text('[[freeze]]\nname = "ci"\npaths = ["ci/**", ".github/workflow/**", "src"]\n'
+                      'authors = ["*@agents.example.com"]\n')
+    out = cli("policy", "check", str(policy), "--repo", str(server.bare))
+    assert out.returncode == 0, out.stderr
+    warnings = [ln for ln in out.stdout.splitlines() if ln.startswith("warning:")]
+    assert warnings == ["warning: freeze[0]:ci paths '.github/workflow/**' matches no path on refs/heads/main: it "
+                        "freezes nothing there (a typo, or a path that does not exist yet?)"]
+    assert not [ln for ln in cli("policy", "check", str(policy)).stdout.splitlines() if "warning" in ln]
+    server.install("--policy", str(policy))
+    out = gate("server", "doctor", str(server.bare))
+    assert out.returncode == 0, out.stdout  # a warning, not a failure
+    assert "warn freeze[0]:ci paths '.github/workflow/**' matches no path on refs/heads/main" in out.stdout
+    assert "'ci/**' matches" not in out.stdout and "'src' matches" not in out.stdout
+
+
+def test_a_pattern_that_can_never_match_is_refused_at_install_and_changes_nothing(server: Server,
+                                                                                  tmp_path: Path) -> None:
+    """`./ci/**` once installed in silence and let an agent's ci/build.sh land with 0 violations."""
+    policy = tmp_path / "dot.toml"
+    policy.write_text('[[freeze]]\npaths = ["./ci/**"]\nauthors = ["*@agents.example.com"]\n')
+    before = (server.gate_dir / "policy.toml").read_text()
+    out = gate("server", "install", str(server.bare), "--policy", str(policy))
+    assert out.returncode == 2 and "GATE-CONFIG-POLICY" in out.stderr
+    assert f"{policy}:2: freeze[0].paths[0]: './ci/**' can never match" in out.stderr and "write 'ci/**'" in out.stderr
+    assert (server.gate_dir / "policy.toml").read_text() == before
+    server.work.write("ci/build.sh", "agent\n")
+    server.work.commit("agent", identity=AGENT)
+    assert refused(server.push("main"), "GATE-FROZEN-PATH")  # the installed policy still holds

@@ -296,9 +296,32 @@ PlatformOpt = Annotated[str, Opt("--platform", help="auto, git, github, gitlab, 
                                                     "(docs/servers.md).")]
 
 
+AllOpt = Annotated[Path | None, Opt("--all", help="Every repository under this directory (bare ones and work "
+                                                   "trees' .git), one summary line each.")]
+
+
+def _repositories(git_dir: Path | None, all_root: Path | None, action: str,
+                  run: Callable[[Path], tuple[list[str], bool]], gated_only: bool = False) -> int:
+    """GIT_DIR, or --all ROOT (server.install.over_all): print what `run` says, exit 1 if any failed."""
+    from server.install import over_all
+
+    if all_root is not None and git_dir is None:
+        lines, ok = over_all(all_root, action, run, gated_only)
+    elif git_dir is not None and all_root is None:
+        lines, ok = run(git_dir)
+    else:
+        raise GateError("GATE-INPUT-ARGUMENT", "give a repository (GIT_DIR) or --all ROOT, not both")
+    for line in lines:
+        _out(line)
+    return 0 if ok else 1
+
+
+RepoArg = Annotated[Path | None, typer.Argument(help="The repository (bare or .git directory).")]
+
+
 @command(server_app, "install")
 def server_install(
-    git_dir: Annotated[Path, typer.Argument(help="The repository (bare or .git directory).")],
+    git_dir: RepoArg = None,
     policy: Annotated[Path | None, Opt("--policy", help="Policy file to install.")] = None,
     keyring: Annotated[Path | None, Opt("--keyring", help="Keyring file to install.")] = None,
     platform: PlatformOpt = "auto",
@@ -310,14 +333,23 @@ def server_install(
                                                 "format) for rules with signers and signatures.require.")] = None,
     openpgp_keys: Annotated[Path | None, Opt("--openpgp-keys", help="OpenPGP public keys (gpg --export "
                                              "[--armor]) that gpgv verifies OpenPGP-signed commits with.")] = None,
+    all_root: AllOpt = None,
 ) -> int:
     """Install or update the pre-receive hook, policy, keyring and signature keys (idempotent)."""
     from server.install import install
 
-    for line in install(git_dir, policy, keyring, platform, repository_id, chain, fsck, allowed_signers,
-                        openpgp_keys):
-        _out(line)
-    return 0
+    if all_root is not None and repository_id is not None:
+        raise GateError("GATE-INPUT-ARGUMENT", "--repository-id names one repository: not with --all")
+    return _repositories(git_dir, all_root, "install", lambda repo: (install(
+        repo, policy, keyring, platform, repository_id, chain, fsck, allowed_signers, openpgp_keys), True))
+
+
+@command(server_app, "upgrade")
+def server_upgrade(git_dir: RepoArg = None, all_root: AllOpt = None) -> int:
+    """Re-install gated repositories with this version: policy and keyring validated again, hooks rewritten."""
+    from server.install import upgrade
+
+    return _repositories(git_dir, all_root, "upgrade", lambda repo: (upgrade(repo), True), gated_only=True)
 
 
 @command(server_app, "uninstall")
@@ -331,14 +363,11 @@ def server_uninstall(git_dir: Annotated[Path, typer.Argument(help="The repositor
 
 
 @command(server_app, "doctor")
-def server_doctor(git_dir: Annotated[Path, typer.Argument(help="The repository.")]) -> int:
+def server_doctor(git_dir: RepoArg = None, all_root: AllOpt = None) -> int:
     """Check the installation end to end, including a real throwaway probe push."""
-    from server.doctor import doctor
+    from server.doctor import doctor, summary
 
-    lines, ok = doctor(git_dir)
-    for line in lines:
-        _out(line)
-    return 0 if ok else 1
+    return _repositories(git_dir, all_root, "doctor", summary if all_root is not None else doctor, gated_only=True)
 
 
 # --- the trusted side ---------------------------------------------------------------------
@@ -601,6 +630,16 @@ def demo_cmd(
     return run_demo(keep)
 
 
+def _own_packages() -> None:
+    """`server` and `hooks` are push-gate's own, whatever else the environment ships under those
+    names (server/launch.py binds them, as it does for the installed hook)."""
+    import os
+    import runpy
+
+    launch = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "server", "launch.py")
+    runpy.run_path(launch, run_name="gate_launch")["bind"]()
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """`gate ARGS`: the single error boundary (the console script, and the tests, in process).
 
@@ -608,6 +647,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     usage error returns 2; anything unexpected prints its traceback and returns 3, reported
     as `GATE-CLI-INTERNAL`. Nothing maps an error to 0."""
     args = list(sys.argv[1:] if argv is None else argv)
+    try:
+        _own_packages()
+    except ImportError as exc:  # another distribution's server or hooks package came first
+        _err(f"GATE-CONFIG-INSTALL: {exc}")
+        return 2
     try:
         result = app(args=args, prog_name="gate", standalone_mode=False)
     except GateError as exc:

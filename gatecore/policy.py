@@ -357,6 +357,11 @@ class Policy:
         def globs(kind: type[IdentityGlob] | type[RefGlob], value: Any) -> tuple[Any, ...]:
             return tuple(kind.compile(x) for x in strs(value))
 
+        def number(value: Any, kinds: type | tuple[type, ...] = int) -> Any:
+            if isinstance(value, bool) or not isinstance(value, kinds):
+                raise TypeError("expected a number")
+            return value
+
         anonymous = one_of(doc["pushers"]["anonymous"], AnonymousAction, "pushers.anonymous")
         rules = []
         for i, r in enumerate(doc["freeze"]):
@@ -381,12 +386,12 @@ class Policy:
             delete=one_of(refs["delete"], RefAction, "refs.delete"),
             force=one_of(refs["force"], RefAction, "refs.force"),
             trusted_pushers=globs(IdentityGlob, doc["trusted"]["pushers"]),
-            deadline_seconds=None if deadline is None else float(deadline),
-            max_violations_shown=int(limits["max_violations_shown"]),
+            deadline_seconds=None if deadline is None else float(number(deadline, (int, float))),
+            max_violations_shown=number(limits["max_violations_shown"]),
             replace=one_of(refs["replace"], ReplaceAction, "refs.replace"),
             noncanonical_modes=one_of(doc["objects"]["noncanonical_modes"], ModeAction, "objects.noncanonical_modes"),
             catalogue_version=doc["catalogue_version"],
             require_signatures=globs(RefGlob, doc["signatures"]["require"]),
             approvers=globs(IdentityGlob, approvals["approvers"]),
-            approval_max_seconds=int(approvals["max_hours"]) * 3600, anonymous=anonymous,
+            approval_max_seconds=number(approvals["max_hours"]) * 3600, anonymous=anonymous,
         )

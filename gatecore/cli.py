@@ -333,6 +333,9 @@ def server_install(
                                                 "format) for rules with signers and signatures.require.")] = None,
     openpgp_keys: Annotated[Path | None, Opt("--openpgp-keys", help="OpenPGP public keys (gpg --export "
                                              "[--armor]) that gpgv verifies OpenPGP-signed commits with.")] = None,
+    audit_syslog: Annotated[str | None, Opt("--audit-syslog", help="Also send each audit line to this syslog "
+                                                                   "socket (/dev/log: syslog or journald); off to "
+                                                                   "stop.")] = None,
     all_root: AllOpt = None,
 ) -> int:
     """Install or update the pre-receive hook, policy, keyring and signature keys (idempotent)."""
@@ -341,7 +344,8 @@ def server_install(
     if all_root is not None and repository_id is not None:
         raise GateError("GATE-INPUT-ARGUMENT", "--repository-id names one repository: not with --all")
     return _repositories(git_dir, all_root, "install", lambda repo: (install(
-        repo, policy, keyring, platform, repository_id, chain, fsck, allowed_signers, openpgp_keys), True))
+        repo, policy, keyring, platform, repository_id, chain, fsck, allowed_signers, openpgp_keys, audit_syslog),
+        True))
 
 
 @command(server_app, "upgrade")

@@ -104,6 +104,8 @@ def doctor(git_dir: Path) -> tuple[list[str], bool]:
         lines.append("note no keyring installed: pushes to refs/gate/* and refs/heads/review/runner/* are refused")
     for good, what in gate_files(gate_dir):
         check(good, what)
+    if inst.syslog is not None:
+        check(*syslog_sink(inst.syslog))
     if _config(git_dir, "receive.fsckObjects") != "true":
         lines.append("note receive.fsckObjects is off: bad modes in commits the gate does not read (unrestricted "
                      "identities) are left to git; gate server install --fsck turns it on")
@@ -229,13 +231,25 @@ def gate_files(gate_dir: Path) -> list[tuple[bool, str]]:
                 f"{account_name(me)}, fails on every push (chown them to {account_name(me)})"))
     others = sorted(n for n, p in present.items() if n not in (*written, *read) and p.lstat().st_uid != me)
     if others:
-        out.append((True, f"not the hook's files (left alone): {', '.join(others)} belong to another account"))
+        verb = "belongs" if len(others) == 1 else "belong"
+        out.append((True, f"not the hook's files (left alone): {', '.join(others)} {verb} to another account"))
     log = gate_dir / installation.AUDIT_FILE
     if log.exists():
         out.append((os.access(log, os.W_OK), f"audit log writable: {log}"))
     else:
         out.append((os.access(gate_dir, os.W_OK), f"audit log directory writable: {gate_dir}"))
     return out
+
+
+def syslog_sink(socket_path: str) -> tuple[bool, str]:
+    """The syslog socket takes a line (the hook sends one per decision, and never waits on it)."""
+    from .audit import to_syslog
+
+    try:
+        to_syslog(socket_path, b'{"event":"doctor","note":"gate server doctor checks the syslog sink"}')
+    except OSError as exc:
+        return False, f"audit lines to syslog: cannot send to {socket_path}: {exc.strerror or exc}"
+    return True, f"audit lines also go to syslog at {socket_path}"
 
 
 def signature_keys(inst: installation.Installation) -> list[tuple[bool, str]]:

@@ -179,8 +179,10 @@ FSCK_CONFIG = (("receive.fsckObjects", "true"), ("receive.fsck.badFilemode", "er
 
 def install(git_dir: Path, policy: Path | None, keyring: Path | None, platform: str = "auto",
             repository_id: str | None = None, chain: bool = False, fsck: bool = False,
-            allowed_signers: Path | None = None, openpgp_keys: Path | None = None) -> list[str]:
-    """Install (or re-install) the gate; returns what was done, one line each."""
+            allowed_signers: Path | None = None, openpgp_keys: Path | None = None,
+            audit_syslog: str | None = None) -> list[str]:
+    """Install (or re-install) the gate; returns what was done, one line each. `audit_syslog`: a
+    syslog socket each audit line also goes to ("off": none; None: as installed before)."""
     problem = owner_problem(git_dir)
     if problem is not None:
         raise GateError("GATE-CONFIG-INSTALL", problem)
@@ -252,8 +254,13 @@ def install(git_dir: Path, policy: Path | None, keyring: Path | None, platform: 
                     "decided, not what landed (docs/servers.md, the audit log)")
     else:
         landed = where.landed
+    syslog = (previous.syslog if previous else None) if audit_syslog is None else \
+        (None if audit_syslog == "off" else audit_syslog)
+    if syslog is not None and not os.path.isabs(syslog):
+        raise GateError("GATE-INPUT-ARGUMENT", f"--audit-syslog {syslog!r}: give the socket's absolute path "
+                                               "(/dev/log), or off")
     inst = installation.Installation(gate_dir, platform, repo_id, has_keyring, tuple(chained),
-                                     where.hook if shared else None, landed)
+                                     where.hook if shared else None, landed, syslog)
     atomic_write(gate_dir / installation.CONFIG_FILE, inst.to_json().encode(), 0o640)
     where.hook.parent.mkdir(parents=True, exist_ok=True)
     atomic_write(where.hook, hook_script(None if shared else gate_dir).encode(), 0o755)
@@ -274,7 +281,7 @@ def install(git_dir: Path, policy: Path | None, keyring: Path | None, platform: 
                 continue
             running, detail = gitolite.active(git_dir, path, hook)
             done.append(detail if running else "NOT ACTIVE YET: " + detail)
-    done.append(f"audit log: {inst.audit_log}")
+    done.append(f"audit log: {inst.audit_log}" + (f", each line also to syslog at {syslog}" if syslog else ""))
     done.append(f"installed push-gate {__version__} ({platform}, repository id {repo_id})")
     return done
 

@@ -223,15 +223,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     gitlab_guess = environment.detect_platform(os.environ) == "gitlab"
     hook_env: environment.HookEnv | None = None
     updates: list[RefUpdate] = []
+    sink: str | None = None  # the installation's syslog socket, once read
 
     def on_expire() -> None:  # runs in the watchdog thread, just before it ends the process
         audit.append(gate_dir / installation.AUDIT_FILE,
                      audit_record(hook_env, updates, Outcome(3, "reject", [], ["GATE-HOOK-DEADLINE"]), started),
-                     wait=0.2)
+                     wait=0.2, syslog=sink)
 
     deadline = Deadline(STARTUP_DEADLINE_SECONDS, "GL-HOOK-ERR: " if gitlab_guess else "", on_expire)
     try:
         inst = installation.read(gate_dir)
+        sink = inst.syslog
         # A plain-git installation may sit behind GitHub Enterprise, gitolite or a web server:
         # its identity comes from whichever platform variables are present.
         hook_env = environment.read_hook_env("auto" if inst.platform == "git" else inst.platform)
@@ -261,7 +263,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                                                    gitlab=gitlab_guess, git_dir=where), ["GATE-HOOK-INTERNAL"])
     try:
         if outcome.exit_code == 0 or gate_dir.is_dir():  # no installation: nowhere to audit a rejection
-            audit.append(gate_dir / installation.AUDIT_FILE, audit_record(hook_env, updates, outcome, started))
+            audit.append(gate_dir / installation.AUDIT_FILE, audit_record(hook_env, updates, outcome, started),
+                         syslog=sink)
     except GateError as exc:
         outcome = Outcome(exc.exit_code, "reject",
                           outcome.lines + error_lines(exc.code, exc.detail, gitlab=gitlab_guess, git_dir=where),

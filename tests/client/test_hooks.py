@@ -33,7 +33,7 @@ from gatecore import codes
 from gatecore.trusted import attempts
 from gatecore.trusted.review import push_review, record_review
 
-SNAPSHOT = ("gatecore", "server", "hooks", "pyproject.toml", "README.md", ".pre-commit-hooks.yaml")
+SNAPSHOT = ("gatecore", "server", "hooks", "pyproject.toml", "README.md", "LICENSE", ".pre-commit-hooks.yaml")
 PRE_COMMIT = [sys.executable, "-m", "pre_commit"]
 HOOK_IDS = ("gate-frozen-files", "gate-frozen-files-push", "gate-review-receipt")
 REVIEW = "refs/heads/review/runner/"

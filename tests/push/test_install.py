@@ -679,3 +679,61 @@ def test_install_upgrade_and_doctor_over_every_repository_under_a_root(tmp_path:
     assert cli("server", "doctor", "--all", str(tmp_path / "nowhere")).returncode == 1
     both = cli("server", "doctor", str(repos["a"]), "--all", str(host))
     assert both.returncode == 1 and "not both" in both.stderr
+
+
+# --- operations: rotated logs, syslog (issue 26 item 8) -----------------------------------------
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to leave a file of another account")
+def test_doctor_does_not_fail_on_a_rotated_log_of_another_account(server: Server) -> None:
+    import shutil
+
+    server.settle()
+    rotated = server.gate_dir / "audit.log.1"
+    shutil.copy(server.gate_dir / "audit.log", rotated)
+    shutil.chown(rotated, "nobody")  # what a logrotate running as another account leaves
+    out = gate("server", "doctor", str(server.bare))
+    assert out.returncode == 0, out.stdout
+    assert "ok   not the hook's files (left alone): audit.log.1 belongs to another account" in out.stdout
+    shutil.chown(server.gate_dir / "audit.log", "nobody")  # the hook's own file: that fails every push
+    out = gate("server", "doctor", str(server.bare))
+    assert out.returncode == 1 and "FAIL audit.log in" in out.stdout and "belong to another account" in out.stdout
+
+
+def test_audit_lines_also_go_to_a_syslog_socket(server: Server) -> None:
+    import socket
+    import tempfile
+
+    where = Path(tempfile.mkdtemp(prefix="gate-log-", dir="/tmp"))  # AF_UNIX paths are short
+    path = where / "log"
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    try:
+        sock.bind(str(path))
+        sock.settimeout(60)  # waits for the datagram, not for a time: a loaded machine only makes it later
+        out = cli("server", "install", str(server.bare), "--audit-syslog", str(path))
+        assert out.returncode == 0 and f"each line also to syslog at {path}" in out.stdout, out.stderr
+        server.work.write("ci/deploy.yml", "agent\n")
+        server.work.commit("agent", identity=AGENT)
+        assert refused(server.push("main"), "GATE-FROZEN-PATH")
+        while True:
+            message = sock.recv(65536).decode()
+            if '"event":"decision"' in message:
+                break
+        prefix, _, line = message.partition(": ")
+        assert prefix.startswith("<12>gate-audit[")  # user.warning: a rejection
+        assert json.loads(line)["codes"] == ["GATE-FROZEN-PATH"]
+        assert json.loads(line) == server.audit()[-1]  # the file holds the same line
+        out = gate("server", "doctor", str(server.bare))
+        assert out.returncode == 0 and f"ok   audit lines also go to syslog at {path}" in out.stdout, out.stdout
+    finally:
+        sock.close()
+    out = gate("server", "doctor", str(server.bare))
+    assert out.returncode == 1 and f"FAIL audit lines to syslog: cannot send to {path}" in out.stdout
+    server.work.git("reset", "-q", "--hard", "HEAD~1")
+    server.work.write("src/app.py", "human\n")
+    server.work.commit("human")
+    assert server.push("main").returncode == 0  # nobody listening: the file is the record, the push goes on
+    assert cli("server", "install", str(server.bare), "--audit-syslog", "off").returncode == 0
+    assert json.loads((server.gate_dir / "config.json").read_text())["syslog"] is None
+    import shutil
+
+    shutil.rmtree(where)

@@ -498,7 +498,8 @@ def attempt_show(
 def review_record(
     repo: RepoDirOpt, attempt: AttemptOpt,
     head: Annotated[str, Opt("--head", help="The reviewed revision.")],
-    model_output: Annotated[Path, Opt("--model-output", help="The model's JSON output (verdict, reasons).")],
+    model_output: Annotated[Path, Opt("--model-output", help="The model's output: JSON with verdict and reasons "
+                                                              "(other members ignored), or one fenced JSON block.")],
     key: Annotated[Path, Opt("--key", help="Signing key file (purpose receipt).")],
     out: Annotated[Path, Opt("--out", help="Receipt file to write (never overwritten).")],
     remote: Annotated[str | None, Opt("--remote", help="Sync the ledger and the review ref's value from here.")]
@@ -511,14 +512,18 @@ def review_record(
     """The runner: seal a receipt for the change from its server-side base to --head."""
     from .adapters.config import load_keyfile
     from .adapters.files import read_capped
+    from .modeloutput import read
     from .strictjson import MAX_DOCUMENT_BYTES
     from .trusted.review import push_review, record_review
 
     if push and remote is None:
         raise GateError("GATE-INPUT-ARGUMENT", "--push needs --remote")
     output = read_capped(model_output, "GATE-INPUT-ARGUMENT", "model output", MAX_DOCUMENT_BYTES)
+    for note in read(output, str(model_output)).notes(str(model_output)):
+        _err(note)
     now = int(time.time())
-    path = record_review(repo, attempt, base, head, output, load_keyfile(key), out, remote, None, ttl, now)
+    path = record_review(repo, attempt, base, head, output, load_keyfile(key), out, remote, None, ttl, now,
+                         origin=str(model_output))
     _err(f"wrote {path}")
     if push and remote is not None:
         return _pushed(push_review(repo, attempt, path, remote, now))

@@ -188,7 +188,7 @@ _ALL: tuple[Code, ...] = (
        "to install gpgv"),
     # --- approvals -------------------------------------------------------------
     _c("GATE-APPROVAL-MALFORMED", "the approval record is not a valid approval (its commit, envelope or fields, "
-                                  "its id, its repository, or a lifetime over [approvals] max_hours)",
+                                  "its id, its repository, its size, or a lifetime over [approvals] max_hours)",
        "write approvals with gate approve, never by hand"),
     _c("GATE-APPROVAL-SIGNATURE", "the approval's SSH signature does not verify, or its key is not in the allowed "
                                   "signers for the gate-approval namespace",
@@ -225,7 +225,7 @@ _ALL: tuple[Code, ...] = (
        "the ledger is append-only"),
     _c("GATE-LEDGER-REWRITE", "the ledger update is not a fast-forward of the existing chain",
        "the ledger is append-only; append a new record instead"),
-    _c("GATE-LEDGER-RECORD", "a ledger commit is not a well-formed attempt record",
+    _c("GATE-LEDGER-RECORD", "a ledger commit is not a well-formed attempt record (or is over the size cap)",
        "ledger commits hold exactly one sealed record.json and one parent"),
     _c("GATE-LEDGER-SEQUENCE", "the ledger records are out of order or break the chain",
        "records go opened, model-selected, failover..., closed, each naming its predecessor"),

@@ -233,20 +233,15 @@ def _naive_verdict(work: Path, receipt: Path, base: str, head: str) -> bool:
 
 def _decision_table() -> bool:
     """The seed's table (gatecore.selftest): each row's receipt given to both gates."""
-    from gatecore.selftest import DECISION_TABLE, Kit, row_ok, run_row
+    from gatecore.selftest import Kit, run_table
 
-    kit = Kit()
     _say("4. The seed's decision table: both gates on the same receipts (gate selftest runs it too)")
     _say(f"   {'observed state':<38} {'naive gate':<18} bound gate")
-    ok = True
-    for row in DECISION_TABLE:
-        decision, naive = run_row(kit, row)
-        good = row_ok(row, decision, naive)
-        ok &= good
-        naive_text = row.naive if naive is None else ("accept" if naive else "reject")
-        bound = "accept" if decision.accepted else f"reject ({','.join(decision.fields)})"
-        _say(f"   {row.observed:<38} {naive_text:<18} {bound}{'' if good else '  WRONG'}")
-    return ok
+    results = run_table(Kit())
+    for r in results:
+        bound = r.bound_text + ("" if r.decision.accepted else f" ({','.join(r.decision.fields)})")
+        _say(f"   {r.row.observed:<38} {r.naive_text:<18} {bound}{'' if r.ok else '  WRONG'}")
+    return all(r.ok for r in results)
 
 
 def _on_path() -> str:

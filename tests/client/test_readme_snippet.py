@@ -6,14 +6,13 @@ then pins it to a commit id, and it still works."""
 from __future__ import annotations
 
 import re
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 from support.gitutil import AGENT, HUMAN, ROOT, WorkRepo, git, git_env
+from support.snapshot import project_repository
 
-SNAPSHOT = ("gatecore", "server", "hooks", "pyproject.toml", "README.md", "LICENSE", ".pre-commit-hooks.yaml")
 PRE_COMMIT = [sys.executable, "-m", "pre_commit"]
 POLICY = '[[freeze]]\npaths = ["ci/**", ".gate/**", ".pre-commit-config.yaml"]\nauthors = ["*@agents.example.com"]\n'
 
@@ -26,16 +25,7 @@ def readme_snippet() -> str:
 
 def test_the_readme_snippet_works_as_written_then_pinned(tmp_path: Path) -> None:
     project = tmp_path / "push-gate"  # this project, as a repository on a forge would hold it
-    project.mkdir()
-    for name in SNAPSHOT:
-        src = ROOT / name
-        if src.is_dir():
-            shutil.copytree(src, project / name, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
-        else:
-            shutil.copy2(src, project / name)
-    git(project, "init", "-q", "-b", "main")
-    git(project, "add", "-A")
-    git(project, "commit", "-q", "-m", "release")
+    head = project_repository(project)
     snippet = readme_snippet()
     url = re.search(r"repo: (\S+)", snippet).group(1)  # type: ignore[union-attr]
     config = snippet.replace(url, str(project))
@@ -59,7 +49,6 @@ def test_the_readme_snippet_works_as_written_then_pinned(tmp_path: Path) -> None
     assert out.returncode == 1 and "GATE-FROZEN-PATH" in out.stdout + out.stderr, out.stdout + out.stderr
     out = subprocess.run([*PRE_COMMIT, "autoupdate", "--freeze"], cwd=w.path, env=env, capture_output=True, text=True)
     assert out.returncode == 0, out.stdout + out.stderr
-    head = git(project, "rev-parse", "HEAD").stdout.strip()
     assert f"rev: {head}" in (w.path / ".pre-commit-config.yaml").read_text()
     git(w.path, "add", ".pre-commit-config.yaml")
     out = agent_commit()

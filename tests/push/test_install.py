@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from support.cli import cli
-from support.gitutil import AGENT, GATE, HUMAN, ROOT, gate, git
+from support.gitutil import AGENT, GATE, HUMAN, ROOT, WorkRepo, gate, git
 from support.net import git_daemon
 from support.server import POLICY, Server
 from support.verdicts import refused
@@ -579,16 +579,13 @@ def test_the_hook_runs_push_gates_own_packages_beside_another_server_package(tmp
     out = subprocess.run([*gate_cmd, "server", "install", str(bare), "--policy", str(tmp_path / "policy.toml")],
                          capture_output=True, text=True, check=False)
     assert out.returncode == 0, out.stderr
-    work = tmp_path / "w"
-    git(tmp_path, "init", "-q", "-b", "main", str(work))
-    (work / "ci").mkdir()
-    (work / "ci" / "deploy.yml").write_text("x\n")
-    git(work, "add", "-A")
-    git(work, "commit", "-q", "-m", "human")
-    assert git(work, "push", f"file://{bare}", "main", check=False).returncode == 0
-    (work / "ci" / "deploy.yml").write_text("agent\n")
-    git(work, "commit", "-q", "-am", "agent", identity=AGENT)
-    assert refused(git(work, "push", f"file://{bare}", "main", check=False), "GATE-FROZEN-PATH")
+    work = WorkRepo(tmp_path / "w")
+    work.write("ci/deploy.yml", "x\n")
+    work.commit("human")
+    assert work.git("push", f"file://{bare}", "main", check=False).returncode == 0
+    work.write("ci/deploy.yml", "agent\n")
+    work.commit("agent", identity=AGENT)
+    assert refused(work.git("push", f"file://{bare}", "main", check=False), "GATE-FROZEN-PATH")
     out = subprocess.run([*gate_cmd, "server", "doctor", str(bare)], capture_output=True, text=True, check=False)
     assert out.returncode == 0, out.stdout + out.stderr
     assert f"ok   files the hook runs: gatecore {ROOT / 'gatecore'}, server {ROOT / 'server'}, hooks {ROOT / 'hooks'}" \

@@ -10,8 +10,8 @@ reason and returns the status its code's registry entry names (1 reject, 2 confi
 This is the outer layer: it may import everything, the `server` package included (the
 server's commands: install, doctor, the approvals verifier). Nothing imports it.
 
-The installed pre-receive hook does not come through here: it runs
-`python -m server.prereceive`, which keeps typer and pydantic off the hook's start-up path.
+The installed pre-receive hook does not come through here: it runs `server/launch.py
+server.prereceive`, which keeps typer and pydantic off the hook's start-up path.
 """
 
 from __future__ import annotations
@@ -286,7 +286,7 @@ def agents_list() -> int:
 def hook_pre_receive(
     gate_dir: Annotated[Path, Opt("--gate-dir", help="The installation directory (GIT_DIR/gate).")],
 ) -> int:
-    """Run the pre-receive check on stdin (the installed hook runs python -m server.prereceive)."""
+    """Run the pre-receive check on stdin (the installed hook runs server/launch.py server.prereceive)."""
     from server.prereceive import main as prereceive_main
 
     return prereceive_main(["--gate-dir", str(gate_dir)])

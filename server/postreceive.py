@@ -1,4 +1,4 @@
-"""The post-receive hook: `python -m server.postreceive --gate-dir DIR`, one audit line for what landed.
+"""The post-receive hook: `server/launch.py server.postreceive --gate-dir DIR`, one audit line for what landed.
 
 The pre-receive line records the gate's decision; a later hook (gitolite's `update`, a
 chained hook, git's own checks, a lost race for a ref) can still refuse a ref the gate

@@ -1,4 +1,4 @@
-"""The pre-receive hook: `python -m server.prereceive --gate-dir DIR` (installed by `gate server install`).
+"""The pre-receive hook: `python -I server/launch.py server.prereceive --gate-dir DIR` (`gate server install`).
 
 `main` is the pipeline, top to bottom, and its only error boundary:
 

@@ -1,13 +1,17 @@
 """The `gate` command line: the one module that talks to typer (the outer layer).
 
 Each command is a thin function that calls into the package and returns an exit code;
-commands read the clock once and pass `now` down. `main` is the single error boundary: a
-`GateError` prints its code and reason and exits with the status its code's registry
-entry names (1 reject, 2 configuration, 3 internal); anything unexpected exits 3.
-Nothing ever maps an error to 0.
+commands read the clock once and pass `now` down. `main(argv) -> int` is the single error
+boundary (pre-commit's shape; tests call it in process): a `GateError` prints its code and
+reason and returns the status its code's registry entry names (1 reject, 2 configuration,
+3 internal); a usage error returns 2; anything unexpected returns 3 as
+`GATE-CLI-INTERNAL`. Nothing ever maps an error to 0.
 
-The installed pre-receive hook does not come through here: it runs
-`python -m server.prereceive`, which keeps typer and pydantic off the hook's start-up path.
+This is the outer layer: it may import everything, the `server` package included (the
+server's commands: install, doctor, the approvals verifier). Nothing imports it.
+
+The installed pre-receive hook does not come through here: it runs `server/launch.py
+server.prereceive`, which keeps typer and pydantic off the hook's start-up path.
 """
 
 from __future__ import annotations
@@ -17,7 +21,7 @@ import json
 import sys
 import time
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, TypeVar
 
@@ -29,7 +33,6 @@ if TYPE_CHECKING:
     from .adapters.gitcmd import PushResult
     from .binding import Decision
     from .ledger import AttemptState
-    from .trusted.approve import Verifier
 
 app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, no_args_is_help=True,
                   help="Push-time gate for AI agents: frozen files and bound review receipts.")
@@ -56,6 +59,20 @@ app.add_typer(approvals_app, name="approvals")
 
 Opt = typer.Option
 F = TypeVar("F", bound=Callable[..., int])
+
+
+def _version(value: bool) -> None:
+    if value:
+        from . import __version__
+
+        _out(f"push-gate {__version__}")
+        raise typer.Exit(0)
+
+
+@app.callback()
+def _root(version: Annotated[bool, Opt("--version", callback=_version, is_eager=True,
+                                       help="Print the version and exit.")] = False) -> None:
+    """Push-time gate for AI agents: frozen files and bound review receipts."""
 
 
 def command(group: typer.Typer, name: str) -> Callable[[F], F]:
@@ -171,19 +188,24 @@ def explain_cmd(
     code: Annotated[str | None, typer.Argument(help="A code such as GATE-BIND-MODEL.")] = None,
     markdown: Annotated[bool, Opt("--markdown", help="Print the whole table (docs/codes.md).")] = False,
     list_all: Annotated[bool, Opt("--list", help="List every code.")] = False,
+    as_json: Annotated[bool, Opt("--json", help="As JSON: the fields a gate-json line carries (docs/codes.md).")]
+    = False,
 ) -> int:
-    """Explain a rejection code."""
+    """Explain a rejection code: reason, hint, exit class, who must act, whether a retry helps."""
     from . import codes
 
     if markdown:
         _out(codes.markdown_table())
         return 0
     if list_all or code is None:
+        if as_json:
+            _out(json.dumps([codes.as_json(c) for c in codes.CODES], sort_keys=True))
+            return 0
         for c in codes.CODES.values():
             _out(f"{c.code}  {c.reason}")
         return 0
     try:
-        _out(codes.explain(code))
+        _out(json.dumps(codes.as_json(code), sort_keys=True) if as_json else codes.explain(code))
     except KeyError:
         _err(f"unknown code {code!r}; `gate explain --list` lists them")
         return 2
@@ -225,28 +247,23 @@ def keys_check(keyring: Annotated[Path, typer.Argument(help="Keyring file.")]) -
 # --- policy, hook, server ----------------------------------------------------------------
 
 @command(policy_app, "check")
-def policy_check(policy: Annotated[Path, typer.Argument(help="Policy file (TOML).")]) -> int:
-    """Validate a policy file; print each error with its location."""
-    from .adapters.config import policy_problems
+def policy_check(
+    policy: Annotated[Path, typer.Argument(help="Policy file (TOML).")],
+    repo: Annotated[Path | None, Opt("--repo", help="Also warn about frozen path patterns that match no path on "
+                                                    "this repository's default branch.")] = None,
+) -> int:
+    """Validate a policy file; print each problem with its line, location and fix (exit 2)."""
+    from .adapters.config import check_policy
 
-    problems = policy_problems(policy)
-    for p in problems:
+    found = check_policy(policy, repo)
+    for p in found.problems:
         _err(f"GATE-CONFIG-POLICY: {p}")
-    if not problems:
-        from .adapters.config import load_policy
-
-        _out(f"ok: {policy}")
-        loaded = load_policy(policy, cached=False)
-        if loaded.catalogue_version:
-            _out(f"named sets expanded from the agent catalogue {loaded.catalogue_version}")
-        for rule in loaded.rules:
-            for key in ("authors", "names", "trailers", "pushers"):
-                patterns = [g.pattern for g in getattr(rule, key)]
-                if patterns:
-                    _out(f"  {rule.label} {key}: " + ", ".join(patterns))
-        _out(f"  pushers.anonymous: {loaded.anonymous}" + (" (git daemon and unauthenticated http pushes are "
-                                                           "restricted)" if loaded.anonymous == "restricted" else ""))
-    return 2 if problems else 0
+    if found.problems:
+        return 2
+    _out(f"ok: {policy}")
+    for line in [*found.lines, *found.warnings]:
+        _out(line)
+    return 0
 
 
 @command(agents_app, "list")
@@ -269,7 +286,7 @@ def agents_list() -> int:
 def hook_pre_receive(
     gate_dir: Annotated[Path, Opt("--gate-dir", help="The installation directory (GIT_DIR/gate).")],
 ) -> int:
-    """Run the pre-receive check on stdin (the installed hook runs python -m server.prereceive)."""
+    """Run the pre-receive check on stdin (the installed hook runs server/launch.py server.prereceive)."""
     from server.prereceive import main as prereceive_main
 
     return prereceive_main(["--gate-dir", str(gate_dir)])
@@ -279,9 +296,32 @@ PlatformOpt = Annotated[str, Opt("--platform", help="auto, git, github, gitlab, 
                                                     "(docs/servers.md).")]
 
 
+AllOpt = Annotated[Path | None, Opt("--all", help="Every repository under this directory (bare ones and work "
+                                                   "trees' .git), one summary line each.")]
+
+
+def _repositories(git_dir: Path | None, all_root: Path | None, action: str,
+                  run: Callable[[Path], tuple[list[str], bool]], gated_only: bool = False) -> int:
+    """GIT_DIR, or --all ROOT (server.install.over_all): print what `run` says, exit 1 if any failed."""
+    from server.install import over_all
+
+    if all_root is not None and git_dir is None:
+        lines, ok = over_all(all_root, action, run, gated_only)
+    elif git_dir is not None and all_root is None:
+        lines, ok = run(git_dir)
+    else:
+        raise GateError("GATE-INPUT-ARGUMENT", "give a repository (GIT_DIR) or --all ROOT, not both")
+    for line in lines:
+        _out(line)
+    return 0 if ok else 1
+
+
+RepoArg = Annotated[Path | None, typer.Argument(help="The repository (bare or .git directory).")]
+
+
 @command(server_app, "install")
 def server_install(
-    git_dir: Annotated[Path, typer.Argument(help="The repository (bare or .git directory).")],
+    git_dir: RepoArg = None,
     policy: Annotated[Path | None, Opt("--policy", help="Policy file to install.")] = None,
     keyring: Annotated[Path | None, Opt("--keyring", help="Keyring file to install.")] = None,
     platform: PlatformOpt = "auto",
@@ -293,14 +333,27 @@ def server_install(
                                                 "format) for rules with signers and signatures.require.")] = None,
     openpgp_keys: Annotated[Path | None, Opt("--openpgp-keys", help="OpenPGP public keys (gpg --export "
                                              "[--armor]) that gpgv verifies OpenPGP-signed commits with.")] = None,
+    audit_syslog: Annotated[str | None, Opt("--audit-syslog", help="Also send each audit line to this syslog "
+                                                                   "socket (/dev/log: syslog or journald); off to "
+                                                                   "stop.")] = None,
+    all_root: AllOpt = None,
 ) -> int:
     """Install or update the pre-receive hook, policy, keyring and signature keys (idempotent)."""
     from server.install import install
 
-    for line in install(git_dir, policy, keyring, platform, repository_id, chain, fsck, allowed_signers,
-                        openpgp_keys):
-        _out(line)
-    return 0
+    if all_root is not None and repository_id is not None:
+        raise GateError("GATE-INPUT-ARGUMENT", "--repository-id names one repository: not with --all")
+    return _repositories(git_dir, all_root, "install", lambda repo: (install(
+        repo, policy, keyring, platform, repository_id, chain, fsck, allowed_signers, openpgp_keys, audit_syslog),
+        True))
+
+
+@command(server_app, "upgrade")
+def server_upgrade(git_dir: RepoArg = None, all_root: AllOpt = None) -> int:
+    """Re-install gated repositories with this version: policy and keyring validated again, hooks rewritten."""
+    from server.install import upgrade
+
+    return _repositories(git_dir, all_root, "upgrade", lambda repo: (upgrade(repo), True), gated_only=True)
 
 
 @command(server_app, "uninstall")
@@ -314,14 +367,11 @@ def server_uninstall(git_dir: Annotated[Path, typer.Argument(help="The repositor
 
 
 @command(server_app, "doctor")
-def server_doctor(git_dir: Annotated[Path, typer.Argument(help="The repository.")]) -> int:
+def server_doctor(git_dir: RepoArg = None, all_root: AllOpt = None) -> int:
     """Check the installation end to end, including a real throwaway probe push."""
-    from server.doctor import doctor
+    from server.doctor import doctor, summary
 
-    lines, ok = doctor(git_dir)
-    for line in lines:
-        _out(line)
-    return 0 if ok else 1
+    return _repositories(git_dir, all_root, "doctor", summary if all_root is not None else doctor, gated_only=True)
 
 
 # --- the trusted side ---------------------------------------------------------------------
@@ -448,7 +498,8 @@ def attempt_show(
 def review_record(
     repo: RepoDirOpt, attempt: AttemptOpt,
     head: Annotated[str, Opt("--head", help="The reviewed revision.")],
-    model_output: Annotated[Path, Opt("--model-output", help="The model's JSON output (verdict, reasons).")],
+    model_output: Annotated[Path, Opt("--model-output", help="The model's output: JSON with verdict and reasons "
+                                                              "(other members ignored), or one fenced JSON block.")],
     key: Annotated[Path, Opt("--key", help="Signing key file (purpose receipt).")],
     out: Annotated[Path, Opt("--out", help="Receipt file to write (never overwritten).")],
     remote: Annotated[str | None, Opt("--remote", help="Sync the ledger and the review ref's value from here.")]
@@ -461,14 +512,18 @@ def review_record(
     """The runner: seal a receipt for the change from its server-side base to --head."""
     from .adapters.config import load_keyfile
     from .adapters.files import read_capped
+    from .modeloutput import read
     from .strictjson import MAX_DOCUMENT_BYTES
     from .trusted.review import push_review, record_review
 
     if push and remote is None:
         raise GateError("GATE-INPUT-ARGUMENT", "--push needs --remote")
     output = read_capped(model_output, "GATE-INPUT-ARGUMENT", "model output", MAX_DOCUMENT_BYTES)
+    for note in read(output, str(model_output)).notes(str(model_output)):
+        _err(note)
     now = int(time.time())
-    path = record_review(repo, attempt, base, head, output, load_keyfile(key), out, remote, None, ttl, now)
+    path = record_review(repo, attempt, base, head, output, load_keyfile(key), out, remote, None, ttl, now,
+                         origin=str(model_output))
     _err(f"wrote {path}")
     if push and remote is not None:
         return _pushed(push_review(repo, attempt, path, remote, now))
@@ -495,17 +550,11 @@ def review_push(
     return _pushed(push_review(repo, attempt, receipt, remote, int(time.time())))
 
 
-_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
-
-
 def _seconds(text: str, flag: str = "--older-than") -> int:
     """'30d', '12h', '90m', '3600s' or '0'."""
-    import re
+    from .durations import parse
 
-    m = re.fullmatch(r"(\d{1,7})([smhd]?)", text.strip())
-    if m is None:
-        raise GateError("GATE-INPUT-ARGUMENT", f"{flag} {text!r} is not a duration such as 30d, 12h or 0")
-    return int(m.group(1)) * _UNITS[m.group(2) or "s"]
+    return parse(text, flag)
 
 
 @command(ledger_app, "archive")
@@ -551,43 +600,18 @@ def approve_cmd(
     yes: Annotated[bool, Opt("--yes", help="Approve without asking (after showing the changes).")] = False,
 ) -> int:
     """Approve an agent's write of frozen paths in exactly one ref update (the rejection prints this command)."""
-    from . import approvals
-    from .adapters.config import load_keyfile
-    from .adapters.gitrepo import GitRepo
     from .trusted import approve
 
-    approver = approver or approve.git_config(repo, "gate.approver")
-    if not approver:
-        raise GateError("GATE-INPUT-ARGUMENT", "pass --approver NAME (or git config gate.approver NAME)")
-    if key is None and ssh_key is None:
-        key_text = approve.git_config(repo, "gate.approvalKey")
-        ssh_text = approve.git_config(repo, "gate.approvalSshKey")
-        key, ssh_key = (Path(key_text) if key_text else None), (Path(ssh_text) if ssh_text else None)
-    lifetime = _seconds(expires, "--expires")
-    if lifetime <= 0:
-        raise GateError("GATE-INPUT-ARGUMENT", "--expires must be more than 0")
-    req = approve.Request(repository_id, ref, old, new, tuple(dict.fromkeys(path)), approver, lifetime, reason)
-    probe = approvals.Approval(repository_id, ref, old, new, req.paths, approver, 0, 1, reason)
-    approvals.parse_payload(probe.payload())  # the same checks the server makes, before anything
-    approve.check_objects(GitRepo.at(repo), req)
-    _out(approve.review_text(repo, req))
-    if not yes and not typer.confirm(f"Approve these writes of {', '.join(req.paths)} on {ref} as {approver}?"):
+    prepared = approve.prepare(repo, repository_id, ref, old, new, path, approver, key, ssh_key, expires, reason)
+    _out(prepared.changes)
+    req = prepared.request
+    if not yes and not typer.confirm(f"Approve these writes of {', '.join(req.paths)} on {ref} as {req.approver}?"):
         _err("not approved")
         return 1
-    now = int(time.time())
-    approval, data = approve.seal(req, now, None if key is None else load_keyfile(key), ssh_key)
-    written = approve.write(repo, req, data, approval.id, now)
-    _out(f"approval {approval.id} written to {written} (expires in {expires})")
-    if no_push or remote is None:
-        return 0
-    from .adapters import gitcmd
-
-    result = gitcmd.push(repo, remote, f"{written}:{written}")
-    _out(result.output)
-    if not result.ok:  # the server refused it: keep nothing that looks approved
-        gitcmd.run_git(["update-ref", "-d", written], cwd=repo, ok=None)
-        return 1
-    return 0
+    lines, ok = approve.complete(repo, prepared, None if no_push else remote, int(time.time()))
+    for line in lines:
+        _out(line)
+    return 0 if ok else 1
 
 
 @command(approvals_app, "list")
@@ -596,47 +620,13 @@ def approvals_list(
     = Path("."),
 ) -> int:
     """Every approval the repository holds: id, approver, ref update, paths, expiry, and whether it was used."""
-    from .trusted.approve import listing
+    from server.verify import approval_verifier
 
-    now = int(time.time())
-    verify = _server_verifier(repo)
-    if verify is None:
-        _out("note: not a gate-installed server repository: seals and signatures are not verified here "
-             "(run this on the server's repository to verify them)")
-    for item in listing(repo, verify):
-        a = item.approval
-        if a is None:
-            _out(f"{item.id[:16]} malformed: {item.problem}")
-            continue
-        state = "used" if item.used else "expired" if now >= a.expires_at else "unused"
-        if item.problem:
-            state = f"INVALID ({item.problem})"
-        elif not item.verified:
-            state += " (unverified)"
-        when = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(a.expires_at))
-        _out(f"{item.id[:16]} {state} by {a.approver} {a.ref} {a.old[:12]}..{a.new[:12]} "
-             f"paths={','.join(a.paths)} expires={when}")
+    from .trusted.approve import listing_lines
+
+    for line in listing_lines(repo, approval_verifier(repo), int(time.time())):
+        _out(line)
     return 0
-
-
-def _server_verifier(repo: Path) -> Verifier | None:
-    """Verifies approvals as the hook would, when `repo` is a repository the gate is installed in."""
-    from server import installation
-    from server.install import GATE_DIR_NAME, git_dir_of
-    from server.prereceive import approval_context
-
-    from .adapters import config
-    from .adapters.gitrepo import GitRepo
-    from .objects import Objects
-
-    gate_dir = git_dir_of(repo) / GATE_DIR_NAME
-    if not (gate_dir / installation.CONFIG_FILE).is_file():
-        return None
-    inst = installation.read(gate_dir)
-    reader = GitRepo.at(repo)
-    ctx = approval_context(inst, config.load_policy(inst.policy), Objects(reader), reader)
-    verify: Verifier = ctx.verify
-    return verify
 
 
 @command(app, "demo")
@@ -649,21 +639,51 @@ def demo_cmd(
     return run_demo(keep)
 
 
-def main() -> int:
-    """The console script's single error boundary."""
+def _own_packages() -> None:
+    """`server` and `hooks` are push-gate's own, whatever else the environment ships under those
+    names (server/launch.py binds them, as it does for the installed hook)."""
+    import os
+    import runpy
+
+    launch = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "server", "launch.py")
+    runpy.run_path(launch, run_name="gate_launch")["bind"]()
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """`gate ARGS`: the single error boundary (the console script, and the tests, in process).
+
+    A `GateError` prints its code and reason and returns the exit class its code names; a
+    usage error returns 2; anything unexpected prints its traceback and returns 3, reported
+    as `GATE-CLI-INTERNAL`. Nothing maps an error to 0."""
+    args = list(sys.argv[1:] if argv is None else argv)
     try:
-        app()  # standalone: usage errors exit 2, commands exit with their return value
+        _own_packages()
+    except ImportError as exc:  # another distribution's server or hooks package came first
+        _err(f"GATE-CONFIG-INSTALL: {exc}")
+        return 2
+    try:
+        result = app(args=args, prog_name="gate", standalone_mode=False)
     except GateError as exc:
         _err(f"{exc.code}: {exc.detail}")
         return exc.exit_code
+    except typer.Abort:
+        _err("aborted")
+        return 1
+    except typer.TyperException as exc:  # usage errors: typer's message and its status (2)
+        show = getattr(exc, "show", None)
+        if callable(show):
+            show()
+        else:
+            _err(exc.format_message())
+        return exc.exit_code or 2
     except SystemExit as exc:
         code = exc.code
         return code if isinstance(code, int) else (0 if code is None else 1)
     except Exception as exc:  # the boundary: never 0
         traceback.print_exc()
-        _err(f"GATE-HOOK-INTERNAL: {type(exc).__name__}: {exc}")
+        _err(f"GATE-CLI-INTERNAL: {type(exc).__name__}: {exc}")
         return 3
-    return 0
+    return result if isinstance(result, int) else 0
 
 
 if __name__ == "__main__":  # pragma: no cover

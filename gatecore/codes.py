@@ -10,6 +10,7 @@ every push.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 
@@ -20,6 +21,21 @@ class Code:
     reason: str
     hint: str
     exit: int  # the exit class: 1 rejects the input, 2 configuration, 3 internal
+    actor: str = "pusher"  # who must act: a key of ACTORS
+    retry: bool = False  # the same push, unchanged, may pass if tried again (a transient fault)
+    command: str = ""  # the next command, with {placeholders} filled from the rejection where known
+
+    def advice(self, values: Mapping[str, str] | None = None) -> dict[str, object]:
+        """What a bot needs besides the code (the gate-json line, `gate explain CODE --json`):
+        exit class, hint, who must act, whether a retry can help, and the next command when
+        every placeholder of it is known."""
+        out: dict[str, object] = {"exit": self.exit, "exit_class": EXIT_CLASSES[self.exit], "hint": self.hint,
+                                  "actor": self.actor, "retry": self.retry}
+        known = dict(values or {})
+        needed = [part.split("}")[0] for part in self.command.split("{")[1:]]
+        if self.command and all(name in known for name in needed):  # else no command rather than a wrong one
+            out["next"] = self.command.format_map(known)
+        return out
 
 
 AREAS: dict[str, str] = {
@@ -37,6 +53,7 @@ AREAS: dict[str, str] = {
     "INPUT": "Hook input and command-line input",
     "GIT": "Reading the repository",
     "HOOK": "The hook process itself",
+    "CLI": "The gate command itself",
     "AUDIT": "The audit log",
     "DOCTOR": "The installation check",
 }
@@ -49,10 +66,36 @@ EXIT_CLASSES = {REJECT: "reject", CONFIG: "configuration", INTERNAL: "internal"}
 #: The exit class of each area; a code of another class says so itself.
 _AREA_EXIT = {"CONFIG": CONFIG, "HOOK": INTERNAL, "AUDIT": INTERNAL}
 
+#: Who must act on a rejection (the `actor` of the gate-json line and of `gate explain --json`).
+ACTORS = {
+    "pusher": "the pusher: you, or the agent whose push this was (change the push and push again)",
+    "runner": "the trusted runner or orchestrator in CI (review again, record the attempt in the ledger)",
+    "maintainer": "a maintainer: a human with rights over the frozen paths (make or approve the change)",
+    "admin": "the server admin (fix the installation; the pusher cannot)",
+}
+#: Who acts, by area; the codes below that differ say so in _ACTOR.
+_AREA_ACTOR = {"RECEIPT": "runner", "SEAL": "runner", "BIND": "runner", "LEDGER": "runner", "REVIEW": "runner",
+               "FROZEN": "maintainer", "APPROVAL": "maintainer", "CONFIG": "admin", "HOOK": "admin",
+               "CLI": "admin", "AUDIT": "admin", "DOCTOR": "admin"}
+_ACTOR = {"GATE-SEAL-UNKNOWN-KEY": "admin", "GATE-SIG-UNKNOWN-KEY": "admin", "GATE-LEDGER-PUSHER": "pusher",
+          "GATE-REVIEW-PUSHER": "pusher", "GATE-REF-DELETE": "maintainer", "GATE-REF-REPLACE": "maintainer",
+          "GATE-INPUT-PUSHER": "admin", "GATE-GIT-UNREADABLE": "admin", "GATE-GIT-OBJECT-FORMAT": "admin",
+          "GATE-GIT-REPOSITORY": "admin", "GATE-HOOK-DEADLINE": "pusher", "GATE-HOOK-CHAINED": "pusher"}
+#: Transient faults: the same push may pass when tried again.
+_RETRY = {"GATE-HOOK-DEADLINE", "GATE-AUDIT-WRITE"}
+_DOCTOR = "gate server doctor {git_dir}"
+#: The next command, by code; {placeholders} are filled from the rejection ({ref}, {git_dir}).
+_COMMAND = {"GATE-REF-STALE": "git fetch origin {ref}", "GATE-REF-FORCE": "git pull --rebase origin {ref}",
+            "GATE-CONFIG-POLICY": _DOCTOR, "GATE-CONFIG-KEYRING": _DOCTOR, "GATE-CONFIG-INSTALL": _DOCTOR,
+            "GATE-CONFIG-SIGNERS": _DOCTOR, "GATE-AUDIT-WRITE": _DOCTOR, "GATE-GIT-UNREADABLE": _DOCTOR,
+            "GATE-HOOK-INTERNAL": _DOCTOR}
+
 
 def _c(code: str, reason: str, hint: str, exit: int | None = None) -> Code:
     area = code.split("-")[1]
-    return Code(code=code, area=area, reason=reason, hint=hint, exit=exit or _AREA_EXIT.get(area, REJECT))
+    return Code(code=code, area=area, reason=reason, hint=hint, exit=exit or _AREA_EXIT.get(area, REJECT),
+                actor=_ACTOR.get(code, _AREA_ACTOR.get(area, "pusher")), retry=code in _RETRY,
+                command=_COMMAND.get(code, ""))
 
 
 _ALL: tuple[Code, ...] = (
@@ -145,7 +188,7 @@ _ALL: tuple[Code, ...] = (
        "to install gpgv"),
     # --- approvals -------------------------------------------------------------
     _c("GATE-APPROVAL-MALFORMED", "the approval record is not a valid approval (its commit, envelope or fields, "
-                                  "its id, its repository, or a lifetime over [approvals] max_hours)",
+                                  "its id, its repository, its size, or a lifetime over [approvals] max_hours)",
        "write approvals with gate approve, never by hand"),
     _c("GATE-APPROVAL-SIGNATURE", "the approval's SSH signature does not verify, or its key is not in the allowed "
                                   "signers for the gate-approval namespace",
@@ -182,7 +225,7 @@ _ALL: tuple[Code, ...] = (
        "the ledger is append-only"),
     _c("GATE-LEDGER-REWRITE", "the ledger update is not a fast-forward of the existing chain",
        "the ledger is append-only; append a new record instead"),
-    _c("GATE-LEDGER-RECORD", "a ledger commit is not a well-formed attempt record",
+    _c("GATE-LEDGER-RECORD", "a ledger commit is not a well-formed attempt record (or is over the size cap)",
        "ledger commits hold exactly one sealed record.json and one parent"),
     _c("GATE-LEDGER-SEQUENCE", "the ledger records are out of order or break the chain",
        "records go opened, model-selected, failover..., closed, each naming its predecessor"),
@@ -209,9 +252,11 @@ _ALL: tuple[Code, ...] = (
        "push refs/gate/receipts/<id> and refs/heads/review/runner/<id> in one atomic push"),
     # --- configuration ---------------------------------------------------------
     _c("GATE-CONFIG-POLICY", "the server policy is missing or invalid",
-       "run gate policy check on the server's policy file"),
+       "not the pusher's fault: the server admin runs gate policy check FILE (each problem with its line and "
+       "fix), then gate server install GIT_DIR --policy FILE"),
     _c("GATE-CONFIG-KEYRING", "the server keyring is missing or invalid",
-       "run gate keys check on the server's keyring file"),
+       "not the pusher's fault: the server admin makes one (gate keys generate ... >> keyring.toml, docs/ci.md) or "
+       "fixes it (gate keys check FILE), then runs gate server install GIT_DIR --keyring FILE"),
     _c("GATE-CONFIG-INSTALL", "the gate installation is incomplete or inconsistent",
        "run gate server doctor GIT_DIR"),
     _c("GATE-CONFIG-KEYFILE", "the signing key file is missing or invalid",
@@ -253,6 +298,9 @@ _ALL: tuple[Code, ...] = (
        "report the message to the server admin; the push was not accepted"),
     _c("GATE-HOOK-CHAINED", "a chained pre-receive hook rejected the push",
        "see the chained hook's own message above", REJECT),
+    # --- the command line --------------------------------------------------------
+    _c("GATE-CLI-INTERNAL", "the gate command hit an internal error",
+       "report the message and the traceback above it; nothing was decided", INTERNAL),
     # --- audit -----------------------------------------------------------------
     _c("GATE-AUDIT-WRITE", "the audit log could not be written, so the push was rejected",
        "the admin must fix the audit log path (permissions, disk space)"),
@@ -276,7 +324,18 @@ def exit_code(code: str) -> int:
 def explain(code: str) -> str:
     c = CODES[code.strip().upper()]
     return (f"{c.code}\n  area:   {AREAS[c.area]}\n  reason: {c.reason}\n  hint:   {c.hint}\n"
-            f"  exit:   {c.exit} ({EXIT_CLASSES[c.exit]})\n")
+            f"  exit:   {c.exit} ({EXIT_CLASSES[c.exit]})\n  acts:   {ACTORS[c.actor]}\n"
+            f"  retry:  {'may help (a transient fault)' if c.retry else 'does not help unchanged'}\n"
+            + (f"  next:   {c.command}\n" if c.command else ""))
+
+
+def as_json(code: str) -> dict[str, object]:
+    """`gate explain CODE --json`: the registry entry, as the gate-json line carries it."""
+    c = CODES[code.strip().upper()]
+    doc: dict[str, object] = {"code": c.code, "area": c.area, "reason": c.reason, **c.advice()}
+    if c.command:
+        doc["next"] = c.command  # the template: the rejection's own line has it filled in
+    return doc
 
 
 def markdown_table() -> str:
@@ -289,13 +348,41 @@ def markdown_table() -> str:
         "`gatecore/codes.py` (`gate explain --markdown > docs/codes.md`); a test keeps them equal.",
         "The exit column is the status a `gate` command or hook ends with for that code:",
         "1 the input is rejected, 2 configuration error, 3 internal error (any non-zero status rejects a push).",
+        "The acts column says who must act; retry says whether the same push, unchanged, may pass when tried",
+        "again (a transient fault).",
+        "",
+        "## For bots and agents",
+        "",
+        "A rejected push prints, after the lines for people, one `gate-json:` line per problem (git shows",
+        "them prefixed `remote: `; under GitLab `GL-HOOK-ERR: `). Each is one JSON object, complete on",
+        "its own, so an agent needs neither `gate` installed nor this page:",
+        "",
+        "    gate-json: {\"actor\":\"maintainer\",\"code\":\"GATE-FROZEN-PATH\",\"commit\":\"...\",\"detail\":\"...\",",
+        "                \"exit\":1,\"exit_class\":\"reject\",\"hint\":\"...\",\"next\":\"gate approve ...\",",
+        "                \"path\":\"ci/deploy.yml\",\"ref\":\"refs/heads/main\",\"retry\":false,\"rule\":\"...\"}",
+        "",
+        "* `code`: key on it, never on the text; `detail` is for people.",
+        "* `actor`: who must act. " + "; ".join(f"`{k}`: {v}" for k, v in ACTORS.items()) + ".",
+        "  An agent acts on `pusher` itself; on anything else it stops and reports to whoever the actor",
+        "  names, with the `next` command when there is one.",
+        "* `retry`: true only for transient faults; otherwise pushing the same thing again fails the",
+        "  same way (do not loop).",
+        "* `next`: the exact command that comes next, filled in (`gate approve ...` for a maintainer,",
+        "  `gate server doctor GIT_DIR` for the admin), present only where the gate can fill it.",
+        "* `exit`, `exit_class`: the registry's exit class of the code (below).",
+        "",
+        "`gate explain CODE --json` prints the same fields for a code (`next` as a template);",
+        "`gate explain --list --json` prints every code. Configuration errors (`exit_class`",
+        "`configuration`) are never the pusher's fault: the line says so, and the admin runs `next`.",
         "",
     ]
     for area, title in AREAS.items():
         rows = [c for c in _ALL if c.area == area]
         if not rows:
             continue
-        lines += [f"## {area}: {title}", "", "| code | exit | reason | hint |", "|---|---|---|---|"]
-        lines += [f"| `{c.code}` | {c.exit} | {c.reason} | {c.hint} |" for c in rows]
+        lines += [f"## {area}: {title}", "", "| code | exit | acts | retry | reason | hint |",
+                  "|---|---|---|---|---|---|"]
+        lines += [f"| `{c.code}` | {c.exit} | {c.actor} | {'yes' if c.retry else 'no'} | {c.reason} | {c.hint} |"
+                  for c in rows]
         lines.append("")
     return "\n".join(lines)

@@ -18,8 +18,20 @@ Three files, all TOML:
     not_after = 2027-01-01T00:00:00Z    # optional
     revoked = false                     # optional
 
-The hook never imports this module on its common path: it reads the validated plain form
-from a cache (`adapters.files`). Validation errors carry their location (`freeze.0.paths`).
+These models are the one definition of each file's keys, types, bounds and defaults. The
+hook never imports this module on its common path: it reads the validated plain form (the
+model's dump, every key present) from a cache next to the file (`adapters.files`) and builds
+its fast form from it (`Policy.from_plain`, `keys.keyring_from_plain`), which compiles the
+globs and decodes the keys but checks no bound again. The allowed values of every setting
+are `Literal` types defined once beside the plain-value classes (`policy.Mode`, ...,
+`keys.Algorithm`) and used by both.
+
+Receipts, ledger records and approvals are not configuration: they arrive with pushes and
+are read on the hook's path, which must not import pydantic (about 70 ms a review push), so
+their schemas are `gatecore/schema.py`'s small strict readers instead.
+
+Validation errors are in the admin's words (`gatecore.configerrors`): file and line,
+location (`freeze[0].refs[0]`), what is wrong and the fix.
 """
 
 from __future__ import annotations
@@ -27,34 +39,51 @@ from __future__ import annotations
 import datetime as dt
 import tomllib
 from dataclasses import dataclass
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, TypeVar
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from . import configerrors
 from .catalogue import Catalogue, expand
 from .envelope import b64decode_strict, b64encode
 from .errors import GateError
-from .keys import Keyring, SigningKey, VerifyKey, keyring_to_plain, new_ed25519, new_hmac_secret
-from .policy import MAX_POLICY_BYTES, IdentityGlob, PathGlob, RefGlob
-
-
-def format_validation_error(exc: ValidationError) -> str:
-    """`location: message; ...`, in pydantic's order: the one-line reason of a configuration error."""
-    return "; ".join(f"{'.'.join(str(p) for p in err['loc']) or '(document)'}: {err['msg']}"
-                     for err in exc.errors(include_url=False))
-
+from .keys import Algorithm, Keyring, Purpose, SigningKey, VerifyKey, keyring_to_plain, new_ed25519, new_hmac_secret
+from .policy import (
+    MAX_POLICY_BYTES,
+    AnonymousAction,
+    IdentityGlob,
+    Mode,
+    ModeAction,
+    PathGlob,
+    RefAction,
+    RefGlob,
+    ReplaceAction,
+)
 
 KEY_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"
-MAX_KEYFILE_BYTES = 65536
-Algorithm = Literal["ed25519", "hmac-sha256"]
-Purpose = Literal["receipt", "attempt", "approval"]  # keys.PURPOSES
 
 
-def _toml(data: bytes, code: str, what: str, origin: str) -> dict[str, Any]:
+def _toml(data: bytes, code: str, what: str, origin: str) -> tuple[dict[str, Any], str]:
+    """The document and its text (for line numbers in errors)."""
     try:
-        return tomllib.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError) as exc:
-        raise GateError(code, f"{what} {origin} is not valid TOML: {exc}") from None
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise GateError(code, f"{what} {origin} is not UTF-8 text (byte {exc.start})") from None
+    try:
+        return tomllib.loads(text), text
+    except (tomllib.TOMLDecodeError, RecursionError) as exc:
+        raise GateError(code, configerrors.toml_problem(origin, what, exc)) from None
+
+
+M = TypeVar("M", bound=BaseModel)
+
+
+def _validated(model: type[M], doc: dict[str, Any], text: str, code: str, origin: str) -> M:
+    try:
+        return model.model_validate(doc)
+    except ValidationError as exc:
+        found = configerrors.problems(model, exc.errors(include_url=False), text, origin)
+        raise GateError(code, "; ".join(found)) from None
 
 
 class _Strict(BaseModel):
@@ -65,16 +94,15 @@ class _Strict(BaseModel):
 
 def _compiles(kind: type[PathGlob] | type[RefGlob] | type[IdentityGlob]) -> AfterValidator:
     def check(value: str) -> str:
-        kind.compile(value)  # raises ValueError with a message pydantic reports
+        kind.compile(value)  # raises ValueError with a message in the admin's words
         return value
 
     return AfterValidator(check)
 
 
 PathPattern = Annotated[str, Field(min_length=1, max_length=1024), _compiles(PathGlob)]
-RefPattern = Annotated[str, Field(min_length=6, max_length=1024), _compiles(RefGlob)]
+RefPattern = Annotated[str, Field(min_length=1, max_length=1024), _compiles(RefGlob)]
 IdentityPattern = Annotated[str, Field(min_length=1, max_length=256), _compiles(IdentityGlob)]
-Action = Literal["allow", "deny-restricted", "deny"]
 
 
 class FreezeModel(_Strict):
@@ -89,9 +117,9 @@ class FreezeModel(_Strict):
 
 
 class RefsModel(_Strict):
-    delete: Action = "deny-restricted"
-    force: Action = "allow"
-    replace: Literal["trusted", "allow", "deny"] = "trusted"
+    delete: RefAction = "deny-restricted"
+    force: RefAction = "allow"
+    replace: ReplaceAction = "trusted"
 
 
 class TrustedModel(_Strict):
@@ -99,7 +127,7 @@ class TrustedModel(_Strict):
 
 
 class ObjectsModel(_Strict):
-    noncanonical_modes: Literal["refuse-frozen", "refuse"] = "refuse-frozen"
+    noncanonical_modes: ModeAction = "refuse-frozen"
 
 
 class SignaturesModel(_Strict):
@@ -112,7 +140,7 @@ class ApprovalsModel(_Strict):
 
 
 class PushersModel(_Strict):
-    anonymous: Literal["restricted", "unrestricted"] = "restricted"
+    anonymous: AnonymousAction = "restricted"
 
 
 class LimitsModel(_Strict):
@@ -122,7 +150,7 @@ class LimitsModel(_Strict):
 
 
 class PolicyModel(_Strict):
-    mode: Literal["enforce", "evaluate"] = "enforce"
+    mode: Mode = "enforce"
     freeze: Annotated[list[FreezeModel], Field(max_length=1000)] = []
     refs: RefsModel = RefsModel()
     trusted: TrustedModel = TrustedModel()
@@ -138,11 +166,8 @@ def validate_policy(data: bytes, origin: str, catalogue: Catalogue | None = None
     named set (`@known-agents`) replaced by the catalogue's patterns and its version recorded."""
     if len(data) > MAX_POLICY_BYTES:
         raise GateError("GATE-CONFIG-POLICY", f"{origin} is larger than {MAX_POLICY_BYTES} bytes")
-    doc = _toml(data, "GATE-CONFIG-POLICY", "policy", origin)
-    try:
-        model = PolicyModel.model_validate(doc)
-    except ValidationError as exc:
-        raise GateError("GATE-CONFIG-POLICY", f"{origin}: {format_validation_error(exc)}") from None
+    doc, text = _toml(data, "GATE-CONFIG-POLICY", "policy", origin)
+    model = _validated(PolicyModel, doc, text, "GATE-CONFIG-POLICY", origin)
     plain: dict[str, Any] = model.model_dump(mode="json")
     used = False
     for i, rule in enumerate(plain["freeze"]):
@@ -150,13 +175,14 @@ def validate_policy(data: bytes, origin: str, catalogue: Catalogue | None = None
             try:
                 expanded = expand(key, rule[key], catalogue)
             except ValueError as exc:
-                raise GateError("GATE-CONFIG-POLICY", f"{origin}: freeze.{i}.{key}: {exc}") from None
+                raise GateError("GATE-CONFIG-POLICY", configerrors.located(origin, text, ("freeze", i, key),
+                                                                           str(exc))) from None
             used = used or expanded != rule[key]
             rule[key] = expanded
-    if any(p.startswith("@") for p in plain["trusted"]["pushers"]):
-        raise GateError("GATE-CONFIG-POLICY", f"{origin}: trusted.pushers: named sets are for freeze rules only")
-    if any(p.startswith("@") for p in plain["approvals"]["approvers"]):
-        raise GateError("GATE-CONFIG-POLICY", f"{origin}: approvals.approvers: named sets are for freeze rules only")
+    for table, key in (("trusted", "pushers"), ("approvals", "approvers")):
+        if any(p.startswith("@") for p in plain[table][key]):
+            raise GateError("GATE-CONFIG-POLICY", configerrors.located(
+                origin, text, (table, key), "named sets are for freeze rules only: list the accounts"))
     plain["catalogue_version"] = catalogue.version if catalogue is not None and used else None
     return plain
 
@@ -191,10 +217,15 @@ def _aware(value: dt.datetime | None) -> dt.datetime | None:
     return value
 
 
-class KeyringEntry(_Strict):
+class _KeyIdentity(_Strict):
+    """What a keyring entry and a key file both say: which key, of which algorithm, for what."""
+
     id: Annotated[str, Field(pattern=KEY_ID_PATTERN)]
     algorithm: Algorithm
     purpose: Purpose
+
+
+class KeyringEntry(_KeyIdentity):
     public_key: str | None = None
     secret: str | None = None
     not_before: dt.datetime | None = None
@@ -227,10 +258,7 @@ class KeyringFile(_Strict):
         return self
 
 
-class KeyFile(_Strict):
-    id: Annotated[str, Field(pattern=KEY_ID_PATTERN)]
-    algorithm: Algorithm
-    purpose: Purpose
+class KeyFile(_KeyIdentity):
     private_key: str | None = None
     secret: str | None = None
 
@@ -246,11 +274,8 @@ def _ts(value: dt.datetime | None) -> int | None:
 
 def validate_keyring(data: bytes, origin: str) -> list[dict[str, object]]:
     """Validate keyring TOML; return the plain form `keys.keyring_from_plain` takes."""
-    doc = _toml(data, "GATE-CONFIG-KEYRING", "keyring", origin)
-    try:
-        model = KeyringFile.model_validate(doc)
-    except ValidationError as exc:
-        raise GateError("GATE-CONFIG-KEYRING", f"{origin}: {format_validation_error(exc)}") from None
+    doc, text = _toml(data, "GATE-CONFIG-KEYRING", "keyring", origin)
+    model = _validated(KeyringFile, doc, text, "GATE-CONFIG-KEYRING", origin)
     ring: Keyring = {}
     for k in model.key:
         material = b64decode_strict((k.public_key if k.algorithm == "ed25519" else k.secret) or "", "key")
@@ -260,11 +285,8 @@ def validate_keyring(data: bytes, origin: str) -> list[dict[str, object]]:
 
 
 def parse_keyfile(data: bytes, origin: str) -> SigningKey:
-    doc = _toml(data, "GATE-CONFIG-KEYFILE", "key file", origin)
-    try:
-        model = KeyFile.model_validate(doc)
-    except ValidationError as exc:
-        raise GateError("GATE-CONFIG-KEYFILE", f"{origin}: {format_validation_error(exc)}") from None
+    doc, text = _toml(data, "GATE-CONFIG-KEYFILE", "key file", origin)
+    model = _validated(KeyFile, doc, text, "GATE-CONFIG-KEYFILE", origin)
     material = b64decode_strict((model.private_key if model.algorithm == "ed25519" else model.secret) or "", "key")
     return SigningKey(model.id, model.algorithm, model.purpose, material)
 
@@ -289,7 +311,10 @@ def generate_key(algorithm: str, key_id: str, purpose: str) -> GeneratedKey:
         KeyFile.model_validate({"id": key_id, "algorithm": algorithm, "purpose": purpose,
                                 ("private_key" if algorithm == "ed25519" else "secret"): placeholder})
     except ValidationError as exc:
-        raise GateError("GATE-INPUT-ARGUMENT", format_validation_error(exc)) from None
+        flags = {"id": "--id", "algorithm": "--alg", "purpose": "--purpose"}
+        found = [f"{flags.get(str(e['loc'][0]), configerrors.where(e['loc'])) if e['loc'] else '--alg'}: "
+                 f"{configerrors.message(KeyFile, e)}" for e in exc.errors(include_url=False)]
+        raise GateError("GATE-INPUT-ARGUMENT", "; ".join(found)) from None
     head = f"id = {_toml_str(key_id)}\nalgorithm = {_toml_str(algorithm)}\npurpose = {_toml_str(purpose)}\n"
     if algorithm == "ed25519":
         seed, pub = new_ed25519()

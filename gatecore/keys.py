@@ -1,7 +1,9 @@
 """Keys as plain values: what `seal` signs and verifies with (no pydantic here).
 
-`gatecore.keyfiles` reads keyring and key files (TOML, validated with pydantic) into
-these; the pre-receive hook gets them from the validated cache via `keyring_from_plain`.
+`gatecore.configschema` reads keyring and key files (TOML, validated with pydantic) into
+these; the pre-receive hook gets them from the validated cache via `keyring_from_plain`,
+which decodes and checks no bound again (the schema is the one definition; the allowed
+algorithms and purposes are the `Literal` types below, which the schema uses).
 """
 
 from __future__ import annotations
@@ -9,11 +11,14 @@ from __future__ import annotations
 import base64
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal, get_args
 
 MAX_KEYRING_BYTES = 1 << 20
-ALGORITHMS = ("ed25519", "hmac-sha256")
-PURPOSES = ("receipt", "attempt", "approval")
+MAX_KEYFILE_BYTES = 65536
+Algorithm = Literal["ed25519", "hmac-sha256"]
+Purpose = Literal["receipt", "attempt", "approval"]
+ALGORITHMS: tuple[str, ...] = get_args(Algorithm)
+PURPOSES: tuple[str, ...] = get_args(Purpose)
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,20 +45,21 @@ class SigningKey:
 Keyring = dict[str, VerifyKey]
 
 
+def _time(value: Any) -> int | None:
+    return None if value is None else int(value)
+
+
 def keyring_from_plain(entries: Any) -> Keyring:
-    """From the validated plain form (a list of entries). Raises ValueError/TypeError/KeyError."""
+    """From the validated plain form (`keyring_to_plain` of what `configschema.validate_keyring`
+    read): decoded, not validated again. Raises ValueError/TypeError/KeyError on anything else."""
     ring: Keyring = {}
     for e in entries:
         if not isinstance(e, Mapping):
             raise TypeError("keyring entry")
-        nb, na = e["not_before"], e["not_after"]
-        for t in (nb, na):
-            if t is not None and (isinstance(t, bool) or not isinstance(t, int)):
-                raise TypeError("key validity times")
-        if e["algorithm"] not in ALGORITHMS or e["purpose"] not in PURPOSES or not isinstance(e["revoked"], bool):
+        if e["algorithm"] not in ALGORITHMS or e["purpose"] not in PURPOSES:
             raise ValueError("keyring entry")
         key = VerifyKey(str(e["id"]), e["algorithm"], e["purpose"], base64.b64decode(e["material"], validate=True),
-                        nb, na, e["revoked"])
+                        _time(e["not_before"]), _time(e["not_after"]), e["revoked"] is not False)
         if key.id in ring:
             raise ValueError("duplicate key id")
         ring[key.id] = key

@@ -132,7 +132,7 @@ def receipt_history(ctx: ReservedContext, attempt: str) -> Iterator[bytes]:
         if seen > MAX_CHAIN:
             raise GateError("GATE-REVIEW-RECEIPT-REF", f"receipt history longer than {MAX_CHAIN}")
         info = ctx.objects.commit(current)
-        yield single_file(ctx.objects, info.tree_id, RECEIPT_FILE, "GATE-REVIEW-RECEIPT-REF")
+        yield single_file(ctx.objects, info.tree_id, RECEIPT_FILE, "GATE-REVIEW-RECEIPT-REF", "GATE-RECEIPT-TOO-LARGE")
         current = info.parent_ids[0] if info.parent_ids else None
 
 

@@ -525,8 +525,10 @@ class Objects:
         return c
 
 
-def single_file(objects: Objects, tree_id: str, name: str, code: str) -> bytes:
-    """The bytes of the one regular file a record, receipt or approval commit holds (size-capped)."""
+def single_file(objects: Objects, tree_id: str, name: str, code: str, too_large: str | None = None) -> bytes:
+    """The bytes of the one regular file a record, receipt or approval commit holds (size-capped).
+    GateError(code) when it does not hold one; over the cap GateError(too_large), when the
+    caller's area has such a code (receipts), else GateError(code)."""
     from .strictjson import MAX_DOCUMENT_BYTES
 
     entries = objects.tree(tree_id)
@@ -538,5 +540,6 @@ def single_file(objects: Objects, tree_id: str, name: str, code: str) -> bytes:
     if kind != "blob":
         raise GateError(code, f"{name} in tree {tree_id[:12]} is a {kind}, not a file")
     if size > MAX_DOCUMENT_BYTES:
-        raise GateError("GATE-RECEIPT-TOO-LARGE", f"{name} in tree {tree_id[:12]} is over the size cap")
+        raise GateError(too_large or code, f"{name} in tree {tree_id[:12]} is {size} bytes, over the "
+                                           f"{MAX_DOCUMENT_BYTES}-byte cap")
     return objects.blob(blob)

@@ -1,8 +1,11 @@
 """The policy as plain values, and the pure matching it needs (no pydantic, no git).
 
-`gatecore.policyfile` validates a TOML policy with pydantic and hands its plain dump to
+`gatecore.configschema` validates a TOML policy with pydantic and hands its plain dump to
 `Policy.from_plain`; the pre-receive hook reads that dump from a cache so that pydantic
-stays off its start-up path. Both roads end here, in one constructor.
+stays off its start-up path. Both roads end here, in one constructor, which compiles the
+globs and checks no bound again: the model is the one definition of keys, bounds and
+defaults, and the allowed values of each setting are the `Literal` types below, which the
+model uses too.
 
 Glob forms (documented in docs/policy.md):
 
@@ -25,20 +28,29 @@ approver, whatever the policy says.
 
 from __future__ import annotations
 
+import posixpath
 import re
 import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal, get_args
 
 MAX_POLICY_BYTES = 1 << 20
-REF_ACTIONS = ("allow", "deny-restricted", "deny")
-REPLACE_ACTIONS = ("trusted", "allow", "deny")
-MODE_ACTIONS = ("refuse-frozen", "refuse")
-MODES = ("enforce", "evaluate")
-ANONYMOUS_ACTIONS = ("restricted", "unrestricted")
+#: The allowed values of each setting, defined once: `configschema.PolicyModel` validates with them.
+Mode = Literal["enforce", "evaluate"]
+RefAction = Literal["allow", "deny-restricted", "deny"]  # refs.delete, refs.force
+ReplaceAction = Literal["trusted", "allow", "deny"]  # refs.replace
+ModeAction = Literal["refuse-frozen", "refuse"]  # objects.noncanonical_modes
+AnonymousAction = Literal["restricted", "unrestricted"]  # pushers.anonymous
 #: The pusher of a push no transport authenticated (gatecore.adapters.environment).
 ANONYMOUS = "anonymous"
+
+
+def one_of(value: Any, allowed: Any, where: str) -> Any:
+    """`value` if it is one of the `Literal` type's values (a validated form always is)."""
+    if not isinstance(value, str) or value not in get_args(allowed):
+        raise ValueError(f"{where}: {value!r}")
+    return value
 
 
 def is_anonymous(pusher: str | None) -> bool:
@@ -90,6 +102,20 @@ class PathGlob:
 
     @classmethod
     def compile(cls, pattern: str) -> PathGlob:
+        """A leading or trailing `/` and empty segments are dropped (patterns always start at the
+        repository's root); a pattern that could never match a path git stores is refused: a
+        backslash (git's separator is `/`), a `.` or `..` segment (git paths hold none)."""
+        if "\\" in pattern:
+            raise ValueError(f"{pattern!r} can never match: git separates paths with '/', not '\\': "
+                             f"write {pattern.replace(chr(92), '/')!r}")
+        raw = [s for s in pattern.split("/") if s]
+        if any(s in (".", "..") for s in raw):
+            fixed = posixpath.normpath("/".join(raw))
+            while fixed == ".." or fixed.startswith("../"):
+                fixed = fixed[3:]
+            fixed = "" if fixed == "." else fixed
+            raise ValueError(f"{pattern!r} can never match: git paths hold no '.' or '..' segment, they start at "
+                             f"the repository's root" + (f": write {fixed!r}" if fixed else ""))
         segs = [s for s in normalize_path(pattern.strip("/")).split("/") if s]
         if not segs:
             raise ValueError(f"empty path pattern {pattern!r}")
@@ -121,8 +147,12 @@ class RefGlob:
     @classmethod
     def compile(cls, pattern: str) -> RefGlob:
         segs = pattern.split("/")
-        if not pattern.startswith("refs/") or any(not s for s in segs):
-            raise ValueError(f"ref pattern {pattern!r} must be refs/... without empty segments")
+        if not pattern.startswith("refs/"):
+            bare = pattern.strip("/")
+            guess = "refs/" + bare if bare.startswith(("heads/", "tags/")) else "refs/heads/" + bare
+            raise ValueError(f"{pattern!r} is not a full ref name: did you mean {guess}?")
+        if any(not s for s in segs):
+            raise ValueError(f"ref pattern {pattern!r} has an empty segment (two '/' in a row, or one at the end)")
         return cls(pattern, re.compile(_glob_regex(segs)))
 
     def matches(self, ref: str) -> bool:
@@ -312,65 +342,56 @@ class Policy:
 
     @classmethod
     def from_plain(cls, doc: Mapping[str, Any]) -> Policy:
-        """Build from the plain (validated) form. Raises ValueError/TypeError/KeyError if malformed."""
+        """Build from the validated plain form: `configschema.PolicyModel`'s dump, every key present.
+
+        It comes from validation or from the cache next to the file (written only after
+        validation, keyed by the source's SHA-256). Nothing is validated again here: the
+        globs are compiled and each setting is taken to be one of its `Literal` values, so a
+        form that is not such a dump raises KeyError, TypeError or ValueError, never yields a
+        policy."""
         def strs(value: Any) -> list[str]:
             if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
                 raise TypeError("expected a list of strings")
             return value
 
-        mode = doc["mode"]
-        if mode not in MODES:
-            raise ValueError(f"mode {mode!r}")
-        pushers = doc.get("pushers", {})
-        if not isinstance(pushers, Mapping):
-            raise TypeError("pushers")
-        anonymous = pushers.get("anonymous", "restricted")
-        if anonymous not in ANONYMOUS_ACTIONS:
-            raise ValueError("pushers.anonymous")
+        def globs(kind: type[IdentityGlob] | type[RefGlob], value: Any) -> tuple[Any, ...]:
+            return tuple(kind.compile(x) for x in strs(value))
+
+        def number(value: Any, kinds: type | tuple[type, ...] = int) -> Any:
+            if isinstance(value, bool) or not isinstance(value, kinds):
+                raise TypeError("expected a number")
+            return value
+
+        anonymous = one_of(doc["pushers"]["anonymous"], AnonymousAction, "pushers.anonymous")
         rules = []
         for i, r in enumerate(doc["freeze"]):
-            refs = r.get("refs")
-            name = r.get("name") or ""
+            name = r["name"]
             if not isinstance(name, str):
                 raise TypeError("rule name")
             rules.append(FreezeRule(
                 index=i, name=name,
                 paths=tuple(PathGlob.compile(p) for p in strs(r["paths"])),
-                authors=tuple(IdentityGlob.compile(a) for a in strs(r.get("authors", []))),
-                pushers=tuple(IdentityGlob.compile(p) for p in strs(r.get("pushers", []))),
-                refs=None if refs is None else tuple(RefGlob.compile(x) for x in strs(refs)),
-                names=tuple(IdentityGlob.compile(n) for n in strs(r.get("names", []))),
-                trailers=tuple(IdentityGlob.compile(t) for t in strs(r.get("trailers", []))),
-                signers=tuple(IdentityGlob.compile(t) for t in strs(r.get("signers", []))),
+                authors=globs(IdentityGlob, r["authors"]),
+                pushers=globs(IdentityGlob, r["pushers"]),
+                refs=None if r["refs"] is None else globs(RefGlob, r["refs"]),
+                names=globs(IdentityGlob, r["names"]),
+                trailers=globs(IdentityGlob, r["trailers"]),
+                signers=globs(IdentityGlob, r["signers"]),
                 anonymous_restricted=anonymous == "restricted",
             ))
-        refs_doc = doc["refs"]
-        if refs_doc["delete"] not in REF_ACTIONS or refs_doc["force"] not in REF_ACTIONS:
-            raise ValueError("refs.delete / refs.force")
-        replace = refs_doc.get("replace", "trusted")
-        if replace not in REPLACE_ACTIONS:
-            raise ValueError("refs.replace")
-        modes = doc.get("objects", {}).get("noncanonical_modes", "refuse-frozen")
-        if modes not in MODE_ACTIONS:
-            raise ValueError("objects.noncanonical_modes")
-        limits = doc["limits"]
+        refs, limits, approvals = doc["refs"], doc["limits"], doc["approvals"]
         deadline = limits["deadline_seconds"]
-        shown = limits["max_violations_shown"]
-        if deadline is not None and (isinstance(deadline, bool) or not isinstance(deadline, int | float)
-                                     or not 0 < deadline <= 600):
-            raise ValueError("limits.deadline_seconds")
-        if isinstance(shown, bool) or not isinstance(shown, int) or shown < 1:
-            raise ValueError("limits.max_violations_shown")
-        approvals = doc.get("approvals", {"approvers": [], "max_hours": 72})
-        hours = approvals["max_hours"]
-        if isinstance(hours, bool) or not isinstance(hours, int) or not 1 <= hours <= 720:
-            raise ValueError("approvals.max_hours")
         return cls(
-            mode=mode, rules=tuple(rules), delete=refs_doc["delete"], force=refs_doc["force"],
-            trusted_pushers=tuple(IdentityGlob.compile(p) for p in strs(doc["trusted"]["pushers"])),
-            deadline_seconds=None if deadline is None else float(deadline), max_violations_shown=shown, replace=replace,
-            noncanonical_modes=modes, catalogue_version=doc.get("catalogue_version"),
-            require_signatures=tuple(RefGlob.compile(x) for x in strs(doc.get("signatures", {}).get("require", []))),
-            approvers=tuple(IdentityGlob.compile(x) for x in strs(approvals["approvers"])),
-            approval_max_seconds=hours * 3600, anonymous=anonymous,
+            mode=one_of(doc["mode"], Mode, "mode"), rules=tuple(rules),
+            delete=one_of(refs["delete"], RefAction, "refs.delete"),
+            force=one_of(refs["force"], RefAction, "refs.force"),
+            trusted_pushers=globs(IdentityGlob, doc["trusted"]["pushers"]),
+            deadline_seconds=None if deadline is None else float(number(deadline, (int, float))),
+            max_violations_shown=number(limits["max_violations_shown"]),
+            replace=one_of(refs["replace"], ReplaceAction, "refs.replace"),
+            noncanonical_modes=one_of(doc["objects"]["noncanonical_modes"], ModeAction, "objects.noncanonical_modes"),
+            catalogue_version=doc["catalogue_version"],
+            require_signatures=globs(RefGlob, doc["signatures"]["require"]),
+            approvers=globs(IdentityGlob, approvals["approvers"]),
+            approval_max_seconds=number(approvals["max_hours"]) * 3600, anonymous=anonymous,
         )

@@ -126,7 +126,7 @@ _FIELD_CODES = {"verdict": "GATE-RECEIPT-VERDICT", "reasons": "GATE-RECEIPT-REAS
 def parse_payload(payload: bytes) -> tuple[Receipt | None, list[Failure]]:
     """Parse payload bytes strictly; on failure return every field error as a Failure."""
     try:
-        doc = strictjson.loads(payload)
+        doc = strictjson.loads(payload, too_large="GATE-RECEIPT-TOO-LARGE")
     except GateError as exc:
         return None, [Failure(exc.code, "receipt", exc.detail)]
     if not isinstance(doc, dict):

@@ -6,15 +6,19 @@
     ...
     gate: and 3 more
     hint: GATE-FROZEN-PATH: frozen paths are changed by humans only; ... (gate explain GATE-FROZEN-PATH)
-    gate-json: {"code":"GATE-FROZEN-PATH","ref":"refs/heads/main",...}
+    gate-json: {"actor":"maintainer","code":"GATE-FROZEN-PATH","exit":1,"hint":"...","next":"gate approve ...",...}
 
-Under GitLab every line starts with `GL-HOOK-ERR: ` so that its web UI shows it.
+Each gate-json line is complete for a bot (docs/codes.md, for bots and agents): the code, the
+exit class, the hint, who must act, whether a retry can help and, where the gate can fill it
+in, the next command. A push the gate could not decide because of its own configuration
+says that it is not the pusher's fault and what the admin runs. Under GitLab every line
+starts with `GL-HOOK-ERR: ` so that its web UI shows it.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from . import codes
 from .findings import Violation, unique_in_order
@@ -45,10 +49,34 @@ def violation_line(v: Violation) -> str:
     return _ascii(" ".join(parts))
 
 
+def json_line(doc: Mapping[str, object], values: Mapping[str, str] | None = None,
+              next_command: str | None = None) -> str:
+    """`gate-json: {...}`: a rejection's own fields and its code's advice (codes.Code.advice)."""
+    code = str(doc.get("code", ""))
+    entry = codes.CODES.get(code)
+    out: dict[str, object] = dict(doc)
+    if entry is not None:
+        out.update(entry.advice(values))
+    if next_command:
+        out["next"] = next_command
+    return "gate-json: " + json.dumps(out, ensure_ascii=True, sort_keys=True)
+
+
+def _approve_command(ref: str, commands: Sequence[str]) -> str | None:
+    """The `gate approve` command (approvalrefs.approve_command) for this ref's update, if any."""
+    if not commands:
+        return None
+    import shlex  # only when there are commands: off the start-up path of most pushes
+
+    needle = f" --ref {shlex.quote(ref)} "
+    return next((c for c in commands if needle in c + " "), None)
+
+
 def render(violations: Sequence[Violation], *, mode: str, cap: int, gitlab: bool, what: str = "push",
-           commands: Sequence[str] = ()) -> list[str]:
+           commands: Sequence[str] = (), git_dir: str | None = None) -> list[str]:
     """Lines for stderr. `mode` is 'enforce' or 'evaluate'; `what` is 'push' or 'commit';
-    `commands`: the `gate approve` command for each ref update a maintainer could approve."""
+    `commands`: the `gate approve` command for each ref update a maintainer could approve;
+    `git_dir`: the server's repository, for commands the admin runs."""
     if not violations:
         return []
     n = len(violations)
@@ -63,7 +91,9 @@ def render(violations: Sequence[Violation], *, mode: str, cap: int, gitlab: bool
         hint = c.hint if c else "see the server admin"
         lines.append(_ascii(f"hint: {code}: {hint} (gate explain {code})"))
     lines += [_ascii(f"hint: a maintainer can approve this write (docs/approvals.md): {c}") for c in commands]
-    lines += ["gate-json: " + json.dumps(v.as_dict(), ensure_ascii=True, sort_keys=True) for v in shown]
+    lines += [json_line(v.as_dict(), {"ref": v.ref, **({"git_dir": git_dir} if git_dir else {})},
+                        _approve_command(v.ref, commands) if v.code.startswith("GATE-FROZEN-") else None)
+              for v in shown]
     if n > cap:
         lines.append("gate-json: " + json.dumps({"truncated": n - cap}))
     if gitlab:
@@ -71,11 +101,18 @@ def render(violations: Sequence[Violation], *, mode: str, cap: int, gitlab: bool
     return lines
 
 
-def error_lines(code: str, detail: str, *, gitlab: bool, what: str = "push") -> list[str]:
-    """A push (or commit) rejected because the gate could not decide (configuration, internal, deadline)."""
+def error_lines(code: str, detail: str, *, gitlab: bool, what: str = "push", git_dir: str | None = None) -> list[str]:
+    """A push (or commit) rejected because the gate could not decide (configuration, internal,
+    deadline). `git_dir`: the server's repository, named in the admin's command (server side)."""
     c = codes.CODES.get(code)
     lines = [_ascii(f"gate: {what} rejected: {code}: {detail}")]
+    if c and c.actor == "admin":
+        who = f"the server admin must act (gate server doctor {git_dir})" if git_dir else \
+            "whoever maintains the gate's configuration must act"
+        fault = "the gate's configuration" if c.exit == codes.CONFIG else "the gate itself"
+        lines.append(_ascii(f"gate: this is not a problem with your {'change' if what == 'commit' else what}: "
+                            f"{fault} failed, so nothing was decided; {who}"))
     if c:
         lines.append(_ascii(f"hint: {code}: {c.hint} (gate explain {code})"))
-    lines.append("gate-json: " + json.dumps({"code": code, "detail": detail}, ensure_ascii=True, sort_keys=True))
+    lines.append(json_line({"code": code, "detail": detail}, {"git_dir": git_dir} if git_dir else None))
     return [GITLAB_PREFIX + ln for ln in lines] if gitlab else lines

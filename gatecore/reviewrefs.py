@@ -86,7 +86,8 @@ def _receipt_bytes(ctx: ReservedContext, attempt: str) -> bytes | None:
     u = ctx.push.get(RECEIPTS_PREFIX + attempt)
     if u is None or u.is_delete or ctx.objects.type_of(u.new) != "commit":
         return None
-    return single_file(ctx.objects, ctx.objects.commit(u.new).tree_id, RECEIPT_FILE, "GATE-REVIEW-RECEIPT-REF")
+    return single_file(ctx.objects, ctx.objects.commit(u.new).tree_id, RECEIPT_FILE, "GATE-REVIEW-RECEIPT-REF",
+                       "GATE-RECEIPT-TOO-LARGE")
 
 
 def _used_before(ctx: ReservedContext, attempt: str, digest: str) -> bool:

@@ -6,8 +6,10 @@ and flat, so each is a tuple of `Member`s here: a name, whether it may be absent
 null), and a check that returns the problem with a value or None. `read` applies them the
 way a strict schema does: no member outside the list, no type coercion (`true` is not an
 integer, `1.0` is not `1`, a string is not a list), every problem reported with its member.
-The configuration files (policy, keyring) keep their pydantic schemas: they are validated at
-install time and cached, never on the hook's path.
+The configuration files (policy, keyring, key files) keep their pydantic schemas
+(`gatecore/configschema.py`, which says the same from its side): they are validated at install
+time and cached, never on the hook's path. Records stay here because the hook reads them on
+every push that touches the reserved namespaces, and the hook must not import pydantic.
 """
 
 from __future__ import annotations

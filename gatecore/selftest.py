@@ -119,6 +119,33 @@ def row_ok(row: TableRow, decision: Decision, naive: bool | None) -> bool:
     return bound_ok and naive_ok
 
 
+@dataclass(frozen=True)
+class RowResult:
+    """One row run: both gates' answers on the row's receipt, and whether they are the table's."""
+
+    row: TableRow
+    decision: Decision
+    naive: bool | None
+    ok: bool
+
+    @property
+    def naive_text(self) -> str:
+        return self.row.naive if self.naive is None else ("accept" if self.naive else "reject")
+
+    @property
+    def bound_text(self) -> str:
+        return "accept" if self.decision.accepted else "reject"
+
+
+def run_table(kit: Kit) -> list[RowResult]:
+    """The seed's decision table, each row's receipt given to the naive and the bound gate."""
+    out = []
+    for row in DECISION_TABLE:
+        decision, naive = run_row(kit, row)
+        out.append(RowResult(row, decision, naive, row_ok(row, decision, naive)))
+    return out
+
+
 # --- the offline attack corpus ----------------------------------------------------
 
 Build = Callable[[Kit], tuple[bytes | None, Expectations]]
@@ -349,15 +376,11 @@ def run() -> tuple[str, bool]:
     lines = ["decision table (bound gate vs the incident's naive gate)", ""]
     lines.append(f"  {'observed state':<40} {'naive':<18} {'bound':<7} {'named':<22} ok")
     ok = True
-    for row in DECISION_TABLE:
-        decision, naive = run_row(kit, row)
-        good = row_ok(row, decision, naive)
-        ok &= good
-        naive_text = row.naive if naive is None else ("accept" if naive else "reject")
-        bound_text = "accept" if decision.accepted else "reject"
-        named = ",".join(decision.fields) or "-"
-        lines.append(f"  {row.observed:<40} {naive_text:<18} {bound_text:<7} {named:<22} "
-                     f"{'ok' if good else 'WRONG'}")
+    for row in run_table(kit):
+        ok &= row.ok
+        named = ",".join(row.decision.fields) or "-"
+        lines.append(f"  {row.row.observed:<40} {row.naive_text:<18} {row.bound_text:<7} {named:<22} "
+                     f"{'ok' if row.ok else 'WRONG'}")
     lines += ["", "attacks (each must be rejected with its code)", ""]
     results = run_attacks(kit)
     for r in results:

@@ -65,11 +65,12 @@ def _check(value: Any, depth: int) -> None:
             _check(item, depth + 1)
 
 
-def loads(data: bytes, *, code: str = "GATE-RECEIPT-MALFORMED") -> Any:
-    """Parse `data` strictly; GateError(code) when it is not a strict JSON document
-    (GATE-RECEIPT-TOO-LARGE above the cap)."""
+def loads(data: bytes, *, code: str = "GATE-RECEIPT-MALFORMED", too_large: str | None = None) -> Any:
+    """Parse `data` strictly; GateError(code) when it is not a strict JSON document, and above
+    the cap GateError(too_large) when the caller's area has such a code, else GateError(code):
+    the code names the caller's area (a ledger record, an approval, model output)."""
     if len(data) > MAX_DOCUMENT_BYTES:
-        raise GateError("GATE-RECEIPT-TOO-LARGE", f"document is {len(data)} bytes, the cap is {MAX_DOCUMENT_BYTES}")
+        raise GateError(too_large or code, f"document is {len(data)} bytes, the cap is {MAX_DOCUMENT_BYTES}")
     try:
         return _loads(data)
     except _Refused as exc:

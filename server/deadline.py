@@ -1,8 +1,8 @@
 """The hook's deadline: cooperative checks, plus a watchdog that cannot be outwaited.
 
-Long loops compare `time.monotonic()` with `Deadline.at` and raise `DeadlineExceeded`,
-which rejects the push with GATE-HOOK-DEADLINE and an audit line. If the process is
-stuck where it cannot check (a long call into libgit2), the watchdog thread writes the
+Long loops compare `time.monotonic()` with `Deadline.at` and raise a `GateError` with
+GATE-HOOK-DEADLINE, which rejects the push with an audit line. If the process is stuck
+where it cannot check (waiting on a git process that does not answer), the watchdog thread writes the
 code to stderr and ends the process with exit 3 a moment after the deadline: the push is
 rejected either way, never accepted. Before it exits, the watchdog gives `on_expire` (the
 hook's audit line) a brief chance to run.

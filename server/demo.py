@@ -1,9 +1,12 @@
 """`gate demo`: the product in one command, in a temporary directory, nothing to configure.
 
 It creates a bare repository, installs the gate with throwaway keys, shows an agent's
-write to a frozen file rejected, replays the incident (a passing receipt from model A
-pushed after the attempt failed over to model B: rejected, naming model_id), accepts the
-fresh receipt model B produces, and says where the audit log is.
+write to a frozen file rejected and the same write by a human accepted, replays the
+incident (a passing receipt from model A pushed after the attempt failed over to model B:
+the incident's naive gate would accept it, the gate rejects it naming model_id), accepts
+the fresh receipt model B produces, runs the seed's decision table with both gates on the
+same receipts, and says where the audit log is and how to get `gate` on PATH. In short
+lines: codes and what they name, no hashes.
 """
 
 from __future__ import annotations
@@ -50,9 +53,16 @@ def _say(text: str = "") -> None:
     print(text, flush=True)
 
 
-def _remote_lines(text: str) -> str:
-    lines = [ln for ln in text.splitlines() if ln.startswith("remote: ") and "gate-json" not in ln]
-    return "\n".join("    " + ln.rstrip() for ln in lines)
+def _gate_lines(text: str) -> list[str]:
+    """The gate's verdict in short lines: each rejection's code and what it names (from its gate-json)."""
+    out = []
+    for raw in text.splitlines():
+        line = raw.removeprefix("remote: ").strip()
+        if line.startswith("gate-json: "):
+            doc = json.loads(line[len("gate-json: "):])
+            named = " ".join(f"{k}={doc[k]}" for k in ("field", "path", "identity") if k in doc)
+            out.append(f"     {doc.get('code')} {named}".rstrip())
+    return out
 
 
 class _Demo:
@@ -116,9 +126,9 @@ def _run(root: Path) -> int:
     (root / "keyring.toml").write_text("\n".join(entries))
     (root / "policy.toml").write_text(POLICY)
     install(d.bare, root / "policy.toml", root / "keyring.toml", "git", "demo/repo")
-    _say("1. server: bare repository with the gate's pre-receive hook, policy and keyring")
-    _say("   policy: identities *@agents.example.com / pusher agent-* may not write ci/**, gate.toml, ...")
-    _say("           only the account gate-runner may write refs/gate/* and refs/heads/review/runner/*")
+    _say("1. A server: a bare repository with the gate's pre-receive hook, policy and keys.")
+    _say("   Agents (*@agents.example.com, pusher agent-*) may not write ci/**.")
+    _say("   Only gate-runner writes the ledger and review/runner/* refs.")
     _say()
 
     d.git("init", "-q", "-b", "main", str(d.work), cwd=root)
@@ -126,15 +136,23 @@ def _run(root: Path) -> int:
                     "initial import", HUMAN)
     d.git("push", "-q", str(d.bare), "main")
 
-    # 2. An agent writes a frozen file.
-    d.commit({"ci/deploy.yml": "deploy: production\nskip_review: true\n"}, "agent: tweak CI", AGENT)
+    # 2. Frozen files: the agent's write is rejected, the same write by a human accepted.
+    change = {"ci/deploy.yml": "deploy: production\nskip_review: true\n"}
+    d.commit(change, "agent: tweak CI", AGENT)
     out = d.git("push", str(d.bare), "main", who=AGENT, check=False)
-    _say("2. an agent commits a change to ci/deploy.yml and pushes it:")
-    _say(_remote_lines(out.stderr))
-    ok &= out.returncode != 0 and "GATE-FROZEN-PATH" in out.stderr
-    _say(f"   -> {'rejected' if out.returncode else 'ACCEPTED (wrong!)'}")
-    _say()
+    agent_ok = out.returncode != 0 and "GATE-FROZEN-PATH" in out.stderr
+    ok &= agent_ok
+    _say("2. Frozen files")
+    _say("   agent-7 pushes a change to ci/deploy.yml: " + ("rejected" if agent_ok else "ACCEPTED (wrong!)"))
+    for line in _gate_lines(out.stderr):
+        _say(line)
     d.git("reset", "-q", "--hard", base)
+    d.commit(change, "tweak CI", HUMAN)
+    out = d.git("push", str(d.bare), "main", check=False)
+    ok &= out.returncode == 0
+    _say("   hana (a human) pushes the same change:   " + ("accepted" if out.returncode == 0 else "REJECTED (wrong!)"))
+    _say()
+    base = d.git("rev-parse", "HEAD").stdout.strip()
 
     # 3. The incident.
     d.git("checkout", "-q", "-b", "feature")
@@ -148,45 +166,91 @@ def _run(root: Path) -> int:
     attempt_key = load_keyfile(keys / "orchestrator-1.key")
     receipt_key = load_keyfile(keys / "runner-1.key")
     remote = str(d.bare)
+    attempt = boot.attempt_id
     # The trusted side pushes as gate-runner (its environment, given to its git commands).
-    append_record(d.work, boot.attempt_id, attempt_key, "opened", remote, now, repository="demo/repo",
+    append_record(d.work, attempt, attempt_key, "opened", remote, now, repository="demo/repo",
                   workspace="ws-1", workspace_generation=boot.workspace_generation,
                   prompt_sha256=hashlib.sha256(prompt.read_bytes()).hexdigest(), env=RUNNER)
-    append_record(d.work, boot.attempt_id, attempt_key, "model-selected", remote, now, model_id="model-a",
-                  env=RUNNER)
-    _say("3. the incident, replayed")
-    _say(f"   bootstrap: WORKSPACE_GEN={boot.workspace_generation} ATTEMPT_ID={boot.attempt_id}")
-    _say("   ledger: attempt opened, model-a selected (pushed to refs/gate/attempts/)")
+    append_record(d.work, attempt, attempt_key, "model-selected", remote, now, model_id="model-a", env=RUNNER)
+    _say(f"3. The incident, replayed (attempt {attempt})")
+    _say("   ledger: attempt opened, model-a selected")
     verdict = json.dumps({"verdict": "pass", "reasons": ["small, tested change"]}).encode()
-    stale = record_review(d.work, boot.attempt_id, None, head, verdict, receipt_key,
-                          boot.scoring_dir / "receipt.json", remote, None, 3600, now, env=RUNNER)
-    _say(f"   model-a scores the change and writes a passing receipt: {stale.relative_to(root)}")
-    append_record(d.work, boot.attempt_id, attempt_key, "failover", remote, now, model_id="model-b",
+    stale = record_review(d.work, attempt, None, head, verdict, receipt_key, boot.scoring_dir / "receipt.json",
+                          remote, None, 3600, now, env=RUNNER)
+    _say(f"   model-a scores the change and writes {stale.relative_to(ws)} (verdict pass)")
+    append_record(d.work, attempt, attempt_key, "failover", remote, now, model_id="model-b",
                   note="model-a offline", env=RUNNER)
-    _say("   model-a goes offline; the orchestrator records a failover to model-b")
-    _say("   the retry finds receipt.json already on disk and pushes it without scoring:")
-    result = push_review(d.work, boot.attempt_id, stale, remote, now, env=RUNNER)
-    _say(_remote_lines(result.output))
-    ok &= not result.ok and "GATE-BIND-MODEL" in result.output and "field=model_id" in result.output
-    _say(f"   -> {'rejected: the receipt names model-a, the ledger has model-b' if not result.ok else 'ACCEPTED'}")
+    _say("   model-a goes offline; the ledger records a failover to model-b")
+    _say("   the retry finds receipt.json on disk and pushes it without scoring it:")
+    naive = _naive_verdict(d.work, stale, base, head)
+    ok &= naive
+    _say(f"     naive gate (diff hash and verdict): {'accept' if naive else 'reject'}")
+    result = push_review(d.work, attempt, stale, remote, now, env=RUNNER)
+    bound_ok = not result.ok and "GATE-BIND-MODEL" in result.output and "field=model_id" in result.output
+    ok &= bound_ok
+    _say("     bound gate: " + ("rejected: the receipt names model-a, the ledger model-b" if bound_ok else
+                                "ACCEPTED (wrong!)"))
+    for line in _gate_lines(result.output):
+        _say("  " + line)
+    fresh = record_review(d.work, attempt, None, head, verdict, receipt_key, boot.scoring_dir / "receipt-b.json",
+                          remote, None, 3600, now, env=RUNNER)
+    result = push_review(d.work, attempt, fresh, remote, now, env=RUNNER)
+    ok &= result.ok
+    _say("   model-b scores the change itself; its receipt: " + ("accepted" if result.ok else "REJECTED (wrong!)"))
+    if not result.ok:
+        for line in _gate_lines(result.output):
+            _say("  " + line)
     _say()
 
-    # 4. The fresh receipt.
-    fresh = record_review(d.work, boot.attempt_id, None, head, verdict, receipt_key,
-                          boot.scoring_dir / "receipt-model-b.json", remote, None, 3600, now, env=RUNNER)
-    result = push_review(d.work, boot.attempt_id, fresh, remote, now, env=RUNNER)
-    _say("4. model-b scores the change itself; its receipt is bound to this attempt, model and diff:")
-    ok &= result.ok
-    _say(f"   -> {'accepted: refs/heads/review/runner/' + boot.attempt_id if result.ok else 'REJECTED (wrong!)'}")
-    if not result.ok:
-        _say(_remote_lines(result.output))
+    # 4. The seed's decision table: both gates on the same receipts.
+    ok &= _decision_table()
     _say()
 
     audit = d.bare / "gate" / "audit.log"
-    lines = audit.read_text().splitlines()
-    _say(f"5. audit log: {audit} ({len(lines)} push decisions); the last one:")
-    _say("   " + lines[-1])
+    decisions = [json.loads(line) for line in audit.read_text().splitlines()]
+    decisions = [x for x in decisions if x.get("event") == "decision"]
+    rejected = sum(x["decision"] != "accept" for x in decisions)
+    _say(f"5. Audit log: {len(decisions)} push decisions, {rejected} rejected, one JSON line each:")
+    _say(f"   {audit}")
     _say()
-    _say("every rejection carries a code; `gate explain GATE-BIND-MODEL` says what it means.")
+    _say("Every rejection carries a code: gate explain GATE-BIND-MODEL says what it means.")
+    _say(_on_path())
     _say("demo " + ("passed: every push was decided as it should be" if ok else "FAILED: see above"))
     return 0 if ok else 1
+
+
+def _naive_verdict(work: Path, receipt: Path, base: str, head: str) -> bool:
+    """The incident's gate on this receipt: the diff hash matches and the verdict is pass."""
+    from gatecore import envelope
+    from gatecore.adapters.gitrepo import GitRepo
+    from gatecore.digest import tree_delta_digest
+    from gatecore.objects import Objects
+    from gatecore.selftest import naive_accept
+
+    doc = json.loads(envelope.parse(receipt.read_bytes()).payload)
+    return naive_accept(doc, tree_delta_digest(Objects(GitRepo.at(work)), base, head))
+
+
+def _decision_table() -> bool:
+    """The seed's table (gatecore.selftest): each row's receipt given to both gates."""
+    from gatecore.selftest import Kit, run_table
+
+    _say("4. The seed's decision table: both gates on the same receipts (gate selftest runs it too)")
+    _say(f"   {'observed state':<38} {'naive gate':<18} bound gate")
+    results = run_table(Kit())
+    for r in results:
+        bound = r.bound_text + ("" if r.decision.accepted else f" ({','.join(r.decision.fields)})")
+        _say(f"   {r.row.observed:<38} {r.naive_text:<18} {bound}{'' if r.ok else '  WRONG'}")
+    return all(r.ok for r in results)
+
+
+def _on_path() -> str:
+    """Where `gate` is, and how to have it on PATH."""
+    import shutil
+    import sys
+
+    here = Path(sys.executable).parent
+    if shutil.which("gate") == str(here / "gate"):
+        return "gate is on your PATH."
+    return (f"gate is in {here}; to have it on your PATH:\n"
+            f"  export PATH=\"{here}:$PATH\"    (or: . {here / 'activate'})")

@@ -62,8 +62,13 @@ def doctor(git_dir: Path) -> tuple[list[str], bool]:
     if check(hook.is_file(), f"hook present: {hook}"):
         check(os.access(hook, os.X_OK), "hook is executable")
         if check(is_ours(hook), "hook is the gate's"):
-            interp = _interpreter(hook)
-            check(interp is not None and os.access(interp, os.X_OK), f"interpreter runs: {interp}")
+            for good, what in hook_version(hook, git_dir):
+                check(good, what)
+            for kind, what in what_runs(hook, git_dir):
+                if kind == "note":
+                    lines.append("warn " + what)
+                else:
+                    check(kind == "ok", what)
         elif gitolite.is_driver(hook):
             lines.append("     it is gitolite's multi-hook driver: gitolite rewrites hooks/pre-receive; install "
                          "with --platform gitolite (docs/servers.md)")
@@ -85,6 +90,7 @@ def doctor(git_dir: Path) -> tuple[list[str], bool]:
     check(not problems, f"policy valid: {inst.policy}" + ("" if not problems else " - " + "; ".join(problems)))
     if not problems:
         policy = load_policy(inst.policy)
+        lines += frozen_patterns(git_dir, policy)
         for good, what in replacements(git_dir, policy):
             check(good, what)
         if policy.needs_signers:
@@ -100,6 +106,8 @@ def doctor(git_dir: Path) -> tuple[list[str], bool]:
         lines.append("note no keyring installed: pushes to refs/gate/* and refs/heads/review/runner/* are refused")
     for good, what in gate_files(gate_dir):
         check(good, what)
+    if inst.syslog is not None:
+        check(*syslog_sink(inst.syslog))
     if _config(git_dir, "receive.fsckObjects") != "true":
         lines.append("note receive.fsckObjects is off: bad modes in commits the gate does not read (unrestricted "
                      "identities) are left to git; gate server install --fsck turns it on")
@@ -111,33 +119,139 @@ def doctor(git_dir: Path) -> tuple[list[str], bool]:
     return lines, ok
 
 
-def _interpreter(hook: Path) -> str | None:
-    """The interpreter the gate's hook pins: the word after `exec` on its exec line."""
+def summary(git_dir: Path) -> tuple[list[str], bool]:
+    """One line for `gate server doctor --all`: the first failure, or that all is well."""
+    lines, ok = doctor(git_dir)
+    if not ok:
+        return [next(ln for ln in lines if ln.startswith("FAIL")).removeprefix("FAIL").strip()], False
+    warned = sum(ln.startswith("warn") for ln in lines)
+    note = f" ({warned} warning{'s' if warned != 1 else ''}: gate server doctor {git_dir})" if warned else ""
+    return ["every check passed, the probe push refused as it should be" + note], True
+
+
+def frozen_patterns(git_dir: Path, policy: Policy) -> list[str]:
+    """A warning for every frozen path pattern that matches no path on the default branch (it
+    freezes nothing there: a typo such as `.github/workflow/**`, or a path yet to come)."""
+    from gatecore.adapters.gitcmd import default_branch_paths
+    from gatecore.policyreport import unmatched_warnings
+
+    listed = default_branch_paths(git_dir)
+    if listed is None:
+        return ["note no commit on the default branch yet: frozen path patterns not checked against it"]
+    return ["warn " + w for w in unmatched_warnings(policy, *listed)]
+
+
+def _exec_words(hook: Path) -> list[str]:
+    """The command the gate's hook runs: the words after `exec` on its exec line."""
     for line in hook.read_text("utf-8", errors="replace").splitlines():
-        if line.startswith("exec "):
+        if line.startswith("exec ") and "<&" not in line:
             try:
-                words = shlex.split(line)
+                return shlex.split(line)[1:]
             except ValueError:
-                return None
-            return words[1] if len(words) > 1 else None
-    return None
+                return []
+    return []
+
+
+def hook_version(hook: Path, git_dir: Path) -> list[tuple[bool, str]]:
+    """The hook was written by this push-gate (an older one's hook may start it another way)."""
+    from gatecore import __version__
+
+    from .install import written_by
+
+    version = written_by(hook)
+    if version == __version__:
+        return [(True, f"hook written by push-gate {version} (this version)")]
+    return [(False, f"hook written by push-gate {version or '(unknown version)'}, this is {__version__}: "
+                    f"run gate server upgrade {git_dir}")]
+
+
+def what_runs(hook: Path, git_dir: Path) -> list[tuple[str, str]]:
+    """Run the hook's own interpreter and launcher the way the hook does, and report what they
+    load: ("ok" | "fail" | "note", text). Proves which files run, names an interpreter the
+    account cannot execute (and the directory in the way), and other distributions that ship a
+    `server` or `hooks` package in the hook's environment."""
+    import json
+
+    from gatecore import __version__
+
+    from .access import blocked, fix
+    from .install import LAUNCH, account_name
+
+    words = _exec_words(hook)
+    if len(words) < 3 or words[1] != "-I" or not words[2].endswith("launch.py"):
+        return [("fail", f"hook starts the gate the old way ({' '.join(words[:4])}): run gate server upgrade "
+                         f"{git_dir}")]
+    python, launch = words[0], words[2]
+    me = account_name(os.geteuid())
+    try:
+        proc = subprocess.run([python, "-I", launch, "--where"], capture_output=True, text=True, check=False,
+                              timeout=120, stdin=subprocess.DEVNULL)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        reason = getattr(exc, "strerror", None) or str(exc)
+        why = blocked(python, os.geteuid(), os.X_OK) or blocked(launch, os.geteuid(), os.R_OK)
+        return [("fail", f"interpreter runs: {python}: {reason}" + (f": {why}" if why else "")
+                 + f"; every push fails the same way. {fix(me, ['server', 'install', str(git_dir)])}")]
+    if proc.returncode != 0:
+        last = (proc.stderr.strip().splitlines() or [f"exit {proc.returncode}"])[-1]
+        why = blocked(launch, os.geteuid(), os.R_OK)
+        return [("fail", f"interpreter runs: {python} {launch}: {last}" + (f" ({why})" if why else "")
+                 + f"; every push fails the same way. {fix(me, ['server', 'install', str(git_dir)])}")]
+    info = json.loads(proc.stdout)
+    root = os.path.dirname(os.path.dirname(launch))
+    files = info["files"]
+    foreign = {name: path for name, path in files.items() if not path.startswith(root + os.sep)}
+    out = [("ok", f"interpreter runs: {python} (Python {info['python']})")]
+    shown = [(name, os.path.dirname(files[name])) for name in ("gatecore", "server", "hooks") if name in files]
+    out.append(("fail" if foreign else "ok", "files the hook runs: " + ", ".join(f"{n} {d}" for n, d in shown)
+                + (f"; NOT push-gate's: {', '.join(f'{n} {foreign[n]}' for n in foreign)}" if foreign else "")))
+    if info["version"] != __version__:
+        out.append(("fail", f"the hook's environment holds push-gate {info['version']}, this is {__version__} "
+                            f"({LAUNCH.parent.parent}): upgrade that environment, or run gate server upgrade "
+                            f"{git_dir} from this one"))
+    out += [("note", f"{r} in the hook's environment (push-gate runs its own; a dedicated environment is "
+                     "recommended, docs/servers.md)") for r in info["rivals"]]
+    return out
 
 
 def gate_files(gate_dir: Path) -> list[tuple[bool, str]]:
-    """The hook writes the audit log and reads (and refreshes) the caches in GIT_DIR/gate as the
-    hosting account: each file there must be that account's, the audit log itself writable."""
-    out: list[tuple[bool, str]] = []
+    """The hook appends to the audit log and replaces the validated caches in GIT_DIR/gate as the
+    hosting account, and reads the installed files: those must be the account's, or readable.
+    Anything else there (a rotated `audit.log.1` that root's logrotate left) is not the hook's
+    business and fails nothing."""
     me = os.geteuid()
-    foreign = sorted(p.name for p in gate_dir.iterdir() if p.lstat().st_uid != me)
-    out.append((not foreign, f"files in {gate_dir} belong to {account_name(me)}" if not foreign else
-                f"{', '.join(foreign)} in {gate_dir} belong to another account: the hook, running as "
-                f"{account_name(me)}, may fail on every push (chown them back)"))
+    written = [installation.AUDIT_FILE, *sorted(p.name for p in gate_dir.glob("*.validated.json"))]
+    read = [installation.CONFIG_FILE, installation.POLICY_FILE, installation.KEYRING_FILE,
+            installation.ALLOWED_SIGNERS_FILE, installation.OPENPGP_KEYS_FILE]
+    present = {p.name: p for p in gate_dir.iterdir()}
+    foreign = [n for n in written if n in present and present[n].lstat().st_uid != me]
+    unreadable = [n for n in read if n in present and not os.access(present[n], os.R_OK)]
+    out: list[tuple[bool, str]] = []
+    out.append((not foreign and not unreadable,
+                f"the hook's files in {gate_dir} are {account_name(me)}'s" if not foreign and not unreadable else
+                f"{', '.join([*foreign, *unreadable])} in {gate_dir} "
+                f"{'belong to another account' if foreign else 'cannot be read'}: the hook, running as "
+                f"{account_name(me)}, fails on every push (chown them to {account_name(me)})"))
+    others = sorted(n for n, p in present.items() if n not in (*written, *read) and p.lstat().st_uid != me)
+    if others:
+        verb = "belongs" if len(others) == 1 else "belong"
+        out.append((True, f"not the hook's files (left alone): {', '.join(others)} {verb} to another account"))
     log = gate_dir / installation.AUDIT_FILE
     if log.exists():
         out.append((os.access(log, os.W_OK), f"audit log writable: {log}"))
     else:
         out.append((os.access(gate_dir, os.W_OK), f"audit log directory writable: {gate_dir}"))
     return out
+
+
+def syslog_sink(socket_path: str) -> tuple[bool, str]:
+    """The syslog socket takes a line (the hook sends one per decision, and never waits on it)."""
+    from .audit import to_syslog
+
+    try:
+        to_syslog(socket_path, b'{"event":"doctor","note":"gate server doctor checks the syslog sink"}')
+    except OSError as exc:
+        return False, f"audit lines to syslog: cannot send to {socket_path}: {exc.strerror or exc}"
+    return True, f"audit lines also go to syslog at {socket_path}"
 
 
 def signature_keys(inst: installation.Installation) -> list[tuple[bool, str]]:

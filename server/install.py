@@ -9,16 +9,21 @@
 | gitea / forgejo | `GIT_DIR/hooks/pre-receive.d/gate` | Gitea owns `hooks/pre-receive` and runs `pre-receive.d/*` |
 
 The hook pins the interpreter that ran the installer (`sys.executable`, started with
-`-I` so that no environment variable can redirect its imports) and points it at
-`GIT_DIR/gate/`, which holds copies of the policy and keyring: server-side files, never
-read from a pushed tree.
+`-I` so that no environment variable can redirect its imports) and push-gate's own
+`server/launch.py`, run by its path so that the hook runs push-gate's packages even where
+another distribution ships a `server` or `hooks` package, and points it at `GIT_DIR/gate/`,
+which holds copies of the policy and keyring: server-side files, never read from a pushed
+tree. The hook's first lines name the push-gate version that wrote it (`gate server doctor`
+flags a hook of another version; `gate server upgrade` rewrites it).
 """
 
 from __future__ import annotations
 
 import os
+import re
 import shlex
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -75,18 +80,35 @@ def layout(git_dir: Path, platform: str, inst: installation.Installation | None 
     return Layout(platform, git_dir / "hooks" / "pre-receive", git_dir / "hooks" / "post-receive")
 
 
+LAUNCH = Path(__file__).resolve().with_name("launch.py")
+VERSION_LINE = re.compile(r"\(push-gate ([^)\s]+)\)")
+
+
 def hook_script(gate_dir: Path | None, module: str = "server.prereceive") -> str:
     """The hook file. `gate_dir` None: the repository's own `GIT_DIR/gate`, found when the hook runs
     (a gitolite wrapper serves every repository; its driver runs hooks in the repository).
 
     The post-receive hook decides nothing, so it runs in the background with its input (fd 3:
     an asynchronous command's stdin is /dev/null) and no output: the push does not wait for it."""
-    py = shlex.quote(sys.executable)
+    run = f"{shlex.quote(sys.executable)} -I {shlex.quote(str(LAUNCH))} {module}"
     where = '"${GIT_DIR:-.}/gate"' if gate_dir is None else shlex.quote(str(gate_dir))
     head = f"#!/bin/sh\n{MARKER} (push-gate {__version__}); re-run the installer instead of editing\n"
     if module == LANDED_MODULE:
-        return head + f"exec 3<&0\n{py} -I -m {module} --gate-dir {where} <&3 >/dev/null 2>&1 3<&- &\n"
-    return head + f"exec {py} -I -m {module} --gate-dir {where} \"$@\"\n"
+        return head + f"exec 3<&0\n{run} --gate-dir {where} <&3 >/dev/null 2>&1 3<&- &\n"
+    return head + f"exec {run} --gate-dir {where} \"$@\"\n"
+
+
+def written_by(hook: Path) -> str | None:
+    """The push-gate version a hook of the gate's names (its marker line), or None."""
+    try:
+        text = hook.read_text("utf-8", errors="replace")
+    except OSError:
+        return None
+    for line in text.splitlines():
+        if line.startswith(MARKER):
+            m = VERSION_LINE.search(line)
+            return m.group(1) if m else None
+    return None
 
 
 def is_ours(path: Path) -> bool:
@@ -114,18 +136,32 @@ def _this_command() -> list[str]:
     return argv
 
 
+def _gate_args() -> list[str]:
+    """The arguments of the running `gate` command (after the program, or `python -m gatecore.cli`)."""
+    argv = _this_command()
+    return argv[3:] if argv[1:3] == ["-m", "gatecore.cli"] else argv[1:]
+
+
 def owner_problem(path: Path) -> str | None:
     """The hook runs as the account that owns the repository; a file another account makes in it
-    (root's caches, an audit log) breaks every later push. None when the running account owns it."""
+    (root's caches, an audit log) breaks every later push. None when the running account owns it.
+    When the owner could not even run this environment (the venv trap), the fix says so."""
+    from .access import environment_problem, fix
+
     try:
         owner = path.stat().st_uid
     except OSError as exc:
         return f"cannot read {path}: {exc.strerror}"
     if owner == os.geteuid():
         return None
-    command = shlex.join(["runuser", "-u", account_name(owner), "--", *_this_command()])
-    return (f"{path} belongs to {account_name(owner)}, but this runs as {account_name(os.geteuid())}: "
-            f"run it as the repository's owner: {command}")
+    name = account_name(owner)
+    head = f"{path} belongs to {name}, but this runs as {account_name(os.geteuid())}"
+    why = environment_problem(owner, sys.executable)
+    if why is not None:
+        return (f"{head}, and {name} cannot run this environment: {why}; a hook installed from it would fail on "
+                f"every push with 'Permission denied'. {fix(name, _gate_args())}")
+    command = shlex.join(["runuser", "-u", name, "--", *_this_command()])
+    return f"{head}: run it as the repository's owner: {command}"
 
 
 def git_dir_of(path: Path) -> Path:
@@ -147,8 +183,10 @@ FSCK_CONFIG = (("receive.fsckObjects", "true"), ("receive.fsck.badFilemode", "er
 
 def install(git_dir: Path, policy: Path | None, keyring: Path | None, platform: str = "auto",
             repository_id: str | None = None, chain: bool = False, fsck: bool = False,
-            allowed_signers: Path | None = None, openpgp_keys: Path | None = None) -> list[str]:
-    """Install (or re-install) the gate; returns what was done, one line each."""
+            allowed_signers: Path | None = None, openpgp_keys: Path | None = None,
+            audit_syslog: str | None = None) -> list[str]:
+    """Install (or re-install) the gate; returns what was done, one line each. `audit_syslog`: a
+    syslog socket each audit line also goes to ("off": none; None: as installed before)."""
     problem = owner_problem(git_dir)
     if problem is not None:
         raise GateError("GATE-CONFIG-INSTALL", problem)
@@ -162,7 +200,8 @@ def install(git_dir: Path, policy: Path | None, keyring: Path | None, platform: 
     previous = None
     if (gate_dir / installation.CONFIG_FILE).exists():
         previous = installation.read(gate_dir)
-    repo_id = repository_id or (previous.repository_id if previous else git_dir.name.removesuffix(".git"))
+    named = git_dir.parent if git_dir.name == ".git" else git_dir  # a work tree's .git: the work tree's name
+    repo_id = repository_id or (previous.repository_id if previous else named.name.removesuffix(".git"))
     if not ids.is_repository_id(repo_id):
         raise GateError("GATE-CONFIG-INSTALL", f"repository id {repo_id!r} is not of the allowed form")
 
@@ -219,8 +258,13 @@ def install(git_dir: Path, policy: Path | None, keyring: Path | None, platform: 
                     "decided, not what landed (docs/servers.md, the audit log)")
     else:
         landed = where.landed
+    syslog = (previous.syslog if previous else None) if audit_syslog is None else \
+        (None if audit_syslog == "off" else audit_syslog)
+    if syslog is not None and not os.path.isabs(syslog):
+        raise GateError("GATE-INPUT-ARGUMENT", f"--audit-syslog {syslog!r}: give the socket's absolute path "
+                                               "(/dev/log), or off")
     inst = installation.Installation(gate_dir, platform, repo_id, has_keyring, tuple(chained),
-                                     where.hook if shared else None, landed)
+                                     where.hook if shared else None, landed, syslog)
     atomic_write(gate_dir / installation.CONFIG_FILE, inst.to_json().encode(), 0o640)
     where.hook.parent.mkdir(parents=True, exist_ok=True)
     atomic_write(where.hook, hook_script(None if shared else gate_dir).encode(), 0o755)
@@ -241,7 +285,8 @@ def install(git_dir: Path, policy: Path | None, keyring: Path | None, platform: 
                 continue
             running, detail = gitolite.active(git_dir, path, hook)
             done.append(detail if running else "NOT ACTIVE YET: " + detail)
-    done.append(f"audit log: {inst.audit_log}")
+    done.append(f"audit log: {inst.audit_log}" + (f", each line also to syslog at {syslog}" if syslog else ""))
+    done.append(f"installed push-gate {__version__} ({platform}, repository id {repo_id})")
     return done
 
 
@@ -282,3 +327,65 @@ def uninstall(git_dir: Path) -> list[str]:
     if not done:
         done.append("nothing to remove: the gate is not installed here")
     return done
+
+
+def upgrade(git_dir: Path) -> list[str]:
+    """Re-install a gated repository with this push-gate: its installed policy and keyring
+    validated again (a newer schema may refuse what an older one took: then nothing changes and
+    the problem is named), their caches and the hooks rewritten, chained hooks and signature
+    keys kept."""
+    gate_dir = git_dir_of(git_dir) / GATE_DIR_NAME
+    inst = installation.read(gate_dir)
+    before = written_by(layout(gate_dir.parent, inst.platform, inst).hook)
+    done = install(git_dir, inst.policy, inst.keyring if inst.has_keyring else None, inst.platform,
+                   inst.repository_id)
+    return [*done, f"upgraded from push-gate {before or '(unknown version)'} to {__version__}"]
+
+
+def is_git_dir(path: Path) -> bool:
+    return (path / "HEAD").is_file() and (path / "objects").is_dir() and (path / "refs").is_dir()
+
+
+def repositories(root: Path) -> list[Path]:
+    """Every repository under `root`: bare ones and work trees' `.git`, in path order; the walk
+    does not descend into a repository nor follow symlinks."""
+    found = []
+    for dirpath, dirnames, _ in os.walk(root):
+        here = Path(dirpath)
+        if is_git_dir(here):
+            found.append(here)
+            dirnames[:] = []
+        elif ".git" in dirnames and is_git_dir(here / ".git"):
+            found.append(here / ".git")
+            dirnames[:] = []
+        else:
+            dirnames.sort()
+    return found
+
+
+def is_gated(git_dir: Path) -> bool:
+    return (git_dir / GATE_DIR_NAME / installation.CONFIG_FILE).is_file()
+
+
+def over_all(root: Path, action: str, run: Callable[[Path], tuple[list[str], bool]],
+             gated_only: bool = False) -> tuple[list[str], bool]:
+    """`--all ROOT`: `run` on every repository under ROOT (every gated one with `gated_only`),
+    one summary line each and a count: `ok   REPO: ...`, `FAIL REPO: ...`, `---- REPO: not gated`."""
+    if not root.is_dir():
+        raise GateError("GATE-INPUT-ARGUMENT", f"--all {root}: not a directory")
+    lines, counts = [], {"ok": 0, "FAIL": 0, "not gated": 0}
+    for repo in repositories(root):
+        if gated_only and not is_gated(repo):
+            lines.append(f"---- {repo}: not gated")
+            counts["not gated"] += 1
+            continue
+        try:
+            detail, good = run(repo)
+        except GateError as exc:
+            detail, good = [f"{exc.code}: {exc.detail}"], False
+        state = "ok" if good else "FAIL"
+        counts[state] += 1
+        lines.append(f"{state:<4} {repo}: {detail[-1] if detail else action}")
+    lines.append(f"{action} over {root}: {counts['ok']} ok, {counts['FAIL']} failed"
+                 + (f", {counts['not gated']} not gated" if gated_only else ""))
+    return lines, counts["FAIL"] == 0

@@ -2,7 +2,8 @@
 
 `gate server install` creates `GIT_DIR/gate/` (outside any work tree, never in a pushed
 tree) holding `config.json`, `policy.toml`, optionally `keyring.toml`, their validated
-caches and `audit.log`. The hook is started with `--gate-dir` pointing there.
+caches and `audit.log`. The hook is started with `--gate-dir` pointing there. A record
+without a key written by a later version (`syslog`) reads as that key's default.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ class Installation:
     chain: tuple[Path, ...]
     hook: Path | None = None  # the pre-receive hook file, when the platform does not place it in GIT_DIR (gitolite)
     landed: Path | None = None  # the post-receive hook that logs what landed, if installed
+    syslog: str | None = None  # a syslog socket (/dev/log: syslog or journald) each audit line also goes to
 
     @property
     def policy(self) -> Path:
@@ -58,6 +60,7 @@ class Installation:
             "keyring": self.has_keyring, "chain": [str(p) for p in self.chain],
             "hook": None if self.hook is None else str(self.hook),
             "landed": None if self.landed is None else str(self.landed),
+            "syslog": self.syslog,
         }, indent=2, sort_keys=True) + "\n"
 
 
@@ -76,10 +79,11 @@ def read(gate_dir: Path) -> Installation:
         raise GateError("GATE-CONFIG-INSTALL", f"{path}: unknown installation version")
     platform, repo_id = doc.get("platform"), doc.get("repository_id")
     keyring, chain = doc.get("keyring"), doc.get("chain")
-    hook, landed = doc.get("hook"), doc.get("landed")
+    hook, landed, syslog = doc.get("hook"), doc.get("landed"), doc.get("syslog")
     if (not isinstance(platform, str) or not isinstance(repo_id, str) or not isinstance(keyring, bool)
             or not isinstance(chain, list) or not all(isinstance(c, str) for c in chain)
-            or not isinstance(hook, str | None) or not isinstance(landed, str | None)):
+            or not isinstance(hook, str | None) or not isinstance(landed, str | None)
+            or not isinstance(syslog, str | None)):
         raise GateError("GATE-CONFIG-INSTALL", f"{path}: malformed installation record")
     return Installation(gate_dir, platform, repo_id, keyring, tuple(Path(c) for c in chain),
-                        None if hook is None else Path(hook), None if landed is None else Path(landed))
+                        None if hook is None else Path(hook), None if landed is None else Path(landed), syslog)

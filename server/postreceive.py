@@ -1,4 +1,4 @@
-"""The post-receive hook: `python -m server.postreceive --gate-dir DIR`, one audit line for what landed.
+"""The post-receive hook: `server/launch.py server.postreceive --gate-dir DIR`, one audit line for what landed.
 
 The pre-receive line records the gate's decision; a later hook (gitolite's `update`, a
 chained hook, git's own checks, a lost race for a ref) can still refuse a ref the gate
@@ -50,7 +50,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     gate_dir = Path(args[1])
     try:
         record = landed_record(gate_dir, sys.stdin.buffer.read(MAX_INPUT_BYTES))
-        audit.append(gate_dir / installation.AUDIT_FILE, record)
+        audit.append(gate_dir / installation.AUDIT_FILE, record, syslog=installation.read(gate_dir).syslog)
     except GateError as exc:
         sys.stderr.write(f"gate: warning: what landed is not in the audit log: {exc.code}: {exc.detail}\n")
     except Exception as exc:  # the boundary: post-receive cannot reject, it can only say it failed

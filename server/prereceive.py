@@ -1,4 +1,4 @@
-"""The pre-receive hook: `python -m server.prereceive --gate-dir DIR` (installed by `gate server install`).
+"""The pre-receive hook: `python -I server/launch.py server.prereceive --gate-dir DIR` (`gate server install`).
 
 `main` is the pipeline, top to bottom, and its only error boundary:
 
@@ -73,7 +73,9 @@ def read_stdin() -> bytes:
 
 def load_keyring(inst: installation.Installation) -> Any:
     if not inst.has_keyring:
-        raise GateError("GATE-CONFIG-KEYRING", "no keyring is installed for this repository")
+        raise GateError("GATE-CONFIG-KEYRING", "no keyring is installed for this repository, and this push needs "
+                                               "one (refs/gate/*, review refs): install one with gate server install "
+                                               "GIT_DIR --keyring FILE (docs/ci.md)")
     return config.load_keyring(inst.keyring)
 
 
@@ -144,7 +146,7 @@ def _checked(inst: installation.Installation, hook_env: environment.HookEnv, liv
         attempt_ids = found.attempt_ids
     verdict = decide(violations, policy.mode)
     lines = render(violations, mode=verdict.shown_as, cap=policy.max_violations_shown, gitlab=hook_env.gitlab,
-                   commands=commands)
+                   commands=commands, git_dir=str(inst.gate_dir.parent))
     return Outcome(verdict.exit_code, verdict.decision, lines, list(verdict.codes), attempt_ids,
                    report.commits_checked, policy.mode, report.walks, policy.catalogue_version,
                    used if policy.mode == "enforce" and verdict.exit_code == 0 else [])
@@ -218,18 +220,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stderr.write("usage: python -m server.prereceive --gate-dir DIR\n")
         return 2
     gate_dir = Path(args[1])
+    where = str(gate_dir.parent)  # the repository, in the admin's commands
     gitlab_guess = environment.detect_platform(os.environ) == "gitlab"
     hook_env: environment.HookEnv | None = None
     updates: list[RefUpdate] = []
+    sink: str | None = None  # the installation's syslog socket, once read
 
     def on_expire() -> None:  # runs in the watchdog thread, just before it ends the process
         audit.append(gate_dir / installation.AUDIT_FILE,
                      audit_record(hook_env, updates, Outcome(3, "reject", [], ["GATE-HOOK-DEADLINE"]), started),
-                     wait=0.2)
+                     wait=0.2, syslog=sink)
 
     deadline = Deadline(STARTUP_DEADLINE_SECONDS, "GL-HOOK-ERR: " if gitlab_guess else "", on_expire)
     try:
         inst = installation.read(gate_dir)
+        sink = inst.syslog
         # A plain-git installation may sit behind GitHub Enterprise, gitolite or a web server:
         # its identity comes from whichever platform variables are present.
         hook_env = environment.read_hook_env("auto" if inst.platform == "git" else inst.platform)
@@ -249,19 +254,22 @@ def main(argv: Sequence[str] | None = None) -> int:
         if outcome.exit_code == 0 and outcome.approvals:
             record_uses(hook_env, outcome.approvals)
     except GateError as exc:
-        outcome = Outcome(exc.exit_code, "reject", error_lines(exc.code, exc.detail, gitlab=gitlab_guess), [exc.code])
+        outcome = Outcome(exc.exit_code, "reject", error_lines(exc.code, exc.detail, gitlab=gitlab_guess,
+                                                               git_dir=where), [exc.code])
     except Exception as exc:  # the boundary: an unexpected error is a rejection, never a pass
         import traceback
 
         sys.stderr.write(traceback.format_exc(limit=8))
         outcome = Outcome(3, "reject", error_lines("GATE-HOOK-INTERNAL", f"{type(exc).__name__}: {exc}",
-                                                   gitlab=gitlab_guess), ["GATE-HOOK-INTERNAL"])
+                                                   gitlab=gitlab_guess, git_dir=where), ["GATE-HOOK-INTERNAL"])
     try:
         if outcome.exit_code == 0 or gate_dir.is_dir():  # no installation: nowhere to audit a rejection
-            audit.append(gate_dir / installation.AUDIT_FILE, audit_record(hook_env, updates, outcome, started))
+            audit.append(gate_dir / installation.AUDIT_FILE, audit_record(hook_env, updates, outcome, started),
+                         syslog=sink)
     except GateError as exc:
         outcome = Outcome(exc.exit_code, "reject",
-                          outcome.lines + error_lines(exc.code, exc.detail, gitlab=gitlab_guess), [exc.code])
+                          outcome.lines + error_lines(exc.code, exc.detail, gitlab=gitlab_guess, git_dir=where),
+                          [exc.code])
     deadline.cancel()
     if outcome.lines:
         sys.stderr.write("\n".join(outcome.lines) + "\n")

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import GateError
-from ..keys import MAX_KEYRING_BYTES, Keyring, SigningKey, keyring_from_plain
+from ..keys import MAX_KEYFILE_BYTES, MAX_KEYRING_BYTES, Keyring, SigningKey, keyring_from_plain
 from ..policy import MAX_POLICY_BYTES, Policy
 from . import files
 
@@ -22,8 +22,6 @@ if TYPE_CHECKING:
     from ..catalogue import Catalogue
     from ..signatures import TrustedKeys
     from ..sshsig import AllowedSigners
-
-MAX_KEYFILE_BYTES = 65536
 
 
 #: The built-in agent catalogue (gatecore/catalogue.py), shipped with the package.
@@ -115,6 +113,33 @@ def policy_problems(path: Path) -> list[str]:
     except GateError as exc:
         return [part.strip() for part in exc.detail.split("; ")]
     return []
+
+
+@dataclass(frozen=True, slots=True)
+class PolicyCheck:
+    problems: list[str]  # one line each: the policy is invalid
+    lines: list[str]  # what the valid policy restricts
+    warnings: list[str]  # frozen patterns that match no path on the repository's default branch
+
+
+def check_policy(path: Path, repo: Path | None = None) -> PolicyCheck:
+    """`gate policy check FILE [--repo R]`: the problems, or what the policy restricts and, with
+    a repository, the frozen path patterns that match nothing on its default branch."""
+    from ..policyreport import describe, unmatched_warnings
+    from .gitcmd import default_branch_paths
+
+    problems = policy_problems(path)
+    if problems:
+        return PolicyCheck(problems, [], [])
+    policy = load_policy(path, cached=False)
+    warnings = []
+    if repo is not None:
+        listed = default_branch_paths(repo)
+        if listed is None:
+            warnings.append(f"note: {repo} has no commit on its default branch yet: path patterns not checked")
+        else:
+            warnings += ["warning: " + w for w in unmatched_warnings(policy, *listed)]
+    return PolicyCheck([], describe(policy), warnings)
 
 
 MAX_ALLOWED_SIGNERS_BYTES = 1 << 20

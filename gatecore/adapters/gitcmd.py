@@ -56,18 +56,25 @@ def environment(extra: Mapping[str, str] | None = None, unset: Sequence[str] = (
     return env
 
 
-def run_git(args: Sequence[str], *, cwd: str | os.PathLike[str] | None = None, input: bytes | None = None,
-            env: Mapping[str, str] | None = None, unset: Sequence[str] = (), timeout: float | None = None,
-            ok: tuple[int, ...] | None = (0,), code: str = "GATE-GIT-UNREADABLE") -> GitResult:
-    """Run `git ARGS`; a status outside `ok` (None: any) raises GateError(code) with git's last line."""
+def _spawn(args: Sequence[str], cwd: str | os.PathLike[str] | None, input: bytes | None, env: Mapping[str, str],
+           timeout: float | None) -> GitResult:
+    """git's status and output. Not starting git at all, or running past the hook's deadline
+    (`timeout`), is the machine's fault whoever asked: those codes are fixed here."""
     try:
-        proc = subprocess.run(["git", *args], cwd=cwd, input=input, capture_output=True, check=False,
-                              env=environment(env, unset), timeout=timeout)
+        proc = subprocess.run(["git", *args], cwd=cwd, input=input, capture_output=True, check=False, env=env,
+                              timeout=timeout)
     except subprocess.TimeoutExpired:
         raise GateError("GATE-HOOK-DEADLINE", f"git {args[0]} ran out of time") from None
     except OSError as exc:
         raise GateError("GATE-GIT-REPOSITORY", f"cannot run git: {exc.strerror}") from None
-    result = GitResult(proc.returncode, proc.stdout, proc.stderr)
+    return GitResult(proc.returncode, proc.stdout, proc.stderr)
+
+
+def run_git(args: Sequence[str], *, cwd: str | os.PathLike[str] | None = None, input: bytes | None = None,
+            env: Mapping[str, str] | None = None, unset: Sequence[str] = (), timeout: float | None = None,
+            ok: tuple[int, ...] | None = (0,), code: str = "GATE-GIT-UNREADABLE") -> GitResult:
+    """Run `git ARGS`; a status outside `ok` (None: any) raises GateError(code) with git's last line."""
+    result = _spawn(args, cwd, input, environment(env, unset), timeout)
     if ok is not None and result.returncode not in ok:
         raise GateError(code, f"git {' '.join(args[:2])} failed: {result.last_error()}")
     return result
@@ -304,3 +311,15 @@ def sync_ref(repo: str | os.PathLike[str], remote: str, ref: str, code: str = "G
     else:
         fetch_ref(repo, remote, ref, code, env)
     return oid
+
+
+def default_branch_paths(repo: str | os.PathLike[str]) -> tuple[str, list[str]] | None:
+    """(the branch HEAD names, every path in its tree) of a repository, bare or not; None when
+    HEAD names no commit yet (an empty repository)."""
+    head = run_git(["symbolic-ref", "-q", "HEAD"], cwd=repo, ok=None, code="GATE-GIT-REPOSITORY")
+    branch = head.stdout.decode("utf-8", "replace").strip() or "HEAD"
+    if run_git(["rev-parse", "--verify", "-q", "HEAD^{commit}"], cwd=repo, ok=None).returncode != 0:
+        return None
+    listed = run_git(["ls-tree", "-r", "-z", "--name-only", "--full-tree", "HEAD"], cwd=repo,
+                     code="GATE-GIT-REPOSITORY")
+    return branch, [p.decode("utf-8", "surrogateescape") for p in listed.stdout.split(b"\0") if p]

@@ -1,11 +1,12 @@
 """The maintainer's commands: `gate approve` and `gate approvals list`.
 
-`gate approve` is run on the command a rejection prints: it shows the restricted writes
-of the approved paths (`git log -p OLD..NEW -- PATHS`), asks, writes the approval
-(`gatecore.approvals`) as a root commit on `refs/gate/approvals/<id>` in the local
-repository, and pushes that ref. The server verifies it when it is pushed and again when
-the agent's push relies on it. The commits must be in the local repository: fetch them
-from wherever the agent's work is (its fork, its workspace) first.
+`gate approve` is run on the command a rejection prints. `prepare` checks the request
+the way the server will and shows the restricted writes of the approved paths (`git log
+-p OLD..NEW -- PATHS`); the command line asks; `complete` seals the approval
+(`gatecore.approvals`), writes it as a root commit on `refs/gate/approvals/<id>` in the
+local repository and pushes that ref. The server verifies it when it is pushed and again
+when the agent's push relies on it. The commits must be in the local repository: fetch
+them from wherever the agent's work is (its fork, its workspace) first.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from .. import approvals, envelope
+from .. import approvals, durations, envelope
 from ..adapters import gitcmd
 from ..adapters.gitrepo import GitRepo
 from ..approvalrefs import APPROVALS_PREFIX, USES_PREFIX, read_record
@@ -39,6 +40,59 @@ class Request:
     approver: str
     lifetime: int  # seconds
     reason: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Prepared:
+    """A request checked as the server will check it, and what the maintainer is asked to approve."""
+
+    request: Request
+    key: Path | None  # a key file of purpose approval
+    ssh_key: Path | None  # or an SSH key the server's allowed signers list for the approver
+    expires: str  # as given (24h)
+    changes: str  # review_text: the commits and the net change at the paths
+
+
+def prepare(repo_path: Path, repository_id: str, ref: str, old: str, new: str, paths: list[str],
+            approver: str | None, key: Path | None, ssh_key: Path | None, expires: str, reason: str) -> Prepared:
+    """Everything `gate approve` does before it asks: defaults from git config (gate.approver,
+    gate.approvalKey, gate.approvalSshKey), the record's own checks (those the server makes), and
+    the commits present here. Nothing is written."""
+    approver = approver or git_config(repo_path, "gate.approver")
+    if not approver:
+        raise GateError("GATE-INPUT-ARGUMENT", "pass --approver NAME (or git config gate.approver NAME)")
+    if key is None and ssh_key is None:
+        key_text = git_config(repo_path, "gate.approvalKey")
+        ssh_text = git_config(repo_path, "gate.approvalSshKey")
+        key, ssh_key = (Path(key_text) if key_text else None), (Path(ssh_text) if ssh_text else None)
+    lifetime = durations.parse(expires, "--expires")
+    if lifetime <= 0:
+        raise GateError("GATE-INPUT-ARGUMENT", "--expires must be more than 0")
+    req = Request(repository_id, ref, old, new, tuple(dict.fromkeys(paths)), approver, lifetime, reason)
+    probe = approvals.Approval(repository_id, ref, old, new, req.paths, approver, 0, 1, reason)
+    approvals.parse_payload(probe.payload())  # the same checks the server makes, before anything
+    check_objects(GitRepo.at(repo_path), req)
+    return Prepared(req, key, ssh_key, expires, review_text(repo_path, req))
+
+
+def complete(repo_path: Path, prepared: Prepared, remote: str | None, now: int) -> tuple[list[str], bool]:
+    """Seal, write and (unless `remote` is None) push the approval; (lines to print, pushed or kept).
+    A push the server refuses leaves nothing that looks approved."""
+    from ..adapters.config import load_keyfile
+
+    req = prepared.request
+    key = None if prepared.key is None else load_keyfile(prepared.key)
+    approval, data = seal(req, now, key, prepared.ssh_key)
+    written = write(repo_path, req, data, approval.id, now)
+    lines = [f"approval {approval.id} written to {written} (expires in {prepared.expires})"]
+    if remote is None:
+        return lines, True
+    result = gitcmd.push(repo_path, remote, f"{written}:{written}")
+    lines.append(result.output)
+    if not result.ok:  # the server refused it: keep nothing that looks approved
+        gitcmd.run_git(["update-ref", "-d", written], cwd=repo_path, ok=None)
+        return lines, False
+    return lines, True
 
 
 def git_config(repo_path: Path, key: str) -> str | None:
@@ -171,4 +225,28 @@ def listing(repo_path: Path, verify: Verifier | None = None) -> list[Listed]:
         # expiry is shown by the listing itself; every other failure makes the record invalid
         bad = [f for f in failures if f.code != "GATE-APPROVAL-EXPIRED"]
         out.append(Listed(aid, approval, used, "; ".join(f"{f.code}: {f.detail}" for f in bad), verified=True))
+    return out
+
+
+def listing_lines(repo_path: Path, verify: Verifier | None, now: int) -> list[str]:
+    """`gate approvals list`: one line per approval (id, state, approver, ref update, paths, expiry)."""
+    import time
+
+    out = []
+    if verify is None:
+        out.append("note: not a gate-installed server repository: seals and signatures are not verified here "
+                   "(run this on the server's repository to verify them)")
+    for item in listing(repo_path, verify):
+        a = item.approval
+        if a is None:
+            out.append(f"{item.id[:16]} malformed: {item.problem}")
+            continue
+        state = "used" if item.used else "expired" if now >= a.expires_at else "unused"
+        if item.problem:
+            state = f"INVALID ({item.problem})"
+        elif not item.verified:
+            state += " (unverified)"
+        when = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(a.expires_at))
+        out.append(f"{item.id[:16]} {state} by {a.approver} {a.ref} {a.old[:12]}..{a.new[:12]} "
+                   f"paths={','.join(a.paths)} expires={when}")
     return out

@@ -38,7 +38,8 @@ def _receipt_payloads(objects: Objects, tip: str | None) -> list[str]:
     current = tip
     while current is not None:
         info = objects.commit(current)
-        data = single_file(objects, info.tree_id, ledger.RECEIPT_FILE, "GATE-REVIEW-RECEIPT-REF")
+        data = single_file(objects, info.tree_id, ledger.RECEIPT_FILE, "GATE-REVIEW-RECEIPT-REF",
+                           "GATE-RECEIPT-TOO-LARGE")
         d = payload_digest(data)
         if d is None:
             raise GateError("GATE-REVIEW-RECEIPT-REF", f"receipt commit {current[:12]} holds no envelope")

@@ -1,7 +1,8 @@
 """The runner's commands: `gate review record` and `gate review push`.
 
-The runner takes only `verdict` and `reasons` from the model's output and computes every
-other receipt field itself: the git state from the objects, the model, generation and
+The runner takes only `verdict` and `reasons` from the model's output (`gatecore.modeloutput`:
+other members ignored, one fenced JSON block read, anything else refused naming the file)
+and computes every other receipt field itself: the git state from the objects, the model, generation and
 prompt digest from the ledger as the server holds it, the review ref's current value on
 the server (the optimistic lock), and the base of the reviewed diff: by default the merge
 base of the reviewed commit with the attempt's target branch as the server has it, never
@@ -12,7 +13,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .. import digest, envelope, strictjson
+from .. import digest, envelope, modeloutput, strictjson
 from ..adapters import files, gitcmd
 from ..adapters.gitrepo import GitRepo
 from ..binding import Expectations
@@ -42,9 +43,11 @@ def server_base(repo_path: Path, remote: str, target: str | None, head: str, env
 
 def record_review(repo_path: Path, attempt: str, base_rev: str | None, head_rev: str, model_output: bytes,
                   key: SigningKey, out: Path, remote: str | None, old: str | None, ttl: int, now: int,
-                  repository_id: str | None = None, env: gitcmd.Env = None) -> Path:
-    """Seal a receipt for base..head of this attempt; only verdict and reasons come from the model."""
+                  repository_id: str | None = None, env: gitcmd.Env = None, origin: str = "(given)") -> Path:
+    """Seal a receipt for base..head of this attempt; only verdict and reasons come from the model
+    (`origin`: where the output came from, for messages)."""
     check_attempt_id(attempt)
+    answer = modeloutput.read(model_output, origin)  # refused before anything is read from git
     if not 0 < ttl <= MAX_LIFETIME_SECONDS:
         raise GateError("GATE-INPUT-ARGUMENT", "--ttl must be between 1 second and 30 days")
     review_ref = REVIEW_PREFIX + attempt
@@ -58,9 +61,6 @@ def record_review(repo_path: Path, attempt: str, base_rev: str | None, head_rev:
         raise GateError("GATE-LEDGER-MISSING", f"attempt {attempt} has no ledger")
     if state.model_id is None:
         raise GateError("GATE-LEDGER-NO-MODEL", f"attempt {attempt} has no model on record")
-    output = strictjson.loads(model_output, code="GATE-INPUT-ARGUMENT")
-    if not isinstance(output, dict) or "verdict" not in output or "reasons" not in output:
-        raise GateError("GATE-INPUT-ARGUMENT", "model output must be a JSON object with verdict and reasons")
     head = repo.resolve(head_rev)
     if base_rev is not None:
         base = repo.resolve(base_rev)
@@ -76,7 +76,7 @@ def record_review(repo_path: Path, attempt: str, base_rev: str | None, head_rev:
         old_commit=old or repo.zero_id, base_commit=base, new_commit=head, new_tree=objects.commit(head).tree_id,
         object_format=repo.object_format, ledger_record=state.model_record,
     )
-    data = seal_document(expected.receipt_document(output["verdict"], output["reasons"], now, now + ttl), key)
+    data = seal_document(expected.receipt_document(answer.verdict, answer.reasons, now, now + ttl), key)
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:

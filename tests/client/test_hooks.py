@@ -28,12 +28,12 @@ from support.corpus import stage
 from support.gitutil import AGENT, HUMAN, ROOT, WorkRepo, git, git_env
 from support.lab import BASIC_KEYS, key_material, now
 from support.server import Server
+from support.snapshot import project_repository
 
 from gatecore import codes
 from gatecore.trusted import attempts
 from gatecore.trusted.review import push_review, record_review
 
-SNAPSHOT = ("gatecore", "server", "hooks", "pyproject.toml", "README.md", ".pre-commit-hooks.yaml")
 PRE_COMMIT = [sys.executable, "-m", "pre_commit"]
 HOOK_IDS = ("gate-frozen-files", "gate-frozen-files-push", "gate-review-receipt")
 REVIEW = "refs/heads/review/runner/"
@@ -64,17 +64,7 @@ class HookRepo:
 def hook_repo(tmp_path_factory: pytest.TempPathFactory) -> HookRepo:
     """This project as a git repository, committed, for `repo:`/`rev:` and `try-repo`."""
     dest = tmp_path_factory.mktemp("hookrepo") / "push-gate"
-    dest.mkdir()
-    for name in SNAPSHOT:
-        src = ROOT / name
-        if src.is_dir():
-            shutil.copytree(src, dest / name, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
-        else:
-            shutil.copy2(src, dest / name)
-    git(dest, "init", "-q", "-b", "main")
-    git(dest, "add", "-A")
-    git(dest, "commit", "-q", "-m", "snapshot")
-    return HookRepo(dest, git(dest, "rev-parse", "HEAD").stdout.strip())
+    return HookRepo(dest, project_repository(dest))
 
 
 @pytest.fixture(scope="session")
@@ -404,7 +394,7 @@ def test_evaluate_mode_reports_and_accepts(tmp_path: Path, hook_repo: HookRepo, 
 
 
 @pytest.mark.parametrize("policy, detail", [
-    ("mode = 'enforce'\n[[freeze]]\npaths = []\n", "freeze.0.paths"),
+    ("mode = 'enforce'\n[[freeze]]\npaths = []\n", "freeze[0].paths"),
     ("mode = = 1\n", "not valid TOML"),
     ("mode = 'enforce'\nsurprise = 1\n", "surprise"),
     (None, "no policy"),

@@ -1,11 +1,11 @@
-"""The agent catalogue through the real `gate` CLI: `gate agents list` prints it, and
+"""The agent catalogue through the `gate` command line (in process): `gate agents list` prints it, and
 `gate policy check` shows what `@known-agents` expands to (docs/agents.md)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from support.gitutil import gate
+from support.cli import cli
 
 from gatecore.adapters.config import load_catalogue
 
@@ -21,7 +21,7 @@ trailers = ["@known-agents"]
 
 def test_agents_list_prints_every_catalogue_entry_and_the_version() -> None:
     cat = load_catalogue()
-    out = gate("agents", "list")
+    out = cli("agents", "list")
     assert out.returncode == 0, out.stderr
     header, *blocks = out.stdout.strip().split("\n\n")
     assert header == f"agent catalogue {cat.version} ({len(cat.agents)} entries; docs/agents.md)"
@@ -41,7 +41,7 @@ def test_policy_check_shows_what_known_agents_expands_to(tmp_path: Path) -> None
     cat = load_catalogue()
     policy = tmp_path / "policy.toml"
     policy.write_text(POLICY)
-    out = gate("policy", "check", str(policy))
+    out = cli("policy", "check", str(policy))
     assert out.returncode == 0, out.stdout + out.stderr
     assert f"named sets expanded from the agent catalogue {cat.version}" in out.stdout
     lines = {line.split(": ", 1)[0].strip(): line.split(": ", 1)[1] for line in out.stdout.splitlines()
@@ -62,7 +62,7 @@ def test_policy_check_refuses_an_unknown_named_set(tmp_path: Path) -> None:
     for key in ("authors", "trailers"):
         policy = tmp_path / f"{key}.toml"
         policy.write_text(f'mode = "enforce"\n[[freeze]]\npaths = ["ci/**"]\n{key} = ["@no-such-set"]\n')
-        out = gate("policy", "check", str(policy))
+        out = cli("policy", "check", str(policy))
         assert out.returncode == 2, out.stdout + out.stderr
-        assert f"GATE-CONFIG-POLICY: {policy}: freeze.0.{key}: unknown set '@no-such-set'" in out.stderr
+        assert f"GATE-CONFIG-POLICY: {policy}:4: freeze[0].{key}: unknown set '@no-such-set'" in out.stderr
         assert not out.stdout.startswith("ok:")

@@ -1,4 +1,4 @@
-"""The seed's CI flow through the real `gate` CLI: write, verify, and every table row."""
+"""The seed's CI flow through the `gate` command line (in process): write, verify, and every table row."""
 
 from __future__ import annotations
 
@@ -6,7 +6,8 @@ import json
 from pathlib import Path
 
 import pytest
-from support.gitutil import WorkRepo, gate
+from support.cli import cli
+from support.gitutil import WorkRepo
 
 from gatecore import envelope, strictjson
 from gatecore.adapters.config import load_keyfile
@@ -16,7 +17,7 @@ from gatecore.seal import sign
 @pytest.fixture
 def flow(tmp_path: Path) -> dict[str, Path]:
     key = tmp_path / "runner.key"
-    out = gate("keys", "generate", "--alg", "ed25519", "--id", "runner-1", "--purpose", "receipt", "--out", str(key))
+    out = cli("keys", "generate", "--alg", "ed25519", "--id", "runner-1", "--purpose", "receipt", "--out", str(key))
     assert out.returncode == 0, out.stderr
     ring = tmp_path / "keyring.toml"
     ring.write_text(out.stdout)
@@ -35,7 +36,7 @@ def write(f: dict[str, Path], *extra: str, attempt: str = "attempt-1", model: st
         args += ["--reason", r]
     if "--repo" not in extra:
         args += ["--diff-file", str(f["patch"])]
-    return gate(*args, *extra)
+    return cli(*args, *extra)
 
 
 def verify(f: dict[str, Path], receipt: Path, *extra: str, attempt: str = "attempt-1", model: str = "model-a",
@@ -44,7 +45,7 @@ def verify(f: dict[str, Path], receipt: Path, *extra: str, attempt: str = "attem
             "--workspace-gen", gen, "--prompt-file", str(f["prompt"]), "--keyring", str(f["ring"])]
     if "--repo" not in extra:
         args += ["--diff-file", str(f["patch"])]
-    return gate(*args, *extra)
+    return cli(*args, *extra)
 
 
 def test_write_then_verify_accepts(flow: dict[str, Path]) -> None:
@@ -82,7 +83,7 @@ def test_write_refuses_attempt_ids_outside_the_pattern(flow: dict[str, Path], at
 
 
 def test_write_refuses_a_key_of_the_wrong_purpose(flow: dict[str, Path], tmp_path: Path) -> None:
-    gate("keys", "generate", "--alg", "ed25519", "--id", "orch", "--purpose", "attempt", "--out", str(tmp_path / "a.key"))
+    cli("keys", "generate", "--alg", "ed25519", "--id", "orch", "--purpose", "attempt", "--out", str(tmp_path / "a.key"))
     w = write({**flow, "key": tmp_path / "a.key"})
     assert w.returncode == 2 and "GATE-CONFIG-KEYFILE" in w.stderr
 
@@ -153,11 +154,11 @@ def test_repo_range_flow(flow: dict[str, Path], work: WorkRepo) -> None:
 
 
 def test_selftest_cli() -> None:
-    out = gate("selftest")
+    out = cli("selftest")
     assert out.returncode == 0, out.stdout
     assert "fresh matching receipt with reasons" in out.stdout
 
 
 def test_usage_error_exits_2(flow: dict[str, Path]) -> None:
-    out = gate("receipt", "verify", "--receipt", "x")
+    out = cli("receipt", "verify", "--receipt", "x")
     assert out.returncode == 2

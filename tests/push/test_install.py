@@ -10,7 +10,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from support.gitutil import AGENT, GATE, HUMAN, gate, git
+from support.cli import cli
+from support.gitutil import AGENT, GATE, HUMAN, ROOT, WorkRepo, gate, git
 from support.net import git_daemon
 from support.server import POLICY, Server
 from support.verdicts import refused
@@ -30,7 +31,7 @@ def test_install_is_idempotent(server: Server) -> None:
     assert out.returncode == 0, out.stderr
     assert (server.bare / "hooks" / "pre-receive").read_text() == hook
     assert json.loads((server.gate_dir / "config.json").read_text())["repository_id"] == "demo/repo"
-    assert "-I -m server.prereceive --gate-dir" in hook
+    assert "server/launch.py server.prereceive --gate-dir" in hook and "(push-gate " in hook
 
 
 def test_install_requires_a_policy_the_first_time(tmp_path: Path) -> None:
@@ -46,7 +47,7 @@ def test_install_refuses_an_invalid_policy_and_changes_nothing(server: Server, t
     before = (server.gate_dir / "policy.toml").read_text()
     out = gate("server", "install", str(server.bare), "--policy", str(bad))
     assert out.returncode == 2
-    assert "freeze.0.paths" in out.stderr and "freeze.0.colour" in out.stderr
+    assert "freeze[0].paths" in out.stderr and "freeze[0].colour" in out.stderr
     assert (server.gate_dir / "policy.toml").read_text() == before
 
 
@@ -184,7 +185,14 @@ def test_install_and_doctor_refuse_another_account_with_a_hint(server: Server) -
     out = subprocess.run([sys.executable, "-m", "gatecore.cli", "server", "doctor", str(server.bare)],
                          capture_output=True, text=True, check=False)
     hint = out.stderr[out.stderr.index("runuser"):].split("\n")[0]
-    assert f"-- {sys.executable} -m gatecore.cli server doctor" in hint, hint
+    # Can nobody run this very interpreter? (Not where it lives under a private home: the venv trap.)
+    runs = subprocess.run(["runuser", "-u", "nobody", "--", sys.executable, "-I", "-c", "pass"], capture_output=True,
+                          check=False).returncode == 0
+    if runs:
+        assert f"-- {sys.executable} -m gatecore.cli server doctor" in hint, hint
+    else:
+        assert "nobody cannot run this environment" in out.stderr and "is not searchable by nobody" in out.stderr
+        assert hint.startswith(f"runuser -u nobody -- /opt/push-gate/bin/gate server doctor {server.bare}"), hint
     assert sorted(str(p) for p in server.bare.rglob("*")) == before  # nothing created as root
 
 
@@ -251,17 +259,39 @@ def test_missing_installation_record_rejects(server: Server) -> None:
     assert refused(server.push("main"), "GATE-CONFIG-INSTALL")
 
 
-def test_an_internal_error_rejects_with_exit_3(server: Server) -> None:
-    """A validated cache that matches the policy's hash but holds garbage: the boundary catches it."""
+def test_a_garbage_cache_is_a_configuration_error(server: Server) -> None:
+    """A validated cache that matches the policy's hash but holds garbage: the fast form is not
+    built from it (Policy.from_plain), and the push is rejected as a configuration error."""
     cache = server.gate_dir / "policy.toml.validated.json"
     doc = json.loads(cache.read_text())
     doc["value"]["freeze"] = [7]
     cache.write_text(json.dumps(doc))
     server.work.write("src/x", "x")
     server.work.commit("human", identity=HUMAN)
-    assert refused(server.push("main"), "GATE-HOOK-INTERNAL")
+    out = server.push("main")
+    assert refused(out, "GATE-CONFIG-POLICY") and "validated form unusable" in out.stderr
     hook = run_hook(server, f"{'0' * 40} {server.work.head()} refs/heads/x\n")
-    assert hook.returncode == 3
+    assert hook.returncode == 2
+
+
+def test_an_internal_error_rejects_with_exit_3(server: Server, monkeypatch: pytest.MonkeyPatch,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    """The hook's boundary, in process: an unexpected exception is a rejection (3), never a pass."""
+    import io
+
+    import server.prereceive as hook
+
+    def surprise(*args: object) -> None:
+        raise RuntimeError("surprise")
+
+    monkeypatch.setattr(hook, "check_push", surprise)
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(f"{'0' * 40} {'1' * 40} refs/heads/x\n".encode())))
+    monkeypatch.setenv("GIT_DIR", str(server.bare))
+    assert hook.main(["--gate-dir", str(server.gate_dir)]) == 3
+    err = capsys.readouterr().err
+    assert "gate: push rejected: GATE-HOOK-INTERNAL: RuntimeError: surprise" in err
+    assert f"gate server doctor {server.bare}" in err
+    assert server.audit()[-1]["codes"] == ["GATE-HOOK-INTERNAL"]
 
 
 def test_a_stale_cache_is_not_used(server: Server) -> None:
@@ -422,5 +452,285 @@ def test_policy_check_cli(tmp_path: Path) -> None:
     bad.write_text('mode = "maybe"\n[[freeze]]\npaths = ["ci/**"]\nrefs = ["heads/main"]\n[limits]\ndeadline_seconds = 0\n')
     out = gate("policy", "check", str(bad))
     assert out.returncode == 2
-    for where in ("mode", "freeze.0.refs.0", "limits.deadline_seconds"):
+    for where in ("mode", "freeze[0].refs[0]", "limits.deadline_seconds"):
         assert where in out.stderr
+
+
+# --- patterns that match nothing (issue 26 item 1) -------------------------------------------
+
+def test_policy_check_and_doctor_warn_about_frozen_patterns_that_match_nothing(server: Server,
+                                                                             tmp_path: Path) -> None:
+    policy = tmp_path / "typo.toml"
+    policy.write_text('[[freeze]]\nname = "ci"\npaths = ["ci/**", ".github/workflow/**", "src"]\n'
+                      'authors = ["*@agents.example.com"]\n')
+    out = cli("policy", "check", str(policy), "--repo", str(server.bare))
+    assert out.returncode == 0, out.stderr
+    warnings = [ln for ln in out.stdout.splitlines() if ln.startswith("warning:")]
+    assert warnings == ["warning: freeze[0]:ci paths '.github/workflow/**' matches no path on refs/heads/main: it "
+                        "freezes nothing there (a typo, or a path that does not exist yet?)"]
+    assert not [ln for ln in cli("policy", "check", str(policy)).stdout.splitlines() if "warning" in ln]
+    server.install("--policy", str(policy))
+    out = gate("server", "doctor", str(server.bare))
+    assert out.returncode == 0, out.stdout  # a warning, not a failure
+    assert "warn freeze[0]:ci paths '.github/workflow/**' matches no path on refs/heads/main" in out.stdout
+    assert "'ci/**' matches" not in out.stdout and "'src' matches" not in out.stdout
+
+
+def test_a_pattern_that_can_never_match_is_refused_at_install_and_changes_nothing(server: Server,
+                                                                                  tmp_path: Path) -> None:
+    """`./ci/**` once installed in silence and let an agent's ci/build.sh land with 0 violations."""
+    policy = tmp_path / "dot.toml"
+    policy.write_text('[[freeze]]\npaths = ["./ci/**"]\nauthors = ["*@agents.example.com"]\n')
+    before = (server.gate_dir / "policy.toml").read_text()
+    out = gate("server", "install", str(server.bare), "--policy", str(policy))
+    assert out.returncode == 2 and "GATE-CONFIG-POLICY" in out.stderr
+    assert f"{policy}:2: freeze[0].paths[0]: './ci/**' can never match" in out.stderr and "write 'ci/**'" in out.stderr
+    assert (server.gate_dir / "policy.toml").read_text() == before
+    server.work.write("ci/build.sh", "agent\n")
+    server.work.commit("agent", identity=AGENT)
+    assert refused(server.push("main"), "GATE-FROZEN-PATH")  # the installed policy still holds
+
+
+# --- the environment the hook runs in (issue 26 items 2, 3 and 10) ---------------------------
+
+def make_venv(where: Path, site: dict[str, str] | None = None) -> Path:
+    """A venv whose python finds this checkout's push-gate and the test venv's packages (through a
+    .pth file, after its own site-packages, where `site`'s files go)."""
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(where)], check=True)
+    own = next(where.glob("lib/python3*/site-packages"))
+    test_site = next(Path(sys.prefix).glob("lib/python3*/site-packages"))
+    (own / "zz-push-gate-tests.pth").write_text(f"{ROOT}\n{test_site}\n")
+    for rel, text in (site or {}).items():
+        (own / rel).parent.mkdir(parents=True, exist_ok=True)
+        (own / rel).write_text(text)
+    return where / "bin" / "python"
+
+
+def open_dir() -> Path:
+    """A directory every account can search (pytest's own tmp_path is root's, 0700)."""
+    import tempfile
+
+    path = Path(tempfile.mkdtemp(prefix="gate-test-", dir="/var/tmp"))
+    path.chmod(0o755)
+    return path
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to make a directory another account cannot search")
+def test_the_venv_trap_is_named_with_its_fix_at_install_and_by_doctor(tmp_path: Path) -> None:
+    """An environment under a private directory: install refuses to hand the repository's owner a
+    command that cannot run; doctor, run by the owner, names the directory in the way."""
+    import shutil
+
+    from support.hosting import as_account, server_python
+
+    top = open_dir()
+    try:
+        private = top / "private"
+        private.mkdir(mode=0o700)
+        python = make_venv(private / "venv")
+        bare = top / "r.git"
+        git(top, "init", "-q", "--bare", "-b", "main", str(bare))
+        policy = top / "policy.toml"
+        policy.write_text(POLICY)
+        for p in [bare, *bare.rglob("*")]:
+            shutil.chown(p, "nobody")
+        out = subprocess.run([str(python), "-m", "gatecore.cli", "server", "install", str(bare), "--policy",
+                              str(policy)], capture_output=True, text=True, check=False)
+        assert out.returncode == 2 and "GATE-CONFIG-INSTALL" in out.stderr, out.stderr
+        assert f"nobody cannot run this environment: {private} (mode 0700, owner root) is not searchable by nobody" \
+            in out.stderr
+        assert f"runuser -u nobody -- /opt/push-gate/bin/gate server install {bare} --policy {policy}" in out.stderr
+        assert not (bare / "hooks" / "pre-receive").exists()
+        # Installed all the same (as root, then handed over): doctor, as the owner, says why it cannot run.
+        for p in [bare, *bare.rglob("*")]:
+            shutil.chown(p, "root")
+        out = subprocess.run([str(python), "-m", "gatecore.cli", "server", "install", str(bare), "--policy",
+                              str(policy)], capture_output=True, text=True, check=False)
+        assert out.returncode == 0, out.stderr
+        for p in [bare, *bare.rglob("*")]:
+            shutil.chown(p, "nobody")
+        out = as_account("nobody", str(server_python()), "-I", "-m", "gatecore.cli", "server", "doctor", str(bare),
+                         check=False)
+        assert out.returncode == 1, out.stdout + out.stderr
+        line = next(ln for ln in out.stdout.splitlines() if "interpreter runs" in ln)
+        assert line.startswith(f"FAIL interpreter runs: {python}: Permission denied: {private} (mode 0700, owner "
+                               "root) is not searchable by nobody"), line
+        assert "runuser -u nobody -- /opt/push-gate/bin/gate server install" in line
+    finally:
+        shutil.rmtree(top)
+
+
+FOREIGN = {  # another distribution with top-level `server` and `hooks` packages (a web framework, say)
+    "server/__init__.py": "raise ImportError('this is another project\\'s server package')\n",
+    "hooks/__init__.py": "raise ImportError('this is another project\\'s hooks package')\n",
+    "other_dist-1.0.dist-info/METADATA": "Metadata-Version: 2.1\nName: other-dist\nVersion: 1.0\n",
+    "other_dist-1.0.dist-info/RECORD": "server/__init__.py,,\nhooks/__init__.py,,\n",
+}
+
+
+def test_the_hook_runs_push_gates_own_packages_beside_another_server_package(tmp_path: Path) -> None:
+    python = make_venv(tmp_path / "venv", FOREIGN)
+    shadowed = subprocess.run([str(python), "-I", "-c", "import server"], capture_output=True, text=True, check=False)
+    assert "another project's server package" in shadowed.stderr  # by name, the other one wins
+    bare = tmp_path / "r.git"
+    git(tmp_path, "init", "-q", "--bare", "-b", "main", str(bare))
+    (tmp_path / "policy.toml").write_text(POLICY)
+    gate_cmd = [str(python), "-m", "gatecore.cli"]
+    out = subprocess.run([*gate_cmd, "server", "install", str(bare), "--policy", str(tmp_path / "policy.toml")],
+                         capture_output=True, text=True, check=False)
+    assert out.returncode == 0, out.stderr
+    work = WorkRepo(tmp_path / "w")
+    work.write("ci/deploy.yml", "x\n")
+    work.commit("human")
+    assert work.git("push", f"file://{bare}", "main", check=False).returncode == 0
+    work.write("ci/deploy.yml", "agent\n")
+    work.commit("agent", identity=AGENT)
+    assert refused(work.git("push", f"file://{bare}", "main", check=False), "GATE-FROZEN-PATH")
+    out = subprocess.run([*gate_cmd, "server", "doctor", str(bare)], capture_output=True, text=True, check=False)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert f"ok   files the hook runs: gatecore {ROOT / 'gatecore'}, server {ROOT / 'server'}, hooks {ROOT / 'hooks'}" \
+        in out.stdout, out.stdout
+    assert "warn other-dist 1.0 ships hooks in the hook's environment" in out.stdout
+    assert "warn other-dist 1.0 ships server in the hook's environment" in out.stdout
+
+
+# --- versions, upgrades, many repositories (issue 26 items 3 and 4) ---------------------------
+
+def _as_older_version(bare: Path) -> None:
+    """What an older push-gate's install left: its version in the marker, `-m server.prereceive`."""
+    from gatecore import __version__
+
+    for name in ("pre-receive", "post-receive"):
+        hook = bare / "hooks" / name
+        text = hook.read_text().replace(f"(push-gate {__version__})", "(push-gate 0.0.9)")
+        hook.write_text(text.replace(f"{(ROOT / 'server' / 'launch.py')} server.", "-m server."))
+
+
+def test_doctor_flags_a_hook_of_another_version_and_upgrade_rewrites_it(server: Server) -> None:
+    from gatecore import __version__
+
+    _as_older_version(server.bare)
+    out = gate("server", "doctor", str(server.bare))
+    assert out.returncode == 1
+    assert (f"FAIL hook written by push-gate 0.0.9, this is {__version__}: run gate server upgrade {server.bare}"
+            in out.stdout), out.stdout
+    assert "FAIL hook starts the gate the old way" in out.stdout
+    out = cli("server", "upgrade", str(server.bare))
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines()[-1] == f"upgraded from push-gate 0.0.9 to {__version__}"
+    out = gate("server", "doctor", str(server.bare))
+    assert out.returncode == 0 and f"ok   hook written by push-gate {__version__} (this version)" in out.stdout
+    server.work.write("ci/deploy.yml", "agent\n")
+    server.work.commit("agent", identity=AGENT)
+    assert refused(server.push("main"), "GATE-FROZEN-PATH")
+
+
+def _host(root: Path) -> dict[str, Path]:
+    """A hosting root: two bare repositories, a work tree, and a nested group directory."""
+    repos = {"a": root / "a.git", "b": root / "group" / "b.git", "c": root / "group" / "sub" / "c.git"}
+    for path in repos.values():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        git(path.parent, "init", "-q", "--bare", "-b", "main", str(path))
+    git(root, "init", "-q", "-b", "main", str(root / "work"))
+    repos["work"] = root / "work" / ".git"
+    return repos
+
+
+def test_install_upgrade_and_doctor_over_every_repository_under_a_root(tmp_path: Path) -> None:
+    from gatecore import __version__
+
+    host = tmp_path / "srv"
+    repos = _host(host)
+    policy = tmp_path / "policy.toml"
+    policy.write_text(POLICY)
+    out = cli("server", "install", "--all", str(host), "--policy", str(policy))
+    assert out.returncode == 0, out.stdout + out.stderr
+    lines = out.stdout.splitlines()
+    assert [ln.split(":")[0] for ln in lines[:-1]] == [f"ok   {repos[k]}" for k in ("a", "b", "c", "work")]
+    assert [ln.split(": ", 1)[1] for ln in lines[:-1]] == [
+        f"installed push-gate {__version__} (git, repository id {name})" for name in ("a", "b", "c", "work")]
+    assert lines[-1] == f"install over {host}: 4 ok, 0 failed"
+    # One repository is handed an older hook, one loses its installation, one gets a broken policy.
+    _as_older_version(repos["a"])
+    out = cli("server", "uninstall", str(repos["b"]))
+    assert out.returncode == 0
+    (repos["c"] / "gate" / "policy.toml").write_text('[[freeze]]\npaths = ["./ci/**"]\n')
+    out = cli("server", "doctor", "--all", str(host))
+    assert out.returncode == 1
+    summary = out.stdout.splitlines()
+    assert summary[0] == (f"FAIL {repos['a']}: hook written by push-gate 0.0.9, this is {__version__}: run gate server "
+                          f"upgrade {repos['a']}")
+    assert summary[1] == f"---- {repos['b']}: not gated"
+    assert summary[2].startswith(f"FAIL {repos['c']}: policy valid: ") and "can never match" in summary[2]
+    assert summary[3].startswith(f"ok   {repos['work']}: every check passed")
+    assert summary[4] == f"doctor over {host}: 1 ok, 2 failed, 1 not gated"
+    out = cli("server", "upgrade", "--all", str(host))
+    assert out.returncode == 1  # c's policy is refused by this version: named, nothing changed there
+    summary = out.stdout.splitlines()
+    assert summary[0] == f"ok   {repos['a']}: upgraded from push-gate 0.0.9 to {__version__}"
+    assert summary[1] == f"---- {repos['b']}: not gated"
+    assert summary[2].startswith(f"FAIL {repos['c']}: GATE-CONFIG-POLICY: ") and "can never match" in summary[2]
+    assert summary[3] == f"ok   {repos['work']}: upgraded from push-gate {__version__} to {__version__}"
+    assert (repos["c"] / "gate" / "policy.toml").read_text() == '[[freeze]]\npaths = ["./ci/**"]\n'
+    assert cli("server", "doctor", str(repos["a"])).returncode == 0
+    assert cli("server", "doctor", "--all", str(tmp_path / "nowhere")).returncode == 1
+    both = cli("server", "doctor", str(repos["a"]), "--all", str(host))
+    assert both.returncode == 1 and "not both" in both.stderr
+
+
+# --- operations: rotated logs, syslog (issue 26 item 8) -----------------------------------------
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to leave a file of another account")
+def test_doctor_does_not_fail_on_a_rotated_log_of_another_account(server: Server) -> None:
+    import shutil
+
+    server.settle()
+    rotated = server.gate_dir / "audit.log.1"
+    shutil.copy(server.gate_dir / "audit.log", rotated)
+    shutil.chown(rotated, "nobody")  # what a logrotate running as another account leaves
+    out = gate("server", "doctor", str(server.bare))
+    assert out.returncode == 0, out.stdout
+    assert "ok   not the hook's files (left alone): audit.log.1 belongs to another account" in out.stdout
+    shutil.chown(server.gate_dir / "audit.log", "nobody")  # the hook's own file: that fails every push
+    out = gate("server", "doctor", str(server.bare))
+    assert out.returncode == 1 and "FAIL audit.log in" in out.stdout and "belong to another account" in out.stdout
+
+
+def test_audit_lines_also_go_to_a_syslog_socket(server: Server) -> None:
+    import socket
+    import tempfile
+
+    where = Path(tempfile.mkdtemp(prefix="gate-log-", dir="/tmp"))  # AF_UNIX paths are short
+    path = where / "log"
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    try:
+        sock.bind(str(path))
+        sock.settimeout(60)  # waits for the datagram, not for a time: a loaded machine only makes it later
+        out = cli("server", "install", str(server.bare), "--audit-syslog", str(path))
+        assert out.returncode == 0 and f"each line also to syslog at {path}" in out.stdout, out.stderr
+        server.work.write("ci/deploy.yml", "agent\n")
+        server.work.commit("agent", identity=AGENT)
+        assert refused(server.push("main"), "GATE-FROZEN-PATH")
+        while True:
+            message = sock.recv(65536).decode()
+            if '"event":"decision"' in message:
+                break
+        prefix, _, line = message.partition(": ")
+        assert prefix.startswith("<12>gate-audit[")  # user.warning: a rejection
+        assert json.loads(line)["codes"] == ["GATE-FROZEN-PATH"]
+        assert json.loads(line) == server.audit()[-1]  # the file holds the same line
+        out = gate("server", "doctor", str(server.bare))
+        assert out.returncode == 0 and f"ok   audit lines also go to syslog at {path}" in out.stdout, out.stdout
+    finally:
+        sock.close()
+    out = gate("server", "doctor", str(server.bare))
+    assert out.returncode == 1 and f"FAIL audit lines to syslog: cannot send to {path}" in out.stdout
+    server.work.git("reset", "-q", "--hard", "HEAD~1")
+    server.work.write("src/app.py", "human\n")
+    server.work.commit("human")
+    assert server.push("main").returncode == 0  # nobody listening: the file is the record, the push goes on
+    assert cli("server", "install", str(server.bare), "--audit-syslog", "off").returncode == 0
+    assert json.loads((server.gate_dir / "config.json").read_text())["syslog"] is None
+    import shutil
+
+    shutil.rmtree(where)

@@ -45,7 +45,8 @@ def test_the_default_is_restricted_and_the_plain_form_says_so() -> None:
     plain = validate_policy(BASE.encode(), "test.toml")
     assert plain["pushers"] == {"anonymous": "restricted"}
     assert policy().anonymous == "restricted"
-    assert Policy.from_plain({k: v for k, v in plain.items() if k != "pushers"}).anonymous == "restricted"
+    with pytest.raises(KeyError):  # not the model's whole dump (a cache of an older form is validated again)
+        Policy.from_plain({k: v for k, v in plain.items() if k != "pushers"})
 
 
 def test_restricted_anonymous_under_every_rule_that_restricts_anyone() -> None:

@@ -14,6 +14,14 @@ from support.server import Server
 
 from gatecore import codes
 
+#: The layers, outermost first (docs/architecture.md). A layer may import the ones after it, never one before:
+#: * the command line, `gatecore/cli.py`: typer wiring of every command, the server's included, so it imports
+#:   `server` (install, doctor, the approvals verifier); nothing imports it;
+#: * the entry points, `server/` and `hooks/`: the pre-receive hook, the installer, the client hooks;
+#: * the shell, `gatecore/adapters/` (the machine) and `gatecore/trusted/` (the trusted side's commands);
+#: * the pure engine, every other module of `gatecore/`.
+COMMAND_LINE = ROOT / "gatecore" / "cli.py"
+ENTRY_POINTS = ("server", "hooks")
 PURE = sorted(p.stem for p in (ROOT / "gatecore").glob("*.py") if p.stem not in ("__init__", "cli"))
 #: What a pure module must not pull in, whatever it imports.
 MACHINE = ("pygit2", "subprocess", "typer")
@@ -57,13 +65,36 @@ def test_a_pure_module_reads_no_environment_files_or_clock(module: str) -> None:
     assert not found, f"gatecore/{module}.py: {found}"
 
 
-def test_the_engine_never_imports_the_outer_layers() -> None:
-    for path in (ROOT / "gatecore").rglob("*.py"):
-        if path.name == "cli.py":
-            continue  # the outer layer: typer wiring of everything
-        text = path.read_text()
-        for outer in ("server", "hooks"):
-            assert f"from {outer}" not in text and f"import {outer}" not in text, (path, outer)
+def _imports(path: Path) -> set[str]:
+    """Every module `path` imports, absolute (`from . import x` in gatecore/ is gatecore.x)."""
+    package = list(path.relative_to(ROOT).parent.parts)
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            found |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            base = package[:len(package) - node.level + 1] if node.level else []
+            module = ".".join([*base, *([node.module] if node.module else [])])
+            found.add(module)
+            found |= {f"{module}.{alias.name}" for alias in node.names}
+    return found
+
+
+def test_the_engine_never_imports_the_entry_points_or_the_command_line() -> None:
+    for pkg in ("gatecore", *ENTRY_POINTS):
+        for path in (ROOT / pkg).rglob("*.py"):
+            if path == COMMAND_LINE:
+                continue
+            imported = _imports(path)
+            assert "gatecore.cli" not in imported, path
+            if pkg == "gatecore":
+                assert not {m.split(".")[0] for m in imported} & set(ENTRY_POINTS), path
+
+
+def test_the_command_line_is_the_outer_layer_and_imports_the_server() -> None:
+    """The one module above the entry points: it wires the server's commands (so the statement
+    in the layer list above stays true, not an exemption)."""
+    assert {m.split(".")[0] for m in _imports(COMMAND_LINE)} & set(ENTRY_POINTS) == {"server"}
 
 
 def test_the_hooks_start_up_import_set_excludes_pydantic_and_typer() -> None:
@@ -112,7 +143,8 @@ def test_every_raise_site_names_a_registered_code_and_so_its_exit_class() -> Non
     for pkg in ("gatecore", "server", "hooks"):
         for path in (ROOT / pkg).rglob("*.py"):
             for line, arg in _code_arguments(ast.parse(path.read_text())):
-                choices = [arg.body, arg.orelse] if isinstance(arg, ast.IfExp) else [arg]
+                choices = ([arg.body, arg.orelse] if isinstance(arg, ast.IfExp) else
+                           list(arg.values) if isinstance(arg, ast.BoolOp) else [arg])  # too_large or code
                 for choice in choices:
                     if isinstance(choice, ast.Constant) and isinstance(choice.value, str):
                         assert choice.value in codes.CODES, f"{path}:{line}: {choice.value} is not registered"
@@ -130,3 +162,31 @@ def test_one_code_exits_the_same_way_everywhere() -> None:
     for code, entry in codes.CODES.items():
         assert GateError(code, "x").exit_code == entry.exit in (1, 2, 3)
     assert GateError("GATE-NOT-A-CODE", "x").exit_code == 3
+
+
+def _literal_codes_in(fn: ast.FunctionDef) -> list[tuple[int, str]]:
+    """The literal codes `fn`'s own body raises or reports (nested functions are their own)."""
+    found = []
+    for line, arg in _code_arguments(ast.Module(body=[n for n in fn.body
+                                                      if not isinstance(n, ast.FunctionDef)], type_ignores=[])):
+        for choice in [arg.body, arg.orelse] if isinstance(arg, ast.IfExp) else [arg]:
+            if isinstance(choice, ast.Constant) and isinstance(choice.value, str):
+                found.append((line, choice.value))
+    return found
+
+
+def test_a_function_told_its_code_raises_that_code() -> None:
+    """A function that takes the caller's `code` must not raise a literal code of its own: that is
+    how an oversized ledger record once came out as GATE-RECEIPT-TOO-LARGE (the receipts' area).
+    A second code for a second kind of fault is another parameter (`too_large`)."""
+    flagged = []
+    for pkg in ("gatecore", "server", "hooks"):
+        for path in (ROOT / pkg).rglob("*.py"):
+            for node in ast.walk(ast.parse(path.read_text())):
+                if not isinstance(node, ast.FunctionDef):
+                    continue
+                params = {a.arg for a in [*node.args.args, *node.args.kwonlyargs]}
+                if "code" in params:
+                    flagged += [f"{path.relative_to(ROOT)}:{line}: {node.name}(code=...) raises {code}"
+                                for line, code in _literal_codes_in(node)]
+    assert not flagged, flagged

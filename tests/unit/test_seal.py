@@ -99,20 +99,20 @@ def test_generate_hmac_and_check(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("text,where", [
-    ('[[key]]\nid="a"\nalgorithm="rsa"\npurpose="receipt"\npublic_key="x"\n', "key.0.algorithm"),
+    ('[[key]]\nid="a"\nalgorithm="rsa"\npurpose="receipt"\npublic_key="x"\n', "key[0].algorithm"),
     ('[[key]]\nid="a"\nalgorithm="ed25519"\npurpose="both"\npublic_key="A6EHv/POEL4dcN0Y50vAmWfk1jCbpQ1fHdyGZBJVMbg="\n',
-     "key.0.purpose"),
-    ('[[key]]\nid="a"\nalgorithm="ed25519"\npurpose="receipt"\npublic_key="AAAA"\n', "key.0"),
-    ('[[key]]\nid="a"\nalgorithm="hmac-sha256"\npurpose="receipt"\nsecret="AAAA"\n', "key.0"),
-    ('[[key]]\nid="a"\nalgorithm="ed25519"\npurpose="receipt"\nsecret="' + "A" * 44 + '"\n', "key.0"),
+     "key[0].purpose"),
+    ('[[key]]\nid="a"\nalgorithm="ed25519"\npurpose="receipt"\npublic_key="AAAA"\n', "key[0]"),
+    ('[[key]]\nid="a"\nalgorithm="hmac-sha256"\npurpose="receipt"\nsecret="AAAA"\n', "key[0]"),
+    ('[[key]]\nid="a"\nalgorithm="ed25519"\npurpose="receipt"\nsecret="' + "A" * 44 + '"\n', "key[0]"),
     ('[[key]]\nid="../a"\nalgorithm="ed25519"\npurpose="receipt"\npublic_key="A6EHv/POEL4dcN0Y50vAmWfk1jCbpQ1fHdyGZBJVMbg="\n',
-     "key.0.id"),
+     "key[0].id"),
     ('[[key]]\nid="a"\nalgorithm="ed25519"\npurpose="receipt"\npublic_key="A6EHv/POEL4dcN0Y50vAmWfk1jCbpQ1fHdyGZBJVMbg="\n'
-     'not_after=2026-01-01T00:00:00\n', "key.0.not_after"),
+     'not_after=2026-01-01T00:00:00\n', "key[0].not_after"),
     ('[[key]]\nid="a"\nalgorithm="ed25519"\npurpose="receipt"\npublic_key="A6EHv/POEL4dcN0Y50vAmWfk1jCbpQ1fHdyGZBJVMbg="\n'
-     'revoked="no"\n', "key.0.revoked"),
+     'revoked="no"\n', "key[0].revoked"),
     ('[[key]]\nid="a"\nalgorithm="ed25519"\npurpose="receipt"\npublic_key="A6EHv/POEL4dcN0Y50vAmWfk1jCbpQ1fHdyGZBJVMbg="\n'
-     'colour="red"\n', "key.0.colour"),
+     'colour="red"\n', "key[0].colour"),
     ('[[key]]\nid="a"\nalgorithm="ed25519"\npurpose="receipt"\npublic_key="A6EHv/POEL4dcN0Y50vAmWfk1jCbpQ1fHdyGZBJVMbg="\n' * 2,
      "duplicate key ids"),
     ("this is not toml", "not valid TOML"),

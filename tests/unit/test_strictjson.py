@@ -26,10 +26,14 @@ def test_rejected(text: bytes) -> None:
         strictjson.loads(text)
 
 
-def test_oversize_has_its_own_code() -> None:
-    with pytest.raises(GateError) as exc:
-        strictjson.loads(b" " * (strictjson.MAX_DOCUMENT_BYTES + 1))
-    assert exc.value.code == "GATE-RECEIPT-TOO-LARGE"
+def test_oversize_names_the_callers_area() -> None:
+    big = b" " * (strictjson.MAX_DOCUMENT_BYTES + 1)
+    for kwargs, code in (({"code": "GATE-LEDGER-RECORD"}, "GATE-LEDGER-RECORD"),
+                         ({"code": "GATE-APPROVAL-MALFORMED"}, "GATE-APPROVAL-MALFORMED"),
+                         ({"too_large": "GATE-RECEIPT-TOO-LARGE"}, "GATE-RECEIPT-TOO-LARGE")):
+        with pytest.raises(GateError) as exc:
+            strictjson.loads(big, **kwargs)
+        assert exc.value.code == code and "cap" in exc.value.detail
 
 
 def test_accepted() -> None:

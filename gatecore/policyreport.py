@@ -1,0 +1,43 @@
+"""What `gate policy check` and `gate server doctor` say about a valid policy (pure).
+
+`describe` lists what each rule restricts (the named sets expanded, the anonymous pusher);
+`unmatched` names every frozen path pattern that matches no path of a tree: a pattern
+such as `.github/workflow/**` (one letter short) is valid, freezes nothing, and used to
+pass every check in silence.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from .policy import Policy, normalize_path
+
+
+def describe(policy: Policy) -> list[str]:
+    lines = []
+    if policy.catalogue_version:
+        lines.append(f"named sets expanded from the agent catalogue {policy.catalogue_version}")
+    for rule in policy.rules:
+        for key in ("authors", "names", "trailers", "pushers"):
+            patterns = [g.pattern for g in getattr(rule, key)]
+            if patterns:
+                lines.append(f"  {rule.label} {key}: " + ", ".join(patterns))
+    lines.append(f"  pushers.anonymous: {policy.anonymous}" + (
+        " (git daemon and unauthenticated http pushes are restricted)" if policy.anonymous == "restricted" else ""))
+    return lines
+
+
+def unmatched(policy: Policy, paths: Iterable[str]) -> list[tuple[str, str]]:
+    """(rule label, pattern) of every frozen path pattern that matches none of `paths`."""
+    waiting = [(rule.label, glob) for rule in policy.rules for glob in rule.paths]
+    for path in paths:
+        if not waiting:
+            break
+        norm = normalize_path(path)
+        waiting = [(label, glob) for label, glob in waiting if not glob.matches(norm)]
+    return [(label, glob.pattern) for label, glob in waiting]
+
+
+def unmatched_warnings(policy: Policy, branch: str, paths: Iterable[str]) -> list[str]:
+    return [f"{label} paths {pattern!r} matches no path on {branch}: it freezes nothing there "
+            "(a typo, or a path that does not exist yet?)" for label, pattern in unmatched(policy, paths)]

@@ -1,0 +1,45 @@
+"""`gate ARGS` in this process: `gatecore.cli.main(argv)` with its output captured (pre-commit's
+pattern). Tests of the command line's own behaviour use this; a few subprocess runs
+(`support.gitutil.gate`) prove the installed entry point works."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+from gatecore.cli import main
+
+
+@contextlib.contextmanager
+def _environment(cwd: Path | str | None, env: dict[str, str] | None) -> Iterator[None]:
+    saved_env = dict(os.environ)
+    saved_cwd = os.getcwd()
+    try:
+        if env:
+            os.environ.update(env)
+        if cwd is not None:
+            os.chdir(cwd)
+        yield
+    finally:
+        os.chdir(saved_cwd)
+        os.environ.clear()
+        os.environ.update(saved_env)
+
+
+def cli(*args: str, cwd: Path | str | None = None, env: dict[str, str] | None = None,
+        input: str | None = None) -> subprocess.CompletedProcess[str]:
+    """Run `gate ARGS` in process; the result has the shape of a subprocess run."""
+    out, err = io.StringIO(), io.StringIO()
+    saved_stdin = sys.stdin
+    sys.stdin = io.StringIO(input or "")
+    try:
+        with _environment(cwd, env), contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            code = main(list(args))
+    finally:
+        sys.stdin = saved_stdin
+    return subprocess.CompletedProcess(["gate", *args], code, out.getvalue(), err.getvalue())

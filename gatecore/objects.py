@@ -126,6 +126,55 @@ def split_commit(raw: bytes) -> tuple[bytes, bytes]:
     return raw[:end], raw[end + 2:]
 
 
+#: The header a repository's commits carry their signature in, by object format (git's gpg_sig_headers).
+SIGNATURE_HEADERS = {"sha1": b"gpgsig", "sha256": b"gpgsig-sha256"}
+
+
+def split_signature(raw: bytes, object_format: str = "sha1") -> tuple[bytes, bytes] | None:
+    """(payload, signature) of a raw commit as `git verify-commit` reads them, or None when
+    git sees no signature. git's `parse_buffer_signed_by_header`, line for line:
+
+    * the signature is the text of every header named for the repository's object format
+      (`gpgsig` in a SHA-1 repository, `gpgsig-sha256` in a SHA-256 one) with its continuation
+      lines (one leading space dropped), each line keeping its newline; two such headers are
+      concatenated, as git concatenates them (whoever reads the armor then reads the first);
+    * the payload is the commit without those lines, and without any other header whose name
+      starts with `gpgsig` (the other object format's signature, which git's interop writes
+      beside this one) or its continuation lines;
+    * headers end at the first empty line: the message is never searched.
+    """
+    header = SIGNATURE_HEADERS[object_format]
+    payload = bytearray()
+    signature = bytearray()
+    seen = in_signature = other = False
+    pos, end = 0, len(raw)
+    while pos < end:
+        newline = raw.find(b"\n", pos)
+        nxt = end if newline < 0 else newline + 1
+        line = raw[pos:nxt]
+        sig: bytes | None = None
+        if in_signature and line.startswith(b" "):
+            sig = line[1:]
+        elif line.startswith(header + b" "):
+            sig = line[len(header) + 1:]
+            other = False
+        elif line.startswith(b"gpgsig"):
+            other = True
+        elif other and not line.startswith(b" "):
+            other = False
+        if sig is not None:
+            signature += sig
+            seen = in_signature = True
+        else:
+            if line.startswith(b"\n"):
+                nxt = end  # the message: the rest of the object, unread
+            if not other:
+                payload += raw[pos:nxt]
+            in_signature = False
+        pos = nxt
+    return (bytes(payload), bytes(signature)) if seen else None
+
+
 _IDENTS: dict[tuple[bytes, bytes], Ident | None] = {}
 _IDENTS_KEPT = 4096
 

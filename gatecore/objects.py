@@ -31,7 +31,7 @@ from __future__ import annotations
 import codecs
 import re
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from .errors import GateError, malformed
 from .gitmodel import MODE_BLOB, MODE_TREE, GitReader, WalkedCommit
@@ -83,6 +83,14 @@ class Commit:
     @property
     def author_email(self) -> str:
         return self.identities()[0].email
+
+    @property
+    def encoding(self) -> str | None:
+        """The `encoding` header (what `git log` re-encodes the message from), or None."""
+        for line in self.extra.split(b"\n"):
+            if line.startswith(b"encoding "):
+                return line[9:].decode("ascii", "replace")
+        return None
 
     @property
     def committer_email(self) -> str:
@@ -398,15 +406,52 @@ class Objects:
             current = target
         raise malformed(f"tag chain at {oid} is deeper than {MAX_TAG_DEPTH}")
 
+    #: Messages read again from their objects in one request (and walked commits held meanwhile, at most).
+    RAW_MESSAGE_BATCH = 1024
+    RAW_MESSAGE_HELD = 16384
+
     def walk(self, tips: Iterable[str], hide: Iterable[str] | None, deadline: float | None,
              messages: bool = False) -> Iterator[Commit]:
         """The commits git's walk finds (`rev-list TIPS --not HIDE`), each parsed here and
-        cross-checked: git's parents must be the parents the raw header names."""
+        cross-checked: git's parents must be the parents the raw header names.
+
+        With `messages`, each commit's message is the one its object holds, as far as trailers
+        can tell. The walk prints messages re-flowed (leading blank lines dropped, blanks
+        trimmed from line ends), which can move where git's trailer readings start and stop,
+        so a message is read again from the object unless its printed form proves the
+        readings alike (`trailers.reflowed_alike`), and always when the commit names an
+        encoding. Those read again are read `RAW_MESSAGE_BATCH` at a time, one request each.
+        """
+        from .trailers import reflowed_alike
+
         start = [c for c in (self.peel_to_commit(t) for t in tips) if c is not None]
         if not start:
             return
-        for w in self.reader.walk(start, hide, deadline, messages):
-            yield self._walked(w)
+        walked = (self._walked(w) for w in self.reader.walk(start, hide, deadline, messages))
+        if not messages:
+            yield from walked
+            return
+        held: list[Commit] = []
+        again: list[str] = []
+        for c in walked:
+            held.append(c)
+            if c.encoding is not None or not reflowed_alike(c.message):
+                again.append(c.id)
+            if len(again) >= self.RAW_MESSAGE_BATCH or len(held) >= self.RAW_MESSAGE_HELD:
+                yield from self._raw_messages(held, again)
+                held, again = [], []
+        yield from self._raw_messages(held, again)
+
+    def _raw_messages(self, commits: list[Commit], again: list[str]) -> list[Commit]:
+        """`commits`, those named in `again` with the message their object holds (one request)."""
+        if not again:
+            return commits
+        raw: dict[str, bytes] = {}
+        for oid, kind, data in self.reader.read_many(again):
+            if kind != "commit":
+                raise malformed(f"object {oid} is a {kind}, not a commit")
+            raw[oid] = split_commit(data)[1]
+        return [c if c.id not in raw else replace(c, message=raw[c.id]) for c in commits]
 
     def _walked(self, w: WalkedCommit) -> Commit:
         c = parse_commit(w.id, w.header, w.message)

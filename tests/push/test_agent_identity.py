@@ -91,3 +91,21 @@ def test_the_audit_line_records_the_catalogue_version(server: Server) -> None:
     from gatecore.adapters.config import load_catalogue
 
     assert server.audit()[-1]["catalogue"] == load_catalogue().version
+
+
+@pytest.mark.parametrize("message", [
+    "\nCo-authored-by: Claude <noreply@anthropic.com>\n",
+    "fix ci\n\nCo-authored-by: Claude <noreply@anthropic.com>\n# ------------------------ >8 ------------------------ \n",
+    " \t \nCo-authored-by: Claude <noreply@anthropic.com>\n",
+], ids=["blank-first-line", "scissors-with-a-blank", "blanks-only-first-line"])
+def test_trailers_are_read_from_the_message_the_commit_holds(server: Server, message: str) -> None:
+    """`git log` and the hook's walk print these messages re-flowed; git's trailer readings of
+    the commit itself find the agent, and so does the gate (it missed them before)."""
+    before = server.refs()
+    server.work.write("ci/deploy.yml", "x\n")
+    server.work.git("add", "-A")
+    server.work.git("commit", "-q", "--cleanup=verbatim", "-m", message, identity=HUMAN)
+    assert server.work.git("cat-file", "commit", "HEAD").stdout.endswith("\n\n" + message)
+    out = server.push("main")
+    assert refused(out, "GATE-FROZEN-PATH") and "identity=co-author:noreply@anthropic.com" in out.stderr, out.stderr
+    assert server.refs() == before

@@ -135,7 +135,8 @@ class PolicyModel(_Strict):
 
 def validate_policy(data: bytes, origin: str, catalogue: Catalogue | None = None) -> dict[str, Any]:
     """Validate policy TOML bytes; return the plain form `Policy.from_plain` takes, with every
-    named set (`@known-agents`) replaced by the catalogue's patterns and its version recorded."""
+    named set (`@known-agents`, `@agent-config`) replaced by the catalogue's patterns (each
+    pattern's set in the rule's `origins`) and the catalogue's version recorded."""
     if len(data) > MAX_POLICY_BYTES:
         raise GateError("GATE-CONFIG-POLICY", f"{origin} is larger than {MAX_POLICY_BYTES} bytes")
     doc = _toml(data, "GATE-CONFIG-POLICY", "policy", origin)
@@ -146,13 +147,15 @@ def validate_policy(data: bytes, origin: str, catalogue: Catalogue | None = None
     plain: dict[str, Any] = model.model_dump(mode="json")
     used = False
     for i, rule in enumerate(plain["freeze"]):
-        for key in ("authors", "names", "trailers", "signers", "pushers"):
+        for key in ("paths", "authors", "names", "trailers", "signers", "pushers"):
             try:
                 expanded = expand(key, rule[key], catalogue)
             except ValueError as exc:
                 raise GateError("GATE-CONFIG-POLICY", f"{origin}: freeze.{i}.{key}: {exc}") from None
-            used = used or expanded != rule[key]
-            rule[key] = expanded
+            used = used or any(came for _, came in expanded)
+            rule[key] = [pattern for pattern, _ in expanded]
+            if any(came for _, came in expanded):  # where each set's pattern came from, for evidence
+                rule.setdefault("origins", {})[key] = {pattern: came for pattern, came in expanded if came}
     if any(p.startswith("@") for p in plain["trusted"]["pushers"]):
         raise GateError("GATE-CONFIG-POLICY", f"{origin}: trusted.pushers: named sets are for freeze rules only")
     if any(p.startswith("@") for p in plain["approvals"]["approvers"]):

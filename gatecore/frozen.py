@@ -217,8 +217,10 @@ def signals(commit: Commit, rules: Sequence[FreezeRule], sigs: SignatureChecker 
             raise GateError("GATE-CONFIG-SIGNERS", "a rule names signers but no allowed-signers file is available")
         signed = sigs.state(commit.id).principals
     found: tuple[tuple[str, str], ...] = ()
-    if any(r.reads_messages for r in rules):
-        found = tuple(trailers.found(commit.message, commit.encoding))
+    encoding = commit.encoding
+    # most messages hold no trailer: that is decided first, on the bytes
+    if (encoding is not None or trailers.may_have(commit.message)) and any(r.reads_messages for r in rules):
+        found = tuple(trailers.found(commit.message, encoding))
     return Signals(author.name, committer.name, tuple(f"{k}: {v}" for k, v in found),
                    tuple(trailers.coauthor_emails(list(found))), signed)
 

@@ -87,6 +87,8 @@ class Commit:
     @property
     def encoding(self) -> str | None:
         """The `encoding` header (what `git log` re-encodes the message from), or None."""
+        if b"encoding " not in self.extra:
+            return None  # the common case, decided without splitting the headers
         for line in self.extra.split(b"\n"):
             if line.startswith(b"encoding "):
                 return line[9:].decode("ascii", "replace")
@@ -427,17 +429,21 @@ class Objects:
         start = [c for c in (self.peel_to_commit(t) for t in tips) if c is not None]
         if not start:
             return
-        walked = (self._walked(w) for w in self.reader.walk(start, hide, deadline, messages))
         if not messages:
-            yield from walked
+            for w in self.reader.walk(start, hide, deadline, messages):
+                yield self._walked(w)
             return
         held: list[Commit] = []
         again: list[str] = []
-        for c in walked:
+        for w in self.reader.walk(start, hide, deadline, messages):
+            c = self._walked(w)
             held.append(c)
-            if c.encoding is not None or not reflowed_alike(c.message):
+            if not reflowed_alike(c.message) or (c.extra and c.encoding is not None):
                 again.append(c.id)
-            if len(again) >= self.RAW_MESSAGE_BATCH or len(held) >= self.RAW_MESSAGE_HELD:
+                if len(again) >= self.RAW_MESSAGE_BATCH:
+                    yield from self._raw_messages(held, again)
+                    held, again = [], []
+            elif len(held) >= self.RAW_MESSAGE_HELD:
                 yield from self._raw_messages(held, again)
                 held, again = [], []
         yield from self._raw_messages(held, again)

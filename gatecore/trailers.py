@@ -61,7 +61,7 @@ def reflowed_alike(printed: bytes) -> bool:
     blanks at its end or around it (`_REFLOW_SENSITIVE`). Without a `Key:` line no reading
     finds a trailer in either. `tests/unit/test_trailers.py` holds this to git on random
     messages."""
-    if _KEYED_LINE.search(printed) is None:
+    if b":" not in printed or _KEYED_LINE.search(printed) is None:
         return True
     return b"\n\n" in printed and _REFLOW_SENSITIVE.search(printed) is None
 

@@ -32,7 +32,7 @@ from .policy import Policy
 from .refs import GATE_PREFIX, RefUpdate, display
 
 if TYPE_CHECKING:
-    from .sshsig import AllowedSigners
+    from .allowedsigners import AllowedSigners
 
 APPROVALS_PREFIX = GATE_PREFIX + "approvals/"
 USES_PREFIX = GATE_PREFIX + "approval-uses/"

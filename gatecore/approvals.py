@@ -35,7 +35,7 @@ from .policy import Policy
 from .schema import Member, describe, integer, read, text, text_list
 
 if TYPE_CHECKING:
-    from .sshsig import AllowedSigners
+    from .allowedsigners import AllowedSigners
 
 SSH_KEYID_PREFIX = "ssh:"
 SSH_NAMESPACE = "gate-approval"

@@ -1,51 +1,137 @@
 """The built-in catalogue of AI agents, and the named sets a policy expands from it (pure).
 
-Every admin would otherwise keep their own list of agent emails (`copilot-swe-agent[bot]`,
-`claude[bot]`, `cursoragent@cursor.com`, the numeric `NNN+name[bot]@users.noreply.github.com`
-forms, ...) and the trailers agents leave (`Co-authored-by: Claude <noreply@anthropic.com>`,
-`Assisted-by: AGENT:MODEL`, `Made-with: Cursor`). The package ships one such list in
-`gatecore/data/agents.toml`, versioned; a rule names it as the set `@known-agents` in its
-`authors`, `names` or `trailers`, and validating the policy replaces the set by the
-catalogue's patterns for that key (so the hook never reads the catalogue itself; the
-validated form records the catalogue's version, and the audit line carries it).
+Every admin would otherwise keep their own list of what agents write into commits and which
+accounts they push from. The package ships one such list in `gatecore/data/agents.toml`,
+versioned, each entry with its public sources and the date they were checked. Two named sets
+come from it:
 
-Everything here is self-asserted by whoever wrote the commit: it only ever adds
-restrictions. docs/agents.md lists every entry with its source.
+* `@known-agents`, in a rule's `authors` (emails: author, committer, `Co-authored-by`),
+  `names` (author and committer names), `trailers` (whole trailer lines) and `pushers`
+  (the platform's bot accounts agents push as);
+* `@agent-config`, in a rule's `paths`: where agents keep their instructions and tool
+  permissions (`AGENTS.md`, `.claude/**`, `.mcp.json`, `.cursor/**`, ...), files that can
+  make an agent run code.
+
+Validating the policy replaces a set by the catalogue's patterns for that key, each
+remembering where it came from (`@known-agents (claude)`), so that a rejection and the audit
+line can say why a commit was restricted; the hook never reads the catalogue itself. The
+validated form records the catalogue's version, and the audit line carries it.
+
+The catalogue matches what agents write, not what people are called: emails, bot logins and
+trailer values that name a tool; a name only where it is distinctive (`* (aider)`, a
+`[bot]` login), never a bare first name (people are called Devin, Claude and Jules). Every
+entry is self-asserted by whoever wrote the commit, except `pushers`, which the platform
+authenticates: the catalogue only ever adds restrictions. docs/agents.md lists every entry.
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import tomllib
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
-#: The one named set there is.
 KNOWN_AGENTS = "@known-agents"
-#: Rule keys a set may appear in, and the catalogue field each takes its patterns from.
-SET_KEYS = {"authors": "emails", "names": "names", "trailers": "trailers"}
+AGENT_CONFIG = "@agent-config"
+#: Rule key -> the catalogue field `@known-agents` takes its patterns from there.
+SET_KEYS = {"authors": "emails", "names": "names", "trailers": "trailers", "pushers": "pushers"}
+#: The rule key `@agent-config` is a set of.
+CONFIG_KEY = "paths"
 MAX_CATALOGUE_BYTES = 1 << 20
+_AGENT_KEYS = {"id", "name", "sources", "checked", "emails", "names", "trailers", "pushers"}
+_CONFIG_KEYS = {"id", "tool", "sources", "checked", "paths"}
 
 
 @dataclass(frozen=True, slots=True)
 class Agent:
+    id: str
     name: str
-    source: str
-    emails: tuple[str, ...]
-    names: tuple[str, ...]
-    trailers: tuple[str, ...]
+    sources: tuple[str, ...]
+    checked: str  # YYYY-MM-DD: when the sources were last checked against these patterns
+    emails: tuple[str, ...] = ()
+    names: tuple[str, ...] = ()
+    trailers: tuple[str, ...] = ()
+    pushers: tuple[str, ...] = ()
+
+    def as_plain(self) -> dict[str, Any]:
+        return {"id": self.id, "name": self.name, "emails": list(self.emails), "names": list(self.names),
+                "trailers": list(self.trailers), "pushers": list(self.pushers), "sources": list(self.sources),
+                "checked": self.checked}
+
+
+@dataclass(frozen=True, slots=True)
+class ConfigPaths:
+    """Where one tool (or a convention several share) keeps agent instructions and permissions."""
+
+    id: str
+    tool: str
+    sources: tuple[str, ...]
+    checked: str
+    paths: tuple[str, ...]
+
+    def as_plain(self) -> dict[str, Any]:
+        return {"id": self.id, "tool": self.tool, "paths": list(self.paths), "sources": list(self.sources),
+                "checked": self.checked}
 
 
 @dataclass(frozen=True, slots=True)
 class Catalogue:
     version: str
     agents: tuple[Agent, ...]
+    config: tuple[ConfigPaths, ...] = ()
 
-    def patterns(self, field: str) -> list[str]:
-        """Every agent's patterns for `field` (emails, names or trailers), in order, once each."""
-        out: dict[str, None] = {}
+    def patterns(self, field: str) -> list[tuple[str, str]]:
+        """(pattern, agent id) of every agent's patterns for `field` (emails, names, trailers or
+        pushers), in order, each pattern once (with the first agent that lists it)."""
+        out: dict[str, str] = {}
         for a in self.agents:
             for p in getattr(a, field):
-                out.setdefault(p, None)
-        return list(out)
+                out.setdefault(p, a.id)
+        return list(out.items())
+
+    def config_paths(self) -> list[tuple[str, str]]:
+        """(path pattern, entry id) of every `@agent-config` path, in order, each once."""
+        out: dict[str, str] = {}
+        for c in self.config:
+            for p in c.paths:
+                out.setdefault(p, c.id)
+        return list(out.items())
+
+    def as_plain(self) -> dict[str, Any]:
+        """The catalogue as JSON-ready values (`gate agents list --json`)."""
+        return {"version": self.version, "sets": {KNOWN_AGENTS: sorted(SET_KEYS), AGENT_CONFIG: [CONFIG_KEY]},
+                "agents": [a.as_plain() for a in self.agents], "agent_config": [c.as_plain() for c in self.config]}
+
+
+def _strings(entry: Mapping[str, Any], key: str, where: str, required: bool = False) -> tuple[str, ...]:
+    value = entry.get(key, [])
+    if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
+        raise ValueError(f"{where}: {key} must be a list of non-empty strings")
+    if required and not value:
+        raise ValueError(f"{where}: {key} must not be empty")
+    return tuple(value)
+
+
+def _common(entry: Any, index: int, what: str, keys: set[str], ids: set[str]) -> tuple[str, tuple[str, ...], str]:
+    where = f"{what} {index}"
+    if not isinstance(entry, dict) or set(entry) - keys:
+        raise ValueError(f"{where}: unknown keys {sorted(set(entry) - keys) if isinstance(entry, dict) else ''}")
+    ident, checked = entry.get("id"), entry.get("checked")
+    if not isinstance(ident, str) or not ident or not ident.replace("-", "").isalnum() or not ident.islower():
+        raise ValueError(f"{where}: id must be lower-case letters, digits and '-'")
+    if ident in ids:
+        raise ValueError(f"{where}: id {ident!r} is listed twice")
+    ids.add(ident)
+    if isinstance(checked, dt.date) and not isinstance(checked, dt.datetime):
+        checked = checked.isoformat()
+    if not isinstance(checked, str):
+        raise ValueError(f"{where}: checked must be the date the sources were checked (YYYY-MM-DD)")
+    try:
+        dt.date.fromisoformat(checked)
+    except ValueError:
+        raise ValueError(f"{where}: checked must be a date (YYYY-MM-DD)") from None
+    return ident, _strings(entry, "sources", where, required=True), checked
 
 
 def parse(data: bytes) -> Catalogue:
@@ -57,41 +143,63 @@ def parse(data: bytes) -> Catalogue:
     except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise ValueError(f"the agent catalogue is not valid TOML: {exc}") from None
     version = doc.get("version")
-    entries = doc.get("agent")
+    entries, config = doc.get("agent"), doc.get("config", [])
     if not isinstance(version, str) or not version or not isinstance(entries, list) or not entries:
         raise ValueError("the agent catalogue needs a version and at least one [[agent]]")
+    if not isinstance(config, list) or set(doc) - {"version", "agent", "config"}:
+        raise ValueError("the agent catalogue has unknown keys (version, [[agent]] and [[config]] only)")
+    ids: set[str] = set()
     agents = []
     for i, e in enumerate(entries):
-        if not isinstance(e, dict) or set(e) - {"name", "source", "emails", "names", "trailers"}:
-            raise ValueError(f"agent {i}: unknown keys")
-        lists = {}
-        for key in ("emails", "names", "trailers"):
-            value = e.get(key, [])
-            if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
-                raise ValueError(f"agent {i}: {key} must be a list of non-empty strings")
-            lists[key] = tuple(value)
-        name, source = e.get("name"), e.get("source")
-        if not isinstance(name, str) or not name or not isinstance(source, str) or not source:
-            raise ValueError(f"agent {i}: needs a name and a source")
-        agents.append(Agent(name, source, lists["emails"], lists["names"], lists["trailers"]))
-    return Catalogue(version, tuple(agents))
+        ident, sources, checked = _common(e, i, "agent", _AGENT_KEYS, ids)
+        name = e.get("name")
+        if not isinstance(name, str) or not name:
+            raise ValueError(f"agent {i}: needs a name")
+        where = f"agent {i}"
+        lists = {key: _strings(e, key, where) for key in ("emails", "names", "trailers", "pushers")}
+        if not any(lists.values()):
+            raise ValueError(f"agent {i}: lists no emails, names, trailers or pushers")
+        agents.append(Agent(ident, name, sources, checked, **lists))
+    paths = []
+    ids = set()  # an agent and the config paths of its tool may share an id
+    for i, c in enumerate(config):
+        ident, sources, checked = _common(c, i, "config", _CONFIG_KEYS, ids)
+        tool = c.get("tool")
+        if not isinstance(tool, str) or not tool:
+            raise ValueError(f"config {i}: needs a tool")
+        paths.append(ConfigPaths(ident, tool, sources, checked, _strings(c, "paths", f"config {i}", required=True)))
+    return Catalogue(version, tuple(agents), tuple(paths))
 
 
-def expand(key: str, values: list[str], catalogue: Catalogue | None) -> list[str]:
-    """A rule's patterns for `key` with every named set replaced by the catalogue's patterns.
+def origin(set_name: str, entry: str) -> str:
+    """How a pattern taken from a named set is shown: `@known-agents (claude)`."""
+    return f"{set_name} ({entry})"
+
+
+def expand(key: str, values: list[str], catalogue: Catalogue | None) -> list[tuple[str, str]]:
+    """A rule's patterns for `key` with every named set replaced by the catalogue's patterns:
+    (pattern, origin) pairs, origin "" for a pattern the policy wrote itself, else
+    `@known-agents (ENTRY)`; each pattern once, the first time it appears. In `paths` only
+    the two sets' names are sets (a path may start with '@').
 
     ValueError for an unknown set, a set in a key that takes none, or a set without a catalogue.
     """
-    out: list[str] = []
+    out: dict[str, str] = {}
     for v in values:
-        if not v.startswith("@"):
-            out.append(v)
+        if not v.startswith("@") or (key == CONFIG_KEY and v not in (KNOWN_AGENTS, AGENT_CONFIG)):
+            out.setdefault(v, "")  # a path may start with '@' (`@scope/**`): only the set's name is a set
             continue
-        if v != KNOWN_AGENTS:
-            raise ValueError(f"unknown set {v!r} (the one set is {KNOWN_AGENTS!r})")
-        if key not in SET_KEYS:
-            raise ValueError(f"{key} takes no named sets")
+        if v == KNOWN_AGENTS:
+            if key not in SET_KEYS:
+                raise ValueError(f"{key} takes no {v} (it names {', '.join(SET_KEYS)})")
+        elif v == AGENT_CONFIG:
+            if key != CONFIG_KEY:
+                raise ValueError(f"{v} is a set of paths, not of {key}")
+        else:
+            raise ValueError(f"unknown set {v!r} (the sets are {KNOWN_AGENTS!r} and {AGENT_CONFIG!r})")
         if catalogue is None:
             raise ValueError(f"{v} needs the agent catalogue, which is not available")
-        out += catalogue.patterns(SET_KEYS[key])
-    return list(dict.fromkeys(out))
+        pairs = catalogue.config_paths() if v == AGENT_CONFIG else catalogue.patterns(SET_KEYS[key])
+        for pattern, entry in pairs:
+            out.setdefault(pattern, origin(v, entry))
+    return list(out.items())

@@ -267,18 +267,32 @@ def policy_check(
 
 
 @command(agents_app, "list")
-def agents_list() -> int:
-    """Print the catalogue: each agent, its source, and the patterns @known-agents stands for."""
+def agents_list(
+    as_json: Annotated[bool, Opt("--json", help="Print the catalogue as JSON.")] = False,
+) -> int:
+    """Print the catalogue: each agent with its sources, the patterns @known-agents stands for,
+    and the paths @agent-config stands for."""
     from .adapters.config import load_catalogue
 
     cat = load_catalogue()
-    _out(f"agent catalogue {cat.version} ({len(cat.agents)} entries; docs/agents.md)")
+    if as_json:
+        _out(json.dumps(cat.as_plain(), indent=2))
+        return 0
+    _out(f"agent catalogue {cat.version} ({len(cat.agents)} agents, {len(cat.config)} agent-config entries; "
+         "docs/agents.md)")
     for a in cat.agents:
-        _out(f"\n{a.name}\n  source: {a.source}")
-        for key in ("emails", "names", "trailers"):
+        _out(f"\n{a.name} [{a.id}] (checked {a.checked})")
+        for key in ("emails", "names", "trailers", "pushers"):
             values = getattr(a, key)
             if values:
                 _out(f"  {key}: " + ", ".join(values))
+        for source in a.sources:
+            _out(f"  source: {source}")
+    _out("\n@agent-config: where agents read their instructions and tool permissions")
+    for c in cat.config:
+        _out(f"\n{c.tool} [{c.id}] (checked {c.checked})\n  paths: " + ", ".join(c.paths))
+        for source in c.sources:
+            _out(f"  source: {source}")
     return 0
 
 

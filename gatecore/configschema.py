@@ -163,7 +163,8 @@ class PolicyModel(_Strict):
 
 def validate_policy(data: bytes, origin: str, catalogue: Catalogue | None = None) -> dict[str, Any]:
     """Validate policy TOML bytes; return the plain form `Policy.from_plain` takes, with every
-    named set (`@known-agents`) replaced by the catalogue's patterns and its version recorded."""
+    named set (`@known-agents`, `@agent-config`) replaced by the catalogue's patterns (each
+    pattern's set in the rule's `origins`) and the catalogue's version recorded."""
     if len(data) > MAX_POLICY_BYTES:
         raise GateError("GATE-CONFIG-POLICY", f"{origin} is larger than {MAX_POLICY_BYTES} bytes")
     doc, text = _toml(data, "GATE-CONFIG-POLICY", "policy", origin)
@@ -171,14 +172,16 @@ def validate_policy(data: bytes, origin: str, catalogue: Catalogue | None = None
     plain: dict[str, Any] = model.model_dump(mode="json")
     used = False
     for i, rule in enumerate(plain["freeze"]):
-        for key in ("authors", "names", "trailers", "signers", "pushers"):
+        for key in ("paths", "authors", "names", "trailers", "signers", "pushers"):
             try:
                 expanded = expand(key, rule[key], catalogue)
             except ValueError as exc:
                 raise GateError("GATE-CONFIG-POLICY", configerrors.located(origin, text, ("freeze", i, key),
                                                                            str(exc))) from None
-            used = used or expanded != rule[key]
-            rule[key] = expanded
+            used = used or any(came for _, came in expanded)
+            rule[key] = [pattern for pattern, _ in expanded]
+            if any(came for _, came in expanded):  # where each set's pattern came from, for evidence
+                rule.setdefault("origins", {})[key] = {pattern: came for pattern, came in expanded if came}
     for table, key in (("trusted", "pushers"), ("approvals", "approvers")):
         if any(p.startswith("@") for p in plain[table][key]):
             raise GateError("GATE-CONFIG-POLICY", configerrors.located(

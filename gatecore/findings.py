@@ -38,10 +38,12 @@ class Violation:
     rule: str | None = None
     field: str | None = None
     attempt_id: str | None = None
+    #: why the commit is restricted, every reason strongest first (`FreezeRule.evidence`)
+    evidence: str | None = None
 
     def as_dict(self) -> dict[str, str]:
         out = {"code": self.code, "ref": self.ref}
-        for name in ("commit", "identity", "path", "rule", "field", "attempt_id"):
+        for name in ("commit", "identity", "path", "rule", "field", "attempt_id", "evidence"):
             value = getattr(self, name)
             if value is not None:
                 out[name] = value

@@ -217,8 +217,10 @@ def signals(commit: Commit, rules: Sequence[FreezeRule], sigs: SignatureChecker 
             raise GateError("GATE-CONFIG-SIGNERS", "a rule names signers but no allowed-signers file is available")
         signed = sigs.state(commit.id).principals
     found: tuple[tuple[str, str], ...] = ()
-    if trailers.may_have(commit.message) and any(r.reads_messages for r in rules):
-        found = tuple(trailers.signals(commit.message.decode("utf-8", "replace")))
+    encoding = commit.encoding
+    # most messages hold no trailer: that is decided first, on the bytes
+    if (encoding is not None or trailers.may_have(commit.message)) and any(r.reads_messages for r in rules):
+        found = tuple(trailers.found(commit.message, encoding))
     # Names only where a rule matches them (reading one that readers disagree on refuses the commit).
     names = any(r.names for r in rules)
     return Signals(author.name if names else "", committer.name if names else "",
@@ -226,15 +228,17 @@ def signals(commit: Commit, rules: Sequence[FreezeRule], sigs: SignatureChecker 
 
 
 def _restricting(checker: FrozenChecker, commit: Commit, rules: Sequence[FreezeRule], pusher: str | None
-                 ) -> dict[int, str]:
-    """Rule index -> the restricted identity, for each rule that restricts this commit."""
+                 ) -> dict[int, tuple[str, str]]:
+    """Rule index -> (the restricted identity, every reason, strongest first), for each rule
+    that restricts this commit."""
     author, committer = commit.identities()
     seen = signals(commit, rules, checker.signatures)
     by_rule = {}
     for r in rules:
         who = r.restricted_identity(author.email, committer.email, pusher, seen)
         if who is not None:
-            by_rule[r.index] = who
+            why = r.evidence((author.name, author.email), (committer.name, committer.email), pusher, seen)
+            by_rule[r.index] = (who, "; ".join(why))
     return by_rule
 
 
@@ -249,13 +253,14 @@ def commit_violations(checker: FrozenChecker, commit: Commit, rules: Sequence[Fr
     bad: list[BadMode] = []
     written = checker.written(commit, applicable, bad)
     shown = label or commit.id
-    who_first = by_rule[applicable[0].index]
+    who_first, why_first = by_rule[applicable[0].index]
     out = [Violation(code="GATE-GIT-MODE", ref=ref, commit=shown, identity=who_first, path=display(b.path),
                      detail=f"mode {b.mode:o} is not one of git's canonical modes (git reads it as "
-                            f"{canon_mode(b.mode):o})")
+                            f"{canon_mode(b.mode):o})", evidence=why_first)
            for b in {b.path: b for b in bad}.values()]
-    out += [Violation(code="GATE-FROZEN-PATH", ref=ref, commit=shown, identity=by_rule[r.index],
-                      path=display(w.path), rule=r.label, detail=f"{w.kind} of a frozen path")
+    out += [Violation(code="GATE-FROZEN-PATH", ref=ref, commit=shown, identity=by_rule[r.index][0],
+                      path=display(w.path), rule=r.label, detail=f"{w.kind} of a frozen path",
+                      evidence=by_rule[r.index][1])
             for w in written for r in w.rules]
     return out
 

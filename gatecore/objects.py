@@ -43,7 +43,7 @@ from __future__ import annotations
 import codecs
 import re
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 
 from .errors import GateError, malformed
@@ -151,6 +151,16 @@ class Commit:
         return self.identities()[0].email
 
     @property
+    def encoding(self) -> str | None:
+        """The `encoding` header (what `git log` re-encodes the message from), or None."""
+        if b"encoding " not in self.extra:
+            return None  # the common case, decided without splitting the headers
+        for line in self.extra.split(b"\n"):
+            if line.startswith(b"encoding "):
+                return line[9:].decode("ascii", "replace")
+        return None
+
+    @property
     def committer_email(self) -> str:
         return self.identities()[1].email
 
@@ -254,6 +264,55 @@ def split_commit(raw: bytes) -> tuple[bytes, bytes]:
     if end < 0:
         return (raw[:-1] if raw.endswith(b"\n") else raw), b""
     return raw[:end], raw[end + 2:]
+
+
+#: The header a repository's commits carry their signature in, by object format (git's gpg_sig_headers).
+SIGNATURE_HEADERS = {"sha1": b"gpgsig", "sha256": b"gpgsig-sha256"}
+
+
+def split_signature(raw: bytes, object_format: str = "sha1") -> tuple[bytes, bytes] | None:
+    """(payload, signature) of a raw commit as `git verify-commit` reads them, or None when
+    git sees no signature. git's `parse_buffer_signed_by_header`, line for line:
+
+    * the signature is the text of every header named for the repository's object format
+      (`gpgsig` in a SHA-1 repository, `gpgsig-sha256` in a SHA-256 one) with its continuation
+      lines (one leading space dropped), each line keeping its newline; two such headers are
+      concatenated, as git concatenates them (whoever reads the armor then reads the first);
+    * the payload is the commit without those lines, and without any other header whose name
+      starts with `gpgsig` (the other object format's signature, which git's interop writes
+      beside this one) or its continuation lines;
+    * headers end at the first empty line: the message is never searched.
+    """
+    header = SIGNATURE_HEADERS[object_format]
+    payload = bytearray()
+    signature = bytearray()
+    seen = in_signature = other = False
+    pos, end = 0, len(raw)
+    while pos < end:
+        newline = raw.find(b"\n", pos)
+        nxt = end if newline < 0 else newline + 1
+        line = raw[pos:nxt]
+        sig: bytes | None = None
+        if in_signature and line.startswith(b" "):
+            sig = line[1:]
+        elif line.startswith(header + b" "):
+            sig = line[len(header) + 1:]
+            other = False
+        elif line.startswith(b"gpgsig"):
+            other = True
+        elif other and not line.startswith(b" "):
+            other = False
+        if sig is not None:
+            signature += sig
+            seen = in_signature = True
+        else:
+            if line.startswith(b"\n"):
+                nxt = end  # the message: the rest of the object, unread
+            if not other:
+                payload += raw[pos:nxt]
+            in_signature = False
+        pos = nxt
+    return (bytes(payload), bytes(signature)) if seen else None
 
 
 _IDENTS: dict[tuple[bytes, bytes], Ident | str] = {}
@@ -504,15 +563,56 @@ class Objects:
             current = target
         raise malformed(f"tag chain at {oid} is deeper than {MAX_TAG_DEPTH}")
 
+    #: Messages read again from their objects in one request (and walked commits held meanwhile, at most).
+    RAW_MESSAGE_BATCH = 1024
+    RAW_MESSAGE_HELD = 16384
+
     def walk(self, tips: Iterable[str], hide: Iterable[str] | None, deadline: float | None,
              messages: bool = False) -> Iterator[Commit]:
         """The commits git's walk finds (`rev-list TIPS --not HIDE`), each parsed here and
-        cross-checked: git's parents must be the parents the raw header names."""
+        cross-checked: git's parents must be the parents the raw header names.
+
+        With `messages`, each commit's message is the one its object holds, as far as trailers
+        can tell. The walk prints messages re-flowed (leading blank lines dropped, blanks
+        trimmed from line ends), which can move where git's trailer readings start and stop,
+        so a message is read again from the object unless its printed form proves the
+        readings alike (`trailers.reflowed_alike`), and always when the commit names an
+        encoding. Those read again are read `RAW_MESSAGE_BATCH` at a time, one request each.
+        """
+        from .trailers import reflowed_alike
+
         start = [c for c in (self.peel_to_commit(t) for t in tips) if c is not None]
         if not start:
             return
+        if not messages:
+            for w in self.reader.walk(start, hide, deadline, messages):
+                yield self._walked(w)
+            return
+        held: list[Commit] = []
+        again: list[str] = []
         for w in self.reader.walk(start, hide, deadline, messages):
-            yield self._walked(w)
+            c = self._walked(w)
+            held.append(c)
+            if not reflowed_alike(c.message) or (c.extra and c.encoding is not None):
+                again.append(c.id)
+                if len(again) >= self.RAW_MESSAGE_BATCH:
+                    yield from self._raw_messages(held, again)
+                    held, again = [], []
+            elif len(held) >= self.RAW_MESSAGE_HELD:
+                yield from self._raw_messages(held, again)
+                held, again = [], []
+        yield from self._raw_messages(held, again)
+
+    def _raw_messages(self, commits: list[Commit], again: list[str]) -> list[Commit]:
+        """`commits`, those named in `again` with the message their object holds (one request)."""
+        if not again:
+            return commits
+        raw: dict[str, bytes] = {}
+        for oid, kind, data in self.reader.read_many(again):
+            if kind != "commit":
+                raise malformed(f"object {oid} is a {kind}, not a commit")
+            raw[oid] = split_commit(data)[1]
+        return [c if c.id not in raw else replace(c, message=raw[c.id]) for c in commits]
 
     def _walked(self, w: WalkedCommit) -> Commit:
         # No blank line after the header: no message, or a NUL that git stopped printing at

@@ -163,24 +163,35 @@ class RefGlob:
 class IdentityGlob:
     """A glob on an email, a name, an account or a whole trailer line, case-insensitive:
     `*` matches any run of characters, `?` one; everything else is literal (so
-    `claude[bot]@...` means the brackets, as GitHub spells its apps' accounts)."""
+    `claude[bot]@...` means the brackets, as GitHub spells its apps' accounts). `origin` is
+    the named set it came from (`@known-agents (claude)`), "" when the policy wrote it."""
 
     pattern: str
     _regex: re.Pattern[str]
+    origin: str = ""
 
     @classmethod
-    def compile(cls, pattern: str) -> IdentityGlob:
+    def compile(cls, pattern: str, origin: str = "") -> IdentityGlob:
         if not pattern.strip():
             raise ValueError("empty identity pattern")
         parts = [".*" if ch == "*" else "." if ch == "?" else re.escape(ch) for ch in pattern.casefold()]
-        return cls(pattern, re.compile("(?s:" + "".join(parts) + r")\Z"))
+        return cls(pattern, re.compile("(?s:" + "".join(parts) + r")\Z"), origin)
 
     def matches(self, identity: str) -> bool:
         return self._regex.match(identity.casefold()) is not None
 
+    @property
+    def label(self) -> str:
+        """How evidence names it: its set and entry, else the pattern itself."""
+        return self.origin or self.pattern
+
 
 def _any(globs: Iterable[IdentityGlob], value: str | None) -> bool:
     return value is not None and any(g.matches(value) for g in globs)
+
+
+def _first(globs: Iterable[IdentityGlob], value: str | None) -> IdentityGlob | None:
+    return None if value is None else next((g for g in globs if g.matches(value)), None)
 
 
 @dataclass(frozen=True, slots=True)
@@ -264,6 +275,37 @@ class FreezeRule:
         if self.names_pusher(pusher):
             return f"pusher:{pusher}"
         return None
+
+    def evidence(self, author: tuple[str, str], committer: tuple[str, str], pusher: str | None,
+                 signals: Signals | None = None) -> tuple[str, ...]:
+        """Why this rule restricts a commit, every reason it has, strongest first (docs/agents.md,
+        How strong each signal is): the platform's authenticated pusher, a verified signature,
+        then what the commit says about itself (its emails, its `Co-authored-by` emails, its
+        names, its trailers). `author` and `committer` are (name, email). Empty: not restricted."""
+        if self.everyone:
+            return ("the rule freezes these paths for everyone",)
+        out: list[str] = []
+        if self.anonymous_restricted and is_anonymous(pusher) and not self.everyone:
+            out.append("pusher anonymous (no transport authenticated the push; [pushers] anonymous = restricted)")
+        elif (g := _first(self.pushers, pusher)) is not None:
+            out.append(f"pusher {pusher} matched {g.label}")
+        seen = signals or Signals()
+        for principal in seen.signers:
+            if (g := _first(self.signers, principal)) is not None:
+                out.append(f"signed by {principal} (verified signature) matched {g.label}")
+        for role, (_, email) in (("author", author), ("committer", committer)):
+            if (g := _first(self.authors, email)) is not None:
+                out.append(f"{role} email {email} matched {g.label}")
+        for email in seen.coauthors:
+            if (g := _first(self.authors, email)) is not None:
+                out.append(f"co-author email {email} (Co-authored-by trailer) matched {g.label}")
+        for role, (name, _) in (("author", author), ("committer", committer)):
+            if name and (g := _first(self.names, name)) is not None:
+                out.append(f"{role} name {name} matched {g.label}")
+        for line in seen.trailers:
+            if (g := _first(self.trailers, line)) is not None:
+                out.append(f"trailer {line} matched {g.label}")
+        return tuple(dict.fromkeys(out))
 
     def matches_path(self, norm_path: str) -> bool:
         return any(g.matches(norm_path) for g in self.paths)
@@ -368,15 +410,21 @@ class Policy:
             name = r["name"]
             if not isinstance(name, str):
                 raise TypeError("rule name")
+            origins = r.get("origins", {})  # key -> pattern -> the named set it came from
+            if not isinstance(origins, Mapping) or not all(isinstance(v, Mapping) for v in origins.values()):
+                raise TypeError("rule origins")
+
+            def identities(key: str, rule: Mapping[str, Any] = r, origins: Mapping[str, Any] = origins
+                           ) -> tuple[IdentityGlob, ...]:
+                where = origins.get(key, {})
+                return tuple(IdentityGlob.compile(p, str(where.get(p, ""))) for p in strs(rule[key]))
+
             rules.append(FreezeRule(
                 index=i, name=name,
                 paths=tuple(PathGlob.compile(p) for p in strs(r["paths"])),
-                authors=globs(IdentityGlob, r["authors"]),
-                pushers=globs(IdentityGlob, r["pushers"]),
+                authors=identities("authors"), pushers=identities("pushers"),
                 refs=None if r["refs"] is None else globs(RefGlob, r["refs"]),
-                names=globs(IdentityGlob, r["names"]),
-                trailers=globs(IdentityGlob, r["trailers"]),
-                signers=globs(IdentityGlob, r["signers"]),
+                names=identities("names"), trailers=identities("trailers"), signers=identities("signers"),
                 anonymous_restricted=anonymous == "restricted",
             ))
         refs, limits, approvals = doc["refs"], doc["limits"], doc["approvals"]

@@ -18,7 +18,7 @@ def describe(policy: Policy) -> list[str]:
     if policy.catalogue_version:
         lines.append(f"named sets expanded from the agent catalogue {policy.catalogue_version}")
     for rule in policy.rules:
-        for key in ("authors", "names", "trailers", "pushers"):
+        for key in ("paths", "authors", "names", "trailers", "pushers"):
             patterns = [g.pattern for g in getattr(rule, key)]
             if patterns:
                 lines.append(f"  {rule.label} {key}: " + ", ".join(patterns))

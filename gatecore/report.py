@@ -2,7 +2,8 @@
 
     gate: push rejected: 2 violations (mode enforce)
     GATE-FROZEN-PATH ref=refs/heads/main commit=1a2b3c4d5e6f identity=bot@agents.example.com
-        path=ci/deploy.yml rule=freeze[0]:governance reason=modify of a frozen path   (one line)
+        path=ci/deploy.yml rule=freeze[0]:governance reason=modify of a frozen path;
+        restricted: author email bot@agents.example.com matched *@agents.example.com   (one line)
     ...
     gate: and 3 more
     hint: GATE-FROZEN-PATH: frozen paths are changed by humans only; ... (gate explain GATE-FROZEN-PATH)
@@ -45,7 +46,7 @@ def violation_line(v: Violation) -> str:
         parts.append(f"path={v.path}")
     if v.rule:
         parts.append(f"rule={v.rule}")
-    parts.append(f"reason={v.detail}")
+    parts.append(f"reason={v.detail}" + (f"; restricted: {v.evidence}" if v.evidence else ""))
     return _ascii(" ".join(parts))
 
 

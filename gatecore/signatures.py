@@ -27,12 +27,15 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
 from .errors import malformed
-from .objects import Objects
+from .objects import Objects, split_signature
 
 if TYPE_CHECKING:
-    from .sshsig import AllowedSigners
+    from .allowedsigners import AllowedSigners
 
 _DATE = re.compile(rb" *([0-9]+)")
+#: git's `get_format_by_sig`: which armor names which signature format.
+_KINDS = ((b"-----BEGIN SSH SIGNATURE-----", "ssh"), (b"-----BEGIN PGP SIGNATURE-----", "openpgp"),
+          (b"-----BEGIN PGP MESSAGE-----", "openpgp"), (b"-----BEGIN SIGNED MESSAGE-----", "x509"))
 
 #: status -> the code a signature-requiring scope rejects it with (None: accepted)
 REQUIRED_CODES: dict[str, str | None] = {
@@ -60,6 +63,14 @@ class SignatureState:
     status: str                    # ok | unsigned | unknown-key | bad | unsupported
     principals: tuple[str, ...]    # when ok: the principals the key is allowed for
     reason: str
+
+
+def signature_kind(armored: bytes) -> str:
+    """"ssh", "openpgp", "x509" or "unknown", from the armor's first line, as git tells formats apart."""
+    for prefix, kind in _KINDS:
+        if armored.startswith(prefix):
+            return kind
+    return "unknown"
 
 
 def _committer_time(raw: bytes) -> int:
@@ -109,14 +120,11 @@ class SignatureChecker:
         from . import sshsig
 
         assert self.signers is not None
-        try:
-            split = sshsig.split_signed_commit(raw, sshsig.SIGNATURE_HEADERS[self.objects.reader.object_format])
-        except ValueError as exc:
-            return SignatureState("bad", (), str(exc))
+        split = split_signature(raw, self.objects.reader.object_format)
         if split is None:
             return SignatureState("unsigned", (), "no signature")
         payload, armored = split
-        kind = sshsig.signature_kind(armored)
+        kind = signature_kind(armored)
         if kind == "openpgp":
             if self.signers.openpgp is None:
                 return SignatureState("unsupported", (), "an OpenPGP signature, which is not verified here")

@@ -16,10 +16,18 @@ tested against it). Agents show up here (`Co-authored-by: Claude <noreply@anthro
 `Assisted-by: AGENT:MODEL`, `Made-with: Cursor`), and trailers are self-asserted, so they
 only ever add restrictions: `signals` is every trailer either reading finds, and that is
 what the policy matches (an agent writing `---` in its message does not hide a trailer).
+
+Both readings take the message as the commit object holds it (never as `git log` or
+`rev-list` print it: they drop leading blank lines and trailing blanks, which changes where
+the title ends, whether a line is a scissors line or a `Conflicts:` block). A commit with an
+`encoding` header is also read the way `git log` shows it, re-encoded to UTF-8 from that
+encoding (an ISO-2022-JP escape inside a key hides the key from the raw reading only):
+`found` is every trailer of every reading.
 """
 
 from __future__ import annotations
 
+import codecs
 import re
 
 _GIT_GENERATED = ("Signed-off-by: ", "(cherry picked from commit ")
@@ -28,6 +36,34 @@ _GIT_GENERATED = ("Signed-off-by: ", "(cherry picked from commit ")
 _WS = " \t\n\r"
 _KEY = re.compile(r"[A-Za-z0-9-]+[ \t]*:")
 _EMAIL = re.compile(r"<([^<>]*)>")
+
+
+#: A line any reading could take for a trailer starts so (git's find_separator: key characters,
+#: optional blanks, the ':' separator).
+_KEYED_LINE = re.compile(rb"^[A-Za-z0-9-]+[ \t]*:", re.MULTILINE)
+_UTF8_NAMES = ("utf-8", "utf8")
+
+
+#: Lines whose reading depends on blanks `rev-list` trims: comments and scissors, `---`,
+#: `Conflicts:`, continuations and conflict paths (a leading blank).
+_REFLOW_SENSITIVE = re.compile(rb"^(?:[#\t\r ]|---|Conflicts:)", re.MULTILINE)
+
+
+def reflowed_alike(printed: bytes) -> bool:
+    """True when every message that `git rev-list --header` prints as `printed` (its lines with
+    trailing blanks trimmed, leading and trailing blank lines dropped, up to a NUL) has the
+    trailers `printed` has, in both of git's readings; False when the object's own message
+    must be read.
+
+    It must be read when some line starts like a trailer (`Key:`) and either the printed
+    message is one paragraph (the object's may start with a blank line: then its title is
+    empty and that paragraph can be its trailer block) or some line reads differently with
+    blanks at its end or around it (`_REFLOW_SENSITIVE`). Without a `Key:` line no reading
+    finds a trailer in either. `tests/unit/test_trailers.py` holds this to git on random
+    messages."""
+    if b":" not in printed or _KEYED_LINE.search(printed) is None:
+        return True
+    return b"\n\n" in printed and _REFLOW_SENSITIVE.search(printed) is None
 
 
 def may_have(message: bytes) -> bool:
@@ -90,9 +126,10 @@ def _unfold(value: str) -> str:
 _SCISSORS = "# ------------------------ >8 ------------------------"
 
 
-def _message_lines(message: str, divider: bool) -> list[str]:
+def _message_lines(message: str, divider: bool) -> tuple[list[str], bool]:
     """The lines git looks for trailers in (find_end_of_log_message): up to a `---` divider
-    when `divider`, then without what `ignored_log_message_bytes` ignores."""
+    when `divider`, then without what `ignored_log_message_bytes` ignores; and whether a
+    divider ended them (if not, both readings read the same lines)."""
     message = message.split("\0", 1)[0]  # git reads a message as a C string: a NUL ends it
     lines = message.split("\n")
     ends_with_newline = lines[-1] == ""
@@ -103,11 +140,12 @@ def _message_lines(message: str, divider: bool) -> list[str]:
     def terminated(n: int) -> bool:
         return n < last or ends_with_newline
 
+    cut = False
     if divider:
         for n, line in enumerate(lines):
             # "---" followed by whitespace (a line's own newline counts; the input's end does not)
             if line.startswith("---") and (line[3:4] in (" ", "\t", "\r") or (line == "---" and terminated(n))):
-                lines, last, ends_with_newline = lines[:n], n - 1, True
+                lines, last, ends_with_newline, cut = lines[:n], n - 1, True, True
                 break
     for n, line in enumerate(lines):  # wt_status_locate_end: a scissors line ends the message
         if line == _SCISSORS and terminated(n):
@@ -125,23 +163,52 @@ def _message_lines(message: str, divider: bool) -> list[str]:
             pass  # a path in the old conflicts block
         elif start:
             start, conflicts = 0, False
-    return lines[:start] if start else lines
+    return (lines[:start] if start else lines), cut
 
 
 def parse(message: str) -> list[tuple[str, str]]:
     """(key, value) of every trailer, in order, continuation lines folded in, as
     `git interpret-trailers --parse` finds them."""
-    return _parse_lines(_message_lines(message, divider=True))
+    return _parse_lines(_message_lines(message, divider=True)[0])
 
 
 def signals(message: str) -> list[tuple[str, str]]:
     """Every trailer that git finds in either reading (`parse`, and `git log --format=%(trailers)`,
     which does not stop at `---`), in order, each once: what restrictions are matched against."""
-    found = parse(message)
-    for item in _parse_lines(_message_lines(message, divider=False)):
-        if item not in found:
-            found.append(item)
+    lines, cut = _message_lines(message, divider=True)
+    found = _parse_lines(lines)
+    if cut:  # else the second reading reads the very same lines
+        found += [item for item in _parse_lines(_message_lines(message, divider=False)[0]) if item not in found]
     return found
+
+
+def readings(message: bytes, encoding: str | None = None) -> list[str]:
+    """The texts git reads trailers in: the raw message (bytes that are not UTF-8 shown as
+    U+FFFD; left out when it cannot hold a trailer, `may_have`), and, when the commit names an
+    encoding other than UTF-8, the message re-encoded
+    from it as `git log` shows it (if it does not decode, git shows the raw bytes; the gate
+    also reads what does decode, replacing the rest: trailers only add restrictions)."""
+    texts = [message.decode("utf-8", "replace")] if may_have(message) else []
+    name = (encoding or "").strip()
+    if name and name.lower() not in _UTF8_NAMES:
+        try:
+            info = codecs.lookup(name)
+        except (LookupError, ValueError):
+            return texts
+        try:
+            texts.append(info.decode(message)[0])
+        except (UnicodeDecodeError, ValueError):
+            texts.append(info.decode(message, "replace")[0])
+    return texts
+
+
+def found(message: bytes, encoding: str | None = None) -> list[tuple[str, str]]:
+    """Every trailer any of git's readings finds (`signals`) in any of the texts git reads the
+    message as (`readings`), in order, each once: what the policy matches."""
+    out: list[tuple[str, str]] = []
+    for text in readings(message, encoding):
+        out += [item for item in signals(text) if item not in out]
+    return out
 
 
 def _parse_lines(lines: list[str]) -> list[tuple[str, str]]:

@@ -29,8 +29,8 @@ from . import clientconfig, pushset
 from .common import verdict_lines
 
 if TYPE_CHECKING:
+    from gatecore.allowedsigners import AllowedSigners
     from gatecore.keys import Keyring
-    from gatecore.sshsig import AllowedSigners
 
 
 def existing_refs(tracking: Mapping[bytes, str], updates: Sequence[RefUpdate]) -> dict[bytes, str]:

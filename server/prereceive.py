@@ -62,6 +62,8 @@ class Outcome:
     walks: list[str] = field(default_factory=list)
     catalogue: str | None = None  # the agent catalogue version the policy's named sets came from
     approvals: list[Any] = field(default_factory=list)  # approvalrefs.Used: recorded once the push is accepted
+    #: why each restricted commit that violated a rule was restricted (docs/agents.md, evidence)
+    evidence: list[dict[str, str]] = field(default_factory=list)
 
 
 def read_stdin() -> bytes:
@@ -147,9 +149,12 @@ def _checked(inst: installation.Installation, hook_env: environment.HookEnv, liv
     verdict = decide(violations, policy.mode)
     lines = render(violations, mode=verdict.shown_as, cap=policy.max_violations_shown, gitlab=hook_env.gitlab,
                    commands=commands, git_dir=str(inst.gate_dir.parent))
+    evidence = list({(v.commit, v.identity, v.evidence): {"commit": v.commit or "", "identity": v.identity or "",
+                                                          "evidence": v.evidence}
+                     for v in violations if v.evidence}.values())[:policy.max_violations_shown]
     return Outcome(verdict.exit_code, verdict.decision, lines, list(verdict.codes), attempt_ids,
                    report.commits_checked, policy.mode, report.walks, policy.catalogue_version,
-                   used if policy.mode == "enforce" and verdict.exit_code == 0 else [])
+                   used if policy.mode == "enforce" and verdict.exit_code == 0 else [], evidence=evidence)
 
 
 def run_chain(inst: installation.Installation, data: bytes, argv: Sequence[str]) -> list[Violation]:
@@ -207,6 +212,7 @@ def audit_record(hook_env: environment.HookEnv | None, updates: Sequence[RefUpda
         "commits_checked": outcome.commits_checked,
         "walks": outcome.walks,
         "catalogue": outcome.catalogue,
+        "evidence": outcome.evidence,
         "approvals": [u.audit() for u in outcome.approvals],
         "elapsed_ms": round((time.monotonic() - started) * 1000, 1),
         "pid": os.getpid(),

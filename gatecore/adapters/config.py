@@ -19,9 +19,9 @@ from ..policy import MAX_POLICY_BYTES, Policy
 from . import files
 
 if TYPE_CHECKING:
+    from ..allowedsigners import AllowedSigners
     from ..catalogue import Catalogue
     from ..signatures import TrustedKeys
-    from ..sshsig import AllowedSigners
 
 
 #: The built-in agent catalogue (gatecore/catalogue.py), shipped with the package.
@@ -147,7 +147,7 @@ MAX_ALLOWED_SIGNERS_BYTES = 1 << 20
 
 def _allowed_signers(path: Path) -> tuple[bytes, AllowedSigners]:
     """An allowed-signers file's bytes and its parsed form (GATE-CONFIG-SIGNERS if missing or malformed)."""
-    from ..sshsig import parse_allowed_signers
+    from ..allowedsigners import parse_allowed_signers
 
     data = files.read_capped(path, "GATE-CONFIG-SIGNERS", "allowed signers", MAX_ALLOWED_SIGNERS_BYTES)
     try:

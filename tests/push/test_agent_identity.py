@@ -1,5 +1,6 @@
-"""Agents that show up only in names and trailers, and the built-in catalogue (`@known-agents`),
-through real pushes: self-asserted signals only ever add restrictions."""
+"""Agents that show up only in names and trailers, and the built-in catalogue (`@known-agents`,
+`@agent-config`), through real pushes: self-asserted signals only ever add restrictions, people
+named like agents are not agents, and every rejection says why."""
 
 from __future__ import annotations
 
@@ -14,10 +15,11 @@ POLICY = """\
 mode = "enforce"
 [[freeze]]
 name = "governance"
-paths = ["ci/**", ".pre-commit-config.yaml"]
+paths = ["ci/**", ".pre-commit-config.yaml", "@agent-config"]
 authors = ["@known-agents", "*@agents.example.com"]
 names = ["@known-agents"]
 trailers = ["@known-agents"]
+pushers = ["@known-agents", "agent-*"]
 """
 
 
@@ -91,3 +93,74 @@ def test_the_audit_line_records_the_catalogue_version(server: Server) -> None:
     from gatecore.adapters.config import load_catalogue
 
     assert server.audit()[-1]["catalogue"] == load_catalogue().version
+
+
+@pytest.mark.parametrize("message", [
+    "\nCo-authored-by: Claude <noreply@anthropic.com>\n",
+    "fix ci\n\nCo-authored-by: Claude <noreply@anthropic.com>\n# ------------------------ >8 ------------------------ \n",
+    " \t \nCo-authored-by: Claude <noreply@anthropic.com>\n",
+], ids=["blank-first-line", "scissors-with-a-blank", "blanks-only-first-line"])
+def test_trailers_are_read_from_the_message_the_commit_holds(server: Server, message: str) -> None:
+    """`git log` and the hook's walk print these messages re-flowed; git's trailer readings of
+    the commit itself find the agent, and so does the gate (it missed them before)."""
+    before = server.refs()
+    server.work.write("ci/deploy.yml", "x\n")
+    server.work.git("add", "-A")
+    server.work.git("commit", "-q", "--cleanup=verbatim", "-m", message, identity=HUMAN)
+    assert server.work.git("cat-file", "commit", "HEAD").stdout.endswith("\n\n" + message)
+    out = server.push("main")
+    assert refused(out, "GATE-FROZEN-PATH") and "identity=co-author:noreply@anthropic.com" in out.stderr, out.stderr
+    assert server.refs() == before
+
+
+def test_the_rejection_and_the_audit_line_say_why(server: Server) -> None:
+    """Every reason, strongest first: the authenticated pusher, then what the commit says about
+    itself, each pattern shown with the catalogue entry it came from."""
+    server.work.write("ci/deploy.yml", "x\n")
+    server.work.commit("fix ci\n\nCo-authored-by: Claude <noreply@anthropic.com>\n", identity=HUMAN)
+    out = server.push("main", pusher_env={"REMOTE_USER": "agent-7"})
+    why = ("pusher agent-7 matched agent-*; co-author email noreply@anthropic.com (Co-authored-by trailer) matched "
+           "@known-agents (claude); trailer Co-authored-by: Claude <noreply@anthropic.com> matched @known-agents (claude)")
+    assert refused(out, "GATE-FROZEN-PATH") and f"restricted: {why}" in out.stderr, out.stderr
+    assert f'"evidence": "{why}"' in out.stderr
+    line = server.audit()[-1]
+    assert line["evidence"] == [{"commit": server.work.head(), "identity": "co-author:noreply@anthropic.com",
+                                 "evidence": why}]
+
+
+@pytest.mark.parametrize(("author", "message"), [
+    (("Devin Smith", "devin.smith@example.com"), "fix ci"),
+    (("Claude Dupont", "claude.dupont@example.fr"), "fix ci"),
+    (HUMAN, "fix ci\n\nCo-authored-by: Devin Smith <devin.smith@example.com>\n"),
+    (HUMAN, "fix ci\n\nCo-authored-by: Claude Dupont <claude.dupont@example.fr>\n"),
+], ids=["devin-author", "claude-author", "devin-coauthor", "claude-coauthor"])
+def test_people_named_like_agents_are_people(server: Server, author: tuple[str, str], message: str) -> None:
+    """A bare first name restricts nobody (catalogues before 2026.12.4 matched `Devin*` and `Claude*`)."""
+    server.work.write("ci/deploy.yml", "x\n")
+    server.work.commit(message, identity=author)
+    out = server.push("main")
+    assert out.returncode == 0, out.stderr
+
+
+def test_an_agent_bot_account_is_a_restricted_pusher(server: Server) -> None:
+    """`pushers = ["@known-agents"]`: the platform's bot accounts agents push as."""
+    server.work.write("ci/deploy.yml", "x\n")
+    server.work.commit("fix ci", identity=HUMAN)
+    out = server.push("main", pusher_env={"REMOTE_USER": "copilot-swe-agent[bot]"})
+    assert refused(out, "GATE-FROZEN-PATH"), out.stderr
+    assert "identity=pusher:copilot-swe-agent[bot]" in out.stderr
+    assert "pusher copilot-swe-agent[bot] matched @known-agents (copilot)" in out.stderr
+
+
+@pytest.mark.parametrize("path", [".claude/settings.json", "AGENTS.md", "src/CLAUDE.md", ".mcp.json",
+                                  ".cursor/mcp.json", ".github/copilot-instructions.md"])
+def test_agent_config_is_frozen_for_agents(server: Server, path: str) -> None:
+    """`paths = ["@agent-config"]`: an agent cannot rewrite the settings that say what it may run."""
+    server.work.write(path, "{}\n")
+    server.work.commit("tune the agent", identity=("Bot", "bot@agents.example.com"))
+    out = server.push("main")
+    assert refused(out, "GATE-FROZEN-PATH") and f"path={path}" in out.stderr, out.stderr
+    server.work.git("reset", "-q", "--hard", "HEAD~1")
+    server.work.write(path, "{}\n")
+    server.work.commit("tune the agent", identity=HUMAN)
+    assert server.push("main").returncode == 0

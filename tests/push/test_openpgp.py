@@ -239,3 +239,71 @@ def test_doctor_reports_the_signature_keys(server: Server) -> None:
     (server.gate_dir / "openpgp_keys.gpg").unlink()
     out = gate("server", "doctor", str(server.bare))
     assert out.returncode != 0 and "GATE-CONFIG-SIGNERS" in out.stdout, out.stdout
+
+
+def _with_headers(raw: bytes, *headers: bytes) -> bytes:
+    """The commit `raw` with its signature header replaced by `headers` (each a complete header)."""
+    from gatecore.objects import split_signature
+
+    payload, _ = split_signature(raw) or (raw, b"")
+    head, _, message = payload.partition(b"\n\n")
+    return head + b"\n" + b"".join(headers) + b"\n" + message
+
+
+def _sig_header(name: bytes, raw: bytes) -> bytes:
+    from gatecore.objects import split_signature
+
+    _, armored = split_signature(raw) or (b"", b"")
+    return name + b" " + b"\n ".join(armored.rstrip(b"\n").split(b"\n")) + b"\n"
+
+
+def test_the_object_format_interop_commit_is_verified_as_git_verifies_it(server: Server, keys: Keys) -> None:
+    """A commit carrying both `gpgsig` and `gpgsig-sha256` (what git's object-format interop
+    writes): git verifies `gpgsig` over the commit without either; so does the gate (it was a
+    GATE-SIG-MISSING false reject, and an agent's signed commit escaped `signers`)."""
+    head = _signed(server, keys, "human", "src/app.py", "x\n")
+    raw = git(server.work.path, "cat-file", "commit", head).stdout.encode()
+    interop = _with_headers(raw, _sig_header(b"gpgsig", raw), _sig_header(b"gpgsig-sha256", raw))
+    oid = server.work.hash_object(interop, "commit")
+    git(server.work.path, "update-ref", "refs/heads/main", oid)
+    assert _git_verifies(server, keys, oid, keys.listed)
+    out = server.push("main")
+    assert out.returncode == 0, out.stderr
+    agent = _signed(server, keys, "agent", "ci/deploy.yml", "x\n", identity=HUMAN)
+    raw = git(server.work.path, "cat-file", "commit", agent).stdout.encode()
+    oid = server.work.hash_object(_with_headers(raw, _sig_header(b"gpgsig-sha256", raw), _sig_header(b"gpgsig", raw)),
+                                  "commit")
+    git(server.work.path, "update-ref", "refs/heads/main", oid)
+    out = server.push("main")
+    assert refused(out, "GATE-FROZEN-PATH") and "identity=signer:agent-9@bots.example" in out.stderr, out.stderr
+
+
+def test_openpgp_signature_headers_agree_with_git_verify_commit(server: Server, keys: Keys) -> None:
+    """Every arrangement of signature headers, verified in-process as the hook does and by
+    `git verify-commit` with the same keys: the same verdict (two `gpgsig` headers are one
+    signature of two packets to both, which neither accepts)."""
+    from gatecore.adapters.gitrepo import GitRepo
+    from gatecore.adapters.gpg import OpenPGPVerifier, dearmor_keyring
+    from gatecore.objects import Objects
+    from gatecore.signatures import SignatureChecker, TrustedKeys
+
+    human = git(server.work.path, "cat-file", "commit", _signed(server, keys, "human", "a", "1\n")).stdout.encode()
+    stranger = git(server.work.path, "cat-file", "commit",
+                   _signed(server, keys, "stranger", "b", "2\n")).stdout.encode()
+    good, other = _sig_header(b"gpgsig", human), _sig_header(b"gpgsig", stranger)
+    good256 = _sig_header(b"gpgsig-sha256", human)
+    cases = {
+        "one gpgsig": [good],
+        "gpgsig and gpgsig-sha256": [good, _sig_header(b"gpgsig-sha256", stranger)],
+        "gpgsig-sha256 alone": [good256],
+        "two gpgsig": [good, good],
+        "two gpgsig, a stranger's second": [good, other],
+        "a header after the signature": [good, b"x-other value\n"],
+    }
+    keyring = server.work.path / "keys.gpg"
+    keyring.write_bytes(dearmor_keyring(keys.listed.read_bytes(), "keys"))
+    checker = SignatureChecker(Objects(GitRepo.at(server.work.path)), TrustedKeys(openpgp=OpenPGPVerifier(keyring)))
+    for case, headers in cases.items():
+        oid = server.work.hash_object(_with_headers(human, *headers), "commit")
+        state = checker.state(oid)
+        assert (state.status == "ok") == _git_verifies(server, keys, oid, keys.listed), (case, state)

@@ -21,7 +21,9 @@ from cryptography.hazmat.primitives.asymmetric import ec, ed25519, padding, rsa
 from cryptography.hazmat.primitives.asymmetric.utils import decode_dss_signature
 from support.gitutil import WorkRepo, git_env
 
-from gatecore import sshsig
+from gatecore import allowedsigners, sshsig
+from gatecore.objects import split_signature
+from gatecore.signatures import signature_kind
 
 pytestmark = pytest.mark.skipif(shutil.which("ssh-keygen") is None, reason="ssh-keygen is not installed")
 
@@ -111,10 +113,10 @@ def git_verdict(repo: WorkRepo, signers: Path, rev: str) -> str:
 
 
 def ours(repo: WorkRepo, signers: Path, rev: str) -> sshsig.Verified:
-    split = sshsig.split_signed_commit(raw_commit(repo, rev))
+    split = split_signature(raw_commit(repo, rev))
     assert split is not None
     payload, armored = split
-    return sshsig.verify(payload, armored, sshsig.parse_allowed_signers(signers.read_text()), committer_time(payload))
+    return sshsig.verify(payload, armored, allowedsigners.parse_allowed_signers(signers.read_text()), committer_time(payload))
 
 
 def keygen_verify(signers: Path, principal: str, payload: bytes, armored: bytes, tmp: Path,
@@ -163,7 +165,7 @@ def test_the_split_is_exact_ssh_keygen_accepts_payload_and_signature(repo: WorkR
                                                                      tmp_path: Path) -> None:
     rev = signed_commit(repo, keys["ed25519"], "line one\n\nbody\n gpgsig in the message is not a header\n")
     raw = raw_commit(repo, rev)
-    split = sshsig.split_signed_commit(raw)
+    split = split_signature(raw)
     assert split is not None
     payload, armored = split
     assert armored.startswith(b"-----BEGIN SSH SIGNATURE-----\n") and armored.endswith(b"-----END SSH SIGNATURE-----\n")
@@ -176,7 +178,7 @@ def test_the_split_is_exact_ssh_keygen_accepts_payload_and_signature(repo: WorkR
 
 def test_an_unsigned_commit_has_no_signature(repo: WorkRepo) -> None:
     rev = repo.commit("plain")
-    assert sshsig.split_signed_commit(raw_commit(repo, rev)) is None
+    assert split_signature(raw_commit(repo, rev)) is None
 
 
 HEAD = b"tree 4b825dc642cb6eb9a060e54bf8d69288fbee4904\nauthor A <a@x> 1 +0000\ncommitter A <a@x> 1 +0000\n"
@@ -184,33 +186,90 @@ SIG = b"gpgsig -----BEGIN SSH SIGNATURE-----\n AAAA\n -----END SSH SIGNATURE----
 
 
 def test_split_by_hand() -> None:
-    assert sshsig.split_signed_commit(HEAD + SIG + b"\nmsg\n") == (
-        HEAD + b"\nmsg\n", b"-----BEGIN SSH SIGNATURE-----\nAAAA\n-----END SSH SIGNATURE-----\n")
-    with pytest.raises(ValueError, match="2 gpgsig"):
-        sshsig.split_signed_commit(HEAD + SIG + SIG + b"\nmsg\n")
+    """git's parse_buffer_signed_by_header: every `gpgsig` header is signature (two are
+    concatenated), every other header starting with `gpgsig` is left out of the payload."""
+    armor = b"-----BEGIN SSH SIGNATURE-----\nAAAA\n-----END SSH SIGNATURE-----\n"
+    assert split_signature(HEAD + SIG + b"\nmsg\n") == (HEAD + b"\nmsg\n", armor)
+    assert split_signature(HEAD + SIG + SIG + b"\nmsg\n") == (HEAD + b"\nmsg\n", armor + armor)
     sha256 = SIG.replace(b"gpgsig ", b"gpgsig-sha256 ")
-    assert sshsig.split_signed_commit(HEAD + sha256 + b"\nmsg\n") is None
-    assert sshsig.split_signed_commit(HEAD + SIG + sha256 + b"\nmsg\n") is None
-    assert sshsig.split_signed_commit(HEAD + b"\n" + SIG) is None  # in the message: not a header
+    assert split_signature(HEAD + sha256 + b"\nmsg\n") is None
+    assert split_signature(HEAD + SIG + sha256 + b"\nmsg\n") == (HEAD + b"\nmsg\n", armor)
+    assert split_signature(HEAD + sha256 + SIG + b"\nmsg\n") == (HEAD + b"\nmsg\n", armor)
+    assert split_signature(HEAD + b"gpgsigx y\n z\n" + SIG + b"\nmsg\n") == (HEAD + b"\nmsg\n", armor)
+    assert split_signature(HEAD + b"\n" + SIG) is None  # in the message: not a header
+    # a SHA-256 repository reads the other header
+    assert split_signature(HEAD + SIG + sha256 + b"\nmsg\n", "sha256") == (HEAD + b"\nmsg\n", armor)
+    assert split_signature(HEAD + SIG + b"\nmsg\n", "sha256") is None
 
 
 def test_git_sees_no_signature_in_a_sha256_header_either(repo: WorkRepo, keys: dict[str, Key], tmp_path: Path) -> None:
     raw = raw_commit(repo, signed_commit(repo, keys["ed25519"]))
     moved = raw.replace(b"\ngpgsig ", b"\ngpgsig-sha256 ", 1)
     rev = repo.hash_object(moved, "commit")
-    assert sshsig.split_signed_commit(moved) is None
+    assert split_signature(moved) is None
     signers = write_signers(tmp_path, f"alice {keys['ed25519'].type_and_blob}\n")
     assert repo.git("-c", f"gpg.ssh.allowedSignersFile={signers}", "log", "-1", "--format=%G?", rev).stdout.strip() == "N"
 
 
+def _header(name: bytes, armored: bytes) -> bytes:
+    """A signature header as git writes one: the armor's lines, continuations indented by a space."""
+    return name + b" " + b"\n ".join(armored.rstrip(b"\n").split(b"\n")) + b"\n"
+
+
+#: Where the signature headers sit in a commit: (the case, the headers between committer and message).
+_GOOD, _STRANGER = b"<good>", b"<stranger>"
+HEADER_CORPUS = [
+    ("one gpgsig", [b"gpgsig " + _GOOD]),
+    ("gpgsig, then the interop's gpgsig-sha256", [b"gpgsig " + _GOOD, b"gpgsig-sha256 " + _STRANGER]),
+    ("gpgsig-sha256, then gpgsig", [b"gpgsig-sha256 " + _STRANGER, b"gpgsig " + _GOOD]),
+    ("gpgsig and a garbage gpgsig-sha256",
+     [b"gpgsig " + _GOOD, b"gpgsig-sha256 -----BEGIN PGP SIGNATURE-----\n garbage\n -----END PGP SIGNATURE-----\n"]),
+    ("gpgsig-sha256 alone", [b"gpgsig-sha256 " + _GOOD]),
+    ("two gpgsig, the good one first", [b"gpgsig " + _GOOD, b"gpgsig " + _STRANGER]),
+    ("two gpgsig, a stranger's first", [b"gpgsig " + _STRANGER, b"gpgsig " + _GOOD]),
+    ("the same gpgsig twice", [b"gpgsig " + _GOOD, b"gpgsig " + _GOOD]),
+    ("two gpgsig split by another header", [b"gpgsig " + _GOOD, b"x-other value\n", b"gpgsig " + _STRANGER]),
+    ("a header named gpgsig-something beside", [b"gpgsig " + _GOOD, b"gpgsigx y\n z\n"]),
+    ("an unsigned header after the signature", [b"gpgsig " + _GOOD, b"x-other value\n"]),
+    ("a stranger's gpgsig", [b"gpgsig " + _STRANGER]),
+    ("no signature header", []),
+]
+
+
+@pytest.mark.parametrize(("case", "headers"), HEADER_CORPUS, ids=[c for c, _ in HEADER_CORPUS])
+def test_signature_headers_are_read_as_git_verify_commit_reads_them(repo: WorkRepo, keys: dict[str, Key],
+                                                                   tmp_path: Path, case: str,
+                                                                   headers: list[bytes]) -> None:
+    """The gate's verdict on a commit (`SignatureChecker`, as the hook runs it) is git's, on the
+    same object: `git log %G?` and `git verify-commit` with the same allowed signers."""
+    from gatecore.adapters.gitrepo import GitRepo
+    from gatecore.objects import Objects
+    from gatecore.signatures import SignatureChecker, TrustedKeys
+
+    payload, good = split_signature(raw_commit(repo, signed_commit(repo, keys["ed25519"], case))) or (b"", b"")
+    (tmp_path / "payload").write_bytes(payload)
+    proc = run("ssh-keygen", "-Y", "sign", "-n", "git", "-f", str(keys["other"].path), str(tmp_path / "payload"))
+    assert proc.returncode == 0, proc.stderr
+    stranger = (tmp_path / "payload.sig").read_bytes()
+    head, _, message = payload.partition(b"\n\n")
+    filled = [_header(h[:h.index(b" ")], good if h.endswith(_GOOD) else stranger)
+              if h.endswith((_GOOD, _STRANGER)) else h for h in headers]
+    rev = repo.hash_object(head + b"\n" + b"".join(filled) + b"\n" + message, "commit")
+    signers = write_signers(tmp_path, f"alice@example.com {keys['ed25519'].type_and_blob}\n")
+    checker = SignatureChecker(Objects(GitRepo.at(repo.path)),
+                               TrustedKeys(ssh=allowedsigners.parse_allowed_signers(signers.read_text())))
+    ours_status = {"unsigned": "N"}.get(checker.state(rev).status, checker.state(rev).status)
+    assert ours_status == git_verdict(repo, signers, rev), case
+
+
 def test_signature_kind() -> None:
-    assert sshsig.signature_kind(b"-----BEGIN SSH SIGNATURE-----\n") == "ssh"
-    assert sshsig.signature_kind(b"-----BEGIN PGP SIGNATURE-----\n") == "openpgp"
-    assert sshsig.signature_kind(b"-----BEGIN PGP MESSAGE-----\n") == "openpgp"
-    assert sshsig.signature_kind(b"-----BEGIN SIGNED MESSAGE-----\n") == "x509"
-    assert sshsig.signature_kind(b" -----BEGIN SSH SIGNATURE-----\n") == "unknown"
-    assert sshsig.signature_kind(b"") == "unknown"
-    assert sshsig.verify(b"x", b"-----BEGIN PGP SIGNATURE-----\n", sshsig.AllowedSigners(()), 0).status == "bad"
+    assert signature_kind(b"-----BEGIN SSH SIGNATURE-----\n") == "ssh"
+    assert signature_kind(b"-----BEGIN PGP SIGNATURE-----\n") == "openpgp"
+    assert signature_kind(b"-----BEGIN PGP MESSAGE-----\n") == "openpgp"
+    assert signature_kind(b"-----BEGIN SIGNED MESSAGE-----\n") == "x509"
+    assert signature_kind(b" -----BEGIN SSH SIGNATURE-----\n") == "unknown"
+    assert signature_kind(b"") == "unknown"
+    assert sshsig.verify(b"x", b"-----BEGIN PGP SIGNATURE-----\n", allowedsigners.AllowedSigners(()), 0).status == "bad"
 
 
 # --- verdicts, against git's ----------------------------------------------------------------
@@ -249,7 +308,7 @@ def test_a_tampered_payload_is_bad(repo: WorkRepo, keys: dict[str, Key], kind: s
 
 def test_a_signature_for_another_namespace_is_bad(repo: WorkRepo, keys: dict[str, Key], tmp_path: Path) -> None:
     key = keys["ed25519"]
-    payload, _ = sshsig.split_signed_commit(raw_commit(repo, signed_commit(repo, key))) or (b"", b"")
+    payload, _ = split_signature(raw_commit(repo, signed_commit(repo, key))) or (b"", b"")
     (tmp_path / "payload").write_bytes(payload)
     proc = run("ssh-keygen", "-Y", "sign", "-n", "file", "-f", str(key.path), str(tmp_path / "payload"))
     assert proc.returncode == 0, proc.stderr
@@ -259,7 +318,7 @@ def test_a_signature_for_another_namespace_is_bad(repo: WorkRepo, keys: dict[str
     assert ours(repo, signers, rev).status == "bad"
     assert git_verdict(repo, signers, rev) == "bad"
     assert not keygen_verify(signers, "alice", payload, armored, tmp_path)
-    allowed = sshsig.parse_allowed_signers(signers.read_text())
+    allowed = allowedsigners.parse_allowed_signers(signers.read_text())
     assert sshsig.verify(payload, armored, allowed, 0, namespace="file").ok
     assert keygen_verify(signers, "alice", payload, armored, tmp_path, namespace="file")
 
@@ -305,7 +364,7 @@ def test_allowed_signers_options_and_patterns_as_git(repo: WorkRepo, keys: dict[
 
 
 def test_cert_authority_lines_are_skipped_not_used(keys: dict[str, Key]) -> None:
-    parsed = sshsig.parse_allowed_signers(f"a cert-authority {keys['ed25519'].type_and_blob}\n"
+    parsed = allowedsigners.parse_allowed_signers(f"a cert-authority {keys['ed25519'].type_and_blob}\n"
                                           f"b {keys['other'].type_and_blob}\n")
     assert parsed.skipped == ((1, "cert-authority: certificates are not supported"),)
     assert [s.line for s in parsed.signers] == [2]
@@ -313,8 +372,8 @@ def test_cert_authority_lines_are_skipped_not_used(keys: dict[str, Key]) -> None
 
 def test_local_times_use_the_offset_given(keys: dict[str, Key]) -> None:
     text = f'a valid-before="20200101" {keys["ed25519"].type_and_blob}\n'
-    assert sshsig.parse_allowed_signers(text).signers[0].valid_before == 1577836800
-    assert sshsig.parse_allowed_signers(text, utc_offset=3600).signers[0].valid_before == 1577836800 - 3600
+    assert allowedsigners.parse_allowed_signers(text).signers[0].valid_before == 1577836800
+    assert allowedsigners.parse_allowed_signers(text, utc_offset=3600).signers[0].valid_before == 1577836800 - 3600
 
 
 # --- signatures built by hand, against ssh-keygen -------------------------------------------
@@ -336,7 +395,7 @@ def test_hand_built_signatures_agree_with_ssh_keygen(keys: dict[str, Key], tmp_p
     armored = make_sshsig(keys[kind], message, **options)
     signers = write_signers(tmp_path, f"alice {keys[kind].type_and_blob}\n")
     assert keygen_verify(signers, "alice", message, armored, tmp_path) is good
-    result = sshsig.verify(message, armored, sshsig.parse_allowed_signers(signers.read_text()), 0)
+    result = sshsig.verify(message, armored, allowedsigners.parse_allowed_signers(signers.read_text()), 0)
     assert result.ok is good, result.reason
 
 
@@ -349,7 +408,7 @@ def test_ssh_keygen_signatures_with_sha256(keys: dict[str, Key], tmp_path: Path)
         assert proc.returncode == 0, proc.stderr
         armored = (tmp_path / "data.sig").read_bytes()
         (tmp_path / "data.sig").unlink()
-        allowed = sshsig.parse_allowed_signers(f"x {keys[kind].type_and_blob}")
+        allowed = allowedsigners.parse_allowed_signers(f"x {keys[kind].type_and_blob}")
         assert sshsig.verify(b"hello\n", armored, allowed, 0).principals == ("x",)
         assert sshsig.verify(b"hello\r\n", armored, allowed, 0).status == "bad"
 
@@ -361,7 +420,7 @@ def _armor(blob: bytes) -> bytes:
 def test_malformed_signatures_are_bad_never_an_exception(keys: dict[str, Key], tmp_path: Path) -> None:
     message = b"payload"
     good = make_sshsig(keys["ed25519"], message)
-    allowed = sshsig.parse_allowed_signers(f"alice {keys['ed25519'].type_and_blob}\n")
+    allowed = allowedsigners.parse_allowed_signers(f"alice {keys['ed25519'].type_and_blob}\n")
     assert sshsig.verify(message, good, allowed, 0).ok
     assert sshsig.verify(message, good.replace(b"\n", b"\r\n"), allowed, 0).ok  # as ssh-keygen: CRLF is fine
     lines = good.split(b"\n")
@@ -420,7 +479,7 @@ def test_a_malformed_line_is_refused_with_its_number(keys: dict[str, Key], tmp_p
     bad = line.format(type=ktype, blob=blob, key=key.type_and_blob)
     text = f"# signers\n\n{bad}\nbob {key.type_and_blob}\n"
     with pytest.raises(ValueError, match=r"^allowed signers line 3: ") as exc:
-        sshsig.parse_allowed_signers(text)
+        allowedsigners.parse_allowed_signers(text)
     assert "\n" not in str(exc.value)
     if keygen_rejects:  # ssh-keygen -Y verify reads a line fully only when its principals match
         message = b"m"
@@ -432,11 +491,11 @@ def test_well_formed_files(keys: dict[str, Key]) -> None:
     text = (f"  # indented comment\r\n\r\n\talice@example.com,bob  {keys['ed25519'].type_and_blob}  comment here\r\n"
             f'carol namespaces="git",valid-after="20200101" {keys["rsa"].type_and_blob}\n'
             f"dave {keys['ecdsa256'].type_and_blob}")
-    parsed = sshsig.parse_allowed_signers(text)
+    parsed = allowedsigners.parse_allowed_signers(text)
     assert [(s.line, s.principals, s.key.algorithm) for s in parsed.signers] == [
         (3, "alice@example.com,bob", "ssh-ed25519"), (4, "carol", "ssh-rsa"), (5, "dave", "ecdsa-sha2-nistp256")]
     assert parsed.signers[1].namespaces == "git" and parsed.signers[1].valid_after == 1577836800
-    assert sshsig.parse_allowed_signers("") == sshsig.AllowedSigners(())
-    skipped = sshsig.parse_allowed_signers("x sk-ssh-ed25519@openssh.com AAAA\n"
+    assert allowedsigners.parse_allowed_signers("") == allowedsigners.AllowedSigners(())
+    skipped = allowedsigners.parse_allowed_signers("x sk-ssh-ed25519@openssh.com AAAA\n"
                                            "y ssh-ed25519-cert-v01@openssh.com AAAA\n")
     assert [n for n, _ in skipped.skipped] == [1, 2] and skipped.signers == ()

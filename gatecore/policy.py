@@ -29,7 +29,10 @@ import re
 import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .verdict import Mode
 
 MAX_POLICY_BYTES = 1 << 20
 REF_ACTIONS = ("allow", "deny-restricted", "deny")
@@ -249,7 +252,7 @@ DEFAULT_DEADLINE_SECONDS = 30.0
 
 @dataclass(frozen=True, slots=True)
 class Policy:
-    mode: str
+    mode: Mode
     rules: tuple[FreezeRule, ...]
     delete: str
     force: str

@@ -1,7 +1,7 @@
 """The orchestrator's ledger commands: `gate attempt open | select-model | failover | close | show`.
 
 Records are written to the trusted side's clone and pushed with plain `git push`; the
-server's gate validates everything (`ledgerrefs.py`). Before appending, the local ledger
+server's gate validates everything (`gatecore.reserved`). Before appending, the local ledger
 ref is synced from the server, so that every record extends the chain the server holds.
 Opening an attempt also creates its generation claim, `refs/gate/generations/<sha256>`,
 pushed atomically with the attempt's first record: git's ref transaction refuses a

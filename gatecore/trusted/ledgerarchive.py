@@ -5,7 +5,7 @@ ref, its generation claim, its receipt ref and its review ref behind. This trust
 takes the attempts that are closed and older than a cutoff, adds their id, generation and
 every receipt's sealed payload to the archive (`gatecore.archive`), and deletes their refs
 in the same atomic push; the gate checks the archive holds all of it before it lets a
-single ref go (`gatecore.archiverefs`). Batches keep each push well inside the hook's
+single ref go (`gatecore.reserved.archive`). Batches keep each push well inside the hook's
 deadline.
 """
 

@@ -1,4 +1,4 @@
-"""The reserved namespaces, the archive: folding closed attempts into `refs/gate/archive`.
+"""The reserved stage, the archive: folding closed attempts into `refs/gate/archive`.
 
 A push that archives attempts updates `refs/gate/archive` (trusted, fast-forward, entries
 only added, never changed) and deletes each archived attempt's refs: its ledger, its
@@ -7,6 +7,7 @@ else (`GATE-LEDGER-DELETE`, `GATE-REVIEW-RECEIPT-REF`). For every attempt whose 
 push deletes, the attempt must be closed on the server, and the new archive must hold its
 id, its generation and the sealed payload of every receipt in its receipt history
 (`GATE-LEDGER-ARCHIVE` otherwise): archiving never reopens a generation or a receipt.
+The archive's layout is `gatecore.archive`'s.
 """
 
 from __future__ import annotations
@@ -15,14 +16,15 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from .archive import ARCHIVE_REF, Archive
-from .envelope import payload_digest
-from .errors import GateError
-from .findings import Violation
-from .gitmodel import MODE_BLOB
-from .ledgerrefs import ReservedContext, receipt_history, violation
-from .refs import ATTEMPTS_PREFIX, RefUpdate
-from .treediff import TreeDiff
+from ..archive import ARCHIVE_REF, Archive
+from ..envelope import payload_digest
+from ..errors import GateError
+from ..findings import Violation
+from ..gitmodel import MODE_BLOB
+from ..refs import ATTEMPTS_PREFIX, RefUpdate
+from ..treediff import TreeDiff
+from .context import ReservedContext, violation
+from .receipts import receipt_history
 
 _ENTRY = re.compile(rb"(attempts|generations|receipts)/[0-9a-f]{2}/[0-9a-f]{2}/[0-9a-f]{60}")
 MAX_ENTRY_BYTES = 256

@@ -429,7 +429,9 @@ def attempt_show(
     from .ledger import read_state
     from .objects import Objects
     from .refs import ATTEMPTS_PREFIX
+    from .trusted.attempts import check_attempt_id
 
+    check_attempt_id(attempt)
     r = GitRepo.at(repo)
     tip = r.ref_target(ATTEMPTS_PREFIX + attempt)
     if tip is None:
@@ -514,18 +516,20 @@ def ledger_archive(
     remote: Annotated[str, Opt("--remote", help="The server remote.")],
     older_than: Annotated[str, Opt("--older-than", help="Archive attempts closed at least this long ago "
                                                         "(30d, 12h, 0).")],
-    batch: Annotated[int, Opt("--batch", help="Attempts per push.", min=1, max=5000)] = 200,
+    batch: Annotated[int, Opt("--batch", help="Attempts per push (1 to 5000).")] = 200,
     dry_run: Annotated[bool, Opt("--dry-run", help="Say what would be archived; push nothing.")] = False,
 ) -> int:
-    """Fold closed attempts into refs/gate/archive and remove their refs (one atomic push per batch)."""
+    """Fold closed attempts into refs/gate/archive, then remove their refs (two pushes per batch; safe to re-run)."""
     from .trusted.ledgerarchive import archive_closed
 
     done = archive_closed(repo, remote, _seconds(older_than), int(time.time()), batch=batch, dry_run=dry_run)
     verb = "would archive" if dry_run else "archived"
     _out(f"{verb} {len(done.attempts)} attempt(s) in {done.pushes} push(es)")
+    for text in done.skipped:
+        _err(f"skipped {text}")
     for text in done.refused:
         _err(text)
-    return 1 if done.refused else 0
+    return 0 if done.ok else 1
 
 
 @command(app, "approve")

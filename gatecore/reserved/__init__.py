@@ -74,13 +74,12 @@ def _namespaces(ctx: ReservedContext, special: Sequence[RefUpdate]) -> tuple[lis
     from .review import review_ref
 
     ctx.require_keyring()  # first: no keyring is a configuration error, whatever the push brings
-    archived = check_archive(ctx, special)
-    out += archived.violations
-    out += check_ledger(ctx, special, archived.archived)
+    out += check_archive(ctx, special)
+    out += check_ledger(ctx, special)
     accepted: list[str] = []
     for u in special:
         if u.ref.startswith(RECEIPTS_PREFIX):
-            out += receipt_ref(ctx, u, archived.archived)
+            out += receipt_ref(ctx, u)
         elif u.ref.startswith(REVIEW_PREFIX):
             found = review_ref(ctx, u)
             out += found

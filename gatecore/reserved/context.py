@@ -10,7 +10,7 @@ caller and passed in, `now` is read once by the caller, and the server's refs co
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -18,10 +18,10 @@ from ..archive import ARCHIVE_REF, Archive
 from ..errors import GateError
 from ..findings import Violation
 from ..keys import Keyring
-from ..ledger import AttemptState, read_state
-from ..objects import Objects
+from ..ledger import MAX_CHAIN, RECEIPT_FILE, AttemptState, read_state
+from ..objects import Objects, single_file
 from ..policy import Policy
-from ..refs import ATTEMPTS_PREFIX, RefUpdate, display
+from ..refs import ATTEMPTS_PREFIX, RECEIPTS_PREFIX, RefUpdate, display
 
 if TYPE_CHECKING:
     from ..sshsig import AllowedSigners
@@ -93,6 +93,26 @@ class ReservedContext:
         """The attempt's state as the server's ledger holds it now (None: no ledger ref)."""
         tip = self.server.get(ATTEMPTS_PREFIX + attempt)
         return None if tip is None else read_state(self.objects, tip, self.require_keyring(), self.now, attempt)
+
+    def receipt_history(self, attempt: str) -> Iterator[bytes]:
+        """The envelope bytes of every receipt in the attempt's receipt chain on the server, newest
+        first. A chain is one line of commits (a merge in it is refused, never walked by its first
+        parent: that would drop earlier receipts out of the reuse check and the archive)."""
+        current = self.server.get(RECEIPTS_PREFIX + attempt)
+        seen = 0
+        while current is not None:
+            seen += 1
+            if seen > MAX_CHAIN:
+                raise GateError("GATE-REVIEW-RECEIPT-REF", f"receipt history longer than {MAX_CHAIN}")
+            info = self.objects.commit(current)
+            if len(info.parent_ids) > 1:
+                raise GateError("GATE-REVIEW-RECEIPT-REF", f"receipt commit {current[:12]} of {attempt} is a merge")
+            yield self.receipt_at(current)
+            current = info.parent_ids[0] if info.parent_ids else None
+
+    def receipt_at(self, commit: str) -> bytes:
+        """The envelope bytes a receipt commit holds."""
+        return single_file(self.objects, self.objects.commit(commit).tree_id, RECEIPT_FILE, "GATE-REVIEW-RECEIPT-REF")
 
     def approvals(self) -> ApprovalContext:
         """How approvals are verified in this push: the same keyring, clock and server refs."""

@@ -18,27 +18,21 @@ from collections.abc import Sequence
 from .. import ids
 from ..errors import GateError
 from ..findings import Violation
-from ..ledger import AttemptState, fold, read_entries, read_state
+from ..ledger import AttemptState, ChainEntry, fold, open_record, read_entries, read_state
 from ..refs import ATTEMPTS_PREFIX, GENERATIONS_PREFIX, RefUpdate, generation_ref
+from .archive import deletion
 from .context import ReservedContext, violation
 
 _HEX64 = frozenset("0123456789abcdef")
 
 
-def check_ledger(ctx: ReservedContext, updates: Sequence[RefUpdate], archived: set[str]) -> list[Violation]:
-    """Every update of refs/gate/attempts/* and refs/gate/generations/* (trusted, not stale). The
-    refs of `archived` attempts (folded into the archive by this push) may be deleted."""
+def check_ledger(ctx: ReservedContext, updates: Sequence[RefUpdate]) -> list[Violation]:
+    """Every update of refs/gate/attempts/* and refs/gate/generations/* (trusted, not stale)."""
     out: list[Violation] = []
     opened: dict[str, AttemptState] = {}
-    released: set[str] = set()  # generation claims of archived attempts
     for u in updates:
         if u.ref.startswith(ATTEMPTS_PREFIX):
             attempt = u.ref[len(ATTEMPTS_PREFIX):]
-            if u.is_delete and attempt in archived:
-                state = ctx.state(attempt)
-                if state is not None:
-                    released.add(generation_ref(state.workspace_generation))
-                continue
             try:
                 found, state = _ledger(ctx, u, attempt)
             except GateError as exc:
@@ -66,9 +60,7 @@ def check_ledger(ctx: ReservedContext, updates: Sequence[RefUpdate], archived: s
         if len(digest) != 64 or not set(digest) <= _HEX64:
             out.append(violation("GATE-LEDGER-RECORD", u, "generation refs are refs/gate/generations/<sha256>"))
         elif u.is_delete:
-            if name not in released:
-                out.append(violation("GATE-LEDGER-DELETE", u, "generation claims are deleted only when their "
-                                                              "attempt is archived"))
+            out += deletion(ctx, u)
         elif not u.is_create:
             out.append(violation("GATE-LEDGER-REWRITE", u, "generation claims never move"))
         elif name not in taken:
@@ -81,25 +73,44 @@ def _ledger(ctx: ReservedContext, u: RefUpdate, attempt: str) -> tuple[list[Viol
     if not ids.is_attempt_id(attempt):
         return [violation("GATE-LEDGER-ATTEMPT", u, "the ref name is not refs/gate/attempts/<attempt-id>")], None
     if u.is_delete:
-        return [violation("GATE-LEDGER-DELETE", u, "the ledger is append-only; closed attempts are archived "
-                                                   "(gate ledger archive)", attempt)], None
+        return deletion(ctx, u), None
     if ctx.objects.type_of(u.new) != "commit":
         return [violation("GATE-LEDGER-RECORD", u, "ledger refs point at record commits", attempt)], None
+    if not u.is_create and not ctx.objects.reader.is_ancestor(u.old, u.new):
+        return [violation("GATE-LEDGER-REWRITE", u, "not a fast-forward of the existing chain", attempt)], None
+    entries = read_entries(ctx.objects, u.new, None if u.is_create else u.old)
+    if not entries:
+        return [violation("GATE-LEDGER-REWRITE", u, "the update adds no record", attempt)], None
     start = None
     if not u.is_create:
-        if not ctx.objects.reader.is_ancestor(u.old, u.new):
-            return [violation("GATE-LEDGER-REWRITE", u, "not a fast-forward of the existing chain", attempt)], None
-        start = read_state(ctx.objects, u.old, ctx.require_keyring(), ctx.now, attempt)
+        start = _start(ctx, u.old, attempt, entries)
         claim = ctx.server.get(generation_ref(start.workspace_generation))
         if claim != start.root:
             return [violation("GATE-LEDGER-GENERATION-REUSED", u, f"generation {start.workspace_generation} "
                                                                   "belongs to another attempt", attempt)], None
-    entries = read_entries(ctx.objects, u.new, None if u.is_create else u.old)
-    if not entries:
-        return [violation("GATE-LEDGER-REWRITE", u, "the update adds no record", attempt)], None
     state, failures = fold(entries, ctx.require_keyring(), ctx.now, attempt, start)
     if state is None:
         return [violation(f.code, u, f.detail, attempt, f.field) for f in failures], None
     if state.repository != ctx.repository_id:
         return [violation("GATE-LEDGER-ATTEMPT", u, f"records name repository {state.repository!r}", attempt)], None
     return [], state
+
+
+def _start(ctx: ReservedContext, tip: str, attempt: str, new: Sequence[ChainEntry]) -> AttemptState:
+    """The attempt's state on the server, before the new records. Its seals are judged against
+    today's keyring - a record sealed by a key revoked or expired since gives nothing more to
+    build on - except under a closing record alone: closing only takes away, so an attempt still
+    open when its key was retired can be closed (and then archived)."""
+    try:
+        return read_state(ctx.objects, tip, ctx.require_keyring(), ctx.now, attempt)
+    except GateError as exc:
+        if not exc.code.startswith("GATE-SEAL-") or not _closing_only(new):
+            raise
+    return read_state(ctx.objects, tip, None, ctx.now, attempt)
+
+
+def _closing_only(entries: Sequence[ChainEntry]) -> bool:
+    if len(entries) != 1:
+        return False
+    rec, _ = open_record(entries[0].envelope, None, 0)
+    return rec is not None and rec.kind == "closed"

@@ -1,54 +1,48 @@
 """The reserved stage, receipt refs: `refs/gate/receipts/<id>`, the receipt's transport.
 
-A commit whose tree holds exactly `receipt.json` (the sealed envelope), parent the previous
-receipt commit of the attempt. Pushed with the review ref; never on its own, never deleted
-(but by archiving), only forward. The review ref's check (`review.py`) judges the receipt
-itself.
+Each update adds exactly one receipt commit: its only parent is the ref's value on the
+server (none when the ref is created), its tree holds exactly one regular file,
+`receipt.json`, a well-formed envelope. The receipt ref travels with its review ref in one
+push; it is never deleted but by archiving (`archive.py`) and only moves forward. The review
+ref's check (`review.py`) judges the receipt itself.
+
+Because every receipt commit is checked as it arrives, the chain on the server is one line
+of well-formed receipts: the reuse check and the archive read all of it
+(`ReservedContext.receipt_history`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
-from .. import ids
+from .. import envelope, ids
 from ..errors import GateError
 from ..findings import Violation
-from ..ledger import MAX_CHAIN, RECEIPT_FILE
+from ..ledger import RECEIPT_FILE
 from ..objects import single_file
 from ..refs import RECEIPTS_PREFIX, REVIEW_PREFIX, RefUpdate
+from .archive import deletion
 from .context import ReservedContext, violation
 
 
-def receipt_history(ctx: ReservedContext, attempt: str) -> Iterator[bytes]:
-    """The envelope bytes of every receipt in the attempt's receipt chain on the server, newest first."""
-    current = ctx.server.get(RECEIPTS_PREFIX + attempt)
-    seen = 0
-    while current is not None:
-        seen += 1
-        if seen > MAX_CHAIN:
-            raise GateError("GATE-REVIEW-RECEIPT-REF", f"receipt history longer than {MAX_CHAIN}")
-        info = ctx.objects.commit(current)
-        yield single_file(ctx.objects, info.tree_id, RECEIPT_FILE, "GATE-REVIEW-RECEIPT-REF")
-        current = info.parent_ids[0] if info.parent_ids else None
-
-
-def receipt_ref(ctx: ReservedContext, u: RefUpdate, archived: set[str]) -> list[Violation]:
-    """One update of a receipt ref (`archived`: the attempts this push archives)."""
+def receipt_ref(ctx: ReservedContext, u: RefUpdate) -> list[Violation]:
+    """One update of a receipt ref."""
     attempt = u.ref[len(RECEIPTS_PREFIX):]
     if not ids.is_attempt_id(attempt):
         return [violation("GATE-REVIEW-RECEIPT-REF", u, "the ref name is not refs/gate/receipts/<attempt-id>")]
     if u.is_delete:
-        if attempt in archived:
-            return []
-        return [violation("GATE-REVIEW-RECEIPT-REF", u, "receipt refs are deleted only when their attempt is "
-                                                        "archived", attempt)]
+        return deletion(ctx, u)
     review = ctx.push.get(REVIEW_PREFIX + attempt)
     if review is None or review.is_delete:
         return [violation("GATE-REVIEW-RECEIPT-REF", u, "a receipt travels with its review ref, in one push", attempt)]
     if ctx.objects.type_of(u.new) != "commit":
         return [violation("GATE-REVIEW-RECEIPT-REF", u, "receipt refs point at receipt commits", attempt)]
-    if not u.is_create and not ctx.objects.reader.is_ancestor(u.old, u.new):
-        return [violation("GATE-REVIEW-RECEIPT-REF", u, "receipt refs only move forward", attempt)]
+    commit = ctx.objects.commit(u.new)
+    if list(commit.parent_ids) != ([] if u.is_create else [u.old]):
+        return [violation("GATE-REVIEW-RECEIPT-REF", u, "a push adds one receipt commit, whose only parent is the "
+                                                        "receipt ref on the server (none when it is created)", attempt)]
+    try:
+        envelope.parse(single_file(ctx.objects, commit.tree_id, RECEIPT_FILE, "GATE-REVIEW-RECEIPT-REF"))
+    except GateError as exc:
+        return [violation(exc.code, u, f"receipt commit {u.new[:12]}: {exc.detail}", attempt)]
     return []
 
 

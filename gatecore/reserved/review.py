@@ -6,29 +6,42 @@ same push: `GATE-REVIEW-SAME-PUSH`), the digest recomputed from the pushed objec
 ref and its old value, and a base that covers everything the review brings onto its
 target branch as the server has it. A receipt whose sealed payload was pushed for the
 attempt before, in any encoding, is refused (`GATE-RECEIPT-REUSED`).
+
+A receipt is recorded as used by its receipt ref, which git may refuse after the hook
+accepted the push (without `--atomic`, or a ref locked by another process) while it applies
+the review ref. So a review ref that already exists moves, or is deleted, only from where
+the last receipt on record put it (`GATE-REVIEW-UNRECORDED` otherwise): a receipt whose use
+was never recorded can never be used again, because the ref never returns to the value the
+receipt was bound to. Once the attempt is archived its review ref may go whatever it holds.
 """
 
 from __future__ import annotations
 
-from .. import ids
+from .. import envelope, ids
 from ..binding import Expectations, compare, open_receipt
 from ..digest import tree_delta_digest
 from ..envelope import payload_digest
 from ..errors import GateError
 from ..findings import Failure, Violation
 from ..ledger import AttemptState
-from ..receipt import DIFF_TREE_DELTA, Receipt
-from ..refs import ATTEMPTS_PREFIX, REVIEW_PREFIX, RefUpdate, generation_ref
+from ..receipt import DIFF_TREE_DELTA, Receipt, parse_payload
+from ..refs import ATTEMPTS_PREFIX, RECEIPTS_PREFIX, REVIEW_PREFIX, RefUpdate, generation_ref
 from .context import ReservedContext, violation
-from .receipts import receipt_bytes, receipt_history
+from .receipts import receipt_bytes
 
 
 def review_ref(ctx: ReservedContext, u: RefUpdate) -> list[Violation]:
     attempt = u.ref[len(REVIEW_PREFIX):]
     if not ids.is_attempt_id(attempt):
         return [violation("GATE-REF-NAME", u, "review refs are refs/heads/review/runner/<attempt-id>")]
-    if u.is_delete:
-        return []  # the trusted runner cleans up after a merge
+    try:
+        unrecorded = [] if u.is_create else _unrecorded(ctx, u, attempt)
+    except GateError as exc:
+        return [violation(exc.code, u, exc.detail, attempt)]
+    if u.is_delete:  # the trusted runner cleans up after a merge; archiving removes it
+        return [] if not unrecorded or ctx.archive.attempt(attempt) else unrecorded
+    if unrecorded:
+        return unrecorded
     if ATTEMPTS_PREFIX + attempt in ctx.push:
         return [violation("GATE-REVIEW-SAME-PUSH", u, "the push also updates the attempt's ledger", attempt)]
     try:
@@ -50,11 +63,25 @@ def review_ref(ctx: ReservedContext, u: RefUpdate) -> list[Violation]:
     return [violation(f.code, u, f.detail, attempt, f.field, u.new) for f in failures]
 
 
+def _unrecorded(ctx: ReservedContext, u: RefUpdate, attempt: str) -> list[Violation]:
+    """Is the review ref on the server where the last receipt on record put it?"""
+    tip = ctx.server.get(RECEIPTS_PREFIX + attempt)
+    put = None
+    if tip is not None:
+        receipt, _ = parse_payload(envelope.parse(ctx.receipt_at(tip)).payload)
+        put = None if receipt is None else (receipt.ref, receipt.new_commit)
+    if put == (u.ref, u.old):
+        return []
+    return [violation("GATE-REVIEW-UNRECORDED", u, f"the review ref is at {u.old[:12]}, where no receipt on record "
+                                                   f"put it (a push landed it without its receipt ref); close the "
+                                                   "attempt, archive it, and review in a new attempt", attempt)]
+
+
 def _used_before(ctx: ReservedContext, attempt: str, digest: str) -> bool:
     """Was a receipt with this sealed payload pushed before: in the attempt's receipt history on
     the server, or in the archive?"""
     return ctx.archive.receipt(digest) or any(payload_digest(earlier) == digest
-                                              for earlier in receipt_history(ctx, attempt))
+                                              for earlier in ctx.receipt_history(attempt))
 
 
 def target_branch(ctx: ReservedContext, state: AttemptState) -> str | None:

@@ -30,7 +30,7 @@ def namespace_violations(ctx: ReservedContext, updates: Sequence[RefUpdate]) -> 
                                                          "archive only"))
             continue
         if not trusted:
-            ledger = u.ref.startswith((ATTEMPTS_PREFIX, GENERATIONS_PREFIX))
+            ledger = u.ref.startswith((ATTEMPTS_PREFIX, GENERATIONS_PREFIX)) or u.ref == ARCHIVE_REF
             out.append(violation("GATE-LEDGER-PUSHER" if ledger else "GATE-REVIEW-PUSHER", u,
                                  f"pusher {ctx.pusher!r} is not a trusted runner account"))
             continue

@@ -23,6 +23,15 @@ from ..refs import ATTEMPTS_PREFIX, generation_ref
 LEDGER_NAME, LEDGER_EMAIL = "gate ledger", "ledger@gate.invalid"
 
 
+def open_clone(path: Path) -> None:
+    """The trusted side's clone (`--repo`) must be a git repository: say which path is not."""
+    if not path.is_dir():
+        raise GateError("GATE-GIT-REPOSITORY", f"--repo {path}: no such directory")
+    probe = gitcmd.run_git(["rev-parse", "--git-dir"], cwd=path, ok=None)
+    if not probe.ok:
+        raise GateError("GATE-GIT-REPOSITORY", f"--repo {path} is not a git repository")
+
+
 def check_attempt_id(attempt: str) -> None:
     if not ids.is_attempt_id(attempt):
         raise GateError("GATE-INPUT-ARGUMENT", f"attempt id {attempt!r} is not of the allowed form")

@@ -317,6 +317,56 @@ def test_the_archive_only_grows(alab: Lab, change: str) -> None:
     assert refused(out, "GATE-LEDGER-ARCHIVE") or refused(out, "GATE-LEDGER-REWRITE"), out.stderr
 
 
+def test_an_archive_commit_with_a_second_parent_is_refused(alab: Lab) -> None:
+    """Issue 25, 5: the archive is one line of commits, each on the server's archive."""
+    _reviewed_and_closed(alab)
+    assert archive_closed(alab.work.path, alab.remote(), 0, now(), env=RUNNER).attempts
+    tip = alab.server.ref(archive.ARCHIVE_REF)
+    assert tip is not None
+    commit = _archive_commit(alab, archive.entries_for("a-merge", "g-merge", []), parents=[tip, alab.base])
+    before = alab.snapshot()
+    out = alab.server.push(f"{commit}:{archive.ARCHIVE_REF}", pusher_env=RUNNER)
+    assert refused(out, "GATE-LEDGER-ARCHIVE") and "only parent" in out.stderr, out.stderr
+    assert alab.snapshot() == before
+
+
+@pytest.mark.parametrize("where", ["root", "shard"])
+def test_an_archive_tree_with_an_empty_foreign_directory_is_refused(alab: Lab, where: str) -> None:
+    """Issue 25, 5: directories that hold no file change no path, and were not seen."""
+    tip = alab.server.ref(archive.ARCHIVE_REF)
+    if tip is None:
+        _reviewed_and_closed(alab)
+        assert archive_closed(alab.work.path, alab.remote(), 0, now(), env=RUNNER).attempts
+        tip = alab.server.ref(archive.ARCHIVE_REF)
+    assert tip is not None
+    git(alab.work.path, "fetch", "-q", alab.remote(), f"+{archive.ARCHIVE_REF}:{archive.ARCHIVE_REF}")
+    empty = git(alab.work.path, "mktree", input=b"").stdout.strip()
+    root = git(alab.work.path, "ls-tree", f"{tip}^{{tree}}").stdout
+    if where == "root":
+        listing = root + f"040000 tree {empty}\tforeign\n"
+    else:
+        line = next(x for x in root.splitlines() if x.endswith("\tattempts"))
+        sub = git(alab.work.path, "ls-tree", line.split()[2]).stdout + f"040000 tree {empty}\tff\n"
+        new_sub = git(alab.work.path, "mktree", input=sub.encode()).stdout.strip()
+        listing = root.replace(line, f"040000 tree {new_sub}\tattempts")
+    tree = git(alab.work.path, "mktree", input=listing.encode()).stdout.strip()
+    commit = git(alab.work.path, "commit-tree", tree, "-p", tip, "-m", "foreign").stdout.strip()
+    before = alab.snapshot()
+    out = alab.server.push(f"{commit}:{archive.ARCHIVE_REF}", pusher_env=RUNNER)
+    assert refused(out, "GATE-LEDGER-ARCHIVE"), out.stderr
+    assert alab.snapshot() == before
+
+
+def test_an_agent_pushing_the_archive_is_told_the_ledgers_code(alab: Lab) -> None:
+    from support.lab import AGENT_PUSH
+
+    commit = _archive_commit(alab, archive.entries_for("a-agent", "g-agent", []))
+    before = alab.snapshot()
+    out = alab.server.push(f"{commit}:{archive.ARCHIVE_REF}", pusher_env=AGENT_PUSH)
+    assert refused(out, "GATE-LEDGER-PUSHER") and not refused(out, "GATE-REVIEW-PUSHER"), out.stderr
+    assert alab.snapshot() == before
+
+
 def test_the_cli_archives_by_age(tmp_path: Path) -> None:
     lab = Lab(tmp_path / "cli", key_ids=("orch-1", "runner-1"))
     attempt, _head, _receipt = _reviewed_and_closed(lab)

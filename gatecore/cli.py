@@ -346,6 +346,8 @@ RemoteOpt = Annotated[str | None, Opt("--push", help="Remote to sync the ledger 
 
 
 def _ledger_result(state: AttemptState, result: PushResult | None, exports: str = "") -> int:
+    from .trusted.attempts import ALREADY
+
     if exports:
         _out(exports)
     if result is not None:
@@ -353,6 +355,9 @@ def _ledger_result(state: AttemptState, result: PushResult | None, exports: str 
             _err(result.output)
             _err("the server refused the ledger update; the local ledger was put back")
             return 1
+        if result.output == ALREADY:
+            _err(f"refs/gate/attempts/{state.attempt_id} has this record already (record {state.seq}): {ALREADY}")
+            return 0
         _err(f"pushed refs/gate/attempts/{state.attempt_id} (record {state.seq})")
     return 0
 
@@ -464,12 +469,16 @@ def review_record(
     from .adapters.config import load_keyfile
     from .adapters.files import read_capped
     from .strictjson import MAX_DOCUMENT_BYTES
-    from .trusted.review import push_review, record_review
+    from .trusted.attempts import ALREADY
+    from .trusted.review import push_review, record_review, review_landed
 
     if push and remote is None:
         raise GateError("GATE-INPUT-ARGUMENT", "--push needs --remote")
     output = read_capped(model_output, "GATE-INPUT-ARGUMENT", "model output", MAX_DOCUMENT_BYTES)
     now = int(time.time())
+    if push and remote is not None and review_landed(repo, attempt, head, remote):
+        _err(f"the review of {head} is on {remote} already, with its receipt: {ALREADY}")
+        return 0
     path = record_review(repo, attempt, base, head, output, load_keyfile(key), out, remote, None, ttl, now)
     _err(f"wrote {path}")
     if push and remote is not None:
@@ -478,8 +487,10 @@ def review_record(
 
 
 def _pushed(result: PushResult) -> int:
+    from .trusted.attempts import ALREADY
+
     if result.ok:
-        _err("review pushed")
+        _err(result.output if result.output == ALREADY else "review pushed")
         return 0
     _err(result.output)
     return 1

@@ -19,9 +19,9 @@ from pathlib import Path
 from gatecore.adapters.environment import client_env
 from gatecore.adapters.files import read_capped
 from gatecore.adapters.gitcmd import run_git
+from gatecore.errors import GateError
 
-from . import clientconfig
-from .frozen_commit import check
+from . import frozen_commit
 
 MAX_MESSAGE_BYTES = 1 << 20
 
@@ -33,12 +33,11 @@ def read_message(path: Path) -> bytes:
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="gate-frozen-commit-msg", description=(
-        "commit-msg stage: reject a commit, with its message, that writes a frozen path for the identities "
-        "it names, trailers included (docs/client.md)."))
-    p.add_argument("--policy", type=Path, default=None,
-                   help=f"policy file (default: {clientconfig.POLICY_FILE} as committed in HEAD)")
-    p.add_argument("message_file", type=Path, help="the commit message file (pre-commit passes it)")
+    """The pre-commit stage's options (`--policy`); the one file is the message."""
+    p = frozen_commit.parser()
+    p.prog = "gate-frozen-commit-msg"
+    p.description = ("commit-msg stage: reject a commit, with its message, that writes a frozen path for the "
+                     "identities it names, trailers included (docs/client.md).")
     return p
 
 
@@ -47,7 +46,14 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     args = parser().parse_args(argv)
     pusher = client_env().get("GATE_PUSHER", "").strip()
-    return run(lambda: check(args.policy, pusher, read_message(args.message_file)), "commit")
+
+    def check() -> tuple[int, list[str]]:
+        if len(args.filenames) != 1:
+            raise GateError("GATE-INPUT-ARGUMENT", "the commit-msg stage takes one file, the commit message "
+                                                   f"(got {len(args.filenames)})")
+        return frozen_commit.check(args.policy, pusher, read_message(Path(args.filenames[0])))
+
+    return run(check, "commit")
 
 
 if __name__ == "__main__":

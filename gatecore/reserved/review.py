@@ -35,12 +35,12 @@ def review_ref(ctx: ReservedContext, u: RefUpdate) -> list[Violation]:
     if not ids.is_attempt_id(attempt):
         return [violation("GATE-REF-NAME", u, "review refs are refs/heads/review/runner/<attempt-id>")]
     try:
+        if u.is_delete and ctx.archive.attempt(attempt):
+            return []  # archiving removes it, whatever it holds
         unrecorded = [] if u.is_create else _unrecorded(ctx, u, attempt)
     except GateError as exc:
         return [violation(exc.code, u, exc.detail, attempt)]
-    if u.is_delete:  # the trusted runner cleans up after a merge; archiving removes it
-        return [] if not unrecorded or ctx.archive.attempt(attempt) else unrecorded
-    if unrecorded:
+    if u.is_delete or unrecorded:  # the runner cleans up after a merge: from where its receipt put it
         return unrecorded
     if ATTEMPTS_PREFIX + attempt in ctx.push:
         return [violation("GATE-REVIEW-SAME-PUSH", u, "the push also updates the attempt's ledger", attempt)]

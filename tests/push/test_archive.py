@@ -21,6 +21,7 @@ from support.verdicts import refused
 from gatecore import archive
 from gatecore.errors import GateError
 from gatecore.refs import ATTEMPTS_PREFIX, RECEIPTS_PREFIX, REVIEW_PREFIX, generation_ref
+from gatecore.trusted.attempts import ALREADY
 from gatecore.trusted.ledgerarchive import archive_closed
 
 
@@ -166,12 +167,17 @@ def _kept(lab: Lab, attempt: str, generation: str) -> None:
     git(lab.work.path, "fetch", "-q", lab.remote(), "+refs/gate/*:refs/gate/*")
     held = archive.Archive(Objects(GitRepo.at(lab.work.path)), tip)
     assert lab.ledger_tip(attempt) is not None or (held.attempt(attempt) and held.generation(generation))
+    tip = lab.ledger_tip(attempt)
     try:
         again = lab.append(attempt, "opened", **lab.open_fields(attempt, generation))
     except GateError as exc:  # the orchestrator sees the attempt, or the claim, on the server
         assert exc.code in ("GATE-LEDGER-SEQUENCE", "GATE-LEDGER-GENERATION-REUSED"), exc
         return
-    assert again is not None and refused(again, "GATE-LEDGER-GENERATION-REUSED"), again
+    assert again is not None
+    if tip is not None:  # the attempt is on the server as it was: the command says so, pushes nothing
+        assert again.ok and again.output == ALREADY and lab.ledger_tip(attempt) == tip, again
+    else:
+        assert refused(again, "GATE-LEDGER-GENERATION-REUSED"), again
 
 
 def test_a_non_atomic_archive_push_that_git_half_applies_loses_nothing(tmp_path: Path) -> None:
@@ -346,7 +352,9 @@ def test_an_archive_tree_with_an_empty_foreign_directory_is_refused(alab: Lab, w
         listing = root + f"040000 tree {empty}\tforeign\n"
     else:
         line = next(x for x in root.splitlines() if x.endswith("\tattempts"))
-        sub = git(alab.work.path, "ls-tree", line.split()[2]).stdout + f"040000 tree {empty}\tff\n"
+        shards = git(alab.work.path, "ls-tree", line.split()[2]).stdout
+        free = next(f"{i:02x}" for i in range(256) if f"\t{i:02x}\n" not in shards)
+        sub = shards + f"040000 tree {empty}\t{free}\n"
         new_sub = git(alab.work.path, "mktree", input=sub.encode()).stdout.strip()
         listing = root.replace(line, f"040000 tree {new_sub}\tattempts")
     tree = git(alab.work.path, "mktree", input=listing.encode()).stdout.strip()

@@ -17,6 +17,7 @@ agent-writable workspace.
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from pathlib import Path
 
 from .. import digest, envelope, strictjson
@@ -110,9 +111,10 @@ def _same_receipt(out: Path, doc: dict[str, object], now: int) -> bool:
 
 
 def landed(repo_path: Path, remote: str, attempt: str, head: str, payload: str | None = None,
-           env: gitcmd.Env = None) -> bool:
+           bound: Mapping[str, object] | None = None, env: gitcmd.Env = None) -> bool:
     """Does the server hold the review of `head` for this attempt, its receipt on record (the
-    receipt with sealed-payload digest `payload`, if given)? Then a retry has nothing to do."""
+    receipt with sealed-payload digest `payload`, or binding the `bound` values, if given)?
+    Then a retry has nothing to do."""
     receipts_ref, review_ref = RECEIPTS_PREFIX + attempt, REVIEW_PREFIX + attempt
     refs = gitcmd.ls_remote(repo_path, remote, review_ref, receipts_ref, env=env)
     if refs.get(review_ref) != head or receipts_ref not in refs:
@@ -125,15 +127,24 @@ def landed(repo_path: Path, remote: str, attempt: str, head: str, payload: str |
         doc = strictjson.loads(envelope.parse(data).payload)
     except GateError:
         return False
-    put = isinstance(doc, dict) and (doc.get("ref"), doc.get("new_commit")) == (review_ref, head)
-    return put and (payload is None or envelope.payload_digest(data) == payload)
+    if not isinstance(doc, dict) or (doc.get("ref"), doc.get("new_commit")) != (review_ref, head):
+        return False
+    return ((payload is None or envelope.payload_digest(data) == payload)
+            and all(doc.get(k) == v for k, v in (bound or {}).items()))
 
 
 def review_landed(repo_path: Path, attempt: str, head_rev: str, remote: str, env: gitcmd.Env = None) -> bool:
-    """`gate review record --push` run again after its push landed: nothing to do."""
+    """`gate review record --push` run again after its push landed: nothing to do. (Landed for
+    the model now on record: after a failover the review is the new model's to make.)"""
     check_attempt_id(attempt)
     open_clone(repo_path)
-    return landed(repo_path, remote, attempt, GitRepo.at(repo_path).resolve(head_rev), env=env)
+    gitcmd.sync_ref(repo_path, remote, ATTEMPTS_PREFIX + attempt, env=env)
+    repo = GitRepo.at(repo_path)
+    state = attempt_state(repo, attempt, 0)
+    if state is None or state.model_id is None:
+        return False  # record_review says what is missing
+    return landed(repo_path, remote, attempt, repo.resolve(head_rev),
+                  bound={"model_id": state.model_id, "ledger_record": state.model_record}, env=env)
 
 
 def push_review(repo_path: Path, attempt: str, receipt_file: Path, remote: str, now: int,
@@ -148,7 +159,7 @@ def push_review(repo_path: Path, attempt: str, receipt_file: Path, remote: str, 
         raise GateError("GATE-RECEIPT-FIELD", "the receipt names no new_commit")
     head = doc["new_commit"]
     old = doc.get("old_commit")
-    if landed(repo_path, remote, attempt, head, envelope.payload_digest(data), env):
+    if landed(repo_path, remote, attempt, head, envelope.payload_digest(data), env=env):
         return gitcmd.PushResult(True, ALREADY)
     receipts_ref = RECEIPTS_PREFIX + attempt
     review_ref = REVIEW_PREFIX + attempt

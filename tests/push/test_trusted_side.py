@@ -185,6 +185,11 @@ def test_the_runners_commands_run_again_after_they_landed_change_nothing(lab: La
                 str(tmp_path / "receipt.json"), "--remote", lab.remote(), env=RUNNER)
     assert push.returncode == 0 and "already" in push.stderr, push.stderr
     assert lab.snapshot() == before
+    # After a failover the landed review is the old model's: nothing is "already" done for the new one.
+    assert lab.append(attempt, "failover", model_id="model-b").ok  # type: ignore[union-attr]
+    record[record.index("--out") + 1] = str(tmp_path / "receipt-b.json")
+    after = gate(*record, "--push", env=RUNNER)
+    assert "already" not in after.stderr, after.stderr
 
 
 def test_the_orchestrators_commands_run_again_after_they_landed_change_nothing(lab: Lab, tmp_path: Path) -> None:

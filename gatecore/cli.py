@@ -410,6 +410,8 @@ RemoteOpt = Annotated[str | None, Opt("--push", help="Remote to sync the ledger 
 
 
 def _ledger_result(state: AttemptState, result: PushResult | None, exports: str = "") -> int:
+    from .trusted.attempts import ALREADY
+
     if exports:
         _out(exports)
     if result is not None:
@@ -417,6 +419,9 @@ def _ledger_result(state: AttemptState, result: PushResult | None, exports: str 
             _err(result.output)
             _err("the server refused the ledger update; the local ledger was put back")
             return 1
+        if result.output == ALREADY:
+            _err(f"refs/gate/attempts/{state.attempt_id} has this record already (record {state.seq}): {ALREADY}")
+            return 0
         _err(f"pushed refs/gate/attempts/{state.attempt_id} (record {state.seq})")
     return 0
 
@@ -493,7 +498,9 @@ def attempt_show(
     from .ledger import read_state
     from .objects import Objects
     from .refs import ATTEMPTS_PREFIX
+    from .trusted.attempts import check_attempt_id
 
+    check_attempt_id(attempt)
     r = GitRepo.at(repo)
     tip = r.ref_target(ATTEMPTS_PREFIX + attempt)
     if tip is None:
@@ -528,7 +535,8 @@ def review_record(
     from .adapters.files import read_capped
     from .modeloutput import read
     from .strictjson import MAX_DOCUMENT_BYTES
-    from .trusted.review import push_review, record_review
+    from .trusted.attempts import ALREADY
+    from .trusted.review import push_review, record_review, review_landed
 
     if push and remote is None:
         raise GateError("GATE-INPUT-ARGUMENT", "--push needs --remote")
@@ -536,6 +544,9 @@ def review_record(
     for note in read(output, str(model_output)).notes(str(model_output)):
         _err(note)
     now = int(time.time())
+    if push and remote is not None and review_landed(repo, attempt, head, remote):
+        _err(f"the review of {head} is on {remote} already, with its receipt: {ALREADY}")
+        return 0
     path = record_review(repo, attempt, base, head, output, load_keyfile(key), out, remote, None, ttl, now,
                          origin=str(model_output))
     _err(f"wrote {path}")
@@ -545,8 +556,10 @@ def review_record(
 
 
 def _pushed(result: PushResult) -> int:
+    from .trusted.attempts import ALREADY
+
     if result.ok:
-        _err("review pushed")
+        _err(result.output if result.output == ALREADY else "review pushed")
         return 0
     _err(result.output)
     return 1
@@ -577,18 +590,20 @@ def ledger_archive(
     remote: Annotated[str, Opt("--remote", help="The server remote.")],
     older_than: Annotated[str, Opt("--older-than", help="Archive attempts closed at least this long ago "
                                                         "(30d, 12h, 0).")],
-    batch: Annotated[int, Opt("--batch", help="Attempts per push.", min=1, max=5000)] = 200,
+    batch: Annotated[int, Opt("--batch", help="Attempts per push (1 to 5000).")] = 200,
     dry_run: Annotated[bool, Opt("--dry-run", help="Say what would be archived; push nothing.")] = False,
 ) -> int:
-    """Fold closed attempts into refs/gate/archive and remove their refs (one atomic push per batch)."""
+    """Fold closed attempts into refs/gate/archive, then remove their refs (two pushes per batch; safe to re-run)."""
     from .trusted.ledgerarchive import archive_closed
 
     done = archive_closed(repo, remote, _seconds(older_than), int(time.time()), batch=batch, dry_run=dry_run)
     verb = "would archive" if dry_run else "archived"
     _out(f"{verb} {len(done.attempts)} attempt(s) in {done.pushes} push(es)")
+    for text in done.skipped:
+        _err(f"skipped {text}")
     for text in done.refused:
         _err(text)
-    return 1 if done.refused else 0
+    return 0 if done.ok else 1
 
 
 @command(app, "approve")

@@ -222,7 +222,7 @@ _ALL: tuple[Code, ...] = (
     _c("GATE-LEDGER-PUSHER", "the pusher may not write the attempt ledger",
        "only the trusted orchestrator and runner accounts write refs/gate/"),
     _c("GATE-LEDGER-DELETE", "attempt ledger refs cannot be deleted",
-       "the ledger is append-only"),
+       "the ledger is append-only; gate ledger archive removes closed attempts once the archive holds them"),
     _c("GATE-LEDGER-REWRITE", "the ledger update is not a fast-forward of the existing chain",
        "the ledger is append-only; append a new record instead"),
     _c("GATE-LEDGER-RECORD", "a ledger commit is not a well-formed attempt record (or is over the size cap)",
@@ -250,6 +250,8 @@ _ALL: tuple[Code, ...] = (
        "push the ledger record first; a review is judged against the ledger the server already holds"),
     _c("GATE-REVIEW-RECEIPT-REF", "a receipt ref was pushed without its review ref, or malformed",
        "push refs/gate/receipts/<id> and refs/heads/review/runner/<id> in one atomic push"),
+    _c("GATE-REVIEW-UNRECORDED", "the review ref is not where the last receipt on record put it",
+       "a push landed the review ref without its receipt ref; close the attempt, archive it and review in a new one"),
     # --- configuration ---------------------------------------------------------
     _c("GATE-CONFIG-POLICY", "the server policy is missing or invalid",
        "not the pusher's fault: the server admin runs gate policy check FILE (each problem with its line and "

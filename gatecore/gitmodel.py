@@ -1,7 +1,7 @@
 """The port: what the engine reads from git, and nothing else (a Protocol, no I/O here).
 
-The engine (`objects`, `treediff`, `digest`, `frozen`, `pushcheck`, `ledgerrefs`,
-`reviewrefs`) reads a repository only through a `GitReader`. The reader hands out raw
+The engine (`objects`, `treediff`, `digest`, `frozen`, `pushcheck`, the `reserved`
+stage) reads a repository only through a `GitReader`. The reader hands out raw
 object bytes and ref values; every fact a decision uses is parsed from those bytes by
 `gatecore.objects`, one parser whose reading matches git's. The one implementation over
 a real repository are `gatecore.adapters.gitstream.GitStream` (git's own processes:

@@ -8,7 +8,7 @@ go `opened` (generation, workspace, prompt digest), `model-selected`, `failover`
 be neither reordered nor re-parented without breaking a seal. Because the ledger lives
 under a ref, it replicates with the repository wherever the platform puts it.
 
-The gate validates every update of these refs (`ledgerrefs.py`); the current state of an
+The gate validates every update of these refs (`gatecore.reserved`); the current state of an
 attempt is what the last record leaves on record. This module is the record model, the
 state machine and the reading of a chain (pure; the trusted side writes records in
 `trusted/attempts.py`).

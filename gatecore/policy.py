@@ -321,7 +321,7 @@ DEFAULT_DEADLINE_SECONDS = 30.0
 
 @dataclass(frozen=True, slots=True)
 class Policy:
-    mode: str
+    mode: Mode
     rules: tuple[FreezeRule, ...]
     delete: str
     force: str

@@ -4,7 +4,7 @@ The caller supplies the object store, the updates, the policy, the pusher and th
 already exist; the result lists every violation (never only the first). Errors reading
 the repository propagate as `GateError` and end in a rejection at the entry point. The
 reserved namespaces (ledger, receipts, review refs) are the next stage's
-(`ledgerrefs`, `reviewrefs`); here they only get the frozen-file check like any ref.
+(`gatecore.reserved`); here they only get the frozen-file check like any ref.
 
 Which commits are checked (docs/policy.md):
 

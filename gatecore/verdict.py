@@ -10,8 +10,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Literal
 
 from .findings import Violation, unique_in_order
+from .policy import Mode
+
+Decision = Literal["accept", "reject", "evaluate-reject"]  # what the audit log records
 
 #: The codes evaluate mode reports without rejecting.
 EVALUABLE = ("GATE-FROZEN-", "GATE-REF-DELETE", "GATE-REF-FORCE")
@@ -20,11 +24,11 @@ EVALUABLE = ("GATE-FROZEN-", "GATE-REF-DELETE", "GATE-REF-FORCE")
 @dataclass(frozen=True, slots=True)
 class Verdict:
     exit_code: int  # 0 accept (or evaluate mode), 1 reject
-    decision: str  # accept | reject | evaluate-reject
+    decision: Decision
     codes: tuple[str, ...]
 
     @property
-    def shown_as(self) -> str:
+    def shown_as(self) -> Mode:
         """How the report words it: 'enforce' (rejected) or 'evaluate' (would be rejected)."""
         return "evaluate" if self.decision == "evaluate-reject" else "enforce"
 

@@ -12,6 +12,10 @@ branch (all of them on a detached HEAD).
 
 A handful of git calls whatever the size of the change; no per-file work outside
 libgit2's tree walk below directories a frozen pattern can match.
+
+The message does not exist yet at this stage: rules that read trailers (`trailers`, and
+`Co-authored-by` emails for `authors`) see the commit with its message at the commit-msg
+stage (`hooks/frozen_message.py`, hook id `gate-frozen-files-msg`).
 """
 
 from __future__ import annotations
@@ -77,20 +81,21 @@ def merge_heads(git_dir: str) -> list[str]:
 
 
 def staged_violations(repo: GitRepo, policy: Policy, tree: str, parents: Sequence[str], author: Ident,
-                      committer: Ident, pusher: str, branch: str | None) -> list[Violation]:
-    """Every frozen path the commit-to-be writes, per rule that restricts one of its identities.
+                      committer: Ident, pusher: str, branch: str | None, message: bytes = b"") -> list[Violation]:
+    """Every frozen path the commit-to-be writes, per rule that restricts one of its identities
+    (`message`: its message, at the commit-msg stage; its trailers count as the server counts them).
 
     The same function the server applies to each pushed commit.
     """
     rules = [r for r in policy.rules if branch is None or r.applies_to_ref(branch)]
-    staged = Commit(STAGED, tree, tuple(parents), (author, committer), "", b"", b"")
+    staged = Commit(STAGED, tree, tuple(parents), (author, committer), "", message, b"")
     objects = Objects(repo)
     checker = FrozenChecker(objects, whole_change=policy.noncanonical_modes == "refuse")
     checker.signatures = SignatureChecker(objects, None)  # not signed yet: `signers` rules cannot see it here
     return commit_violations(checker, staged, rules, display(branch or "HEAD"), pusher, STAGED)
 
 
-def check(policy_path: Path | None, pusher: str) -> tuple[int, list[str]]:
+def check(policy_path: Path | None, pusher: str, message: bytes = b"") -> tuple[int, list[str]]:
     tree = staged_tree()  # first: fails on an unmerged index before anything else is read
     author, committer = commit_identities()
     head = rev_commit("HEAD")
@@ -98,7 +103,7 @@ def check(policy_path: Path | None, pusher: str) -> tuple[int, list[str]]:
     repo = GitRepo.for_hook(environment.git_dir())
     parents = ([head] if head else []) + merge_heads(repo.path)
     policy, origin = clientconfig.load_policy(repo, ["HEAD"], policy_path)
-    violations = staged_violations(repo, policy, tree, parents, author, committer, pusher, branch)
+    violations = staged_violations(repo, policy, tree, parents, author, committer, pusher, branch, message)
     notes = [f"gate: note: policy {origin}; author {author.email}, committer {committer.email}, "
              f"pusher {pusher or '(unknown: set GATE_PUSHER)'}"]
     return verdict_lines(violations, policy, "commit", notes)

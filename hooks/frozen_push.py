@@ -124,7 +124,7 @@ def with_approvals(repo: GitRepo, policy: Policy, repository_id: str | None, upd
     server applies them: (violations left, gate approve commands, 'approved' notes, notes)."""
     import time
 
-    from gatecore.approvalrefs import ApprovalContext, apply
+    from gatecore.reserved.approvals import ApprovalContext, apply
 
     repository_id = repository_id or _config_value(repo, "gate.repositoryId")
     if not repository_id:

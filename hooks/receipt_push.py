@@ -2,7 +2,7 @@
 
 A push to `refs/heads/review/runner/<id>` (with its receipt ref `refs/gate/receipts/<id>`),
 or to the ledger `refs/gate/attempts/<id>`, is checked by the server's own
-`gatecore.reviewrefs.check`: trusted pusher, ledger chain, receipt seal, every
+`gatecore.reserved.check`: trusted pusher, ledger chain, receipt seal, every
 bound field recomputed from the local objects, verdict and reasons. It needs:
 
 * the ledger, fetched from the remote: `git fetch origin '+refs/gate/*:refs/gate/*'`
@@ -31,10 +31,8 @@ from pathlib import Path
 
 from gatecore.adapters import environment, gitcmd
 from gatecore.adapters.gitrepo import GitRepo
-from gatecore.approvalrefs import is_approval_ref
 from gatecore.errors import GateError, unreadable
 from gatecore.findings import Violation
-from gatecore.ledgerrefs import ReservedContext, ServerRefs
 from gatecore.objects import Objects, single_file
 from gatecore.refs import (
     ATTEMPTS_PREFIX,
@@ -46,6 +44,9 @@ from gatecore.refs import (
     display,
     is_reserved,
 )
+from gatecore.reserved import ReservedContext, ServerRefs
+from gatecore.reserved import check as reserved_check
+from gatecore.reserved.approvals import is_approval_ref
 
 from . import clientconfig, pushset
 from .common import git, verdict_lines
@@ -172,17 +173,20 @@ def reserved_violations(repo: GitRepo, args: argparse.Namespace, env: Mapping[st
                         special: Sequence[RefUpdate], updates: Sequence[RefUpdate], remote_now: Mapping[bytes, str],
                         now: int) -> tuple[int, list[str]]:
     """The server's check of the reserved updates (`updates`, the whole push, is where receipts are found)."""
-    from gatecore import reviewrefs
-
     revisions = pushset.config_revisions(remote, updates)
     policy, origin = clientconfig.load_policy(repo, revisions, args.policy)
     pusher = env.get("GATE_PUSHER", "").strip()
     repository_id = args.repository_id or ledger_repository(repo, special, now)
-    ctx = ReservedContext(Objects(repo), policy, pusher, repository_id, now, {u.ref: u for u in updates},
-                          server_refs(repo, remote, remote_now),
-                          lambda: clientconfig.load_keyring(repo, revisions, args.keyring),
-                          lambda: gitcmd.remote_head(".", remote))
-    violations = explain_missing(reviewrefs.check(ctx, special).violations, remote)
+    keyring, problem = None, ""
+    try:
+        keyring = clientconfig.load_keyring(repo, revisions, args.keyring)
+    except GateError as exc:  # reported as the server would: only once a check needs the keyring
+        problem = exc.detail
+    ctx = ReservedContext(objects=Objects(repo), policy=policy, pusher=pusher, repository_id=repository_id, now=now,
+                          push={u.ref: u for u in updates}, server=server_refs(repo, remote, remote_now),
+                          keyring=keyring, head_branch=lambda: gitcmd.remote_head(".", remote),
+                          keyring_problem=problem or "no keyring")
+    violations = explain_missing(reserved_check(ctx, special).violations, remote)
     notes = [f"gate: note: checked {', '.join(display(u.raw_ref) for u in special)}; policy {origin}; "
              f"repository {repository_id or '(unknown: pass --repository-id)'}; "
              f"pusher {pusher or '(unknown: set GATE_PUSHER)'}"]

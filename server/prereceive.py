@@ -2,15 +2,20 @@
 
 `main` is the pipeline, top to bottom, and its only error boundary:
 
-1. the installation record and the environment (platform, pusher),
-2. stdin, capped, parsed into ref updates (`gatecore.refs`),
-3. the policy and keyring, from their validated caches (`gatecore.adapters.config`),
-4. ref rules and frozen files over the new commits (`gatecore.pushcheck`),
-5. the reserved namespaces: ledger, generation claims, receipts, review refs
-   (`gatecore.ledgerrefs`, `gatecore.reviewrefs`), against the server's own ref values,
-6. the verdict under the policy's mode (`gatecore.verdict`),
-7. the report the pusher sees (`gatecore.report`), chained hooks,
-8. one audit line (`server.audit`).
+1. **installation and environment**: the installation record, the platform and the pusher
+   (`server.installation`, `gatecore.adapters.environment`);
+2. **input**: stdin, capped, parsed into ref updates (`gatecore.refs`);
+3. **configuration**: the policy, the keyring and the signers, each loaded once from its
+   validated cache (`gatecore.adapters.config`), with the clock read once: every check of
+   the push judges at the same `now`;
+4. **push rules**: ref rules, frozen files and signatures over the new commits
+   (`gatecore.pushcheck`);
+5. **the reserved stage**: namespace rights, archive, ledger, receipts, review refs and
+   approvals, against the server's own ref values (`gatecore.reserved.check`);
+6. **verdict** under the policy's mode (`gatecore.verdict`);
+7. **report**: what the pusher sees (`gatecore.report`), then chained hooks, then the
+   approvals the push used are recorded as spent;
+8. **audit**: one line (`server.audit`).
 
 Exit codes: 0 accept, 1 policy reject, 2 configuration error, 3 internal error or
 deadline. Anything but 0 rejects every ref of the push. Every path that is not a proven
@@ -24,46 +29,68 @@ keyring come from their validated caches; receipts and ledger records are read b
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gatecore.adapters import config, environment
 from gatecore.errors import GateError
 from gatecore.findings import Violation
 from gatecore.gitmodel import GitReader
-from gatecore.policy import Policy
-from gatecore.refs import GATE_PREFIX, MAX_INPUT_BYTES, RefUpdate, display, is_reserved, parse_pre_receive
+from gatecore.keys import Keyring
+from gatecore.policy import Mode, Policy
+from gatecore.refs import MAX_INPUT_BYTES, RefUpdate, display, is_reserved, parse_pre_receive
 from gatecore.report import error_lines, render
-from gatecore.verdict import decide
+from gatecore.verdict import Decision, decide
 
 from . import audit, installation
 from .deadline import Deadline
 
+if TYPE_CHECKING:
+    from gatecore.allowedsigners import AllowedSigners
+    from gatecore.objects import Objects
+    from gatecore.reserved.approvals import ApprovalContext, Used
+    from gatecore.signatures import TrustedKeys
+
 #: Until the policy (and its deadline: limits.deadline_seconds, or the platform's default) is read, the watchdog only
 #: guards against a start-up that hangs: a loaded machine may take seconds to start Python.
 STARTUP_DEADLINE_SECONDS = 30.0
-GATE_APPROVALS = GATE_PREFIX + "approval"  # refs/gate/approvals/* and refs/gate/approval-uses/*
 
 
-@dataclass
+@dataclass(frozen=True)
 class Outcome:
     exit_code: int
-    decision: str  # accept | reject | evaluate-reject
+    decision: Decision
     lines: list[str] = field(default_factory=list)
     codes: list[str] = field(default_factory=list)
     attempt_ids: list[str] = field(default_factory=list)
     commits_checked: int = 0
-    mode: str | None = None
+    mode: Mode | None = None
     walks: list[str] = field(default_factory=list)
     catalogue: str | None = None  # the agent catalogue version the policy's named sets came from
-    approvals: list[Any] = field(default_factory=list)  # approvalrefs.Used: recorded once the push is accepted
+    approvals: list[Used] = field(default_factory=list)  # recorded as used once the push is accepted
     #: why each restricted commit that violated a rule was restricted (docs/agents.md, evidence)
     evidence: list[dict[str, str]] = field(default_factory=list)
+
+
+def rejection(exit_code: int, code: str, lines: list[str]) -> Outcome:
+    return Outcome(exit_code=exit_code, decision="reject", lines=lines, codes=[code])
+
+
+@dataclass(frozen=True)
+class Configuration:
+    """Stage 3: what the installation configures, each file loaded once per push."""
+
+    policy: Policy
+    keyring: Keyring | None  # None: no keyring installed
+    signers: TrustedKeys | None  # commit signatures' keys, when the policy reads signatures
+    load_ssh_signers: Callable[[], AllowedSigners | None]  # SSH-signed approvals' keys, read when one is
+    now: int  # the clock, read once: every check of the push judges at this time
 
 
 def read_stdin() -> bytes:
@@ -73,88 +100,92 @@ def read_stdin() -> bytes:
     return data
 
 
-def load_keyring(inst: installation.Installation) -> Any:
-    if not inst.has_keyring:
-        raise GateError("GATE-CONFIG-KEYRING", "no keyring is installed for this repository, and this push needs "
-                                               "one (refs/gate/*, review refs): install one with gate server install "
-                                               "GIT_DIR --keyring FILE (docs/ci.md)")
-    return config.load_keyring(inst.keyring)
+def load_keyring(inst: installation.Installation) -> Keyring | None:
+    """The installed keyring (None: none installed); a broken one is a configuration error."""
+    return config.load_keyring(inst.keyring) if inst.has_keyring else None
 
 
-def approval_context(inst: installation.Installation, policy: Policy, objects: Any, repo: GitReader) -> Any:
-    """How this installation verifies approvals (`approvalrefs.ApprovalContext`): its keyring
-    and allowed-signers file, loaded when a record needs them."""
-    from gatecore import approvalrefs
+def ssh_signers(inst: installation.Installation) -> Callable[[], AllowedSigners | None]:
+    return lambda: (config.load_allowed_signers(inst.allowed_signers) if os.path.lexists(inst.allowed_signers)
+                    else None)
 
-    return approvalrefs.ApprovalContext(
-        objects, policy, inst.repository_id, int(time.time()), repo.ref_target,
-        lambda: load_keyring(inst) if inst.has_keyring else None,
-        lambda: config.load_allowed_signers(inst.allowed_signers) if os.path.lexists(inst.allowed_signers)
-        else None)
+
+def configuration(inst: installation.Installation, policy: Policy, now: int) -> Configuration:
+    """Stage 3, after the policy: a broken keyring or signers file rejects every push, not only
+    the pushes that need it."""
+    signers = None
+    if policy.needs_signers:
+        signers = config.load_trusted_keys(*(p if os.path.lexists(p) else None
+                                             for p in (inst.allowed_signers, inst.openpgp_keys)))
+    return Configuration(policy, load_keyring(inst), signers, ssh_signers(inst), now)
+
+
+def approval_context(inst: installation.Installation, policy: Policy, objects: Objects,
+                     repo: GitReader) -> ApprovalContext:
+    """How this installation verifies approvals outside a push (`gate approvals list` on the
+    server): its keyring, its allowed-signers file, the clock now."""
+    from gatecore.reserved.approvals import ApprovalContext
+
+    return ApprovalContext(objects, policy, inst.repository_id, int(time.time()), repo.ref_target,
+                           lambda: load_keyring(inst), ssh_signers(inst))
 
 
 def check_push(inst: installation.Installation, hook_env: environment.HookEnv, updates: Sequence[RefUpdate],
-               policy: Policy, deadline: Deadline) -> Outcome:
-    """Stages 4-7: ref rules and frozen files, the reserved namespaces, the verdict, the report."""
+               conf: Configuration, deadline: Deadline) -> Outcome:
+    """Stages 4-7: push rules, the reserved stage, the verdict, the report."""
     from gatecore.adapters.gitstream import GitStream
     from gatecore.refs import object_format_problem
 
+    policy = conf.policy
     live = [u for u in updates if not u.is_noop]
     if not live:
-        return Outcome(0, "accept", mode=policy.mode, catalogue=policy.catalogue_version)
+        return Outcome(exit_code=0, decision="accept", mode=policy.mode, catalogue=policy.catalogue_version)
     repo = GitStream(hook_env.git_dir, hook_env.quarantine)
     try:
         if (problem := object_format_problem(live, repo.object_format)) is not None:
             raise GateError("GATE-GIT-OBJECT-FORMAT", problem)
-        return _checked(inst, hook_env, live, policy, deadline, repo)
+        return _checked(inst, hook_env, live, conf, deadline, repo)
     finally:
         repo.close()
 
 
 def _checked(inst: installation.Installation, hook_env: environment.HookEnv, live: Sequence[RefUpdate],
-             policy: Policy, deadline: Deadline, repo: GitReader) -> Outcome:
+             conf: Configuration, deadline: Deadline, repo: GitReader) -> Outcome:
     from gatecore.objects import Objects
     from gatecore.pushcheck import PushChecker
 
+    policy = conf.policy
     objects = Objects(repo)
-    signers = None
-    if policy.needs_signers:
-        signers = config.load_trusted_keys(*(p if os.path.lexists(p) else None
-                                             for p in (inst.allowed_signers, inst.openpgp_keys)))
-    report = PushChecker(objects, policy, hook_env.pusher, None, deadline.at, signers).check(live)
-    violations: list[Violation] = report.violations
+    # 4. push rules
+    rules = PushChecker(objects, policy, hook_env.pusher, None, deadline.at, conf.signers).check(live)
+    violations: list[Violation] = rules.violations
     attempt_ids: list[str] = []
-    reserved = [u for u in live if is_reserved(u.ref)]
-    used: list[Any] = []
+    used: list[Used] = []
     commands: list[str] = []
-    if policy.approvals_enabled or any(u.ref.startswith(GATE_APPROVALS) for u in reserved):
-        from gatecore import approvalrefs
+    # 5. the reserved stage
+    if policy.approvals_enabled or any(is_reserved(u.ref) for u in live):
+        from gatecore import reserved
 
-        actx = approval_context(inst, policy, objects, repo)
-        pushed = [u for u in reserved if approvalrefs.is_approval_ref(u.ref)]
-        reserved = [u for u in reserved if not approvalrefs.is_approval_ref(u.ref)]
-        if policy.approvals_enabled:
-            violations, used, commands = approvalrefs.apply(actx, live, violations)
-        violations += approvalrefs.check_pushes(actx, hook_env.pusher, pushed)
-    if reserved:
-        from gatecore import reviewrefs
-        from gatecore.ledgerrefs import ReservedContext, ServerRefs
-
-        ctx = ReservedContext(objects, policy, hook_env.pusher, inst.repository_id, int(time.time()),
-                              {u.ref: u for u in live}, ServerRefs(repo.ref_target), lambda: load_keyring(inst),
-                              lambda: repo.symbolic_target("HEAD"))
-        found = reviewrefs.check(ctx, reserved)
-        violations += found.violations
-        attempt_ids = found.attempt_ids
+        ctx = reserved.ReservedContext(
+            objects=objects, policy=policy, pusher=hook_env.pusher, repository_id=inst.repository_id,
+            now=conf.now, push={u.ref: u for u in live}, server=reserved.ServerRefs(repo.ref_target),
+            keyring=conf.keyring, head_branch=lambda: repo.symbolic_target("HEAD"), rule_violations=violations,
+            load_signers=conf.load_ssh_signers)
+        found = reserved.check(ctx, live)
+        violations, attempt_ids = found.violations, found.attempt_ids
+        used, commands = found.approvals_used, found.approve_commands
+    # 6. verdict
     verdict = decide(violations, policy.mode)
+    # 7. report (chained hooks and spent approvals follow in `main`)
     lines = render(violations, mode=verdict.shown_as, cap=policy.max_violations_shown, gitlab=hook_env.gitlab,
                    commands=commands, git_dir=str(inst.gate_dir.parent))
     evidence = list({(v.commit, v.identity, v.evidence): {"commit": v.commit or "", "identity": v.identity or "",
                                                           "evidence": v.evidence}
                      for v in violations if v.evidence}.values())[:policy.max_violations_shown]
-    return Outcome(verdict.exit_code, verdict.decision, lines, list(verdict.codes), attempt_ids,
-                   report.commits_checked, policy.mode, report.walks, policy.catalogue_version,
-                   used if policy.mode == "enforce" and verdict.exit_code == 0 else [], evidence=evidence)
+    return Outcome(exit_code=verdict.exit_code, decision=verdict.decision, lines=lines, codes=list(verdict.codes),
+                   attempt_ids=attempt_ids, commits_checked=rules.commits_checked, mode=policy.mode,
+                   walks=rules.walks, catalogue=policy.catalogue_version,
+                   approvals=used if policy.mode == "enforce" and verdict.exit_code == 0 else [], evidence=evidence)
 
 
 def run_chain(inst: installation.Installation, data: bytes, argv: Sequence[str]) -> list[Violation]:
@@ -173,13 +204,13 @@ def run_chain(inst: installation.Installation, data: bytes, argv: Sequence[str])
     return []
 
 
-def record_uses(hook_env: environment.HookEnv, used: Sequence[Any]) -> None:
+def record_uses(hook_env: environment.HookEnv, used: Sequence[Used]) -> None:
     """Spend each approval the accepted push relied on: create refs/gate/approval-uses/<id>,
     create-only, in the repository proper (outside the quarantine, which forbids ref updates;
     the approval commit it points at is already there). A use that cannot be recorded
     rejects the push: GATE-APPROVAL-USED."""
     from gatecore.adapters.gitcmd import run_git
-    from gatecore.approvalrefs import USES_PREFIX
+    from gatecore.reserved.approvals import USES_PREFIX
 
     for u in used:
         got = run_git([f"--git-dir={hook_env.git_dir}", "update-ref", "-m", "gate: approval used", USES_PREFIX + u.id,
@@ -191,10 +222,10 @@ def record_uses(hook_env: environment.HookEnv, used: Sequence[Any]) -> None:
 
 
 def audit_record(hook_env: environment.HookEnv | None, updates: Sequence[RefUpdate], outcome: Outcome,
-                 started: float) -> dict[str, Any]:
+                 now: int, started: float) -> dict[str, Any]:
     return {
         "event": "decision",
-        "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(now)),
         "pusher": None if hook_env is None else hook_env.pusher,
         "pusher_source": None if hook_env is None else hook_env.pusher_source,
         "platform": None if hook_env is None else hook_env.platform,
@@ -221,6 +252,7 @@ def audit_record(hook_env: environment.HookEnv | None, updates: Sequence[RefUpda
 
 def main(argv: Sequence[str] | None = None) -> int:
     started = time.monotonic()
+    now = int(time.time())  # the one reading of the clock for this push
     args = list(sys.argv[1:] if argv is None else argv)
     if len(args) < 2 or args[0] != "--gate-dir":
         sys.stderr.write("usage: python -m server.prereceive --gate-dir DIR\n")
@@ -234,48 +266,50 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     def on_expire() -> None:  # runs in the watchdog thread, just before it ends the process
         audit.append(gate_dir / installation.AUDIT_FILE,
-                     audit_record(hook_env, updates, Outcome(3, "reject", [], ["GATE-HOOK-DEADLINE"]), started),
+                     audit_record(hook_env, updates, rejection(3, "GATE-HOOK-DEADLINE", []), now, started),
                      wait=0.2, syslog=sink)
 
     deadline = Deadline(STARTUP_DEADLINE_SECONDS, "GL-HOOK-ERR: " if gitlab_guess else "", on_expire)
     try:
+        # 1. installation and environment (a plain-git installation may sit behind GitHub
+        # Enterprise, gitolite or a web server: its identity comes from whichever platform
+        # variables are present)
         inst = installation.read(gate_dir)
         sink = inst.syslog
-        # A plain-git installation may sit behind GitHub Enterprise, gitolite or a web server:
-        # its identity comes from whichever platform variables are present.
         hook_env = environment.read_hook_env("auto" if inst.platform == "git" else inst.platform)
+        # 2. input
         data = read_stdin()
         updates = parse_pre_receive(data)
+        # 3. configuration
         policy = config.load_policy(inst.policy)
         deadline.reset(policy.deadline_for(hook_env.platform), started)
-        if inst.has_keyring:
-            load_keyring(inst)  # a broken keyring rejects every push, not only review pushes
-        outcome = check_push(inst, hook_env, updates, policy, deadline)
+        conf = configuration(inst, policy, now)
+        outcome = check_push(inst, hook_env, updates, conf, deadline)  # stages 4 to 7
         if outcome.exit_code == 0 and inst.chain:
             chained = run_chain(inst, data, args[2:])
             if chained:
-                outcome = Outcome(1, "reject", render(chained, mode="enforce", cap=10, gitlab=hook_env.gitlab),
-                                  ["GATE-HOOK-CHAINED"], outcome.attempt_ids, outcome.commits_checked, policy.mode,
-                                  outcome.walks, outcome.catalogue)
+                outcome = dataclasses.replace(
+                    outcome, exit_code=1, decision="reject", codes=["GATE-HOOK-CHAINED"], approvals=[],
+                    lines=render(chained, mode="enforce", cap=10, gitlab=hook_env.gitlab))
         if outcome.exit_code == 0 and outcome.approvals:
             record_uses(hook_env, outcome.approvals)
     except GateError as exc:
-        outcome = Outcome(exc.exit_code, "reject", error_lines(exc.code, exc.detail, gitlab=gitlab_guess,
-                                                               git_dir=where), [exc.code])
+        outcome = rejection(exc.exit_code, exc.code, error_lines(exc.code, exc.detail, gitlab=gitlab_guess,
+                                                                 git_dir=where))
     except Exception as exc:  # the boundary: an unexpected error is a rejection, never a pass
         import traceback
 
         sys.stderr.write(traceback.format_exc(limit=8))
-        outcome = Outcome(3, "reject", error_lines("GATE-HOOK-INTERNAL", f"{type(exc).__name__}: {exc}",
-                                                   gitlab=gitlab_guess, git_dir=where), ["GATE-HOOK-INTERNAL"])
+        outcome = rejection(3, "GATE-HOOK-INTERNAL", error_lines("GATE-HOOK-INTERNAL", f"{type(exc).__name__}: {exc}",
+                                                                 gitlab=gitlab_guess, git_dir=where))
+    # 8. audit
     try:
         if outcome.exit_code == 0 or gate_dir.is_dir():  # no installation: nowhere to audit a rejection
-            audit.append(gate_dir / installation.AUDIT_FILE, audit_record(hook_env, updates, outcome, started),
+            audit.append(gate_dir / installation.AUDIT_FILE, audit_record(hook_env, updates, outcome, now, started),
                          syslog=sink)
     except GateError as exc:
-        outcome = Outcome(exc.exit_code, "reject",
-                          outcome.lines + error_lines(exc.code, exc.detail, gitlab=gitlab_guess, git_dir=where),
-                          [exc.code])
+        outcome = rejection(exc.exit_code, exc.code,
+                            outcome.lines + error_lines(exc.code, exc.detail, gitlab=gitlab_guess, git_dir=where))
     deadline.cancel()
     if outcome.lines:
         sys.stderr.write("\n".join(outcome.lines) + "\n")

@@ -5,7 +5,8 @@
   to a cap; a FIFO, a device, a directory or a file over the cap is refused with the
   caller's code.
 * `write_new` creates a file that must not exist (receipts are never overwritten),
-  `write_private` one readable by its owner only (keys), `atomic_write` replaces one.
+  `write_private` one readable by its owner only (keys), both without following a symlink
+  anywhere on the path; `atomic_write` replaces one.
 * `cached_validation`: the validated form of a configuration file, kept next to it so
   that the hook does not import pydantic on every push. The cache records the source's
   SHA-256; a corrupt or stale cache is simply not used, so the answer is always that of
@@ -14,6 +15,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import hashlib
 import json
 import os
@@ -69,14 +72,53 @@ def sha256_capped(path: Path, code: str, what: str, cap: int) -> str:
     return h.hexdigest()
 
 
-def write_new(path: Path, data: bytes, code: str = "GATE-INPUT-ARGUMENT", mode: int = 0o644) -> Path:
-    """Create `path` with `data`; refused (code) if it exists or cannot be created."""
+def _directory_fd(path: Path, code: str, parents: bool) -> int:
+    """An open descriptor of `path`, a directory reached from / without following a symlink on
+    any component (each opened with O_NOFOLLOW below the last); missing ones are created when
+    `parents`. A component that is a symlink or not a directory is refused with `code` too."""
+    fd = os.open("/", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    where = Path("/")
     try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, mode)
+        for name in path.parts[1:]:
+            where = where / name
+            try:
+                nxt = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=fd)
+            except FileNotFoundError:
+                if not parents:
+                    raise GateError(code, f"cannot create a file in {path}: {where} does not exist") from None
+                with contextlib.suppress(FileExistsError):  # made meanwhile: opened below, not followed either
+                    os.mkdir(name, 0o755, dir_fd=fd)
+                nxt = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=fd)
+            os.close(fd)
+            fd = nxt
+    except OSError as exc:
+        os.close(fd)
+        if exc.errno in (errno.ELOOP, errno.ENOTDIR):
+            raise GateError(code, f"{where} is a symlink or not a directory: files are written only through plain "
+                                  "directories (pass the path with its symlinks resolved)") from None
+        raise GateError(code, f"cannot create a file in {path}: {exc.strerror}") from None
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def write_new(path: Path, data: bytes, code: str = "GATE-INPUT-ARGUMENT", mode: int = 0o644,
+              parents: bool = False) -> Path:
+    """Create `path` with `data`; refused (code) if it exists or cannot be created. No symlink is
+    followed on the way, in any component of the path (an agent-writable directory replaced by a
+    symlink cannot send the write elsewhere); missing directories are created when `parents`."""
+    absolute = Path(os.path.abspath(path))
+    directory = _directory_fd(absolute.parent, code, parents)
+    try:
+        fd = os.open(absolute.name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, mode,
+                     dir_fd=directory)
     except FileExistsError:
         raise GateError(code, f"{path} exists; it is never overwritten") from None
     except OSError as exc:
         raise GateError(code, f"cannot create {path}: {exc.strerror}") from None
+    finally:
+        os.close(directory)
     with os.fdopen(fd, "wb") as fh:
         fh.write(data)
     return path

@@ -47,6 +47,11 @@ class GitResult:
         lines = self.stderr.decode("utf-8", "replace").strip().splitlines()
         return lines[-1] if lines else f"exit {self.returncode}"
 
+    def all_errors(self) -> str:
+        """Every line git wrote to stderr, on one line (a remote's refusal spans several)."""
+        lines = [x.strip() for x in self.stderr.decode("utf-8", "replace").splitlines() if x.strip()]
+        return " ".join(lines)[:1000] if lines else f"exit {self.returncode}"
+
 
 def environment(extra: Mapping[str, str] | None = None, unset: Sequence[str] = ()) -> dict[str, str]:
     """The process environment with the hardening, `extra` on top, and `unset` removed."""
@@ -258,7 +263,9 @@ Env = Mapping[str, str] | None  # extra variables for the trusted side's git (e.
 
 def ls_remote(repo: str | os.PathLike[str], remote: str, *patterns: str, env: Env = None) -> dict[str, str]:
     """The remote's refs matching `patterns`: name -> id."""
-    out = run_git(["ls-remote", "--refs", remote, *patterns], cwd=repo, code="GATE-GIT-REPOSITORY", env=env)
+    out = run_git(["ls-remote", "--refs", remote, *patterns], cwd=repo, env=env, ok=None)
+    if not out.ok:  # the trusted commands' first word with the remote: show all git said
+        raise GateError("GATE-GIT-REPOSITORY", f"cannot reach {remote}: {out.all_errors()}")
     found: dict[str, str] = {}
     for line in out.stdout.decode("utf-8", "surrogateescape").splitlines():
         oid, _, name = line.partition("\t")

@@ -20,12 +20,12 @@ from pathlib import Path
 from .. import approvals, durations, envelope
 from ..adapters import gitcmd
 from ..adapters.gitrepo import GitRepo
-from ..approvalrefs import APPROVALS_PREFIX, USES_PREFIX, read_record
 from ..errors import GateError
 from ..findings import Failure
 from ..keys import SigningKey
 from ..objects import Objects
 from ..refs import undisplay
+from ..reserved.approvals import APPROVALS_PREFIX, USES_PREFIX, read_record
 
 APPROVAL_NAME, APPROVAL_EMAIL = "gate approval", "approvals@gate.invalid"
 

@@ -1,11 +1,14 @@
 """The orchestrator's ledger commands: `gate attempt open | select-model | failover | close | show`.
 
 Records are written to the trusted side's clone and pushed with plain `git push`; the
-server's gate validates everything (`ledgerrefs.py`). Before appending, the local ledger
+server's gate validates everything (`gatecore.reserved`). Before appending, the local ledger
 ref is synced from the server, so that every record extends the chain the server holds.
 Opening an attempt also creates its generation claim, `refs/gate/generations/<sha256>`,
 pushed atomically with the attempt's first record: git's ref transaction refuses a
 second claim of the same generation.
+
+Every command is idempotent: run again after its push landed (a CI retry after a network
+error), it finds its record on the server already and pushes nothing (`ALREADY`).
 """
 
 from __future__ import annotations
@@ -21,6 +24,17 @@ from ..objects import Objects
 from ..refs import ATTEMPTS_PREFIX, generation_ref
 
 LEDGER_NAME, LEDGER_EMAIL = "gate ledger", "ledger@gate.invalid"
+#: What a trusted command answers when its retry finds its work on the server already.
+ALREADY = "already on the server: nothing to push"
+
+
+def open_clone(path: Path) -> None:
+    """The trusted side's clone (`--repo`) must be a git repository: say which path is not."""
+    if not path.is_dir():
+        raise GateError("GATE-GIT-REPOSITORY", f"--repo {path}: no such directory")
+    probe = gitcmd.run_git(["rev-parse", "--git-dir"], cwd=path, ok=None)
+    if not probe.ok:
+        raise GateError("GATE-GIT-REPOSITORY", f"--repo {path} is not a git repository")
 
 
 def check_attempt_id(attempt: str) -> None:
@@ -47,11 +61,15 @@ def append_record(repo_path: Path, attempt: str, key: SigningKey, kind: str, rem
                   env: gitcmd.Env = None) -> tuple[ledger.AttemptState, gitcmd.PushResult | None]:
     """Append one record to the attempt's ledger (after syncing it from `remote`), then push it."""
     check_attempt_id(attempt)
+    open_clone(repo_path)
     ref = ATTEMPTS_PREFIX + attempt
     if remote is not None:
         gitcmd.sync_ref(repo_path, remote, ref, env=env)
     repo = GitRepo.at(repo_path)
     state = attempt_state(repo, attempt, now)
+    if remote is not None and state is not None and _on_record(state, kind, repository, workspace,
+                                                                workspace_generation, prompt_sha256, target, model_id):
+        return state, gitcmd.PushResult(True, ALREADY)  # a retry after the push landed: nothing to do
     if kind == "opened" and state is not None:
         raise GateError("GATE-LEDGER-SEQUENCE", f"attempt {attempt} is already open")
     if kind != "opened" and state is None:
@@ -88,6 +106,21 @@ def append_record(repo_path: Path, attempt: str, key: SigningKey, kind: str, rem
         if claim is not None:
             repo.delete_ref(claim, commit)
     return new_state, result
+
+
+def _on_record(state: ledger.AttemptState, kind: str, repository: str | None, workspace: str | None,
+               generation: str | None, prompt_sha256: str | None, target: str | None, model_id: str | None) -> bool:
+    """Is what this record would say already what the server's ledger says? (A retry of a
+    command whose push landed, though its answer was lost.)"""
+    if kind == "opened":
+        return ((state.repository, state.workspace, state.workspace_generation, state.prompt_sha256)
+                == (repository or state.repository, workspace, generation, prompt_sha256)
+                and target in (None, state.target))
+    if kind == "model-selected":
+        return state.models == (model_id,)
+    if kind == "failover":
+        return len(state.models) > 1 and state.model_id == model_id
+    return kind == "closed" and state.closed
 
 
 def restore(repo: GitRepo, ref: str, parent: str | None, current: str) -> None:

@@ -8,8 +8,6 @@ file is read only if it is a regular file under its cap (`adapters.files`).
 
 from __future__ import annotations
 
-import os
-import stat
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -77,21 +75,6 @@ def expectations(attempt: str, model: str, generation: str, prompt_file: Path, s
                         new_tree=diff.new_tree, object_format=diff.object_format)
 
 
-def _attempt_dir(out_dir: Path, attempt: str) -> Path:
-    """out_dir/attempt, a plain directory (created if absent), never a file or a symlink."""
-    target = out_dir / attempt
-    try:
-        out_dir.mkdir(parents=True, exist_ok=True)
-        target.mkdir(exist_ok=True)
-        info = os.lstat(target)
-    except OSError as exc:
-        raise GateError("GATE-INPUT-PATH", f"cannot create the receipt directory {target}: "
-                                           f"{exc.strerror or exc}") from None
-    if stat.S_ISLNK(info.st_mode) or not stat.S_ISDIR(info.st_mode):
-        raise GateError("GATE-INPUT-PATH", f"{target} is not a plain directory")
-    return target
-
-
 def write_receipt(out_dir: Path, attempt: str, model: str, generation: str, prompt_file: Path,
                   src: DiffSource, verdict: str, reasons: list[str], key: SigningKey, ttl: int, now: int) -> Path:
     """Seal a receipt and write it to out_dir/attempt/receipt.json; never overwrite."""
@@ -99,7 +82,7 @@ def write_receipt(out_dir: Path, attempt: str, model: str, generation: str, prom
     if key.purpose != "receipt":
         raise GateError("GATE-CONFIG-KEYFILE", f"key {key.id} is for {key.purpose}, not receipts")
     data = seal_document(expected.receipt_document(verdict, reasons, now, now + ttl), key)
-    return files.write_new(_attempt_dir(out_dir, attempt) / RECEIPT_FILE, data, "GATE-INPUT-PATH")
+    return files.write_new(out_dir / attempt / RECEIPT_FILE, data, "GATE-INPUT-PATH", parents=True)
 
 
 def verify_receipt(receipt_file: Path, attempt: str, model: str, generation: str, prompt_file: Path,

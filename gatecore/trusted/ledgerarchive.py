@@ -2,11 +2,24 @@
 
 A team that runs agents all day opens thousands of attempts a week; each leaves its ledger
 ref, its generation claim, its receipt ref and its review ref behind. This trusted command
-takes the attempts that are closed and older than a cutoff, adds their id, generation and
-every receipt's sealed payload to the archive (`gatecore.archive`), and deletes their refs
-in the same atomic push; the gate checks the archive holds all of it before it lets a
-single ref go (`gatecore.archiverefs`). Batches keep each push well inside the hook's
-deadline.
+takes the attempts that are closed and older than a cutoff and, batch by batch:
+
+1. adds their id, generation and every receipt's sealed payload to the archive
+   (`gatecore.archive`): one push of `refs/gate/archive`, one new commit on the server's;
+2. once the server holds that archive, deletes their refs in a second push.
+
+The gate lets a ref go only when the archive *on the server* already holds what it kept
+refused (`gatecore.reserved.archive`), so whatever git applies of either push - a ref locked,
+a rival archiver, a network error - nothing is lost: at worst refs stay until the next run.
+Every step is idempotent: a run after a run that landed (in full or in part) adds no entry
+twice, deletes what is left, and exits 0 when there is nothing more to do. Refs an earlier
+run left behind (a receipt, review or claim ref of an attempt already archived) go too.
+
+An attempt the command cannot fold (an unreadable chain, a receipt history it cannot read,
+deletions the server refuses) is skipped and reported, and the rest goes on. Closed chains
+are read without their seals: the server verified each record when it was pushed, and a key
+retired since must not keep an attempt's refs forever. Batches keep each push well inside
+the hook's deadline; a rival archiver's push is answered by rebuilding on its archive.
 """
 
 from __future__ import annotations
@@ -20,24 +33,48 @@ from ..adapters.gitrepo import GitRepo
 from ..envelope import payload_digest
 from ..errors import GateError
 from ..objects import Objects, single_file
-from ..refs import ATTEMPTS_PREFIX, RECEIPTS_PREFIX, REVIEW_PREFIX, generation_ref
-from .attempts import LEDGER_EMAIL, LEDGER_NAME
+from ..refs import ATTEMPTS_PREFIX, GENERATIONS_PREFIX, RECEIPTS_PREFIX, REVIEW_PREFIX, generation_ref
+from .attempts import LEDGER_EMAIL, LEDGER_NAME, open_clone
 
 BATCH = 200
+MAX_BATCH = 5000
+RIVAL_RETRIES = 8  # rebuilds of one batch on a rival archiver's archive before reporting it
 
 
 @dataclass
 class Archived:
-    attempts: list[str] = field(default_factory=list)
+    attempts: list[str] = field(default_factory=list)  # archived and removed (or, dry run: would be)
     pushes: int = 0
-    refused: list[str] = field(default_factory=list)  # the server's output of a refused batch
+    skipped: list[str] = field(default_factory=list)  # "attempt: code: why" for each attempt left as it was
+    refused: list[str] = field(default_factory=list)  # the server's output of a refused push
+
+    @property
+    def ok(self) -> bool:
+        return not self.skipped and not self.refused
 
 
-def _receipt_payloads(objects: Objects, tip: str | None) -> list[str]:
+@dataclass(frozen=True)
+class Due:
+    attempt: str
+    generation: str
+    receipts: tuple[str, ...]  # sealed-payload digests of its receipt history
+
+    def entries(self) -> dict[str, bytes]:
+        return archive.entries_for(self.attempt, self.generation, self.receipts)
+
+    def refs(self) -> tuple[str, ...]:
+        return (ATTEMPTS_PREFIX + self.attempt, generation_ref(self.generation), RECEIPTS_PREFIX + self.attempt,
+                REVIEW_PREFIX + self.attempt)
+
+
+def receipt_payloads(objects: Objects, tip: str | None) -> tuple[str, ...]:
+    """The sealed-payload digests of a receipt chain, newest first (one line of commits)."""
     out = []
     current = tip
     while current is not None:
         info = objects.commit(current)
+        if len(info.parent_ids) > 1:
+            raise GateError("GATE-REVIEW-RECEIPT-REF", f"receipt commit {current[:12]} is a merge")
         data = single_file(objects, info.tree_id, ledger.RECEIPT_FILE, "GATE-REVIEW-RECEIPT-REF",
                            "GATE-RECEIPT-TOO-LARGE")
         d = payload_digest(data)
@@ -47,58 +84,143 @@ def _receipt_payloads(objects: Objects, tip: str | None) -> list[str]:
         current = info.parent_ids[0] if info.parent_ids else None
         if len(out) > ledger.MAX_CHAIN:
             raise GateError("GATE-REVIEW-RECEIPT-REF", f"receipt history longer than {ledger.MAX_CHAIN}")
-    return out
+    return tuple(out)
+
+
+class _Run:
+    """One `gate ledger archive` run against one remote."""
+
+    def __init__(self, repo_path: Path, remote: str, now: int, env: gitcmd.Env, result: Archived) -> None:
+        self.path, self.remote, self.now, self.env, self.result = repo_path, remote, now, env, result
+        self.refs: dict[str, str] = {}
+
+    def fetch(self) -> None:
+        """The remote's reserved refs now (names from ls-remote; objects fetched into the clone)."""
+        self.refs = gitcmd.ls_remote(self.path, self.remote, "refs/gate/*", f"{REVIEW_PREFIX}*", env=self.env)
+        gitcmd.run_git(["fetch", "--quiet", "--no-tags", self.remote, "+refs/gate/*:refs/gate/*"], cwd=self.path,
+                       code="GATE-LEDGER-UNREADABLE", env=self.env)
+        self.repo = GitRepo.at(self.path)
+        self.objects = Objects(self.repo)
+
+    def archive(self) -> archive.Archive:
+        return archive.Archive(self.objects, self.refs.get(archive.ARCHIVE_REF))
+
+    def skip(self, attempt: str, code: str, detail: str) -> None:
+        self.result.skipped.append(f"{attempt}: {code}: {detail}")
+
+    def due(self, cutoff: int) -> list[Due]:
+        out = []
+        for name, tip in sorted(self.refs.items()):
+            if not name.startswith(ATTEMPTS_PREFIX):
+                continue
+            attempt = name[len(ATTEMPTS_PREFIX):]
+            try:
+                state = ledger.read_state(self.objects, tip, None, self.now, attempt)
+                if not state.closed or state.updated > cutoff:
+                    continue
+                receipts = receipt_payloads(self.objects, self.refs.get(RECEIPTS_PREFIX + attempt))
+            except GateError as exc:
+                self.skip(attempt, exc.code, exc.detail)
+                continue
+            out.append(Due(attempt, state.workspace_generation, receipts))
+        return out
+
+    def push_archive(self, group: list[Due]) -> bool:
+        """Make the server's archive hold every entry of `group` (True: it does)."""
+        for _ in range(RIVAL_RETRIES):
+            held = self.archive()
+            missing = {path: data for d in group for path, data in d.entries().items()
+                       if not held.holds(*_kind_and_digest(path))}
+            if not missing:
+                return True
+            tip = self.refs.get(archive.ARCHIVE_REF)
+            base_tree = None if tip is None else self.objects.commit(tip).tree_id
+            tree = self.repo.write_nested_tree(base_tree, missing)
+            commit = self.repo.write_commit(tree, [] if tip is None else [tip],
+                                            f"gate ledger archive: {len(group)} closed attempt(s)\n", LEDGER_NAME,
+                                            LEDGER_EMAIL, self.now)
+            out = gitcmd.push(self.path, self.remote, f"{commit}:{archive.ARCHIVE_REF}",
+                              lease=f"{archive.ARCHIVE_REF}:{tip or ''}", env=self.env)
+            self.result.pushes += 1
+            self.fetch()
+            if out.ok or self.refs.get(archive.ARCHIVE_REF) == commit:
+                continue  # landed (even if the answer was lost): the loop finds nothing missing
+            if self.refs.get(archive.ARCHIVE_REF) == tip:
+                self.result.refused.append(out.output)  # refused, and not because a rival moved it
+                return False
+        self.result.refused.append(f"{archive.ARCHIVE_REF} kept moving under {RIVAL_RETRIES} rebuilds; run again")
+        return False
+
+    def leftovers(self, group: list[Due]) -> list[str]:
+        """Refs the server still has of `group`, and of attempts archived before whose ledger is gone."""
+        names = [r for d in group for r in d.refs() if r in self.refs]
+        held = self.archive()
+        for name in sorted(self.refs):
+            if name.startswith((RECEIPTS_PREFIX, REVIEW_PREFIX)):
+                attempt = name[len(RECEIPTS_PREFIX if name.startswith(RECEIPTS_PREFIX) else REVIEW_PREFIX):]
+                orphan = ATTEMPTS_PREFIX + attempt not in self.refs and held.attempt(attempt)
+            elif name.startswith(GENERATIONS_PREFIX):
+                orphan = held.holds("generations", archive.claim_digest(name))
+            else:
+                continue
+            if orphan and name not in names:
+                names.append(name)
+        return names
+
+    def delete(self, names: list[str], owner: str) -> bool:
+        """Delete `names` (refs of `owner`, for the report); True when none of them is left."""
+        for _ in range(2):  # once more after a rival's deletions changed what is there
+            left = [n for n in names if n in self.refs]
+            if not left:
+                return True
+            out = gitcmd.push(self.path, self.remote, *(f":{n}" for n in left), atomic=True, env=self.env)
+            self.result.pushes += 1
+            self.fetch()
+            if out.ok:
+                for n in left:
+                    if n.startswith("refs/gate/"):
+                        gitcmd.delete_ref(self.path, n)
+                return True
+            last = out.output
+        self.result.refused.append(f"{owner}: {last}")
+        return False
+
+
+def _kind_and_digest(path: str) -> tuple[str, str]:
+    kind, aa, bb, rest = path.split("/")
+    return kind, aa + bb + rest
 
 
 def archive_closed(repo_path: Path, remote: str, older_than: int, now: int, env: gitcmd.Env = None,
                    batch: int = BATCH, dry_run: bool = False) -> Archived:
     """Archive every attempt closed at least `older_than` seconds ago, `batch` attempts per push."""
-    if batch < 1:
-        raise GateError("GATE-INPUT-ARGUMENT", "the batch size is at least 1")
-    remote_refs = gitcmd.ls_remote(repo_path, remote, "refs/gate/*", f"{REVIEW_PREFIX}*", env=env)
-    gitcmd.run_git(["fetch", "--quiet", "--no-tags", remote, "+refs/gate/*:refs/gate/*"], cwd=repo_path,
-                   code="GATE-LEDGER-UNREADABLE", env=env)
-    repo = GitRepo.at(repo_path)
-    objects = Objects(repo)
-    cutoff = now - older_than
-    due: list[tuple[str, ledger.AttemptState]] = []
-    for name, tip in sorted(remote_refs.items()):
-        if not name.startswith(ATTEMPTS_PREFIX):
-            continue
-        attempt = name[len(ATTEMPTS_PREFIX):]
-        state = ledger.read_state(objects, tip, None, now, attempt)
-        if state.closed and state.updated <= cutoff:
-            due.append((attempt, state))
+    if not 1 <= batch <= MAX_BATCH:
+        raise GateError("GATE-INPUT-ARGUMENT", f"--batch {batch}: the batch size is 1 to {MAX_BATCH}")
+    if older_than < 0:
+        raise GateError("GATE-INPUT-ARGUMENT", "--older-than is not negative")
+    open_clone(repo_path)
     result = Archived()
-    archive_tip = remote_refs.get(archive.ARCHIVE_REF)
+    run = _Run(repo_path, remote, now, env, result)
+    run.fetch()
+    due = run.due(now - older_than)
+    if dry_run:
+        result.attempts = [d.attempt for d in due]
+        return result
     for start in range(0, len(due), batch):
         group = due[start:start + batch]
-        entries: dict[str, bytes] = {}
-        deletions: list[str] = []
-        for attempt, state in group:
-            receipts = _receipt_payloads(objects, remote_refs.get(RECEIPTS_PREFIX + attempt))
-            entries.update(archive.entries_for(attempt, state.workspace_generation, receipts))
-            for ref in (ATTEMPTS_PREFIX + attempt, generation_ref(state.workspace_generation),
-                        RECEIPTS_PREFIX + attempt, REVIEW_PREFIX + attempt):
-                if ref in remote_refs:
-                    deletions.append(ref)
-        base_tree = None if archive_tip is None else objects.commit(archive_tip).tree_id
-        tree = repo.write_nested_tree(base_tree, entries)
-        message = f"gate ledger archive: {len(group)} closed attempt(s)\n"
-        commit = repo.write_commit(tree, [] if archive_tip is None else [archive_tip], message, LEDGER_NAME,
-                                   LEDGER_EMAIL, now)
-        if dry_run:
-            result.attempts += [a for a, _ in group]
+        if not run.push_archive(group):
+            result.skipped += [f"{d.attempt}: GATE-LEDGER-ARCHIVE: its archive push was refused" for d in group]
             continue
-        out = gitcmd.push(repo_path, remote, f"{commit}:{archive.ARCHIVE_REF}", *(f":{ref}" for ref in deletions),
-                          atomic=True, env=env)
-        result.pushes += 1
-        if not out.ok:
-            result.refused.append(out.output)
-            break
-        archive_tip = commit
-        result.attempts += [a for a, _ in group]
-        for ref in deletions:
-            if ref.startswith("refs/gate/"):
-                gitcmd.delete_ref(repo_path, ref)
+        if run.delete(run.leftovers(group), f"{len(group)} attempt(s)"):
+            result.attempts += [d.attempt for d in group]
+            continue
+        result.refused.pop()  # the batch's deletions were refused: find the attempts that were, one by one
+        for d in group:
+            if run.delete([r for r in d.refs() if r in run.refs], d.attempt):
+                result.attempts.append(d.attempt)
+            else:
+                result.skipped.append(f"{d.attempt}: GATE-LEDGER-DELETE: the server refused its deletions "
+                                      "(see its output)")
+    if not due:
+        run.delete(run.leftovers([]), "refs left by an earlier run")
     return result

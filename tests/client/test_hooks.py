@@ -35,7 +35,7 @@ from gatecore.trusted import attempts
 from gatecore.trusted.review import push_review, record_review
 
 PRE_COMMIT = [sys.executable, "-m", "pre_commit"]
-HOOK_IDS = ("gate-frozen-files", "gate-frozen-files-push", "gate-review-receipt")
+HOOK_IDS = ("gate-frozen-files", "gate-frozen-files-msg", "gate-frozen-files-push", "gate-review-receipt")
 REVIEW = "refs/heads/review/runner/"
 RECEIPTS = "refs/gate/receipts/"
 FETCH_LEDGER = "git fetch origin '+refs/gate/*:refs/gate/*'"
@@ -82,9 +82,10 @@ def config_yaml(hook_repo: HookRepo, receipt_args: tuple[str, ...] = ("--reposit
     def args(values: tuple[str, ...]) -> str:
         return f"\n    args: [{', '.join(values)}]" if values else ""
 
-    return (f"default_install_hook_types: [pre-commit, pre-push]\n"
+    return (f"default_install_hook_types: [pre-commit, commit-msg, pre-push]\n"
             f"repos:\n- repo: {hook_repo.path}\n  rev: {hook_repo.rev}\n  hooks:\n"
             f"  - id: gate-frozen-files\n    verbose: true\n"
+            f"  - id: gate-frozen-files-msg\n    verbose: true\n"
             f"  - id: gate-frozen-files-push\n    verbose: true{args(push_args)}\n"
             f"  - id: gate-review-receipt\n    verbose: true{args(receipt_args)}\n")
 
@@ -182,13 +183,14 @@ def test_manifest_hooks_are_python_console_scripts_of_the_package() -> None:
     scripts = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"]
     hooks = {h["id"]: h for h in manifest()}
     assert tuple(hooks) == HOOK_IDS
-    stages = {"gate-frozen-files": ["pre-commit"], "gate-frozen-files-push": ["pre-push"],
-              "gate-review-receipt": ["pre-push"]}
+    stages = {"gate-frozen-files": ["pre-commit"], "gate-frozen-files-msg": ["commit-msg"],
+              "gate-frozen-files-push": ["pre-push"], "gate-review-receipt": ["pre-push"]}
     for hook_id, hook in hooks.items():
         assert hook["language"] == "python"
         assert hook["entry"] in scripts and scripts[hook["entry"]].startswith("hooks.")
         assert hook["stages"] == stages[hook_id]
-        assert hook["pass_filenames"] is False and hook["always_run"] is True
+        # the commit-msg stage's one file is the message; the others read the index and commits themselves
+        assert hook["pass_filenames"] is (hook_id == "gate-frozen-files-msg") and hook["always_run"] is True
 
 
 def test_manifest_is_valid_for_pre_commit() -> None:
@@ -285,6 +287,40 @@ def test_git_commit_by_a_human_or_of_unfrozen_files_passes(gated: Server, pc_hom
     out = commit(w, "agent code", AGENT, pc_env(pc_home))
     assert out.returncode == 0, text(out)
     assert "gate frozen files (staged change)" in text(out) and "Passed" in text(out)
+
+
+TRAILER_POLICY = CLIENT_POLICY.replace('authors = ["*@agents.example.com"]\n',
+                                       'authors = ["*@agents.example.com"]\ntrailers = ["Assisted-by: *"]\n')
+
+
+def test_a_trailer_naming_an_agent_is_seen_at_the_commit_msg_stage_as_the_server_sees_it(
+        tmp_path: Path, hook_repo: HookRepo, pc_home: Path) -> None:
+    """Issue 25, 6: a human's commit with an `Assisted-by:` trailer writing a frozen path. The
+    pre-commit stage cannot see the message; the commit-msg stage can, and agrees with the server."""
+    s = Server(tmp_path, policy=TRAILER_POLICY)
+    w = s.work
+    w.write("README", "hello\n")
+    w.write("ci/deploy.yml", "deploy: true\n")
+    w.commit("base", identity=HUMAN)
+    install_client(w, hook_repo, pc_home, policy=TRAILER_POLICY)
+    assert s.push("main", url="origin", pusher_env=pc_env(pc_home)).returncode == 0
+    before = w.head()
+    w.write("ci/deploy.yml", "deploy: assisted\n")
+    git(w.path, "add", "-A")
+    message = "tune deploy\n\n# a comment git strips\nAssisted-by: Claude Code\n"
+    out = commit(w, message, HUMAN, pc_env(pc_home), "--cleanup=strip")
+    assert out.returncode != 0 and w.head() == before, text(out)
+    assert "gate frozen files (commit message)" in text(out) and "Failed" in text(out)
+    assert client_verdict(out) == Verdict(1, frozenset({"GATE-FROZEN-PATH"}))
+    assert commit(w, message, HUMAN, pc_env(pc_home), "--cleanup=strip", "--no-verify").returncode == 0
+    client, server, _ = push_both(s, "main", env=pc_env(pc_home))
+    assert client == server == Verdict(1, frozenset({"GATE-FROZEN-PATH"}))
+    # Without the trailer the same human commit passes both stages.
+    git(w.path, "reset", "-q", "--hard", before)
+    w.write("ci/deploy.yml", "deploy: human\n")
+    git(w.path, "add", "-A")
+    out = commit(w, "tune deploy\n\n# Assisted-by: only in a comment\n", HUMAN, pc_env(pc_home), "--cleanup=strip")
+    assert out.returncode == 0, text(out)
 
 
 @pytest.mark.parametrize("how", ["commit_a", "commit_paths", "author_option", "delete_only", "config_email"])

@@ -10,6 +10,7 @@ before the attempts existed.
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -18,7 +19,9 @@ from support.lab import RUNNER, Lab, now
 from support.verdicts import refused
 
 from gatecore import archive
+from gatecore.errors import GateError
 from gatecore.refs import ATTEMPTS_PREFIX, RECEIPTS_PREFIX, REVIEW_PREFIX, generation_ref
+from gatecore.trusted.attempts import ALREADY
 from gatecore.trusted.ledgerarchive import archive_closed
 
 
@@ -96,24 +99,40 @@ def test_deleting_an_attempts_refs_without_archiving_it_is_refused(alab: Lab, wh
     assert refused(out, "GATE-LEDGER-DELETE") or refused(out, "GATE-REVIEW-RECEIPT-REF"), out.stderr
 
 
-def test_an_archive_that_leaves_out_a_receipt_is_refused(alab: Lab) -> None:
-    attempt, _head, _receipt = _reviewed_and_closed(alab)
-    state = alab.state(attempt)
-    assert state is not None
+def _archive_commit(lab: Lab, entries: dict[str, bytes], parents: list[str] | None = None) -> str:
+    """An archive commit on the server's archive holding `entries` more (or on `parents`)."""
     from gatecore.adapters.gitrepo import GitRepo
     from gatecore.objects import Objects
 
-    repo = GitRepo.at(alab.work.path)
-    git(alab.work.path, "fetch", "-q", alab.remote(), "+refs/gate/*:refs/gate/*")
-    tip = alab.server.ref(archive.ARCHIVE_REF)
+    repo = GitRepo.at(lab.work.path)
+    git(lab.work.path, "fetch", "-q", lab.remote(), "+refs/gate/*:refs/gate/*")
+    tip = lab.server.ref(archive.ARCHIVE_REF)
     base = None if tip is None else Objects(repo).commit(tip).tree_id
-    tree = repo.write_nested_tree(base, archive.entries_for(attempt, state.workspace_generation, []))
-    commit = repo.write_commit(tree, [] if tip is None else [tip], "partial\n", "t", "t@example.com", now())
+    tree = repo.write_nested_tree(base, entries)
+    return repo.write_commit(tree, ([] if tip is None else [tip]) if parents is None else parents, "archive\n", "t",
+                             "t@example.com", now())
+
+
+def _deletions(lab: Lab, attempt: str) -> list[str]:
+    return [f":{ref}" for ref in sorted(_refs_of(lab, attempt))]
+
+
+def test_refs_go_only_once_the_archive_on_the_server_holds_every_receipt(alab: Lab) -> None:
+    """An archive that leaves out a receipt may land (an entry only refuses more); the attempt's
+    refs may not go with it, nor after it."""
+    attempt, _head, _receipt = _reviewed_and_closed(alab)
+    state = alab.state(attempt)
+    assert state is not None
+    commit = _archive_commit(alab, archive.entries_for(attempt, state.workspace_generation, []))
     before = alab.snapshot()
-    out = alab.server.push(f"{commit}:{archive.ARCHIVE_REF}", f":{ATTEMPTS_PREFIX}{attempt}",
-                           f":{RECEIPTS_PREFIX}{attempt}", f":{generation_ref(state.workspace_generation)}",
-                           pusher_env=RUNNER, extra=("--atomic",))
-    assert refused(out, "GATE-LEDGER-ARCHIVE") and "every receipt" in out.stderr, out.stderr
+    out = alab.server.push(f"{commit}:{archive.ARCHIVE_REF}", *_deletions(alab, attempt), pusher_env=RUNNER,
+                           extra=("--atomic",))
+    assert refused(out, "GATE-LEDGER-DELETE") and alab.snapshot() == before, out.stderr
+    assert alab.server.push(f"{commit}:{archive.ARCHIVE_REF}", pusher_env=RUNNER).returncode == 0
+    before = alab.snapshot()
+    out = alab.server.push(*_deletions(alab, attempt), pusher_env=RUNNER, extra=("--atomic",))
+    assert refused(out, "GATE-LEDGER-DELETE") and "every receipt" in out.stderr, out.stderr
+    assert refused(out, "GATE-REVIEW-RECEIPT-REF")
     assert alab.snapshot() == before
 
 
@@ -121,20 +140,162 @@ def test_an_open_attempt_cannot_be_archived(alab: Lab) -> None:
     attempt = alab.open()
     state = alab.state(attempt)
     assert state is not None
+    commit = _archive_commit(alab, archive.entries_for(attempt, state.workspace_generation, []))
+    assert alab.server.push(f"{commit}:{archive.ARCHIVE_REF}", pusher_env=RUNNER).returncode == 0
+    before = alab.snapshot()
+    out = alab.server.push(f":{ATTEMPTS_PREFIX}{attempt}", pusher_env=RUNNER, extra=("--atomic",))
+    assert refused(out, "GATE-LEDGER-DELETE") and "only closed" in out.stderr, out.stderr
+    assert alab.snapshot() == before
+
+
+def _lock(lab: Lab, ref: str) -> Path:
+    """A stale lock on `ref` in the server's repository, as a crashed git leaves it: git then
+    refuses to update that ref, after the hook accepted the push."""
+    lock = lab.server.bare / f"{ref}.lock"
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    lock.write_text("")
+    return lock
+
+
+def _kept(lab: Lab, attempt: str, generation: str) -> None:
+    """Nothing of the attempt is lost: its ledger is on the server or the archive holds it, and
+    its id and generation cannot open an attempt again."""
     from gatecore.adapters.gitrepo import GitRepo
     from gatecore.objects import Objects
 
-    repo = GitRepo.at(alab.work.path)
-    tip = alab.server.ref(archive.ARCHIVE_REF)
-    git(alab.work.path, "fetch", "-q", alab.remote(), "+refs/gate/*:refs/gate/*")
-    base = None if tip is None else Objects(repo).commit(tip).tree_id
-    tree = repo.write_nested_tree(base, archive.entries_for(attempt, state.workspace_generation, []))
-    commit = repo.write_commit(tree, [] if tip is None else [tip], "open\n", "t", "t@example.com", now())
-    before = alab.snapshot()
-    out = alab.server.push(f"{commit}:{archive.ARCHIVE_REF}", f":{ATTEMPTS_PREFIX}{attempt}",
-                           f":{generation_ref(state.workspace_generation)}", pusher_env=RUNNER, extra=("--atomic",))
-    assert refused(out, "GATE-LEDGER-ARCHIVE") and "only closed" in out.stderr, out.stderr
-    assert alab.snapshot() == before
+    tip = lab.server.ref(archive.ARCHIVE_REF)
+    git(lab.work.path, "fetch", "-q", lab.remote(), "+refs/gate/*:refs/gate/*")
+    held = archive.Archive(Objects(GitRepo.at(lab.work.path)), tip)
+    assert lab.ledger_tip(attempt) is not None or (held.attempt(attempt) and held.generation(generation))
+    tip = lab.ledger_tip(attempt)
+    try:
+        again = lab.append(attempt, "opened", **lab.open_fields(attempt, generation))
+    except GateError as exc:  # the orchestrator sees the attempt, or the claim, on the server
+        assert exc.code in ("GATE-LEDGER-SEQUENCE", "GATE-LEDGER-GENERATION-REUSED"), exc
+        return
+    assert again is not None
+    if tip is not None:  # the attempt is on the server as it was: the command says so, pushes nothing
+        assert again.ok and again.output == ALREADY and lab.ledger_tip(attempt) == tip, again
+    else:
+        assert refused(again, "GATE-LEDGER-GENERATION-REUSED"), again
+
+
+def test_a_non_atomic_archive_push_that_git_half_applies_loses_nothing(tmp_path: Path) -> None:
+    """Issue 25, 1: the archive ref is locked (or a rival archiver moved it): git refuses the
+    archive update after the hook accepted the push, and applies the deletions. The gate judges
+    every deletion against the archive the server already holds, so the push is refused, and the
+    attempt's id and generation stay refused."""
+    lab = Lab(tmp_path / "race", key_ids=("orch-1", "runner-1"))
+    attempt, _head, receipt = _reviewed_and_closed(lab)
+    state = lab.state(attempt)
+    assert state is not None
+    digest = json.loads(receipt.read_bytes())["payload"]
+    import base64
+    import hashlib
+
+    entries = archive.entries_for(attempt, state.workspace_generation,
+                                  [hashlib.sha256(base64.b64decode(digest)).hexdigest()])
+    commit = _archive_commit(lab, entries)
+    lock = _lock(lab, archive.ARCHIVE_REF)
+    out = lab.server.push(f"{commit}:{archive.ARCHIVE_REF}", *_deletions(lab, attempt), pusher_env=RUNNER)
+    assert out.returncode != 0
+    lock.unlink()
+    _kept(lab, attempt, state.workspace_generation)
+
+
+def test_archiving_under_a_locked_archive_deletes_nothing_and_the_next_run_finishes(tmp_path: Path) -> None:
+    lab = Lab(tmp_path / "locked", key_ids=("orch-1", "runner-1"))
+    attempt, _head, _receipt = _reviewed_and_closed(lab)
+    state = lab.state(attempt)
+    assert state is not None
+    before = lab.snapshot()
+    lock = _lock(lab, archive.ARCHIVE_REF)
+    done = archive_closed(lab.work.path, lab.remote(), 0, now(), env=RUNNER)
+    assert not done.ok and not done.attempts and lab.snapshot() == before, done
+    lock.unlink()
+    # The deletions are refused next (a ledger ref locked): the archive has landed, the refs stay.
+    lock = _lock(lab, ATTEMPTS_PREFIX + attempt)
+    done = archive_closed(lab.work.path, lab.remote(), 0, now(), env=RUNNER)
+    assert not done.ok and attempt in " ".join(done.skipped) and lab.ledger_tip(attempt) is not None, done
+    assert lab.server.ref(archive.ARCHIVE_REF) is not None
+    _kept(lab, attempt, state.workspace_generation)
+    lock.unlink()
+    done = archive_closed(lab.work.path, lab.remote(), 0, now(), env=RUNNER)
+    assert done.ok and done.attempts == [attempt] and done.pushes == 1, done  # the archive held it: deletions only
+    assert _refs_of(lab, attempt) == set()
+    again = archive_closed(lab.work.path, lab.remote(), 0, now(), env=RUNNER)
+    assert again.ok and not again.attempts and again.pushes == 0, again  # a re-run changes nothing
+
+
+def test_refs_a_half_applied_deletion_left_behind_go_on_the_next_run(tmp_path: Path) -> None:
+    """Deletions pushed without --atomic, the generation claim locked: the rest goes, the claim
+    stays; the next run removes it (its generation is in the archive)."""
+    lab = Lab(tmp_path / "leftover", key_ids=("orch-1", "runner-1"))
+    attempt, _head, _receipt = _reviewed_and_closed(lab)
+    state = lab.state(attempt)
+    assert state is not None
+    claim = generation_ref(state.workspace_generation)
+    lock = _lock(lab, ATTEMPTS_PREFIX + attempt)
+    archive_closed(lab.work.path, lab.remote(), 0, now(), env=RUNNER)  # archives; deletions refused
+    lock.unlink()
+    lock = _lock(lab, claim)
+    out = lab.server.push(*_deletions(lab, attempt), pusher_env=RUNNER)
+    assert out.returncode != 0 and _refs_of(lab, attempt) == {claim}, out.stdout + out.stderr
+    lock.unlink()
+    done = archive_closed(lab.work.path, lab.remote(), 0, now(), env=RUNNER)
+    assert done.ok and _refs_of(lab, attempt) == set() and lab.server.ref(claim) is None, done
+    _kept(lab, attempt, state.workspace_generation)
+
+
+def _rotate_attempt_key(lab: Lab) -> None:
+    """docs/ci.md's rotation: a new attempt key is installed and the old one revoked."""
+    from support.lab import key_material
+
+    text, keys = key_material(lab.root / "keys2", ("orch-revoked",))
+    new_entry = text.replace('id = "orch-revoked"', 'id = "orch-2"').replace("revoked = true", "revoked = false")
+    keys["orch-2"] = replace(keys["orch-revoked"], id="orch-2")
+    lab.keys.update(keys)
+    blocks = lab.keyring_text.split("[[key]]")
+    revoked = ["[[key]]" + b.replace("revoked = false", "revoked = true") if 'id = "orch-1"' in b
+               else ("[[key]]" + b if b.strip() else b) for b in blocks]
+    (lab.root / "keyring.toml").write_text("".join(revoked) + "\n" + new_entry)
+    lab.server.install("--keyring", str(lab.root / "keyring.toml"))
+
+
+def test_archiving_goes_on_after_the_attempt_key_is_rotated(tmp_path: Path) -> None:
+    """Issue 25, 3: attempts closed, then their key revoked, as docs/ci.md says: the archive
+    folds them (their records were verified when pushed). An attempt still open when the key was
+    revoked gives no more reviews, but can be closed with the new key, and archived."""
+    lab = Lab(tmp_path / "rotate", key_ids=("orch-1", "runner-1"))
+    closed, _head, _receipt = _reviewed_and_closed(lab)
+    still_open = lab.open(lab.fresh())
+    _rotate_attempt_key(lab)
+    head = lab.change(f"late-{still_open}")
+    out = lab.push_review(still_open, lab.record(still_open, head))
+    assert refused(out, "GATE-SEAL-KEY-REVOKED"), out.output
+    closing = lab.append(still_open, "closed", key="orch-2", note="key rotated")
+    assert closing is not None and closing.ok, closing
+    done = archive_closed(lab.work.path, lab.remote(), 0, now(), env=RUNNER)
+    assert done.ok and sorted(done.attempts) == sorted([closed, still_open]), done
+    assert _refs_of(lab, closed) == set() and _refs_of(lab, still_open) == set()
+
+
+def test_an_attempt_archiving_cannot_fold_is_reported_and_the_rest_goes_on(tmp_path: Path) -> None:
+    """Issue 25, 3 and 4: a receipt chain that history left malformed (a merge, here written into
+    the server's repository behind the gate's back, as before the gate checked every receipt
+    commit) stops neither the batch nor the run: the attempt is skipped and named."""
+    lab = Lab(tmp_path / "skip", key_ids=("orch-1", "runner-1"))
+    good = [_reviewed_and_closed(lab)[0] for _ in range(3)]
+    bad, _head, _receipt = _reviewed_and_closed(lab)
+    tip = lab.server.ref(RECEIPTS_PREFIX + bad)
+    assert tip is not None
+    merge = git(lab.server.bare, "commit-tree", f"{tip}^{{tree}}", "-p", tip, "-p", lab.base, "-m", "merge").stdout
+    git(lab.server.bare, "update-ref", RECEIPTS_PREFIX + bad, merge.strip())
+    out = gate("ledger", "archive", "--repo", str(lab.work.path), "--remote", lab.remote(), "--older-than", "0",
+               "--batch", "2", env=RUNNER)
+    assert out.returncode == 1 and f"skipped {bad}: GATE-REVIEW-RECEIPT-REF" in out.stderr, out.stdout + out.stderr
+    assert "archived 3 attempt(s)" in out.stdout
+    assert all(_refs_of(lab, a) == set() for a in good) and lab.ledger_tip(bad) is not None
 
 
 @pytest.mark.parametrize("change", ["remove-an-entry", "rewind"])
@@ -160,6 +321,58 @@ def test_the_archive_only_grows(alab: Lab, change: str) -> None:
     out = alab.server.push(f"{force}{target}:{archive.ARCHIVE_REF}", pusher_env=RUNNER)
     assert out.returncode != 0 and alab.snapshot() == before
     assert refused(out, "GATE-LEDGER-ARCHIVE") or refused(out, "GATE-LEDGER-REWRITE"), out.stderr
+
+
+def test_an_archive_commit_with_a_second_parent_is_refused(alab: Lab) -> None:
+    """Issue 25, 5: the archive is one line of commits, each on the server's archive."""
+    _reviewed_and_closed(alab)
+    assert archive_closed(alab.work.path, alab.remote(), 0, now(), env=RUNNER).attempts
+    tip = alab.server.ref(archive.ARCHIVE_REF)
+    assert tip is not None
+    commit = _archive_commit(alab, archive.entries_for("a-merge", "g-merge", []), parents=[tip, alab.base])
+    before = alab.snapshot()
+    out = alab.server.push(f"{commit}:{archive.ARCHIVE_REF}", pusher_env=RUNNER)
+    assert refused(out, "GATE-LEDGER-ARCHIVE") and "only parent" in out.stderr, out.stderr
+    assert alab.snapshot() == before
+
+
+@pytest.mark.parametrize("where", ["root", "shard"])
+def test_an_archive_tree_with_an_empty_foreign_directory_is_refused(alab: Lab, where: str) -> None:
+    """Issue 25, 5: directories that hold no file change no path, and were not seen."""
+    tip = alab.server.ref(archive.ARCHIVE_REF)
+    if tip is None:
+        _reviewed_and_closed(alab)
+        assert archive_closed(alab.work.path, alab.remote(), 0, now(), env=RUNNER).attempts
+        tip = alab.server.ref(archive.ARCHIVE_REF)
+    assert tip is not None
+    git(alab.work.path, "fetch", "-q", alab.remote(), f"+{archive.ARCHIVE_REF}:{archive.ARCHIVE_REF}")
+    empty = git(alab.work.path, "mktree", input=b"").stdout.strip()
+    root = git(alab.work.path, "ls-tree", f"{tip}^{{tree}}").stdout
+    if where == "root":
+        listing = root + f"040000 tree {empty}\tforeign\n"
+    else:
+        line = next(x for x in root.splitlines() if x.endswith("\tattempts"))
+        shards = git(alab.work.path, "ls-tree", line.split()[2]).stdout
+        free = next(f"{i:02x}" for i in range(256) if f"\t{i:02x}\n" not in shards)
+        sub = shards + f"040000 tree {empty}\t{free}\n"
+        new_sub = git(alab.work.path, "mktree", input=sub.encode()).stdout.strip()
+        listing = root.replace(line, f"040000 tree {new_sub}\tattempts")
+    tree = git(alab.work.path, "mktree", input=listing.encode()).stdout.strip()
+    commit = git(alab.work.path, "commit-tree", tree, "-p", tip, "-m", "foreign").stdout.strip()
+    before = alab.snapshot()
+    out = alab.server.push(f"{commit}:{archive.ARCHIVE_REF}", pusher_env=RUNNER)
+    assert refused(out, "GATE-LEDGER-ARCHIVE"), out.stderr
+    assert alab.snapshot() == before
+
+
+def test_an_agent_pushing_the_archive_is_told_the_ledgers_code(alab: Lab) -> None:
+    from support.lab import AGENT_PUSH
+
+    commit = _archive_commit(alab, archive.entries_for("a-agent", "g-agent", []))
+    before = alab.snapshot()
+    out = alab.server.push(f"{commit}:{archive.ARCHIVE_REF}", pusher_env=AGENT_PUSH)
+    assert refused(out, "GATE-LEDGER-PUSHER") and not refused(out, "GATE-REVIEW-PUSHER"), out.stderr
+    assert alab.snapshot() == before
 
 
 def test_the_cli_archives_by_age(tmp_path: Path) -> None:

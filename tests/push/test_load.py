@@ -10,6 +10,11 @@ ledger chain verifies, no generation is used twice, git fsck is clean.
 The default run is 37 pushes, 32 in flight at once; GATE_LONG_TESTS=1 adds a run four times as large
 (148 pushes; both keep 32 in flight: with many more, on two cores, hooks pass the gate's fixed 4-second
 start-up deadline and reject - see docs/security.md).
+
+The ledger's lifecycle under load: six `gate ledger archive` runs at once over 24 closed
+attempts, while an attacker re-opens each attempt by its own id and generation the moment
+its ledger ref is gone (issue 25): nothing is lost, nothing re-opens, the archive stays one
+line of commits that only add entries, and a further run changes nothing.
 """
 
 from __future__ import annotations
@@ -17,7 +22,9 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -245,3 +252,148 @@ def test_concurrent_pushes_through_git_daemon(tmp_path: Path) -> None:
 @pytest.mark.skipif(os.environ.get("GATE_LONG_TESTS") != "1", reason="long load run: set GATE_LONG_TESTS=1")
 def test_concurrent_pushes_through_git_daemon_long(tmp_path: Path) -> None:
     run_load(tmp_path, 4, in_flight=32)
+
+
+# --- the ledger's lifecycle under load: archivers racing, and the attack of issue 25, 1 ----------------
+
+ARCHIVERS = 6  # concurrent `gate ledger archive` runs, each from its own clone, as scheduled jobs overlap
+ARCHIVE_ATTEMPTS = 24
+
+
+def _closed_attempts(lab: Lab, n: int) -> dict[str, tuple[str, list[str]]]:
+    """n attempts opened, reviewed (every third twice) and closed, in a few batched pushes:
+    attempt -> (generation, sealed-payload digests of its receipts)."""
+    import base64
+    import hashlib
+
+    runner = {"REMOTE_USER": "runner-1"}
+    made = [lab.open() for _ in range(n)]
+    digests: dict[str, list[str]] = {a: [] for a in made}
+    heads: dict[str, str] = {}
+    for round_ in range(2):
+        refspecs = []
+        for i, attempt in enumerate(made):
+            if round_ == 1 and i % 3:
+                continue
+            head = lab.change(f"arch-load-{round_}-{attempt}", start=heads.get(attempt))
+            path = lab.receipts / f"arch-load-{round_}-{attempt}.json"
+            review.record_review(lab.work.path, attempt, lab.base, head, VERDICT, lab.keys["runner-1"], path, None,
+                                 heads.get(attempt), 3600, now())
+            data = path.read_bytes()
+            commit = lab.receipt_commit(attempt, data)
+            refspecs += [f"{head}:{REVIEW_PREFIX}{attempt}", f"{commit}:{RECEIPTS_PREFIX}{attempt}"]
+            digests[attempt].append(hashlib.sha256(base64.b64decode(json.loads(data)["payload"])).hexdigest())
+            heads[attempt] = head
+        out = lab.server.push(*refspecs, pusher_env=runner, extra=("--atomic",))
+        assert out.returncode == 0, out.stderr
+    for attempt in made:
+        lab.append(attempt, "closed", remote=False)
+    out = lab.server.push(*(f"{ATTEMPTS_PREFIX}{a}:{ATTEMPTS_PREFIX}{a}" for a in made), pusher_env=runner,
+                          extra=("--atomic",))
+    assert out.returncode == 0, out.stderr
+    states = {a: attempts.attempt_state(GitRepo.at(lab.work.path), a, now()) for a in made}
+    return {a: (s.workspace_generation, digests[a]) for a, s in states.items() if s is not None}
+
+
+def _reopen_commits(lab: Lab, made: dict[str, tuple[str, list[str]]]) -> dict[str, list[str]]:
+    """For each attempt, the refspecs that would open it again with its own id and generation (issue 25, 1)."""
+    repo = GitRepo.at(lab.work.path)
+    out = {}
+    for attempt, (generation, _) in made.items():
+        data = ledger.make_record(lab.keys["orch-1"], None, attempt_id=attempt, kind="opened", repository="demo/repo",
+                                  now=now(), workspace="ws-again", workspace_generation=generation,
+                                  prompt_sha256="0" * 64)
+        commit = attempts.record_commit(repo, ledger.RECORD_FILE, data, None, "reopen\n", now())
+        out[attempt] = [f"+{commit}:{ATTEMPTS_PREFIX}{attempt}", f"+{commit}:{generation_ref(generation)}"]
+    return out
+
+
+def test_concurrent_archive_runs_through_git_daemon_lose_nothing(tmp_path: Path) -> None:
+    """Six `gate ledger archive` runs at once through `git daemon` (batches of 3, so their archive
+    pushes and deletions interleave and collide), while an attacker with the orchestrator's key
+    pushes, without --atomic, an "opened" record with each attempt's own id and generation the
+    moment its ledger ref is gone. Afterwards: every attempt is archived with its generation and
+    every receipt, none of its refs is left, no attempt was opened twice, the archive is one line
+    of commits that only added entries, and a further run changes nothing."""
+    from gatecore import archive as archive_mod
+
+    lab = Lab(tmp_path / "archive-load", policy=POLICY, key_ids=("orch-1", "runner-1"))
+    made = _closed_attempts(lab, ARCHIVE_ATTEMPTS)
+    assert len(made) == ARCHIVE_ATTEMPTS
+    reopen = _reopen_commits(lab, made)
+    clones = []
+    for i in range(ARCHIVERS):
+        clone = tmp_path / f"archiver-{i}"
+        git(tmp_path, "init", "-q", str(clone))
+        clones.append(clone)
+    audit_before = len(lab.server.audit())
+    reopened: dict[str, subprocess.CompletedProcess[str]] = {}
+    with git_daemon(lab.root, {"REMOTE_USER": "runner-1"}, "--max-connections=0") as base:
+        url = f"{base}/server.git"
+        started = time.monotonic()
+        runs = [subprocess.Popen([sys.executable, "-m", "gatecore.cli", "ledger", "archive", "--repo", str(clone),
+                                  "--remote", url, "--older-than", "0", "--batch", "3"], env=git_env(HUMAN),
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for clone in clones]
+
+        def attack() -> None:
+            listed = git(lab.work.path, "ls-remote", url, f"{ATTEMPTS_PREFIX}*").stdout.split()[1::2]
+            for attempt in sorted(set(made) - {n[len(ATTEMPTS_PREFIX):] for n in listed} - set(reopened)):
+                reopened[attempt] = git(lab.work.path, "push", "--porcelain", url, *reopen[attempt], check=False)
+
+        while True:
+            over = all(r.poll() is not None for r in runs)
+            attack()
+            if over:
+                break
+            time.sleep(0.05)
+        outputs = [r.communicate(timeout=WALL_LIMIT_SECONDS) for r in runs]
+        elapsed = time.monotonic() - started
+        final = subprocess.run([sys.executable, "-m", "gatecore.cli", "ledger", "archive", "--repo", str(clones[0]),
+                                "--remote", url, "--older-than", "0"], env=git_env(HUMAN), capture_output=True,
+                               text=True, timeout=WALL_LIMIT_SECONDS)
+        attack()  # what the final run archived (if anything) is attacked too
+        again = subprocess.run([sys.executable, "-m", "gatecore.cli", "ledger", "archive", "--repo",
+                                str(clones[1]), "--remote", url, "--older-than", "0"], env=git_env(HUMAN),
+                               capture_output=True, text=True, timeout=WALL_LIMIT_SECONDS)
+    for r, (stdout, stderr) in zip(runs, outputs, strict=True):
+        assert r.returncode in (0, 1) and "GATE-HOOK-INTERNAL" not in stderr and "Traceback" not in stderr, stderr
+        assert "archived" in stdout, stdout + stderr
+    assert final.returncode == 0, final.stdout + final.stderr
+    assert again.returncode == 0 and "archived 0 attempt(s) in 0 push(es)" in again.stdout, again.stdout + again.stderr
+
+    # Nothing lost: every attempt in the archive, with its generation and every receipt; none of its refs left.
+    refs = lab.snapshot()
+    tip = refs[archive_mod.ARCHIVE_REF]
+    git(lab.work.path, "fetch", "-q", lab.remote(), f"+{archive_mod.ARCHIVE_REF}:{archive_mod.ARCHIVE_REF}")
+    held = archive_mod.Archive(Objects(GitRepo.at(lab.work.path)), tip)
+    for attempt, (generation, receipts) in made.items():
+        assert held.attempt(attempt) and held.generation(generation), attempt
+        assert all(held.receipt(d) for d in receipts), attempt
+        assert not {ATTEMPTS_PREFIX + attempt, RECEIPTS_PREFIX + attempt, REVIEW_PREFIX + attempt,
+                    generation_ref(generation)} & set(refs), attempt
+    # The attack never landed: each reopening push was refused by the gate, every ref of it.
+    assert set(reopened) == set(made)
+    for attempt, out in reopened.items():
+        assert out.returncode != 0, (attempt, out.stdout)
+    assert not any(n.startswith((ATTEMPTS_PREFIX, "refs/gate/generations/")) for n in refs), refs
+    # The archive is one line of commits, each adding entries only.
+    history = git(lab.server.bare, "rev-list", "--parents", tip).stdout.splitlines()
+    assert all(len(line.split()) <= 2 for line in history)
+    for line in history:
+        commit, *parent = line.split()
+        if parent:
+            changes = git(lab.server.bare, "diff-tree", "-r", "--no-renames", "--name-status", parent[0],
+                          commit).stdout.splitlines()
+            assert changes and all(c.startswith("A\t") for c in changes), changes
+    entries = git(lab.server.bare, "ls-tree", "-r", "--name-only", tip).stdout.split()
+    assert len(entries) == 2 * len(made) + sum(len(r) for _, r in made.values())
+    fsck = git(lab.server.bare, "fsck", "--no-dangling", check=False)
+    assert fsck.returncode == 0, fsck.stdout + fsck.stderr
+    audit = lab.server.audit()[audit_before:]
+    pushes = [int(m) for stdout, _ in outputs for m in re.findall(r"in (\d+) push", stdout)]
+    print(f"\n{ARCHIVERS} archive runs at once, {ARCHIVE_ATTEMPTS} attempts ({sum(len(r) for _, r in made.values())} "
+          f"receipts): {elapsed:.1f}s; {sum(pushes)} pushes by the runs, {len(audit)} hook decisions "
+          f"({sum(1 for a in audit if a['decision'] == 'accept')} accepted, "
+          f"{sum(1 for a in audit if a['decision'] == 'reject')} rejected, of them {len(reopened)} reopenings); "
+          f"runs exiting 1 (reported what they left for the next run): {sum(1 for r in runs if r.returncode)}; "
+          f"{len(history)} archive commits; hook time max {max(float(a['elapsed_ms']) for a in audit):.0f} ms")  # type: ignore[arg-type]

@@ -285,6 +285,39 @@ def test_receipt_commit_of_the_wrong_shape_is_rejected(lab: Lab, victim: dict[st
     assert_refused(lab, before, out, "GATE-REVIEW-RECEIPT-REF")
 
 
+def test_a_receipt_ref_moved_by_two_commits_is_rejected(lab: Lab, victim: dict[str, Any]) -> None:
+    """Issue 25, 4: every new receipt commit is checked, not the tip alone: one in between that
+    holds a second file would stop archiving and the attempt's reviews later."""
+    from gatecore.ledger import RECEIPT_FILE
+
+    data = lab.seal(victim["doc"])
+    between = lab.ledger_commit(b"", None, files={RECEIPT_FILE: (0o100644, data), "extra": (0o100644, b"x")})
+    tip = lab.ledger_commit(b"", None, files={RECEIPT_FILE: (0o100644, data)}, parents=[between])
+    before = lab.snapshot()
+    out = lab.server.push(f"+{victim['head']}:{REVIEW_PREFIX}{victim['attempt']}",
+                          f"{tip}:{RECEIPTS_PREFIX}{victim['attempt']}", pusher_env=RUNNER, extra=("--atomic",))
+    assert_refused(lab, before, out, "GATE-REVIEW-RECEIPT-REF")
+
+
+def test_a_receipt_commit_that_is_a_merge_with_a_foreign_first_parent_is_rejected(lab: Lab) -> None:
+    """Issue 25, 4: walks follow first parents; a merge whose first parent is foreign history would
+    drop the attempt's earlier receipts out of the reuse check and out of the archive."""
+    from gatecore.ledger import RECEIPT_FILE
+
+    attempt = lab.open()
+    first = lab.change(f"merge1-{attempt}")
+    assert lab.push_review(attempt, lab.record(attempt, first)).ok
+    second = lab.change(f"merge2-{attempt}", start=first)
+    data = lab.record(attempt, second).read_bytes()
+    previous = lab.server.ref(RECEIPTS_PREFIX + attempt)
+    assert previous is not None
+    merge = lab.ledger_commit(b"", None, files={RECEIPT_FILE: (0o100644, data)}, parents=[lab.base, previous])
+    before = lab.snapshot()
+    out = lab.server.push(f"{second}:{REVIEW_PREFIX}{attempt}", f"{merge}:{RECEIPTS_PREFIX}{attempt}",
+                          pusher_env=RUNNER, extra=("--atomic",))
+    assert_refused(lab, before, out, "GATE-REVIEW-RECEIPT-REF")
+
+
 # --- missing pieces and ledger states -------------------------------------------------------
 
 def test_review_ref_without_a_receipt_is_rejected(lab: Lab, victim: dict[str, Any]) -> None:

@@ -193,3 +193,41 @@ def test_a_push_file_for_review_push_must_exist(tmp_path: Path, lab: Lab) -> Non
     out = gate("review", "push", "--repo", str(lab.work.path), "--attempt", lab.fresh(), "--receipt",
                str(tmp_path / "absent.json"), "--remote", lab.remote(), env=RUNNER)
     assert out.returncode == 1 and "GATE-RECEIPT-MISSING" in out.stderr
+
+
+# --- a push git applies in part -----------------------------------------------------------------
+
+def test_a_review_ref_that_landed_without_its_receipt_never_takes_that_receipt_again(tmp_path: Path) -> None:
+    """Issue 25, 2: the receipt ref is locked (a stale .lock) and the push has no --atomic: the
+    hook accepts both refs, git lands the review ref only, and the receipt's use is recorded
+    nowhere. The review ref then stays where it is (GATE-REVIEW-UNRECORDED): deleting it and
+    pushing the same receipt again, the way to use it twice, is refused; closing and archiving
+    the attempt is the way out."""
+    from support.lab import now
+
+    from gatecore.trusted.ledgerarchive import archive_closed
+
+    lab = Lab(tmp_path / "unrecorded", key_ids=("orch-1", "runner-1"))
+    attempt = lab.open()
+    head = lab.change(f"unrecorded-{attempt}")
+    receipt = lab.record(attempt, head)
+    commit = lab.receipt_commit(attempt, receipt.read_bytes())
+    lock = lab.server.bare / f"{RECEIPTS_PREFIX}{attempt}.lock"
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    lock.write_text("")
+    out = lab.server.push(f"{head}:{REVIEW_PREFIX}{attempt}", f"{commit}:{RECEIPTS_PREFIX}{attempt}",
+                          pusher_env=RUNNER)
+    lock.unlink()
+    assert out.returncode != 0 and lab.server.ref(REVIEW_PREFIX + attempt) == head, out.stdout + out.stderr
+    assert lab.server.ref(RECEIPTS_PREFIX + attempt) is None
+    before = lab.snapshot()
+    out = lab.server.push(f":{REVIEW_PREFIX}{attempt}", pusher_env=RUNNER)
+    assert refused(out, "GATE-REVIEW-UNRECORDED") and lab.snapshot() == before, out.stderr
+    out = lab.push_receipt_bytes(attempt, receipt.read_bytes(), head)
+    assert out.returncode != 0 and lab.snapshot() == before
+    later = lab.change(f"unrecorded-2-{attempt}", start=head)
+    result = lab.push_review(attempt, lab.record(attempt, later))
+    assert refused(result, "GATE-REVIEW-UNRECORDED") and lab.snapshot() == before, result.output
+    assert lab.append(attempt, "closed").ok  # type: ignore[union-attr]
+    done = archive_closed(lab.work.path, lab.remote(), 0, now(), env=RUNNER)
+    assert done.ok and done.attempts == [attempt] and lab.server.ref(REVIEW_PREFIX + attempt) is None, done

@@ -107,3 +107,120 @@ def test_review_push_of_a_receipt_file_that_is_not_a_regular_file_is_refused(lab
                "--remote", lab.remote(), env=RUNNER)
     assert out.returncode == 1 and "GATE-RECEIPT-MISSING" in out.stderr and "not a regular file" in out.stderr
     assert not refused(out, "GATE-RECEIPT-MISSING")  # refused before any push
+
+
+# --- writes that stay where they are sent (issue 25, 7) --------------------------------------------
+
+def _symlinked_scoring_dir(tmp_path: Path, level: str) -> tuple[Path, Path]:
+    """A workspace after bootstrap whose scoring path the agent replaced by a symlink out of it:
+    (the --out path the runner is given, the directory outside)."""
+    import shutil
+
+    ws, outside = tmp_path / "ws", tmp_path / "outside"
+    ws.mkdir()
+    outside.mkdir()
+    boot = bootstrap(ws, now())
+    victim = boot.scoring_dir if level == "attempt-dir" else boot.scoring_dir.parent
+    shutil.rmtree(victim)
+    victim.symlink_to(outside)
+    return boot.scoring_dir / "receipt.json", outside
+
+
+@pytest.mark.parametrize("level", ["attempt-dir", "scoring-dir"])
+def test_review_record_never_writes_through_a_symlinked_scoring_directory(lab: Lab, tmp_path: Path,
+                                                                          level: str) -> None:
+    out_path, outside = _symlinked_scoring_dir(tmp_path, level)
+    attempt = lab.open()
+    head = lab.change(f"symlink-{attempt}-{level}")
+    model = tmp_path / "model.json"
+    model.write_text('{"verdict": "pass", "reasons": ["fine"]}')
+    out = gate("review", "record", "--repo", str(lab.work.path), "--attempt", attempt, "--head", head,
+               "--model-output", str(model), "--key", str(lab.root / "keys" / "runner-1.key"), "--out",
+               str(out_path), "--remote", lab.remote(), env=RUNNER)
+    assert out.returncode == 1 and "GATE-INPUT-PATH" in out.stderr and "symlink" in out.stderr, out.stderr
+    assert list(outside.iterdir()) == []
+
+
+def test_every_out_flag_refuses_a_symlink_on_its_path(tmp_path: Path) -> None:
+    """`gate keys generate --out` and `gate receipt write --out-dir` write the same way."""
+    out_path, outside = _symlinked_scoring_dir(tmp_path, "scoring-dir")
+    key = gate("keys", "generate", "--alg", "ed25519", "--id", "k1", "--purpose", "receipt", "--out", str(out_path))
+    assert key.returncode == 1 and "GATE-INPUT-PATH" in key.stderr, key.stderr
+    good = tmp_path / "k1.key"
+    assert gate("keys", "generate", "--alg", "ed25519", "--id", "k1", "--purpose", "receipt", "--out",
+                str(good)).returncode == 0
+    prompt = tmp_path / "prompt.txt"
+    prompt.write_text("review\n")
+    diff = tmp_path / "change.diff"
+    diff.write_text("+x\n")
+    receipt = gate("receipt", "write", "--out-dir", str(out_path.parent), "--attempt", "a1-x", "--model", "m",
+                   "--workspace-gen", "g1", "--prompt-file", str(prompt), "--verdict", "pass", "--reason", "ok",
+                   "--key", str(good), "--diff-file", str(diff))
+    assert receipt.returncode == 1 and "GATE-INPUT-PATH" in receipt.stderr, receipt.stderr
+    assert list(outside.iterdir()) == []
+
+
+# --- retries (issue 25, 8) ---------------------------------------------------------------------------
+
+def test_the_runners_commands_run_again_after_they_landed_change_nothing(lab: Lab, tmp_path: Path) -> None:
+    """CI retries a step after a network error, whether or not its push landed."""
+    attempt = lab.open()
+    head = lab.change(f"retry-{attempt}")
+    model = tmp_path / "model.json"
+    model.write_text('{"verdict": "pass", "reasons": ["fine"]}')
+    record = ["review", "record", "--repo", str(lab.work.path), "--attempt", attempt, "--head", head,
+              "--model-output", str(model), "--key", str(lab.root / "keys" / "runner-1.key"),
+              "--out", str(tmp_path / "receipt.json"), "--remote", lab.remote()]
+    first = gate(*record, env=RUNNER)  # the push is left for later: as if it had failed
+    assert first.returncode == 0, first.stderr
+    written = (tmp_path / "receipt.json").read_bytes()
+    pushed = gate(*record, "--push", env=RUNNER)  # the retry pushes the receipt it finds
+    assert pushed.returncode == 0 and "review pushed" in pushed.stderr, pushed.stderr
+    assert (tmp_path / "receipt.json").read_bytes() == written
+    assert lab.server.ref(REVIEW_PREFIX + attempt) == head
+    before = lab.snapshot()
+    again = gate(*record, "--push", env=RUNNER)
+    assert again.returncode == 0 and "already" in again.stderr, again.stderr
+    push = gate("review", "push", "--repo", str(lab.work.path), "--attempt", attempt, "--receipt",
+                str(tmp_path / "receipt.json"), "--remote", lab.remote(), env=RUNNER)
+    assert push.returncode == 0 and "already" in push.stderr, push.stderr
+    assert lab.snapshot() == before
+    # After a failover the landed review is the old model's: nothing is "already" done for the new one.
+    assert lab.append(attempt, "failover", model_id="model-b").ok  # type: ignore[union-attr]
+    record[record.index("--out") + 1] = str(tmp_path / "receipt-b.json")
+    after = gate(*record, "--push", env=RUNNER)
+    assert "already" not in after.stderr, after.stderr
+
+
+def test_the_orchestrators_commands_run_again_after_they_landed_change_nothing(lab: Lab, tmp_path: Path) -> None:
+    attempt = lab.fresh()
+    prompt = tmp_path / "prompt.txt"
+    prompt.write_bytes(b"Review this change. Reply with JSON: verdict, reasons.\n")
+    key = str(lab.root / "keys" / "orch-1.key")
+    common = ["--repo", str(lab.work.path), "--attempt", attempt, "--key", key, "--push", lab.remote()]
+    steps = [["attempt", "open", *common, "--workspace", "ws", "--workspace-gen", f"g-{attempt}", "--prompt-file",
+              str(prompt), "--repository-id", "demo/repo"],
+             ["attempt", "select-model", *common, "--model", "model-a"],
+             ["attempt", "failover", *common, "--model", "model-b"],
+             ["attempt", "close", *common]]
+    for step in steps:
+        assert gate(*step, env=RUNNER).returncode == 0
+        tip = lab.ledger_tip(attempt)
+        again = gate(*step, env=RUNNER)
+        assert again.returncode == 0 and "already" in again.stderr, (step, again.stderr)
+        assert lab.ledger_tip(attempt) == tip
+
+
+# --- what the commands say (issue 25, 9) ------------------------------------------------------------
+
+def test_the_lifecycle_commands_name_what_is_wrong(lab: Lab, tmp_path: Path) -> None:
+    archive = ["ledger", "archive", "--older-than", "0"]
+    batch = gate(*archive, "--repo", str(lab.work.path), "--remote", lab.remote(), "--batch", "0", env=RUNNER)
+    assert batch.returncode == 1 and "GATE-INPUT-ARGUMENT" in batch.stderr and "--batch 0" in batch.stderr, batch
+    nowhere = tmp_path / "nonexistent"
+    repo = gate(*archive, "--repo", str(nowhere), "--remote", lab.remote(), env=RUNNER)
+    assert "GATE-GIT-REPOSITORY" in repo.stderr and str(nowhere) in repo.stderr and "cannot run git" not in repo.stderr
+    remote = gate(*archive, "--repo", str(lab.work.path), "--remote", "nowhere", env=RUNNER)
+    assert "'nowhere' does not appear to be a git repository" in remote.stderr, remote.stderr
+    show = gate("attempt", "show", "--repo", str(lab.work.path), "--attempt", "../../HEAD")
+    assert show.returncode == 1 and "GATE-INPUT-ARGUMENT" in show.stderr, show.stderr

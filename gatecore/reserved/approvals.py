@@ -1,4 +1,4 @@
-"""Approvals in the repository: pushing them (`refs/gate/approvals/<id>`) and using them.
+"""The reserved stage, last: approvals, pushing them (`refs/gate/approvals/<id>`) and using them.
 
 * **Pushing.** `refs/gate/approvals/<id>` is created by an approver (`[approvals]
   approvers`, never a pusher some rule restricts) and never moved; only `[trusted]
@@ -23,16 +23,16 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
-from . import approvals, envelope
-from .errors import GateError
-from .findings import Failure, Violation, unique_in_order
-from .keys import Keyring
-from .objects import Objects, single_file
-from .policy import Policy
-from .refs import GATE_PREFIX, RefUpdate, display
+from .. import approvals, envelope
+from ..errors import GateError
+from ..findings import Failure, Violation, unique_in_order
+from ..keys import Keyring
+from ..objects import Objects, single_file
+from ..policy import Policy
+from ..refs import GATE_PREFIX, RefUpdate, display
 
 if TYPE_CHECKING:
-    from .allowedsigners import AllowedSigners
+    from ..allowedsigners import AllowedSigners
 
 APPROVALS_PREFIX = GATE_PREFIX + "approvals/"
 USES_PREFIX = GATE_PREFIX + "approval-uses/"

@@ -1,0 +1,88 @@
+"""The reserved stage: every check of the namespaces the trusted side writes, one entry.
+
+`check(ctx, updates)` runs, in this order:
+
+1. **namespace rights** (`rights.py`): trusted pushers only, stated old values equal to the
+   server's, no unknown namespace under `refs/gate/`. A push that fails them is judged no
+   further (an untrusted pusher or a stale claim: nothing is judged on it);
+2. **the archive** (`archive.py`): `refs/gate/archive` only grows, and holds every attempt
+   whose refs the push deletes;
+3. **the ledger** (`ledger.py`): attempt records and generation claims;
+4. **receipt refs** (`receipts.py`): the receipt's transport;
+5. **review refs** (`review.py`): the receipt judged against the ledger as the server has it;
+6. **approvals** (`approvals.py`): approval refs pushed, and approvals applied to the push
+   rules' `GATE-FROZEN-PATH` violations (`ReservedContext.rule_violations`).
+
+Everything the checks share - the objects, the server's refs, the policy, the keyring, the
+clock - comes in one `ReservedContext` (`context.py`), built by the pre-receive hook
+(`server/prereceive.py`) and by the client's receipt hook (`hooks/receipt_push.py`), or by a
+test from plain values. Pure: nothing here reads the machine.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from ..findings import Violation
+from ..refs import DOCTOR_PREFIX, RECEIPTS_PREFIX, REVIEW_PREFIX, RefUpdate, is_reserved
+from .approvals import Used, apply, check_pushes, is_approval_ref
+from .context import ReservedContext, ServerRefs
+from .rights import namespace_violations
+
+__all__ = ["ReservedContext", "ReservedReport", "ServerRefs", "check"]
+
+
+@dataclass
+class ReservedReport:
+    #: The push's violations after this stage: the push rules' (less those approvals lift), then
+    #: the approval refs', then the reserved namespaces'.
+    violations: list[Violation]
+    attempt_ids: list[str]  # attempts whose review ref this push moves (accepted reviews)
+    approvals_used: list[Used] = field(default_factory=list)  # recorded as used once the push is accepted
+    approve_commands: list[str] = field(default_factory=list)  # `gate approve` for the writes left unapproved
+
+
+def check(ctx: ReservedContext, updates: Sequence[RefUpdate]) -> ReservedReport:
+    """The reserved stage over `updates` (the push's updates; those outside the reserved
+    namespaces matter only to approvals)."""
+    live = [u for u in updates if not u.is_noop]
+    reserved = [u for u in live if is_reserved(u.ref) and not u.ref.startswith(DOCTOR_PREFIX)]
+    approval_refs = [u for u in reserved if is_approval_ref(u.ref)]
+    special = [u for u in reserved if not is_approval_ref(u.ref)]
+    found, accepted = _namespaces(ctx, special)
+    remaining: list[Violation] = list(ctx.rule_violations)
+    used: list[Used] = []
+    commands: list[str] = []
+    if ctx.policy.approvals_enabled or approval_refs:
+        actx = ctx.approvals()
+        if ctx.policy.approvals_enabled:
+            remaining, used, commands = apply(actx, live, remaining)
+        remaining += check_pushes(actx, ctx.pusher, approval_refs)
+    return ReservedReport(remaining + found, accepted, used, commands)
+
+
+def _namespaces(ctx: ReservedContext, special: Sequence[RefUpdate]) -> tuple[list[Violation], list[str]]:
+    """Stages 1-5 over the ledger, claim, archive, receipt and review refs of the push:
+    (violations, attempts whose review this push accepts)."""
+    out = namespace_violations(ctx, special)
+    if out or not special:
+        return out, []
+    from .archive import check_archive
+    from .ledger import check_ledger
+    from .receipts import receipt_ref
+    from .review import review_ref
+
+    ctx.require_keyring()  # first: no keyring is a configuration error, whatever the push brings
+    out += check_archive(ctx, special)
+    out += check_ledger(ctx, special)
+    accepted: list[str] = []
+    for u in special:
+        if u.ref.startswith(RECEIPTS_PREFIX):
+            out += receipt_ref(ctx, u)
+        elif u.ref.startswith(REVIEW_PREFIX):
+            found = review_ref(ctx, u)
+            out += found
+            if not found and not u.is_delete:
+                accepted.append(u.ref[len(REVIEW_PREFIX):])
+    return out, accepted

@@ -237,7 +237,9 @@ def _restricting(checker: FrozenChecker, commit: Commit, rules: Sequence[FreezeR
     for r in rules:
         who = r.restricted_identity(author.email, committer.email, pusher, seen)
         if who is not None:
-            why = r.evidence((author.name, author.email), (committer.name, committer.email), pusher, seen)
+            # names as `signals` read them: only where a rule reads names (another reader's name refuses then)
+            names = seen or Signals()
+            why = r.evidence((names.author_name, author.email), (names.committer_name, committer.email), pusher, seen)
             by_rule[r.index] = (who, "; ".join(why))
     return by_rule
 

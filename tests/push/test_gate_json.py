@@ -35,7 +35,8 @@ def test_a_frozen_write_names_the_maintainer_and_the_approve_command(tmp_path: P
     assert line == {"code": "GATE-FROZEN-PATH", "ref": "refs/heads/main", "commit": head, "identity": line["identity"],
                     "path": "ci/deploy.yml", "rule": "freeze[0]:governance", "detail": line["detail"],
                     "exit": 1, "exit_class": "reject", "hint": codes.CODES["GATE-FROZEN-PATH"].hint,
-                    "actor": "maintainer", "retry": False}
+                    "actor": "maintainer", "retry": False, "evidence": line["evidence"]}
+    assert "pusher agent-7 matched agent-*" in str(line["evidence"])
     explained = json.loads(cli("explain", "GATE-FROZEN-PATH", "--json").stdout)
     assert {k: explained[k] for k in ("exit", "exit_class", "hint", "actor", "retry")} == {
         k: line[k] for k in ("exit", "exit_class", "hint", "actor", "retry")}

@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from .binding import Decision
     from .ledger import AttemptState
     from .trusted.approve import Verifier
+    from .trusted.attest import Sources
 
 app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, no_args_is_help=True,
                   help="Push-time gate for AI agents: frozen files and bound review receipts.")
@@ -43,6 +44,7 @@ review_app = typer.Typer(no_args_is_help=True, help="The trusted runner: record 
 ledger_app = typer.Typer(no_args_is_help=True, help="The ledger's lifecycle (trusted side).")
 approvals_app = typer.Typer(no_args_is_help=True, help="Maintainer approvals of frozen-path writes.")
 agents_app = typer.Typer(no_args_is_help=True, help="The built-in catalogue of AI agents (@known-agents).")
+attest_app = typer.Typer(no_args_is_help=True, help="What the gate accepted, as signed in-toto attestations.")
 app.add_typer(receipt_app, name="receipt")
 app.add_typer(keys_app, name="keys")
 app.add_typer(policy_app, name="policy")
@@ -53,6 +55,7 @@ app.add_typer(review_app, name="review")
 app.add_typer(ledger_app, name="ledger")
 app.add_typer(agents_app, name="agents")
 app.add_typer(approvals_app, name="approvals")
+app.add_typer(attest_app, name="attest")
 
 Opt = typer.Option
 F = TypeVar("F", bound=Callable[..., int])
@@ -196,7 +199,7 @@ def explain_cmd(
 def keys_generate(
     alg: Annotated[str, Opt("--alg", help="ed25519 or hmac-sha256.")],
     key_id: Annotated[str, Opt("--id", help="Key id.")],
-    purpose: Annotated[str, Opt("--purpose", help="receipt, attempt or approval.")],
+    purpose: Annotated[str, Opt("--purpose", help="receipt, attempt, approval or attestation.")],
     out: Annotated[Path, Opt("--out", help="Private key file to create (mode 0600).")],
 ) -> int:
     """Make a key; write the private half to --out; print the keyring entry (TOML)."""
@@ -637,6 +640,102 @@ def _server_verifier(repo: Path) -> Verifier | None:
     ctx = approval_context(inst, config.load_policy(inst.policy), Objects(reader), reader)
     verify: Verifier = ctx.verify
     return verify
+
+
+# --- attestations -----------------------------------------------------------------------
+
+@command(attest_app, "export")
+def attest_export(
+    repo: Annotated[Path, Opt("--repo", help="The server's repository, or a clone that fetched "
+                                             "'+refs/gate/*:refs/gate/*'.")],
+    key: Annotated[Path, Opt("--key", help="Key file of purpose attestation (gate keys generate --alg ed25519 "
+                                           "--purpose attestation).")],
+    ref: Annotated[str | None, Opt("--ref", help="Only updates of refs matching this ref pattern "
+                                                 "(refs/heads/review/runner/*, refs/heads/main).")] = None,
+    since: Annotated[str | None, Opt("--since", help="Only records made at or after this date or time "
+                                                     "(2026-01-31, 2026-01-31T12:00:00Z).")] = None,
+    out: Annotated[Path | None, Opt("--out", help="Write the bundle here (never overwritten; default: "
+                                                  "stdout).")] = None,
+    keyring: Annotated[Path | None, Opt("--keyring", help="The server's keyring (default: the installed "
+                                                          "one).")] = None,
+    policy: Annotated[Path | None, Opt("--policy", help="The server's policy, for approvals (default: the "
+                                                        "installed one).")] = None,
+    allowed_signers: Annotated[Path | None, Opt("--allowed-signers", help="The server's allowed-signers file, for "
+                                                                          "SSH-signed approvals.")] = None,
+    repository_id: Annotated[str | None, Opt("--repository-id", help="The server's repository id (default: the "
+                                                                     "installed one).")] = None,
+    resource_uri: Annotated[str | None, Opt("--resource-uri", help="The statements' resourceUri, e.g. "
+                                                                   "git+https://git.example.com/org/project "
+                                                                   "(default: push-gate:<repository id>).")] = None,
+) -> int:
+    """Export each accepted review-ref update and used approval, verified again, as DSSE-sealed in-toto
+    statements (JSON Lines: an .intoto.jsonl bundle)."""
+    from .adapters.config import load_keyfile
+    from .adapters.files import write_new
+    from .attestation import parse_since
+    from .policy import RefGlob
+    from .trusted.attest import export
+
+    try:
+        pattern = None if ref is None else RefGlob.compile(ref)
+    except ValueError as exc:
+        raise GateError("GATE-INPUT-ARGUMENT", f"--ref: {exc}") from None
+    if out is not None and (out.exists() or out.is_symlink()):
+        raise GateError("GATE-INPUT-ARGUMENT", f"{out} exists; the export never overwrites a file")
+    sources = _attest_sources(repo, keyring, policy, allowed_signers, repository_id)
+    done = export(repo, sources, load_keyfile(key), int(time.time()), pattern,
+                  None if since is None else parse_since(since), resource_uri)
+    bundle = b"".join(done.lines)
+    if out is None:
+        sys.stdout.buffer.write(bundle)
+        sys.stdout.flush()
+    else:
+        write_new(out, bundle)
+    for r in done.refused:
+        _err(f"refused {r.what}:")
+        for f in r.failures:
+            _err(f"  {f.field}: {f.code}: {f.detail}")
+    _err(f"exported {len(done.lines)} statement(s): {done.reviews} review(s), {done.approvals} approval(s)"
+         + (f"; GATE-ATTEST-REFUSED: {len(done.refused)} record(s) not exported" if done.refused else ""))
+    return 1 if done.refused else 0
+
+
+def _attest_sources(repo: Path, keyring: Path | None, policy: Path | None, signers: Path | None,
+                    repository_id: str | None) -> Sources:
+    """What verifies the records: the flags, else what the gate installed in `repo` (a server)."""
+    import os
+
+    from server import installation
+    from server.install import GATE_DIR_NAME, git_dir_of
+
+    from .adapters import config
+    from .trusted.attest import Sources
+
+    gate_dir = git_dir_of(repo) / GATE_DIR_NAME
+    inst = installation.read(gate_dir) if (gate_dir / installation.CONFIG_FILE).is_file() else None
+    if inst is not None:
+        keyring = keyring or (inst.keyring if inst.has_keyring else None)
+        policy = policy or inst.policy
+        signers = signers or (inst.allowed_signers if os.path.lexists(inst.allowed_signers) else None)
+        repository_id = repository_id or inst.repository_id
+    if not repository_id:
+        raise GateError("GATE-ATTEST-CONFIG", f"{repo} is not a repository the gate is installed in: pass "
+                                              "--repository-id (and --keyring, --policy)")
+    return Sources(None if keyring is None else config.load_keyring(keyring, cached=False), repository_id,
+                   None if policy is None else config.load_policy(policy, cached=False),
+                   None if signers is None else config.load_allowed_signers(signers))
+
+
+@command(attest_app, "public-key")
+def attest_public_key(
+    key: Annotated[Path, Opt("--key", help="Key file of purpose attestation.")],
+) -> int:
+    """Print the attestation key's public half as PEM (SubjectPublicKeyInfo), for the statements' verifiers."""
+    from .adapters.config import load_keyfile
+    from .attestation import public_pem
+
+    _out(public_pem(load_keyfile(key)))
+    return 0
 
 
 @command(app, "demo")

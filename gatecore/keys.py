@@ -13,7 +13,7 @@ from typing import Any
 
 MAX_KEYRING_BYTES = 1 << 20
 ALGORITHMS = ("ed25519", "hmac-sha256")
-PURPOSES = ("receipt", "attempt", "approval")
+PURPOSES = ("receipt", "attempt", "approval", "attestation")
 
 
 @dataclass(frozen=True, slots=True)

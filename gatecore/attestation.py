@@ -65,7 +65,6 @@ class Accepted:
     """One ref update the gate accepted, re-verified: what a statement attests."""
 
     kind: str  # review or approval
-    repository: str
     ref: str
     commit: str
     tree: str | None

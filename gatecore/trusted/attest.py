@@ -23,7 +23,9 @@ never exported.
 
 Not checked again, because the state they were judged on has moved: that the base covered the
 target branch as the server had it at the push, and that no failover or close had landed
-before the push (the gate checked both at push time).
+before the push (the gate checked both at push time). Nor can the repository tell a receipt
+commit that a push carried below another (the runner pushes one per update, and the gate
+judges the tip): such a receipt is exported only if it passes every check above.
 """
 
 from __future__ import annotations
@@ -269,7 +271,7 @@ class _Reader:
             return failures
         opened, model = entries[0], entries[upto]
         kind = "model-selected" if len(state.models) == 1 else "failover"
-        return Accepted("review", self.sources.repository_id, REVIEW_PREFIX + attempt, new, tree, rec.issued_at, (
+        return Accepted("review", REVIEW_PREFIX + attempt, new, tree, rec.issued_at, (
             Record("receipt", envelope.PAYLOAD_RECEIPT, _sha256(data), commit, ledger.RECEIPT_FILE,
                    receipt_annotations(rec, _keyid(data), payload)),
             Record("ledger-opened", envelope.PAYLOAD_ATTEMPT, digests[0], opened.commit, ledger.RECORD_FILE,
@@ -346,6 +348,6 @@ class _Reader:
         data = single_file(self.objects, self.objects.commit(record).tree_id, approvals.RECORD_FILE,
                            "GATE-APPROVAL-MALFORMED")
         tree = self.objects.commit(approval.new).tree_id
-        return Accepted("approval", self.sources.repository_id, approval.ref, approval.new, tree, approval.created_at,
+        return Accepted("approval", approval.ref, approval.new, tree, approval.created_at,
                         (Record("approval", envelope.PAYLOAD_APPROVAL, _sha256(data), record, approvals.RECORD_FILE,
                                 approval_annotations(approval, env.keyid)),))

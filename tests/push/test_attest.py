@@ -27,7 +27,7 @@ from securesystemslib.dsse import Envelope
 from securesystemslib.exceptions import VerificationError
 from securesystemslib.signer import SSlibKey
 from support.gitutil import AGENT, gate, git
-from support.lab import PROMPT_SHA, ZERO, Lab, now
+from support.lab import PROMPT_SHA, RUNNER, ZERO, Lab, now
 
 from gatecore.refs import REVIEW_PREFIX
 
@@ -352,3 +352,47 @@ def test_used_approvals_export_and_unused_ones_do_not(tmp_path: Path) -> None:
     policy.write_text(APPROVAL_POLICY.replace('approvers = ["alice"]', 'approvers = ["bob"]'))
     out = gate("attest", "export", "--repo", str(s.bare), "--key", str(tmp_path / "attest"), "--policy", str(policy))
     assert out.returncode == 1 and "GATE-APPROVAL-APPROVER" in out.stderr and out.stdout == "", out.stderr
+
+
+# --- archived attempts ------------------------------------------------------------------------------
+
+def test_archiving_ends_the_export_of_an_attempt_but_a_clone_that_kept_its_refs_still_proves_it(
+        tmp_path: Path) -> None:
+    """After `gate ledger archive`, the server holds only the digest of each receipt: nothing to
+    export. A clone fetched before still holds the refs; its receipts export when the archive (as
+    fetched since) holds them, as it must for every receipt the gate accepted."""
+    from gatecore.trusted.ledgerarchive import archive_closed
+
+    lab = Lab(tmp_path / "lab", key_ids=("orch-1", "runner-1"))
+    key = tmp_path / "attest.key"
+    made = gate("keys", "generate", "--alg", "ed25519", "--id", "attest-1", "--purpose", "attestation",
+                "--out", str(key))
+    attempt = lab.open(lab.fresh())
+    head = lab.change(f"arch-{attempt}")
+    assert lab.push_review(attempt, lab.record(attempt, head)).ok
+    assert lab.append(attempt, "closed", note="merged").ok  # type: ignore[union-attr]
+    state = lab.state(attempt)
+    assert state is not None
+    clone = tmp_path / "clone"
+    git(tmp_path, "clone", "-q", "--mirror", lab.remote(), str(clone))
+    assert archive_closed(lab.work.path, lab.remote(), 0, now(), env=RUNNER).attempts == [attempt]
+    git(clone, "fetch", "-q", "origin", "+refs/gate/archive:refs/gate/archive")
+    served = gate("attest", "export", "--repo", str(lab.server.bare), "--key", str(key))
+    assert served.returncode == 0 and served.stdout == "", served.stderr
+    ring = lab.server.gate_dir / "keyring.toml"
+    kept = gate("attest", "export", "--repo", str(clone), "--key", str(key), "--keyring", str(ring),
+                "--repository-id", "demo/repo")
+    assert kept.returncode == 0, kept.stderr
+    [doc] = verified(kept.stdout, public_key(made.stdout))
+    assert doc["subject"][0]["digest"]["gitCommit"] == head
+    # An archive that says the attempt was archived without its receipt: the receipt was never
+    # accepted (the gate lets a receipt ref go only when the archive holds every receipt).
+    from gatecore import archive
+    from gatecore.adapters.gitrepo import GitRepo
+
+    repo = GitRepo.at(clone)
+    tree = repo.write_nested_tree(None, archive.entries_for(attempt, state.workspace_generation, []))
+    git(clone, "update-ref", archive.ARCHIVE_REF, repo.write_commit(tree, [], "forged\n", "x", "x@x", now()))
+    forged = gate("attest", "export", "--repo", str(clone), "--key", str(key), "--keyring", str(ring),
+                  "--repository-id", "demo/repo")
+    assert forged.returncode == 1 and forged.stdout == "" and "GATE-LEDGER-ARCHIVE" in forged.stderr, forged.stderr

@@ -24,8 +24,7 @@ COMMIT, TREE, RECORD = "a" * 40, "b" * 40, "c" * 40
 def _accepted(kind: str = "review") -> attestation.Accepted:
     record = attestation.Record("receipt", "application/vnd.gate.receipt.v1+json", "d" * 64, RECORD,
                                 "receipt.json", {"attempt_id": "a1", "model_id": "m"})
-    return attestation.Accepted(kind, "org/project", "refs/heads/review/runner/a1", COMMIT, TREE, 1_700_000_000,
-                                (record,))
+    return attestation.Accepted(kind, "refs/heads/review/runner/a1", COMMIT, TREE, 1_700_000_000, (record,))
 
 
 def test_a_statement_is_an_in_toto_v1_statement_with_a_verification_summary() -> None:

@@ -12,6 +12,7 @@ import base64
 import calendar
 import hashlib
 import json
+import shutil
 import subprocess
 import time
 import tomllib
@@ -297,20 +298,25 @@ approvers = ["alice"]
 """
 
 
+@pytest.mark.skipif(shutil.which("ssh-keygen") is None, reason="ssh-keygen is not installed")
 def test_used_approvals_export_and_unused_ones_do_not(tmp_path: Path) -> None:
+    """Two approvals served a push (one sealed with an approval key, one SSH-signed), a third never
+    did: two statements."""
     from support.server import Server
     from support.verdicts import refused
 
     keys = {}
-    ring = ""
     for kid, purpose in (("alice", "approval"), ("attest", "attestation")):
         made = gate("keys", "generate", "--alg", "ed25519", "--id", kid, "--purpose", purpose,
                     "--out", str(tmp_path / kid))
         assert made.returncode == 0, made.stderr
         keys[kid] = made.stdout
-        ring += made.stdout if purpose == "approval" else ""
+    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(tmp_path / "alice_ssh")], check=True)
+    signers = tmp_path / "allowed_signers"
+    signers.write_text(f'alice namespaces="git,gate-approval" {(tmp_path / "alice_ssh.pub").read_text().strip()}\n')
     (tmp_path / "s").mkdir()
-    s = Server(tmp_path / "s", policy=APPROVAL_POLICY, keyring=ring)
+    s = Server(tmp_path / "s", policy=APPROVAL_POLICY, keyring=keys["alice"],
+               extra=("--allowed-signers", str(signers)))
     s.work.write("ci/deploy.yml", "deploy: true\n")
     s.work.commit("base")
     assert s.push("main").returncode == 0
@@ -318,40 +324,45 @@ def test_used_approvals_export_and_unused_ones_do_not(tmp_path: Path) -> None:
     git(tmp_path, "clone", "-q", s.url, str(maint))
     agent = {"REMOTE_USER": "agent-7"}
 
-    def approve(head: str, old: str) -> None:
+    def agent_writes(text: str) -> tuple[str, str]:
+        old = s.work.head()
+        s.work.write("ci/deploy.yml", text)
+        return old, s.work.commit(f"agent: {text.strip()}", identity=AGENT)
+
+    def approve(old: str, head: str, *how: str) -> None:
         git(maint, "fetch", "-q", str(s.work.path), "+HEAD:refs/agent/head")
         got = gate("approve", "--repository-id", "demo/repo", "--ref", "refs/heads/main", "--old", old, "--new",
-                   head, "--path", "ci/deploy.yml", "--approver", "alice", "--key", str(tmp_path / "alice"),
-                   "--yes", "--reason", "the fix we asked for", cwd=maint, env={"REMOTE_USER": "alice"})
+                   head, "--path", "ci/deploy.yml", "--approver", "alice", *how, "--yes", "--reason",
+                   "the fix we asked for", cwd=maint, env={"REMOTE_USER": "alice"})
         assert got.returncode == 0, got.stdout + got.stderr
 
-    base = s.work.head()
-    s.work.write("ci/deploy.yml", "deploy: agent\n")
-    head = s.work.commit("agent fix", identity=AGENT)
-    assert refused(s.push("main", pusher_env=agent), "GATE-FROZEN-PATH")
-    approve(head, base)
-    assert s.push("main", pusher_env=agent).returncode == 0
-    s.work.write("ci/deploy.yml", "deploy: never\n")
-    unused = s.work.commit("agent again", identity=AGENT)
-    approve(unused, head)  # approved, never pushed: nothing was accepted with it
+    heads = []
+    for how in (("--key", str(tmp_path / "alice")), ("--ssh-key", str(tmp_path / "alice_ssh"))):
+        old, head = agent_writes(f"deploy: {how[0]}\n")
+        assert refused(s.push("main", pusher_env=agent), "GATE-FROZEN-PATH")
+        approve(old, head, *how)
+        assert s.push("main", pusher_env=agent).returncode == 0
+        heads.append((old, head))
+    approve(*agent_writes("deploy: never\n"), "--key", str(tmp_path / "alice"))  # never pushed
     out = gate("attest", "export", "--repo", str(s.bare), "--key", str(tmp_path / "attest"))
     assert out.returncode == 0, out.stderr
-    assert "exported 1 statement(s): 0 review(s), 1 approval(s)" in out.stderr
-    [doc] = verified(out.stdout, public_key(keys["attest"]))
-    assert doc["subject"][0]["digest"]["gitCommit"] == head
-    assert doc["subject"][0]["annotations"] == {"sourceRefs": ["refs/heads/main"]}
-    assert doc["predicate"]["verifiedLevels"] == ["PUSH_GATE_APPROVAL_V1"]
-    [record] = doc["predicate"]["inputAttestations"]
-    notes = record["annotations"]
-    assert (notes["approver"], notes["paths"], notes["old"], notes["new"], notes["used"]) == (
-        "alice", ["ci/deploy.yml"], base, head, True)
-    assert notes["reason_sha256"] == hashlib.sha256(b"the fix we asked for").hexdigest()
-    assert record["mediaType"] == "application/vnd.gate.approval.v1+json" and notes["keyid"] == "alice"
+    assert "exported 2 statement(s): 0 review(s), 2 approval(s)" in out.stderr
+    docs = verified(out.stdout, public_key(keys["attest"]))
+    assert [d["subject"][0]["digest"]["gitCommit"] for d in docs] == [h for _, h in heads]
+    for doc, (old, head), signer in zip(docs, heads, ("alice", "ssh:SHA256:"), strict=True):
+        assert doc["subject"][0]["annotations"] == {"sourceRefs": ["refs/heads/main"]}
+        assert doc["predicate"]["verifiedLevels"] == ["PUSH_GATE_APPROVAL_V1"]
+        [record] = doc["predicate"]["inputAttestations"]
+        notes = record["annotations"]
+        assert (notes["approver"], notes["paths"], notes["old"], notes["new"], notes["used"]) == (
+            "alice", ["ci/deploy.yml"], old, head, True)
+        assert notes["reason_sha256"] == hashlib.sha256(b"the fix we asked for").hexdigest()
+        assert record["mediaType"] == "application/vnd.gate.approval.v1+json" and notes["keyid"].startswith(signer)
     # A policy that no longer names the approver refuses what she approved.
     policy = tmp_path / "policy.toml"
     policy.write_text(APPROVAL_POLICY.replace('approvers = ["alice"]', 'approvers = ["bob"]'))
     out = gate("attest", "export", "--repo", str(s.bare), "--key", str(tmp_path / "attest"), "--policy", str(policy))
-    assert out.returncode == 1 and "GATE-APPROVAL-APPROVER" in out.stderr and out.stdout == "", out.stderr
+    assert out.returncode == 1 and out.stderr.count("GATE-APPROVAL-APPROVER") == 2 and out.stdout == "", out.stderr
 
 
 # --- archived attempts ------------------------------------------------------------------------------

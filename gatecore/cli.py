@@ -46,6 +46,7 @@ review_app = typer.Typer(no_args_is_help=True, help="The trusted runner: record 
 ledger_app = typer.Typer(no_args_is_help=True, help="The ledger's lifecycle (trusted side).")
 approvals_app = typer.Typer(no_args_is_help=True, help="Maintainer approvals of frozen-path writes.")
 agents_app = typer.Typer(no_args_is_help=True, help="The built-in catalogue of AI agents (@known-agents).")
+attest_app = typer.Typer(no_args_is_help=True, help="What the gate accepted, as signed in-toto attestations.")
 app.add_typer(receipt_app, name="receipt")
 app.add_typer(keys_app, name="keys")
 app.add_typer(policy_app, name="policy")
@@ -56,6 +57,7 @@ app.add_typer(review_app, name="review")
 app.add_typer(ledger_app, name="ledger")
 app.add_typer(agents_app, name="agents")
 app.add_typer(approvals_app, name="approvals")
+app.add_typer(attest_app, name="attest")
 
 Opt = typer.Option
 F = TypeVar("F", bound=Callable[..., int])
@@ -218,7 +220,7 @@ def explain_cmd(
 def keys_generate(
     alg: Annotated[str, Opt("--alg", help="ed25519 or hmac-sha256.")],
     key_id: Annotated[str, Opt("--id", help="Key id.")],
-    purpose: Annotated[str, Opt("--purpose", help="receipt, attempt or approval.")],
+    purpose: Annotated[str, Opt("--purpose", help="receipt, attempt, approval or attestation.")],
     out: Annotated[Path, Opt("--out", help="Private key file to create (mode 0600).")],
 ) -> int:
     """Make a key; write the private half to --out; print the keyring entry (TOML)."""
@@ -655,6 +657,78 @@ def approvals_list(
 
     for line in listing_lines(repo, approval_verifier(repo), int(time.time())):
         _out(line)
+    return 0
+
+
+# --- attestations -----------------------------------------------------------------------
+
+@command(attest_app, "export")
+def attest_export(
+    repo: Annotated[Path, Opt("--repo", help="The server's repository, or a clone that fetched "
+                                             "'+refs/gate/*:refs/gate/*'.")],
+    key: Annotated[Path, Opt("--key", help="Key file of purpose attestation (gate keys generate --alg ed25519 "
+                                           "--purpose attestation).")],
+    ref: Annotated[str | None, Opt("--ref", help="Only updates of refs matching this ref pattern "
+                                                 "(refs/heads/review/runner/*, refs/heads/main).")] = None,
+    since: Annotated[str | None, Opt("--since", help="Only records made at or after this date or time "
+                                                     "(2026-01-31, 2026-01-31T12:00:00Z).")] = None,
+    out: Annotated[Path | None, Opt("--out", help="Write the bundle here (never overwritten; default: "
+                                                  "stdout).")] = None,
+    keyring: Annotated[Path | None, Opt("--keyring", help="The server's keyring (default: the installed "
+                                                          "one).")] = None,
+    policy: Annotated[Path | None, Opt("--policy", help="The server's policy, for approvals (default: the "
+                                                        "installed one).")] = None,
+    allowed_signers: Annotated[Path | None, Opt("--allowed-signers", help="The server's allowed-signers file, for "
+                                                                          "SSH-signed approvals.")] = None,
+    repository_id: Annotated[str | None, Opt("--repository-id", help="The server's repository id (default: the "
+                                                                     "installed one).")] = None,
+    resource_uri: Annotated[str | None, Opt("--resource-uri", help="The statements' resourceUri, e.g. "
+                                                                   "git+https://git.example.com/org/project "
+                                                                   "(default: push-gate:<repository id>).")] = None,
+) -> int:
+    """Export each accepted review-ref update and used approval, verified again, as DSSE-sealed in-toto
+    statements (JSON Lines: an .intoto.jsonl bundle)."""
+    from server.verify import attest_sources
+
+    from .adapters.config import load_keyfile
+    from .adapters.files import write_new
+    from .attestation import parse_since
+    from .policy import RefGlob
+    from .trusted.attest import export
+
+    try:
+        pattern = None if ref is None else RefGlob.compile(ref)
+    except ValueError as exc:
+        raise GateError("GATE-INPUT-ARGUMENT", f"--ref: {exc}") from None
+    if out is not None and (out.exists() or out.is_symlink()):
+        raise GateError("GATE-INPUT-ARGUMENT", f"{out} exists; the export never overwrites a file")
+    sources = attest_sources(repo, keyring, policy, allowed_signers, repository_id)
+    done = export(repo, sources, load_keyfile(key), int(time.time()), pattern,
+                  None if since is None else parse_since(since), resource_uri)
+    bundle = b"".join(done.lines)
+    if out is None:
+        sys.stdout.buffer.write(bundle)
+        sys.stdout.flush()
+    else:
+        write_new(out, bundle)
+    for r in done.refused:
+        _err(f"refused {r.what}:")
+        for f in r.failures:
+            _err(f"  {f.field}: {f.code}: {f.detail}")
+    _err(f"exported {len(done.lines)} statement(s): {done.reviews} review(s), {done.approvals} approval(s)"
+         + (f"; GATE-ATTEST-REFUSED: {len(done.refused)} record(s) not exported" if done.refused else ""))
+    return 1 if done.refused else 0
+
+
+@command(attest_app, "public-key")
+def attest_public_key(
+    key: Annotated[Path, Opt("--key", help="Key file of purpose attestation.")],
+) -> int:
+    """Print the attestation key's public half as PEM (SubjectPublicKeyInfo), for the statements' verifiers."""
+    from .adapters.config import load_keyfile
+    from .attestation import public_pem
+
+    _out(public_pem(load_keyfile(key)))
     return 0
 
 

@@ -49,6 +49,7 @@ AREAS: dict[str, str] = {
     "REF": "Ref updates: names, deletions, force pushes, targets",
     "LEDGER": "The attempt ledger under refs/gate/attempts/",
     "REVIEW": "Review refs under refs/heads/review/runner/",
+    "ATTEST": "Exporting what the gate accepted as attestations (gate attest export)",
     "CONFIG": "Server-side configuration: policy, keyring, installation",
     "INPUT": "Hook input and command-line input",
     "GIT": "Reading the repository",
@@ -252,6 +253,14 @@ _ALL: tuple[Code, ...] = (
        "push refs/gate/receipts/<id> and refs/heads/review/runner/<id> in one atomic push"),
     _c("GATE-REVIEW-UNRECORDED", "the review ref is not where the last receipt on record put it",
        "a push landed the review ref without its receipt ref; close the attempt, archive it and review in a new one"),
+    # --- attestations ----------------------------------------------------------
+    _c("GATE-ATTEST-REFUSED", "records the gate would refuse today were not exported (each is listed with its own "
+                              "code); the others were",
+       "see each listed code (gate explain CODE); a record sealed by a key revoked since is never exported"),
+    _c("GATE-ATTEST-CONFIG", "the export has nothing to verify the records with: no keyring, repository id or "
+                             "policy for this repository",
+       "run gate attest export on the server's repository, or pass --keyring, --repository-id and --policy",
+       CONFIG),
     # --- configuration ---------------------------------------------------------
     _c("GATE-CONFIG-POLICY", "the server policy is missing or invalid",
        "not the pusher's fault: the server admin runs gate policy check FILE (each problem with its line and "

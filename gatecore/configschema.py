@@ -11,7 +11,7 @@ Three files, all TOML:
     [[key]]
     id = "runner-2026"
     algorithm = "ed25519"          # or "hmac-sha256"
-    purpose = "receipt"            # or "attempt", "approval" (ed25519 only)
+    purpose = "receipt"            # or "attempt"; "approval", "attestation" (ed25519 only)
     public_key = "<base64, 32 bytes>"   # ed25519
     # secret = "<base64, >= 32 bytes>"  # hmac-sha256 (runner and server in one trust domain)
     not_before = 2026-01-01T00:00:00Z   # optional
@@ -61,6 +61,11 @@ from .policy import (
 )
 
 KEY_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"
+#: Purposes whose verifiers must not hold a secret: an HMAC key would let whoever verifies also seal.
+ED25519_ONLY = {"approval": "an approval key is ed25519: a shared secret on the server would let whoever reads "
+                            "the gate's files approve",
+                "attestation": "an attestation key is ed25519: whoever verifies an attestation holds only its "
+                               "public key"}
 
 
 def _toml(data: bytes, code: str, what: str, origin: str) -> tuple[dict[str, Any], str]:
@@ -241,9 +246,8 @@ class KeyringEntry(_KeyIdentity):
     @model_validator(mode="after")
     def _shape(self) -> KeyringEntry:
         _check_material(self.algorithm, self.public_key, self.secret, "public_key")
-        if self.purpose == "approval" and self.algorithm != "ed25519":
-            raise ValueError("an approval key is ed25519: a shared secret on the server would let whoever reads "
-                             "the gate's files approve")
+        if self.purpose in ED25519_ONLY and self.algorithm != "ed25519":
+            raise ValueError(ED25519_ONLY[self.purpose])
         if self.not_before and self.not_after and self.not_after <= self.not_before:
             raise ValueError("not_after must be later than not_before")
         return self
@@ -268,6 +272,8 @@ class KeyFile(_KeyIdentity):
     @model_validator(mode="after")
     def _shape(self) -> KeyFile:
         _check_material(self.algorithm, self.private_key, self.secret, "private_key")
+        if self.purpose == "attestation" and self.algorithm != "ed25519":
+            raise ValueError(ED25519_ONLY[self.purpose])
         return self
 
 

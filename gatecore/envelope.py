@@ -22,9 +22,12 @@ from .errors import GateError
 PAYLOAD_RECEIPT = "application/vnd.gate.receipt.v1+json"
 PAYLOAD_ATTEMPT = "application/vnd.gate.attempt.v1+json"
 PAYLOAD_APPROVAL = "application/vnd.gate.approval.v1+json"
+#: in-toto Statements the export seals (`gate attest export`); the gate itself never accepts one.
+PAYLOAD_INTOTO = "application/vnd.in-toto+json"
 
 #: Which key purpose may seal which payload type. A key never serves another purpose.
-PURPOSE_OF_PAYLOAD = {PAYLOAD_RECEIPT: "receipt", PAYLOAD_ATTEMPT: "attempt", PAYLOAD_APPROVAL: "approval"}
+PURPOSE_OF_PAYLOAD = {PAYLOAD_RECEIPT: "receipt", PAYLOAD_ATTEMPT: "attempt", PAYLOAD_APPROVAL: "approval",
+                      PAYLOAD_INTOTO: "attestation"}
 
 _ENVELOPE_KEYS = {"payloadType", "payload", "signatures"}
 _SIGNATURE_KEYS = {"keyid", "sig"}

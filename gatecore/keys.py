@@ -16,7 +16,7 @@ from typing import Any, Literal, get_args
 MAX_KEYRING_BYTES = 1 << 20
 MAX_KEYFILE_BYTES = 65536
 Algorithm = Literal["ed25519", "hmac-sha256"]
-Purpose = Literal["receipt", "attempt", "approval"]
+Purpose = Literal["receipt", "attempt", "approval", "attestation"]
 ALGORITHMS: tuple[str, ...] = get_args(Algorithm)
 PURPOSES: tuple[str, ...] = get_args(Purpose)
 

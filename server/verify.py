@@ -1,18 +1,22 @@
-"""Checking what a repository holds the way this server's hook would (for `gate approvals list`).
+"""Checking what a repository holds the way this server's hook would (for `gate approvals list`
+and `gate attest export`).
 
-The command line runs this on the server's own repository: the approvals it lists are then
-verified with the installation's policy, keyring and allowed-signers file, exactly as the
-pre-receive hook verifies them when a push relies on one.
+The command line runs this on the server's own repository: the approvals it lists, and the
+records it exports, are then verified with the installation's policy, keyring and
+allowed-signers file, exactly as the pre-receive hook verifies them when a push relies on one.
 """
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from gatecore.adapters import config
 from gatecore.adapters.gitrepo import GitRepo
+from gatecore.errors import GateError
 from gatecore.objects import Objects
 from gatecore.trusted.approve import Verifier
+from gatecore.trusted.attest import Sources
 
 from . import installation
 from .install import GATE_DIR_NAME, git_dir_of
@@ -29,3 +33,22 @@ def approval_verifier(repo: Path) -> Verifier | None:
     ctx = approval_context(inst, config.load_policy(inst.policy), Objects(reader), reader)
     verify: Verifier = ctx.verify
     return verify
+
+
+def attest_sources(repo: Path, keyring: Path | None, policy: Path | None, signers: Path | None,
+                   repository_id: str | None) -> Sources:
+    """What verifies the records `gate attest export` reads: the flags, else what the gate
+    installed in `repo` (a server)."""
+    gate_dir = git_dir_of(repo) / GATE_DIR_NAME
+    inst = installation.read(gate_dir) if (gate_dir / installation.CONFIG_FILE).is_file() else None
+    if inst is not None:
+        keyring = keyring or (inst.keyring if inst.has_keyring else None)
+        policy = policy or inst.policy
+        signers = signers or (inst.allowed_signers if os.path.lexists(inst.allowed_signers) else None)
+        repository_id = repository_id or inst.repository_id
+    if not repository_id:
+        raise GateError("GATE-ATTEST-CONFIG", f"{repo} is not a repository the gate is installed in: pass "
+                                              "--repository-id (and --keyring, --policy)")
+    return Sources(None if keyring is None else config.load_keyring(keyring, cached=False), repository_id,
+                   None if policy is None else config.load_policy(policy, cached=False),
+                   None if signers is None else config.load_allowed_signers(signers))

@@ -70,7 +70,7 @@ def test_keyring_errors_name_the_entry_and_the_line(tmp_path: Path) -> None:
     assert out.returncode == 2
     assert f"{ring}:8: key[1].algorithm: 'ed2551' is not one of 'ed25519', 'hmac-sha256': did you mean 'ed25519'?" \
         in out.stderr
-    assert f"{ring}:9: key[1].purpose: 'receipts' is not one of 'receipt', 'attempt', 'approval': did you mean " \
+    assert f"{ring}:9: key[1].purpose: 'receipts' is not one of 'receipt', 'attempt', 'approval', 'attestation': did you mean " \
            "'receipt'?" in out.stderr
     assert f"{ring}:11: key[1].not_after: must be a date-time such as 2026-01-01T00:00:00Z (no quotes), not a " \
            "string" in out.stderr
@@ -81,7 +81,7 @@ def test_keyring_errors_name_the_entry_and_the_line(tmp_path: Path) -> None:
 def test_key_generation_names_the_flag() -> None:
     out = cli("keys", "generate", "--alg", "ed25519", "--id", "r", "--purpose", "reciept", "--out", "/nonexistent/k")
     assert out.returncode == 1
-    assert "--purpose: 'reciept' is not one of 'receipt', 'attempt', 'approval': did you mean 'receipt'?" in out.stderr
+    assert "--purpose: 'reciept' is not one of 'receipt', 'attempt', 'approval', 'attestation': did you mean 'receipt'?" in out.stderr
 
 
 def test_the_hooks_form_is_the_models_dump_and_is_not_validated_twice() -> None:

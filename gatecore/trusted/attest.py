@@ -1,0 +1,353 @@
+"""`gate attest export`: what the gate accepted, verified again, as sealed in-toto statements.
+
+Reads a repository the gate protects (the server's bare repository, or a clone that fetched
+`+refs/gate/*:refs/gate/*`):
+
+* every receipt on `refs/gate/receipts/<attempt>`: the gate accepts a receipt ref only in the
+  push that moves the attempt's review ref, with that receipt, so each receipt commit stands
+  for one accepted update of `refs/heads/review/runner/<attempt>`;
+* every used approval: `refs/gate/approval-uses/<id>`, which the hook creates, pointing at the
+  approval's record, when it accepts the push the approval served.
+
+Each is verified again as the gate verified it before a statement is made
+(`gatecore.attestation`): the seal with the keyring (purpose, revocation), the strict schema,
+and for a receipt every bound field against what the repository holds: the ledger record it
+names and the chain up to it, the generation claim (or the archive, for an archived attempt
+whose refs a clone still holds), the tree-delta digest recomputed from its base, the base an
+ancestor of the reviewed commit, the review ref's previous value, the repository id, and a
+sealed payload used once. Checks that depend on the time are judged at the time the record
+says it was made (a receipt's `issued_at`, an approval's `created_at`): a receipt expires a
+day after it served, its review does not. A revoked key is revoked for everything it sealed:
+such records are refused. A record that fails any check is refused with the gate's code and
+never exported.
+
+Not checked again, because the state they were judged on has moved: that the base covered the
+target branch as the server had it at the push, and that no failover or close had landed
+before the push (the gate checked both at push time). Nor can the repository tell a receipt
+commit that a push carried below another (the runner pushes one per update, and the gate
+judges the tip): such a receipt is exported only if it passes every check above.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .. import __version__, approvals, envelope, ids, ledger
+from ..adapters.gitrepo import GitRepo
+from ..allowedsigners import AllowedSigners
+from ..archive import ARCHIVE_REF, Archive
+from ..attestation import (
+    Accepted,
+    Record,
+    approval_annotations,
+    check_key,
+    model_annotations,
+    opened_annotations,
+    receipt_annotations,
+    resource_uri,
+    seal_line,
+    statement,
+)
+from ..binding import Expectations, compare, open_receipt
+from ..digest import tree_delta_digest
+from ..errors import GateError
+from ..findings import Failure
+from ..keys import Keyring, SigningKey
+from ..objects import Objects, single_file
+from ..policy import Policy, RefGlob
+from ..receipt import DIFF_TREE_DELTA, Receipt, parse_payload
+from ..refs import ATTEMPTS_PREFIX, RECEIPTS_PREFIX, REVIEW_PREFIX, generation_ref
+from ..reserved.approvals import APPROVALS_PREFIX, USES_PREFIX, read_record
+
+CONFIG_CODE = "GATE-ATTEST-CONFIG"  # what verifies is missing: the whole export stops, nothing is written
+
+
+@dataclass(frozen=True, slots=True)
+class Sources:
+    """What the records are verified with: the server's keyring and repository id, and, for
+    approvals, its policy and allowed-signers file."""
+
+    keyring: Keyring | None
+    repository_id: str
+    policy: Policy | None = None
+    signers: AllowedSigners | None = None
+
+    def need_keyring(self) -> Keyring:
+        if self.keyring is None:
+            raise GateError("GATE-ATTEST-CONFIG", "no keyring to verify receipts with: run the export on the "
+                                                  "server's repository, or pass --keyring")
+        return self.keyring
+
+    def need_policy(self) -> Policy:
+        if self.policy is None:
+            raise GateError("GATE-ATTEST-CONFIG", "no policy to verify approvals with ([approvals] approvers, "
+                                                  "max_hours): run the export on the server's repository, or pass "
+                                                  "--policy")
+        return self.policy
+
+
+@dataclass(frozen=True, slots=True)
+class Refusal:
+    """A record the gate would refuse today: never exported."""
+
+    what: str
+    failures: tuple[Failure, ...]
+
+
+@dataclass
+class Exported:
+    lines: list[bytes] = field(default_factory=list)
+    refused: list[Refusal] = field(default_factory=list)
+    reviews: int = 0
+    approvals: int = 0
+
+
+def export(repo_path: Path, sources: Sources, key: SigningKey, now: int, ref: RefGlob | None = None,
+           since: int | None = None, resource: str | None = None) -> Exported:
+    """Every accepted review-ref update and used approval of the repository (those of `ref` and
+    made at or after `since`), verified again, as bundle lines sealed with `key`."""
+    check_key(key)
+    repo = GitRepo.at(repo_path)
+    reader = _Reader(repo, Objects(repo), sources, now, ref, since)
+    accepted, refused = reader.reviews()
+    more, refused_more = reader.approvals()
+    accepted += more
+    done = Exported(refused=refused + refused_more)
+    uri = resource_uri(sources.repository_id, resource)
+    for acc in sorted(accepted, key=lambda a: a.time):  # stable: an attempt's receipts stay in chain order
+        done.lines.append(seal_line(key, statement(acc, uri, now, __version__)))
+        done.reviews += acc.kind == "review"
+        done.approvals += acc.kind == "approval"
+    return done
+
+
+def _sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _keyid(data: bytes) -> str:
+    return envelope.parse(data).keyid
+
+
+def _peek(data: bytes) -> Receipt | None:
+    """The receipt an envelope carries, unverified (for its times; `open_receipt` judges it)."""
+    try:
+        return parse_payload(envelope.parse(data).payload)[0]
+    except GateError:
+        return None
+
+
+class _Reader:
+    def __init__(self, repo: GitRepo, objects: Objects, sources: Sources, now: int, ref: RefGlob | None,
+                 since: int | None) -> None:
+        self.repo, self.objects, self.sources, self.now = repo, objects, sources, now
+        self.ref, self.since = ref, since
+        self.archive = Archive(objects, repo.ref_target(ARCHIVE_REF))
+
+    def _wanted(self, ref: str, when: int | None) -> bool:
+        return (self.ref is None or self.ref.matches(ref)) and (self.since is None or when is None
+                                                                 or when >= self.since)
+
+    # --- review refs ------------------------------------------------------------------------
+    def reviews(self) -> tuple[list[Accepted], list[Refusal]]:
+        accepted: list[Accepted] = []
+        refused: list[Refusal] = []
+        tips = self.repo.ref_targets(lambda name: name.startswith(RECEIPTS_PREFIX.encode()))
+        for name, tip in sorted(tips.items()):
+            attempt = name.decode("utf-8", "surrogateescape")[len(RECEIPTS_PREFIX):]
+            if not ids.is_attempt_id(attempt):
+                refused.append(Refusal(f"receipt ref {attempt!r}", (Failure("GATE-REF-NAME", "ref", "not "
+                                                                           "refs/gate/receipts/<attempt-id>"),)))
+            elif self._wanted(REVIEW_PREFIX + attempt, None):
+                found, bad = self._attempt(attempt, tip)
+                accepted += found
+                refused += bad
+        return accepted, refused
+
+    def _attempt(self, attempt: str, tip: str) -> tuple[list[Accepted], list[Refusal]]:
+        try:
+            chain = self._receipt_chain(tip)
+            ledger_tip = self.repo.ref_target(ATTEMPTS_PREFIX + attempt)
+            if ledger_tip is None:
+                raise GateError("GATE-LEDGER-MISSING", f"no {ATTEMPTS_PREFIX}{attempt} in this repository (fetch "
+                                                       "+refs/gate/*:refs/gate/*)")
+            entries = ledger.read_entries(self.objects, ledger_tip, None)
+        except GateError as exc:
+            return [], [Refusal(f"receipts of attempt {attempt}", (Failure(exc.code, "ref", exc.detail),))]
+        accepted: list[Accepted] = []
+        refused: list[Refusal] = []
+        previous: str | None = None  # the review ref's value after the previous receipt's update
+        used: set[str] = set()
+        for n, (commit, data) in enumerate(chain):
+            peeked = _peek(data)
+            if peeked is None or self._wanted(REVIEW_PREFIX + attempt, peeked.issued_at):
+                try:
+                    result = self._receipt(attempt, commit, data, peeked, entries, previous, used,
+                                           last=n == len(chain) - 1)
+                except GateError as exc:
+                    if exc.code == CONFIG_CODE:
+                        raise
+                    result = [Failure(exc.code, "receipt", exc.detail)]
+                if isinstance(result, Accepted):
+                    accepted.append(result)
+                else:
+                    refused.append(Refusal(f"receipt {commit[:12]} of attempt {attempt}", tuple(result)))
+            previous = None if peeked is None else peeked.new_commit
+            used.add(_sha256(envelope.parse(data).payload) if peeked is not None else commit)
+        return accepted, refused
+
+    def _receipt_chain(self, tip: str) -> list[tuple[str, bytes]]:
+        """The receipt commits of an attempt, oldest first, with their envelope bytes."""
+        out: list[tuple[str, bytes]] = []
+        current: str | None = tip
+        while current is not None:
+            if len(out) >= ledger.MAX_CHAIN:
+                raise GateError("GATE-REVIEW-RECEIPT-REF", f"receipt history longer than {ledger.MAX_CHAIN}")
+            if self.objects.type_of(current) != "commit":
+                raise GateError("GATE-REVIEW-RECEIPT-REF", f"{current[:12]} is not a receipt commit")
+            info = self.objects.commit(current)
+            if len(info.parent_ids) > 1:
+                raise GateError("GATE-REVIEW-RECEIPT-REF", f"receipt commit {current[:12]} is a merge")
+            out.append((current, single_file(self.objects, info.tree_id, ledger.RECEIPT_FILE,
+                                             "GATE-REVIEW-RECEIPT-REF", "GATE-RECEIPT-TOO-LARGE")))
+            current = info.parent_ids[0] if info.parent_ids else None
+        out.reverse()
+        return out
+
+    def _receipt(self, attempt: str, commit: str, data: bytes, peeked: Receipt | None,
+                 entries: list[ledger.ChainEntry], previous: str | None, used: set[str],
+                 last: bool) -> Accepted | list[Failure]:
+        keyring = self.sources.need_keyring()
+        at = self.now if peeked is None else peeked.issued_at  # time-dependent checks: when it was sealed
+        rec, failures, sealed = open_receipt(data, keyring, at)
+        if rec is None or not sealed:
+            return failures
+        # The ledger as it stood when the model the receipt names was put on record.
+        digests = [ledger.record_digest(e.envelope) for e in entries]
+        if rec.ledger_record not in digests:
+            return [*failures, Failure("GATE-BIND-LEDGER", "ledger_record", "names no record of the attempt's "
+                                                                            "ledger")]
+        upto = digests.index(rec.ledger_record)
+        state, bad = ledger.fold(entries[:upto + 1], keyring, at, attempt)
+        if state is None:
+            return [*failures, *bad]
+        if state.model_record != rec.ledger_record:
+            return [*failures, Failure("GATE-BIND-LEDGER", "ledger_record", "names a record that put no model "
+                                                                            "on record")]
+        if state.repository != self.sources.repository_id:
+            failures.append(Failure("GATE-LEDGER-ATTEMPT", "repository", f"the ledger names repository "
+                                                                          f"{state.repository!r}"))
+        payload = _sha256(envelope.parse(data).payload)
+        failures += self._claim(attempt, state, payload)
+        new = rec.new_commit
+        if new is None or not self.repo.exists(new) or self.objects.type_of(new) != "commit":
+            return [*failures, Failure("GATE-GIT-UNREADABLE", "new_commit", "the reviewed commit is not in this "
+                                                                            "repository (not fetched, or pruned "
+                                                                            "after its review ref was deleted)")]
+        base_failures = self._base(rec, new)
+        failures += base_failures
+        digest = rec.diff_sha256 if base_failures or rec.base_commit is None else \
+            tree_delta_digest(self.objects, rec.base_commit, new)
+        zero = self.objects.zero_id
+        allowed = {zero} if previous is None else {zero, previous}  # created, deleted and re-created, or moved
+        tree = self.objects.commit(new).tree_id
+        expected = Expectations(
+            attempt_id=attempt, model_id=state.model_id or "", workspace_generation=state.workspace_generation,
+            prompt_sha256=state.prompt_sha256, diff_sha256=digest, diff_algorithm=DIFF_TREE_DELTA,
+            repository=self.sources.repository_id, ref=REVIEW_PREFIX + attempt,
+            old_commit=rec.old_commit if rec.old_commit in allowed else (previous or zero), new_commit=new,
+            new_tree=tree, object_format=self.repo.object_format, ledger_record=state.model_record)
+        failures += compare(rec, expected)
+        if payload in used:
+            failures.append(Failure("GATE-RECEIPT-REUSED", "receipt", "the same sealed payload appears earlier in "
+                                                                      "the attempt's receipt history"))
+        review = self.repo.ref_target(REVIEW_PREFIX + attempt)
+        if last and review is not None and review != new:
+            failures.append(Failure("GATE-BIND-NEW-COMMIT", "new_commit", f"the review ref is at {review[:12]}, "
+                                                                          "not at its last receipt's commit"))
+        if failures:
+            return failures
+        opened, model = entries[0], entries[upto]
+        kind = "model-selected" if len(state.models) == 1 else "failover"
+        return Accepted("review", REVIEW_PREFIX + attempt, new, tree, rec.issued_at, (
+            Record("receipt", envelope.PAYLOAD_RECEIPT, _sha256(data), commit, ledger.RECEIPT_FILE,
+                   receipt_annotations(rec, _keyid(data), payload)),
+            Record("ledger-opened", envelope.PAYLOAD_ATTEMPT, digests[0], opened.commit, ledger.RECORD_FILE,
+                   opened_annotations(state, _keyid(opened.envelope))),
+            Record("ledger-model", envelope.PAYLOAD_ATTEMPT, digests[upto], model.commit, ledger.RECORD_FILE,
+                   model_annotations(state, kind, _keyid(model.envelope))),
+        ))
+
+    def _claim(self, attempt: str, state: ledger.AttemptState, payload: str) -> list[Failure]:
+        """The attempt's generation claim points at its first record; for an attempt archived since
+        (a clone may still hold its refs), the archive holds its generation and this receipt."""
+        if self.archive.attempt(attempt):
+            if self.archive.generation(state.workspace_generation) and self.archive.receipt(payload):
+                return []
+            return [Failure("GATE-LEDGER-ARCHIVE", "archive", "the attempt is archived, but the archive does not "
+                                                              "hold its generation and this receipt")]
+        if self.repo.ref_target(generation_ref(state.workspace_generation)) != state.root:
+            return [Failure("GATE-LEDGER-GENERATION-REUSED", "workspace_generation",
+                            f"generation {state.workspace_generation} is not claimed by this attempt")]
+        return []
+
+    def _base(self, rec: Receipt, new: str) -> list[Failure]:
+        base = rec.base_commit
+        if base is None:
+            return [Failure("GATE-BIND-BASE-COMMIT", "base_commit", "missing from the receipt")]
+        if not self.repo.exists(base) or self.objects.type_of(base) != "commit":
+            return [Failure("GATE-BIND-BASE-COMMIT", "base_commit", "not a commit in this repository")]
+        if not self.repo.is_ancestor(base, new):
+            return [Failure("GATE-BIND-BASE-COMMIT", "base_commit", "not an ancestor of the reviewed commit")]
+        return []
+
+    # --- approvals --------------------------------------------------------------------------
+    def approvals(self) -> tuple[list[Accepted], list[Refusal]]:
+        accepted: list[Accepted] = []
+        refused: list[Refusal] = []
+        uses = self.repo.ref_targets(lambda name: name.startswith(USES_PREFIX.encode()))
+        for name, record in sorted(uses.items()):
+            aid = name.decode("utf-8", "surrogateescape")[len(USES_PREFIX):]
+            try:
+                result = self._approval(aid, record)
+            except GateError as exc:
+                if exc.code == CONFIG_CODE:
+                    raise
+                result = [Failure(exc.code, "approval", exc.detail)]
+            if isinstance(result, Accepted):
+                accepted.append(result)
+            elif result:
+                refused.append(Refusal(f"approval {aid[:16]}", tuple(result)))
+        return accepted, refused
+
+    def _approval(self, aid: str, record: str) -> Accepted | list[Failure]:
+        """A used approval (empty list: not wanted by --ref/--since)."""
+        env = read_record(self.objects, record)
+        approval = approvals.parse_payload(env.payload)
+        if not self._wanted(approval.ref, approval.created_at):
+            return []
+        ssh = env.keyid.startswith(approvals.SSH_KEYID_PREFIX)
+        policy = self.sources.need_policy()
+        _, failures = approvals.verify(env, policy, self.sources.repository_id, approval.created_at,
+                                       None if ssh else self.sources.need_keyring(),
+                                       self.sources.signers if ssh else None)
+        if approval.id != aid:
+            failures.append(Failure("GATE-APPROVAL-MALFORMED", "id", "the use ref does not name the approval's id"))
+        current = self.repo.ref_target(APPROVALS_PREFIX + aid)
+        if current is not None and current != record:
+            failures.append(Failure("GATE-APPROVAL-REF", "record", "the approval ref and its use record name "
+                                                                   "different records"))
+        if not self.repo.exists(approval.new) or self.objects.type_of(approval.new) != "commit":
+            failures.append(Failure("GATE-GIT-UNREADABLE", "new", "the approved commit is not in this repository: "
+                                                                  "the push that used the approval may not have "
+                                                                  "landed"))
+        if failures:
+            return failures
+        data = single_file(self.objects, self.objects.commit(record).tree_id, approvals.RECORD_FILE,
+                           "GATE-APPROVAL-MALFORMED")
+        tree = self.objects.commit(approval.new).tree_id
+        return Accepted("approval", approval.ref, approval.new, tree, approval.created_at,
+                        (Record("approval", envelope.PAYLOAD_APPROVAL, _sha256(data), record, approvals.RECORD_FILE,
+                                approval_annotations(approval, env.keyid)),))

@@ -177,8 +177,13 @@ def git_dir_of(path: Path) -> Path:
 
 #: What `--fsck` sets: git itself refuses malformed objects, and bad modes, in every pushed tree
 #: (the gate reads only the trees of restricted commits); zero-padded modes of old histories pass.
+#: `--fsck`: git itself refuses what `git fsck` flags, but bad modes are errors and what old public
+#: histories hold and every reader reads alike is let through, as the gate decides it
+#: (docs/security.md, the fsck table): `040000` trees, and odd dates and time zones.
 FSCK_CONFIG = (("receive.fsckObjects", "true"), ("receive.fsck.badFilemode", "error"),
-               ("receive.fsck.zeroPaddedFilemode", "ignore"))
+               ("receive.fsck.zeroPaddedFilemode", "ignore"),
+               *((f"receive.fsck.{msg}", "ignore") for msg in ("badDate", "badDateOverflow", "badTimezone",
+                                                             "zeroPaddedDate", "missingSpaceBeforeDate")))
 
 
 def install(git_dir: Path, policy: Path | None, keyring: Path | None, platform: str = "auto",

@@ -103,7 +103,7 @@ def _directory_fd(path: Path, code: str, parents: bool) -> int:
     return fd
 
 
-def write_new(path: Path, data: bytes, code: str = "GATE-INPUT-ARGUMENT", mode: int = 0o644,
+def write_new(path: Path, data: bytes, code: str = "GATE-INPUT-PATH", mode: int = 0o644,
               parents: bool = False) -> Path:
     """Create `path` with `data`; refused (code) if it exists or cannot be created. No symlink is
     followed on the way, in any component of the path (an agent-writable directory replaced by a

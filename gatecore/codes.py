@@ -51,6 +51,7 @@ AREAS: dict[str, str] = {
     "REVIEW": "Review refs under refs/heads/review/runner/",
     "ATTEST": "Exporting what the gate accepted as attestations (gate attest export)",
     "CONFIG": "Server-side configuration: policy, keyring, installation",
+    "LIMIT": "Limits on what one push may ask of the gate ([limits] in the policy)",
     "INPUT": "Hook input and command-line input",
     "GIT": "Reading the repository",
     "HOOK": "The hook process itself",
@@ -278,6 +279,13 @@ _ALL: tuple[Code, ...] = (
     # --- input -----------------------------------------------------------------
     _c("GATE-INPUT-MALFORMED", "the hook input is not valid ref-update lines",
        "pre-receive input is '<old> <new> <ref>' per line"),
+    # --- limits ------------------------------------------------------------------
+    _c("GATE-LIMIT-REFS", "the push updates more refs than [limits] max_ref_updates allows",
+       "push fewer refs at once: a mirror or a tag import in batches (git push origin 'refs/tags/v1*', then the "
+       "rest); for a planned import the server admin may raise [limits] max_ref_updates"),
+    _c("GATE-LIMIT-COMMITS", "the push brings more new commits than [limits] max_new_commits allows",
+       "push the history in parts, oldest first (git push origin <older commit>:refs/heads/<branch>, then the "
+       "tip); for a planned import the server admin may raise [limits] max_new_commits"),
     _c("GATE-INPUT-TOO-LARGE", "the hook input exceeds the size cap",
        "push fewer refs at once"),
     _c("GATE-INPUT-PUSHER", "the pusher's identity could not be read from the platform",

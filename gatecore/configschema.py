@@ -49,6 +49,8 @@ from .envelope import b64decode_strict, b64encode
 from .errors import GateError
 from .keys import Algorithm, Keyring, Purpose, SigningKey, VerifyKey, keyring_to_plain, new_ed25519, new_hmac_secret
 from .policy import (
+    DEFAULT_MAX_NEW_COMMITS,
+    DEFAULT_MAX_REF_UPDATES,
     MAX_POLICY_BYTES,
     AnonymousAction,
     IdentityGlob,
@@ -152,6 +154,9 @@ class LimitsModel(_Strict):
     #: None: the platform's default (Policy.deadline_for): 4 s under GitHub Enterprise, 30 s elsewhere
     deadline_seconds: Annotated[float, Field(gt=0, le=600, allow_inf_nan=False, strict=False)] | None = None
     max_violations_shown: Annotated[int, Field(ge=1, le=10000)] = 50
+    #: docs/policy.md, Limits: a push updating more refs, or bringing more new commits, is refused
+    max_ref_updates: Annotated[int, Field(ge=2, le=1_000_000)] = DEFAULT_MAX_REF_UPDATES
+    max_new_commits: Annotated[int, Field(ge=1, le=100_000_000)] = DEFAULT_MAX_NEW_COMMITS
 
 
 class PolicyModel(_Strict):

@@ -317,6 +317,11 @@ class FreezeRule:
 #: The hook's deadline when the policy sets none (limits.deadline_seconds), by platform.
 PLATFORM_DEADLINES = {"github": 4.0}
 DEFAULT_DEADLINE_SECONDS = 30.0
+#: [limits] defaults (docs/policy.md, Limits): GitHub's push rulesets take at most 1,000 ref updates
+#: a push; 100,000 new commits is 12 times the largest real history in tests/ (ohmyzsh, 7,860 commits,
+#: 1 ref) and, even with every commit restricted (its root tree read), a few seconds of the hook's walk.
+DEFAULT_MAX_REF_UPDATES = 1_000
+DEFAULT_MAX_NEW_COMMITS = 100_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -338,6 +343,8 @@ class Policy:
     approval_max_seconds: int = 72 * 3600
     #: [pushers] anonymous: "restricted" (default) or "unrestricted"
     anonymous: str = "restricted"
+    max_ref_updates: int = DEFAULT_MAX_REF_UPDATES  # [limits]: more in one push is GATE-LIMIT-REFS
+    max_new_commits: int = DEFAULT_MAX_NEW_COMMITS  # [limits]: more in one walk is GATE-LIMIT-COMMITS
 
     def deadline_for(self, platform: str) -> float:
         """The hook's deadline: the policy's, else the platform's default. GitHub Enterprise gives
@@ -442,4 +449,5 @@ class Policy:
             require_signatures=globs(RefGlob, doc["signatures"]["require"]),
             approvers=globs(IdentityGlob, approvals["approvers"]),
             approval_max_seconds=number(approvals["max_hours"]) * 3600, anonymous=anonymous,
+            max_ref_updates=number(limits["max_ref_updates"]), max_new_commits=number(limits["max_new_commits"]),
         )

@@ -42,6 +42,7 @@ RefAction = Literal["allow", "deny-restricted", "deny"]  # refs.delete, refs.for
 ReplaceAction = Literal["trusted", "allow", "deny"]  # refs.replace
 ModeAction = Literal["refuse-frozen", "refuse"]  # objects.noncanonical_modes
 AnonymousAction = Literal["restricted", "unrestricted"]  # pushers.anonymous
+Independence = Literal["off", "model", "vendor"]  # review.independent (gatecore.independence)
 #: The pusher of a push no transport authenticated (gatecore.adapters.environment).
 ANONYMOUS = "anonymous"
 
@@ -345,6 +346,12 @@ class Policy:
     anonymous: str = "restricted"
     max_ref_updates: int = DEFAULT_MAX_REF_UPDATES  # [limits]: more in one push is GATE-LIMIT-REFS
     max_new_commits: int = DEFAULT_MAX_NEW_COMMITS  # [limits]: more in one walk is GATE-LIMIT-COMMITS
+    #: [review] independent: "off", "model" or "vendor" (gatecore.independence)
+    independent: str = "off"
+    #: (glob on canonical model ids, vendor, where it came from): the policy's [review.vendors], then the
+    #: packaged vendor table (gatecore.vendors.merged); filled when independent = "vendor"
+    review_vendors: tuple[tuple[str, str, str], ...] = ()
+    vendor_table_version: str | None = None
 
     def deadline_for(self, platform: str) -> float:
         """The hook's deadline: the policy's, else the platform's default. GitHub Enterprise gives
@@ -434,8 +441,11 @@ class Policy:
                 names=identities("names"), trailers=identities("trailers"), signers=identities("signers"),
                 anonymous_restricted=anonymous == "restricted",
             ))
-        refs, limits, approvals = doc["refs"], doc["limits"], doc["approvals"]
+        refs, limits, approvals, review = doc["refs"], doc["limits"], doc["approvals"], doc["review"]
         deadline = limits["deadline_seconds"]
+        rows = review["table"]
+        if not isinstance(rows, list) or not all(isinstance(r, list) and len(r) == 3 for r in rows):
+            raise TypeError("review.table")
         return cls(
             mode=one_of(doc["mode"], Mode, "mode"), rules=tuple(rules),
             delete=one_of(refs["delete"], RefAction, "refs.delete"),
@@ -450,4 +460,7 @@ class Policy:
             approvers=globs(IdentityGlob, approvals["approvers"]),
             approval_max_seconds=number(approvals["max_hours"]) * 3600, anonymous=anonymous,
             max_ref_updates=number(limits["max_ref_updates"]), max_new_commits=number(limits["max_new_commits"]),
+            independent=one_of(review["independent"], Independence, "review.independent"),
+            review_vendors=tuple((str(g), str(v), str(o)) for g, v, o in rows),
+            vendor_table_version=review["table_version"],
         )

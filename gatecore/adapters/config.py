@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from ..allowedsigners import AllowedSigners
     from ..catalogue import Catalogue
     from ..signatures import TrustedKeys
+    from ..vendors import VendorTable
 
 
 #: The built-in agent catalogue (gatecore/catalogue.py), shipped with the package.
@@ -43,17 +44,38 @@ def load_catalogue() -> Catalogue:
         raise GateError("GATE-CONFIG-POLICY", f"{CATALOGUE_PATH}: {exc}") from None
 
 
+#: The built-in vendor table (gatecore/vendors.py), shipped with the package.
+VENDORS_PATH = CATALOGUE_PATH.with_name("vendors.toml")
+
+
+def vendor_bytes() -> bytes:
+    from ..vendors import MAX_VENDORS_BYTES
+
+    return files.read_capped(VENDORS_PATH, "GATE-CONFIG-POLICY", "vendor table", MAX_VENDORS_BYTES)
+
+
+def load_vendor_table() -> VendorTable:
+    from ..vendors import parse
+
+    try:
+        return parse(vendor_bytes())
+    except ValueError as exc:
+        raise GateError("GATE-CONFIG-POLICY", f"{VENDORS_PATH}: {exc}") from None
+
+
 def _policy_salt() -> str:
-    """What a policy's validated form depends on besides its bytes: the catalogue's bytes."""
+    """What a policy's validated form depends on besides its bytes: the catalogue's and the
+    vendor table's bytes."""
     import hashlib
 
-    return "catalogue:" + hashlib.sha256(catalogue_bytes()).hexdigest()[:32]
+    return ("catalogue:" + hashlib.sha256(catalogue_bytes()).hexdigest()[:32]
+            + " vendors:" + hashlib.sha256(vendor_bytes()).hexdigest()[:32])
 
 
 def _validate_policy(data: bytes, origin: str) -> Any:
     from ..configschema import validate_policy
 
-    return validate_policy(data, origin, load_catalogue())
+    return validate_policy(data, origin, load_catalogue(), load_vendor_table())
 
 
 def _validate_keyring(data: bytes, origin: str) -> Any:

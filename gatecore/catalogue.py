@@ -134,18 +134,25 @@ def entry_head(entry: Any, index: int, what: str, keys: set[str], ids: set[str])
     return ident, string_list(entry, "sources", where, required=True), checked
 
 
-def parse(data: bytes) -> Catalogue:
-    """The catalogue from its TOML bytes. ValueError with a one-line reason if malformed."""
-    if len(data) > MAX_CATALOGUE_BYTES:
-        raise ValueError("the agent catalogue is too large")
+def data_document(data: bytes, what: str, cap: int, entries: str) -> tuple[str, list[Any], dict[str, Any]]:
+    """A packaged data table's TOML (the agent catalogue, the vendor table): its `version`, its
+    `[[entries]]` (at least one) and the whole document. ValueError with a one-line reason."""
+    if len(data) > cap:
+        raise ValueError(f"the {what} is too large")
     try:
         doc = tomllib.loads(data.decode("utf-8"))
     except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-        raise ValueError(f"the agent catalogue is not valid TOML: {exc}") from None
-    version = doc.get("version")
-    entries, config = doc.get("agent"), doc.get("config", [])
-    if not isinstance(version, str) or not version or not isinstance(entries, list) or not entries:
-        raise ValueError("the agent catalogue needs a version and at least one [[agent]]")
+        raise ValueError(f"the {what} is not valid TOML: {exc}") from None
+    version, listed = doc.get("version"), doc.get(entries)
+    if not isinstance(version, str) or not version or not isinstance(listed, list) or not listed:
+        raise ValueError(f"the {what} needs a version and at least one [[{entries}]]")
+    return version, listed, doc
+
+
+def parse(data: bytes) -> Catalogue:
+    """The catalogue from its TOML bytes. ValueError with a one-line reason if malformed."""
+    version, entries, doc = data_document(data, "agent catalogue", MAX_CATALOGUE_BYTES, "agent")
+    config = doc.get("config", [])
     if not isinstance(config, list) or set(doc) - {"version", "agent", "config"}:
         raise ValueError("the agent catalogue has unknown keys (version, [[agent]] and [[config]] only)")
     ids: set[str] = set()

@@ -90,19 +90,9 @@ class VendorTable:
 
 def parse(data: bytes) -> VendorTable:
     """The vendor table from its TOML bytes. ValueError with a one-line reason if malformed."""
-    import tomllib
+    from .catalogue import data_document, entry_head, string_list
 
-    from .catalogue import entry_head, string_list
-
-    if len(data) > MAX_VENDORS_BYTES:
-        raise ValueError("the vendor table is too large")
-    try:
-        doc = tomllib.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-        raise ValueError(f"the vendor table is not valid TOML: {exc}") from None
-    version, entries = doc.get("version"), doc.get("vendor")
-    if not isinstance(version, str) or not version or not isinstance(entries, list) or not entries:
-        raise ValueError("the vendor table needs a version and at least one [[vendor]]")
+    version, entries, doc = data_document(data, "vendor table", MAX_VENDORS_BYTES, "vendor")
     if set(doc) - {"version", "vendor"}:
         raise ValueError("the vendor table has unknown keys (version and [[vendor]] only)")
     ids: set[str] = set()

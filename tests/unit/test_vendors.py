@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+from pathlib import Path
 
 import pytest
 
@@ -47,6 +48,13 @@ def test_the_table_is_versioned_and_every_entry_has_a_checked_source() -> None:
     for v in TABLE.vendors:
         assert v.sources and all(s.startswith("https://") for s in v.sources), v.id
         assert dt.date.fromisoformat(v.checked) <= dt.date.today()
+
+
+def test_the_shipped_table_is_documented_entry_by_entry() -> None:
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "receipts.md").read_text()
+    assert f"### The vendor table ({TABLE.version})" in doc
+    for v in TABLE.vendors:
+        assert f"(`{v.id}`)" in doc and all(f"`{m}`" in doc for m in v.models) and all(s in doc for s in v.sources)
 
 
 @pytest.mark.parametrize("vendor,model", [(v, m) for v, ms in REAL_IDS.items() for m in ms])

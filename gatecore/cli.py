@@ -438,7 +438,7 @@ def attempt_open(
     target: Annotated[str | None, Opt("--target", help="The branch reviews go onto (default: the "
                                                        "server's HEAD branch).")] = None,
     author_model: Annotated[str | None, Opt("--author-model", help="The model of the agent that writes the "
-                                                                   "change ([review] independent).")] = None,
+                                                                   "change (for review.independent).")] = None,
     author_vendor: Annotated[str | None, Opt("--author-vendor", help="Its vendor (anthropic, openai, ...; "
                                                                      "default: the vendor table's).")] = None,
     initiator: Annotated[str | None, Opt("--initiator", help="Who started the attempt (an account or "

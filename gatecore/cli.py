@@ -446,7 +446,8 @@ def attempt_open(
 ) -> int:
     """Record a new attempt: its generation, workspace, prompt digest, target branch and author."""
     from .adapters.config import load_keyfile
-    from .trusted.attempts import Author, append_record
+    from .independence import Author
+    from .trusted.attempts import append_record
     from .trusted.filereceipts import prompt_digest
 
     state, result = append_record(repo, attempt, load_keyfile(key), "opened", push, int(time.time()),

@@ -32,10 +32,13 @@ from .vendors import canonical_model, vendors_of
 
 @dataclass(frozen=True, slots=True)
 class Author:
-    """Who wrote an attempt's change, as its opened record says (None: not recorded)."""
+    """Who wrote an attempt's change, and who started the attempt, as its opened record says
+    (`gate attempt open --author-model --author-vendor --initiator`; None: not recorded). The
+    initiator is shown and exported, never judged."""
 
-    model: str | None
+    model: str | None = None
     vendor: str | None = None
+    initiator: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

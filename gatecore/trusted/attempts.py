@@ -13,28 +13,18 @@ error), it finds its record on the server already and pushes nothing (`ALREADY`)
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 
 from .. import ids, ledger
 from ..adapters import gitcmd
 from ..adapters.gitrepo import GitRepo
 from ..errors import GateError
+from ..independence import Author
 from ..keys import SigningKey
 from ..objects import Objects
 from ..refs import ATTEMPTS_PREFIX, generation_ref
 
 LEDGER_NAME, LEDGER_EMAIL = "gate ledger", "ledger@gate.invalid"
-
-
-@dataclass(frozen=True, slots=True)
-class Author:
-    """What `gate attempt open` records about who wrote the change (`--author-model`,
-    `--author-vendor`) and who started the attempt (`--initiator`); each may be absent."""
-
-    model: str | None = None
-    vendor: str | None = None
-    initiator: str | None = None
 
 #: What a trusted command answers when its retry finds its work on the server already.
 ALREADY = "already on the server: nothing to push"

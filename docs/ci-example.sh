@@ -18,6 +18,8 @@ authors = ["*@agents.example.com"]
 pushers = ["agent-*"]
 [trusted]
 pushers = ["ci-runner"]
+[review]
+independent = "model"    # a model never reviews the change it wrote ("vendor": nor its vendor's models)
 POLICY
 gate server install server.git --policy policy.toml --keyring keyring.toml --repository-id demo/repo
 
@@ -37,7 +39,8 @@ eval "$(gate bootstrap --workspace workspace)"        # WORKSPACE_GEN, ATTEMPT_I
 echo "Review this change; answer with JSON {verdict, reasons}." > prompt.txt
 gate attempt open --repo runner-clone --attempt "$ATTEMPT_ID" --workspace ws-1 \
   --workspace-gen "$WORKSPACE_GEN" --prompt-file prompt.txt --repository-id demo/repo \
-  --key orchestrator.key --push origin
+  --author-model model-c --initiator human \
+  --key orchestrator.key --push origin                # model-c is the agent's: it wrote the change
 eval "$(gate attempt select-model --repo runner-clone --attempt "$ATTEMPT_ID" --model model-a \
   --key orchestrator.key --push origin)"               # MODEL_ID=model-a, now on record
 
@@ -65,5 +68,6 @@ gate review record --repo runner-clone --attempt "$ATTEMPT_ID" --head feature \
   --model-output "$GATE_SCORING_DIR/model-b.json" --key runner.key \
   --out "$GATE_SCORING_DIR/receipt-model-b.json" --remote origin --push
 echo "fresh receipt accepted: refs/heads/review/runner/$ATTEMPT_ID"
+gate attempt show --repo runner-clone --attempt "$ATTEMPT_ID" | head -n 3   # author, reviewer, initiator
 gate attempt close --repo runner-clone --attempt "$ATTEMPT_ID" --key orchestrator.key --push origin
 tail -n 1 server.git/gate/audit.log

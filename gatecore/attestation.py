@@ -90,12 +90,14 @@ def receipt_annotations(receipt: Receipt, keyid: str, payload_sha256: str) -> di
 
 
 def opened_annotations(state: AttemptState, keyid: str) -> dict[str, Any]:
-    """What the attempt's opened record put on record."""
+    """What the attempt's opened record put on record: who wrote the change (`author_model`,
+    `author_vendor`) and who started the attempt (`initiator`) too, where it says."""
     doc: dict[str, Any] = {"attempt_id": state.attempt_id, "repository": state.repository,
                            "workspace": state.workspace, "workspace_generation": state.workspace_generation,
                            "prompt_sha256": state.prompt_sha256, "keyid": keyid}
-    if state.target is not None:
-        doc["target"] = state.target
+    for name in ("target", "author_model", "author_vendor", "initiator"):  # as recorded, where recorded
+        if getattr(state, name) is not None:
+            doc[name] = getattr(state, name)
     return doc
 
 

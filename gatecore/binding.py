@@ -10,6 +10,7 @@ else - including a missing receipt - is a rejection listing every failed check.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, fields
+from typing import TYPE_CHECKING
 
 from . import envelope as env_mod
 from .errors import GateError
@@ -18,6 +19,9 @@ from .keys import Keyring
 from .receipt import BOUND, MAX_LIFETIME_SECONDS, Receipt, parse_payload
 from .seal import verify as verify_seal
 from .strictjson import MAX_DOCUMENT_BYTES
+
+if TYPE_CHECKING:
+    from .independence import Independence
 
 #: Clock skew tolerated on issued_at, seconds.
 CLOCK_SKEW_SECONDS = 300
@@ -131,8 +135,13 @@ def compare(receipt: Receipt, expected: Expectations) -> list[Failure]:
     return out
 
 
-def decide(data: bytes | None, expected: Expectations, keyring: Keyring, now: int) -> Decision:
+def decide(data: bytes | None, expected: Expectations, keyring: Keyring, now: int,
+           independence: Independence | None = None) -> Decision:
+    """The receipt against the expectations; with `independence`, also whether the expected
+    (on-record) model is independent of the attempt's author (`gatecore.independence`)."""
     receipt, failures, sealed = open_receipt(data, keyring, now)
+    if independence is not None:
+        failures += independence.failures(expected.model_id)
     if receipt is not None:
         failures += compare(receipt, expected)
     accepted = sealed and receipt is not None and not failures

@@ -104,7 +104,7 @@ class Catalogue:
                 "agents": [a.as_plain() for a in self.agents], "agent_config": [c.as_plain() for c in self.config]}
 
 
-def _strings(entry: Mapping[str, Any], key: str, where: str, required: bool = False) -> tuple[str, ...]:
+def string_list(entry: Mapping[str, Any], key: str, where: str, required: bool = False) -> tuple[str, ...]:
     value = entry.get(key, [])
     if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
         raise ValueError(f"{where}: {key} must be a list of non-empty strings")
@@ -113,7 +113,7 @@ def _strings(entry: Mapping[str, Any], key: str, where: str, required: bool = Fa
     return tuple(value)
 
 
-def _common(entry: Any, index: int, what: str, keys: set[str], ids: set[str]) -> tuple[str, tuple[str, ...], str]:
+def entry_head(entry: Any, index: int, what: str, keys: set[str], ids: set[str]) -> tuple[str, tuple[str, ...], str]:
     where = f"{what} {index}"
     if not isinstance(entry, dict) or set(entry) - keys:
         raise ValueError(f"{where}: unknown keys {sorted(set(entry) - keys) if isinstance(entry, dict) else ''}")
@@ -131,43 +131,50 @@ def _common(entry: Any, index: int, what: str, keys: set[str], ids: set[str]) ->
         dt.date.fromisoformat(checked)
     except ValueError:
         raise ValueError(f"{where}: checked must be a date (YYYY-MM-DD)") from None
-    return ident, _strings(entry, "sources", where, required=True), checked
+    return ident, string_list(entry, "sources", where, required=True), checked
+
+
+def data_document(data: bytes, what: str, cap: int, entries: str) -> tuple[str, list[Any], dict[str, Any]]:
+    """A packaged data table's TOML (the agent catalogue, the vendor table): its `version`, its
+    `[[entries]]` (at least one) and the whole document. ValueError with a one-line reason."""
+    if len(data) > cap:
+        raise ValueError(f"the {what} is too large")
+    try:
+        doc = tomllib.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise ValueError(f"the {what} is not valid TOML: {exc}") from None
+    version, listed = doc.get("version"), doc.get(entries)
+    if not isinstance(version, str) or not version or not isinstance(listed, list) or not listed:
+        raise ValueError(f"the {what} needs a version and at least one [[{entries}]]")
+    return version, listed, doc
 
 
 def parse(data: bytes) -> Catalogue:
     """The catalogue from its TOML bytes. ValueError with a one-line reason if malformed."""
-    if len(data) > MAX_CATALOGUE_BYTES:
-        raise ValueError("the agent catalogue is too large")
-    try:
-        doc = tomllib.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-        raise ValueError(f"the agent catalogue is not valid TOML: {exc}") from None
-    version = doc.get("version")
-    entries, config = doc.get("agent"), doc.get("config", [])
-    if not isinstance(version, str) or not version or not isinstance(entries, list) or not entries:
-        raise ValueError("the agent catalogue needs a version and at least one [[agent]]")
+    version, entries, doc = data_document(data, "agent catalogue", MAX_CATALOGUE_BYTES, "agent")
+    config = doc.get("config", [])
     if not isinstance(config, list) or set(doc) - {"version", "agent", "config"}:
         raise ValueError("the agent catalogue has unknown keys (version, [[agent]] and [[config]] only)")
     ids: set[str] = set()
     agents = []
     for i, e in enumerate(entries):
-        ident, sources, checked = _common(e, i, "agent", _AGENT_KEYS, ids)
+        ident, sources, checked = entry_head(e, i, "agent", _AGENT_KEYS, ids)
         name = e.get("name")
         if not isinstance(name, str) or not name:
             raise ValueError(f"agent {i}: needs a name")
         where = f"agent {i}"
-        lists = {key: _strings(e, key, where) for key in ("emails", "names", "trailers", "pushers")}
+        lists = {key: string_list(e, key, where) for key in ("emails", "names", "trailers", "pushers")}
         if not any(lists.values()):
             raise ValueError(f"agent {i}: lists no emails, names, trailers or pushers")
         agents.append(Agent(ident, name, sources, checked, **lists))
     paths = []
     ids = set()  # an agent and the config paths of its tool may share an id
     for i, c in enumerate(config):
-        ident, sources, checked = _common(c, i, "config", _CONFIG_KEYS, ids)
+        ident, sources, checked = entry_head(c, i, "config", _CONFIG_KEYS, ids)
         tool = c.get("tool")
         if not isinstance(tool, str) or not tool:
             raise ValueError(f"config {i}: needs a tool")
-        paths.append(ConfigPaths(ident, tool, sources, checked, _strings(c, "paths", f"config {i}", required=True)))
+        paths.append(ConfigPaths(ident, tool, sources, checked, string_list(c, "paths", f"config {i}", required=True)))
     return Catalogue(version, tuple(agents), tuple(paths))
 
 

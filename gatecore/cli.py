@@ -437,15 +437,23 @@ def attempt_open(
     push: RemoteOpt = None,
     target: Annotated[str | None, Opt("--target", help="The branch reviews go onto (default: the "
                                                        "server's HEAD branch).")] = None,
+    author_model: Annotated[str | None, Opt("--author-model", help="The model of the agent that writes the "
+                                                                   "change (for review.independent).")] = None,
+    author_vendor: Annotated[str | None, Opt("--author-vendor", help="Its vendor (anthropic, openai, ...; "
+                                                                     "default: the vendor table's).")] = None,
+    initiator: Annotated[str | None, Opt("--initiator", help="Who started the attempt (an account or "
+                                                             "email).")] = None,
 ) -> int:
-    """Record a new attempt: its generation, workspace, prompt digest and target branch."""
+    """Record a new attempt: its generation, workspace, prompt digest, target branch and author."""
     from .adapters.config import load_keyfile
+    from .independence import Author
     from .trusted.attempts import append_record
     from .trusted.filereceipts import prompt_digest
 
     state, result = append_record(repo, attempt, load_keyfile(key), "opened", push, int(time.time()),
                                   repository=repository_id, workspace=workspace, workspace_generation=workspace_gen,
-                                  prompt_sha256=prompt_digest(prompt_file), target=target)
+                                  prompt_sha256=prompt_digest(prompt_file), target=target,
+                                  author=Author(author_model, author_vendor, initiator))
     return _ledger_result(state, result)
 
 
@@ -500,7 +508,7 @@ def attempt_show(
     from .ledger import read_state
     from .objects import Objects
     from .refs import ATTEMPTS_PREFIX
-    from .trusted.attempts import check_attempt_id
+    from .trusted.attempts import check_attempt_id, people
 
     check_attempt_id(attempt)
     r = GitRepo.at(repo)
@@ -512,6 +520,8 @@ def attempt_show(
     if as_json:
         _out(json.dumps(dataclasses.asdict(state), sort_keys=True))
     else:
+        for line in people(state):
+            _out(line)
         for k, v in dataclasses.asdict(state).items():
             _out(f"{k}: {v}")
     return 0

@@ -51,6 +51,7 @@ AREAS: dict[str, str] = {
     "REVIEW": "Review refs under refs/heads/review/runner/",
     "ATTEST": "Exporting what the gate accepted as attestations (gate attest export)",
     "CONFIG": "Server-side configuration: policy, keyring, installation",
+    "LIMIT": "Limits on what one push may ask of the gate ([limits] in the policy)",
     "INPUT": "Hook input and command-line input",
     "GIT": "Reading the repository",
     "HOOK": "The hook process itself",
@@ -81,7 +82,8 @@ _AREA_ACTOR = {"RECEIPT": "runner", "SEAL": "runner", "BIND": "runner", "LEDGER"
 _ACTOR = {"GATE-SEAL-UNKNOWN-KEY": "admin", "GATE-SIG-UNKNOWN-KEY": "admin", "GATE-LEDGER-PUSHER": "pusher",
           "GATE-REVIEW-PUSHER": "pusher", "GATE-REF-DELETE": "maintainer", "GATE-REF-REPLACE": "maintainer",
           "GATE-INPUT-PUSHER": "admin", "GATE-GIT-UNREADABLE": "admin", "GATE-GIT-OBJECT-FORMAT": "admin",
-          "GATE-GIT-REPOSITORY": "admin", "GATE-HOOK-DEADLINE": "pusher", "GATE-HOOK-CHAINED": "pusher"}
+          "GATE-GIT-REPOSITORY": "admin", "GATE-HOOK-DEADLINE": "pusher", "GATE-HOOK-CHAINED": "pusher",
+          "GATE-REVIEW-VENDOR-UNKNOWN": "admin"}
 #: Transient faults: the same push may pass when tried again.
 _RETRY = {"GATE-HOOK-DEADLINE", "GATE-AUDIT-WRITE"}
 _DOCTOR = "gate server doctor {git_dir}"
@@ -253,6 +255,22 @@ _ALL: tuple[Code, ...] = (
        "push refs/gate/receipts/<id> and refs/heads/review/runner/<id> in one atomic push"),
     _c("GATE-REVIEW-UNRECORDED", "the review ref is not where the last receipt on record put it",
        "a push landed the review ref without its receipt ref; close the attempt, archive it and review in a new one"),
+    _c("GATE-REVIEW-SAME-MODEL", "the reviewing model is the model that wrote the change ([review] independent)",
+       "a model does not review its own change: fail the attempt over to another model (gate attempt failover "
+       "--model M) and review again; gate attempt show prints the author and the reviewer"),
+    _c("GATE-REVIEW-SAME-VENDOR", "the reviewing model is of the vendor that made the model that wrote the change "
+                                  "([review] independent = \"vendor\")",
+       "fail the attempt over to a model of another vendor (gate attempt failover --model M) and review again; "
+       "gate attempt show prints the author and the reviewer"),
+    _c("GATE-REVIEW-VENDOR-UNKNOWN", "no vendor is known for the author's or the reviewer's model, so independence "
+                                     "cannot be shown ([review] independent = \"vendor\")",
+       "name the model's vendor in the server's policy, [review.vendors] acme = [\"acme-coder-*\"], and reinstall "
+       "it (gate server install GIT_DIR --policy FILE); or propose it, with a source, for the packaged table "
+       "gatecore/data/vendors.toml; the author's vendor can also be recorded (gate attempt open --author-vendor)"),
+    _c("GATE-REVIEW-AUTHOR-UNKNOWN", "the ledger does not say which model wrote the attempt's change, so the "
+                                     "reviewer's independence cannot be shown ([review] independent)",
+       "open attempts with the model that writes their change (gate attempt open ... --author-model M "
+       "[--author-vendor V]); an attempt opened without it cannot pass: close it and review in a new one"),
     # --- attestations ----------------------------------------------------------
     _c("GATE-ATTEST-REFUSED", "records the gate would refuse today were not exported (each is listed with its own "
                               "code); the others were",
@@ -278,6 +296,13 @@ _ALL: tuple[Code, ...] = (
     # --- input -----------------------------------------------------------------
     _c("GATE-INPUT-MALFORMED", "the hook input is not valid ref-update lines",
        "pre-receive input is '<old> <new> <ref>' per line"),
+    # --- limits ------------------------------------------------------------------
+    _c("GATE-LIMIT-REFS", "the push updates more refs than [limits] max_ref_updates allows",
+       "push fewer refs at once: a mirror or a tag import in batches (git push origin 'refs/tags/v1*', then the "
+       "rest); for a planned import the server admin may raise [limits] max_ref_updates"),
+    _c("GATE-LIMIT-COMMITS", "the push brings more new commits than [limits] max_new_commits allows",
+       "push the history in parts, oldest first (git push origin <older commit>:refs/heads/<branch>, then the "
+       "tip); for a planned import the server admin may raise [limits] max_new_commits"),
     _c("GATE-INPUT-TOO-LARGE", "the hook input exceeds the size cap",
        "push fewer refs at once"),
     _c("GATE-INPUT-PUSHER", "the pusher's identity could not be read from the platform",

@@ -47,11 +47,15 @@ from . import configerrors
 from .catalogue import Catalogue, expand
 from .envelope import b64decode_strict, b64encode
 from .errors import GateError
+from .ids import VENDOR_ID_RE
 from .keys import Algorithm, Keyring, Purpose, SigningKey, VerifyKey, keyring_to_plain, new_ed25519, new_hmac_secret
 from .policy import (
+    DEFAULT_MAX_NEW_COMMITS,
+    DEFAULT_MAX_REF_UPDATES,
     MAX_POLICY_BYTES,
     AnonymousAction,
     IdentityGlob,
+    Independence,
     Mode,
     ModeAction,
     PathGlob,
@@ -59,6 +63,7 @@ from .policy import (
     RefGlob,
     ReplaceAction,
 )
+from .vendors import VendorTable, merged
 
 KEY_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"
 #: Purposes whose verifiers must not hold a secret: an HMAC key would let whoever verifies also seal.
@@ -148,10 +153,25 @@ class PushersModel(_Strict):
     anonymous: AnonymousAction = "restricted"
 
 
+VendorId = Annotated[str, Field(pattern=f"^{VENDOR_ID_RE.pattern}$")]
+ModelPattern = Annotated[str, Field(min_length=1, max_length=200), _compiles(IdentityGlob)]
+
+
+class ReviewModel(_Strict):
+    #: docs/receipts.md, Reviewer independence: "off", "model" or "vendor"
+    independent: Independence = "off"
+    #: the admin's additions to the vendor table: vendor id -> globs on canonical model ids
+    vendors: Annotated[dict[VendorId, Annotated[list[ModelPattern], Field(min_length=1, max_length=1000)]],
+                       Field(max_length=1000)] = {}
+
+
 class LimitsModel(_Strict):
     #: None: the platform's default (Policy.deadline_for): 4 s under GitHub Enterprise, 30 s elsewhere
     deadline_seconds: Annotated[float, Field(gt=0, le=600, allow_inf_nan=False, strict=False)] | None = None
     max_violations_shown: Annotated[int, Field(ge=1, le=10000)] = 50
+    #: docs/policy.md, Limits: a push updating more refs, or bringing more new commits, is refused
+    max_ref_updates: Annotated[int, Field(ge=2, le=1_000_000)] = DEFAULT_MAX_REF_UPDATES
+    max_new_commits: Annotated[int, Field(ge=1, le=100_000_000)] = DEFAULT_MAX_NEW_COMMITS
 
 
 class PolicyModel(_Strict):
@@ -164,12 +184,16 @@ class PolicyModel(_Strict):
     approvals: ApprovalsModel = ApprovalsModel()
     pushers: PushersModel = PushersModel()
     limits: LimitsModel = LimitsModel()
+    review: ReviewModel = ReviewModel()
 
 
-def validate_policy(data: bytes, origin: str, catalogue: Catalogue | None = None) -> dict[str, Any]:
+def validate_policy(data: bytes, origin: str, catalogue: Catalogue | None = None,
+                    vendors: VendorTable | None = None) -> dict[str, Any]:
     """Validate policy TOML bytes; return the plain form `Policy.from_plain` takes, with every
     named set (`@known-agents`, `@agent-config`) replaced by the catalogue's patterns (each
-    pattern's set in the rule's `origins`) and the catalogue's version recorded."""
+    pattern's set in the rule's `origins`) and the catalogue's version recorded; under
+    `[review] independent = "vendor"`, the vendor table the hook judges by (the form's review table: the
+    policy's `[review.vendors]`, then `vendors`'s entries) and its version."""
     if len(data) > MAX_POLICY_BYTES:
         raise GateError("GATE-CONFIG-POLICY", f"{origin} is larger than {MAX_POLICY_BYTES} bytes")
     doc, text = _toml(data, "GATE-CONFIG-POLICY", "policy", origin)
@@ -192,6 +216,10 @@ def validate_policy(data: bytes, origin: str, catalogue: Catalogue | None = None
             raise GateError("GATE-CONFIG-POLICY", configerrors.located(
                 origin, text, (table, key), "named sets are for freeze rules only: list the accounts"))
     plain["catalogue_version"] = catalogue.version if catalogue is not None and used else None
+    review = plain["review"]
+    by_vendor = review["independent"] == "vendor"
+    review["table"] = merged(vendors, review["vendors"]) if by_vendor else []
+    review["table_version"] = vendors.version if vendors is not None and by_vendor else None
     return plain
 
 

@@ -48,3 +48,14 @@ OBJECT_ID = _text(64, 40, pattern=ids.OID_RE)
 REASON = _text(MAX_REASON_CHARS, 1, problem=reason_problem)
 TIME = integer(0, _MAX_TIME - 1)
 REF_NAME = _text(1024, 6, pattern=re.compile(r"refs/[\x21-\x7e]+"))
+VENDOR = _text(64, 1, pattern=ids.VENDOR_ID_RE)
+
+
+def _one_line(value: str) -> str | None:
+    if any(unicodedata.category(ch) == "Cc" for ch in value) or not visible(value):
+        return "must be one line of visible text"
+    return None
+
+
+#: Who started an attempt (an account, an email, a name): one line, shown and exported, never matched.
+INITIATOR = _text(256, 1, problem=_one_line)

@@ -3,7 +3,8 @@
 Each attempt has a ref `refs/gate/attempts/<attempt-id>` pointing at a chain of commits;
 each commit holds one file, `record.json`: an envelope of payload type
 `application/vnd.gate.attempt.v1+json`, sealed with a key of purpose `attempt`. Records
-go `opened` (generation, workspace, prompt digest), `model-selected`, `failover`...,
+go `opened` (generation, workspace, prompt digest; who wrote the change: `author_model`,
+`author_vendor`, and who started the attempt: `initiator`), `model-selected`, `failover`...,
 `closed`; each names its predecessor by the SHA-256 of its envelope bytes, so a chain can
 be neither reordered nor re-parented without breaking a seal. Because the ledger lives
 under a ref, it replicates with the repository wherever the platform puts it.
@@ -24,7 +25,7 @@ from typing import Any
 from . import envelope as env_mod
 from . import strictjson
 from .errors import GateError
-from .fields import ATTEMPT_ID, GENERATION, MODEL_ID, REF_NAME, REPOSITORY_ID, SHA256_HEX, TIME
+from .fields import ATTEMPT_ID, GENERATION, INITIATOR, MODEL_ID, REF_NAME, REPOSITORY_ID, SHA256_HEX, TIME, VENDOR
 from .findings import Failure
 from .keys import Keyring, SigningKey
 from .objects import Objects, single_file
@@ -56,6 +57,10 @@ class AttemptRecord:
     target: str | None = None  # opened only: the branch a review of this attempt goes onto
     model_id: str | None = None
     note: str | None = None
+    # opened only, optional (docs/ci.md): the agent that wrote the change, and who started the attempt
+    author_model: str | None = None
+    author_vendor: str | None = None
+    initiator: str | None = None
 
     def as_doc(self) -> dict[str, Any]:
         return {k: v for k, v in asdict(self).items() if v is not None}
@@ -75,6 +80,9 @@ MEMBERS = (
     Member("target", REF_NAME, optional=True),
     Member("model_id", MODEL_ID, optional=True),
     Member("note", text(500), optional=True),
+    Member("author_model", MODEL_ID, optional=True),
+    Member("author_vendor", VENDOR, optional=True),
+    Member("initiator", INITIATOR, optional=True),
 )
 
 
@@ -86,8 +94,10 @@ def _shape(rec: AttemptRecord) -> str | None:
             return "an opened record has workspace, workspace_generation, prompt_sha256, no model_id"
         if rec.seq != 0 or rec.prev is not None:
             return "an opened record is the first of its chain"
+        if rec.author_vendor is not None and rec.author_model is None:
+            return "author_vendor goes with the author_model it is the vendor of"
         return None
-    if any(v is not None for v in opened) or rec.target is not None:
+    if any(v is not None for v in (*opened, rec.target, rec.author_model, rec.author_vendor, rec.initiator)):
         return f"a {rec.kind} record does not restate the opened fields"
     if rec.seq == 0 or rec.prev is None:
         return f"a {rec.kind} record follows another record"
@@ -124,6 +134,9 @@ class AttemptState:
     head: str  # sha256 of the last envelope
     updated: int  # the time of the last record
     models: tuple[str, ...]  # every model on record, in order
+    author_model: str | None = None  # the model that wrote the change (None: not recorded)
+    author_vendor: str | None = None  # its vendor, as the orchestrator recorded it
+    initiator: str | None = None  # who started the attempt
 
 
 def record_digest(envelope_bytes: bytes) -> str:
@@ -139,7 +152,8 @@ def apply(state: AttemptState | None, rec: AttemptRecord, digest: str,
             return None, [Failure("GATE-LEDGER-SEQUENCE", "kind", "a chain starts with an opened record")]
         assert rec.workspace and rec.workspace_generation and rec.prompt_sha256
         return AttemptState(rec.attempt_id, rec.repository, rec.workspace, rec.workspace_generation,
-                            rec.prompt_sha256, rec.target, commit, None, None, False, 0, digest, rec.time, ()), []
+                            rec.prompt_sha256, rec.target, commit, None, None, False, 0, digest, rec.time, (),
+                            rec.author_model, rec.author_vendor, rec.initiator), []
     if rec.seq != state.seq + 1:
         bad.append(Failure("GATE-LEDGER-SEQUENCE", "seq", f"expected seq {state.seq + 1}, got {rec.seq}"))
     if rec.prev != state.head:
@@ -239,7 +253,8 @@ def read_state(objects: Objects, tip: str, keyring: Keyring | None, now: int, at
 def make_record(key: SigningKey, state: AttemptState | None, *, attempt_id: str, kind: str, repository: str,
                 now: int, workspace: str | None = None, workspace_generation: str | None = None,
                 prompt_sha256: str | None = None, target: str | None = None, model_id: str | None = None,
-                note: str | None = None) -> bytes:
+                note: str | None = None, author_model: str | None = None, author_vendor: str | None = None,
+                initiator: str | None = None) -> bytes:
     """Seal the next record of a chain; validates it the way the gate will."""
     if key.purpose != "attempt":
         raise GateError("GATE-CONFIG-KEYFILE", f"key {key.id} is for {key.purpose}, not attempt records")
@@ -247,7 +262,8 @@ def make_record(key: SigningKey, state: AttemptState | None, *, attempt_id: str,
         "version": 1, "attempt_id": attempt_id, "seq": 0 if state is None else state.seq + 1, "kind": kind,
         "prev": None if state is None else state.head, "repository": repository, "time": now,
         "workspace": workspace, "workspace_generation": workspace_generation, "prompt_sha256": prompt_sha256,
-        "target": target, "model_id": model_id, "note": note,
+        "target": target, "model_id": model_id, "note": note, "author_model": author_model,
+        "author_vendor": author_vendor, "initiator": initiator,
     }
     rec, problems = parse_record(doc)
     if rec is None:

@@ -568,9 +568,12 @@ class Objects:
     RAW_MESSAGE_HELD = 16384
 
     def walk(self, tips: Iterable[str], hide: Iterable[str] | None, deadline: float | None,
-             messages: bool = False) -> Iterator[Commit]:
+             messages: bool = False, limit: tuple[int, str] | None = None) -> Iterator[Commit]:
         """The commits git's walk finds (`rev-list TIPS --not HIDE`), each parsed here and
         cross-checked: git's parents must be the parents the raw header names.
+
+        `limit` (count, what): past `count` commits the walk is closed and GATE-LIMIT-COMMITS
+        raised (`limits.bounded`), counted as git hands them over, before any is held below.
 
         With `messages`, each commit's message is the one its object holds, as far as trailers
         can tell. The walk prints messages re-flowed (leading blank lines dropped, blanks
@@ -579,18 +582,22 @@ class Objects:
         readings alike (`trailers.reflowed_alike`), and always when the commit names an
         encoding. Those read again are read `RAW_MESSAGE_BATCH` at a time, one request each.
         """
+        from .limits import bounded
         from .trailers import reflowed_alike
 
         start = [c for c in (self.peel_to_commit(t) for t in tips) if c is not None]
         if not start:
             return
+        walked = self.reader.walk(start, hide, deadline, messages)
+        if limit is not None:
+            walked = bounded(walked, *limit)
         if not messages:
-            for w in self.reader.walk(start, hide, deadline, messages):
+            for w in walked:
                 yield self._walked(w)
             return
         held: list[Commit] = []
         again: list[str] = []
-        for w in self.reader.walk(start, hide, deadline, messages):
+        for w in walked:
             c = self._walked(w)
             held.append(c)
             if not reflowed_alike(c.message) or (c.extra and c.encoding is not None):

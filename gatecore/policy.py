@@ -42,6 +42,7 @@ RefAction = Literal["allow", "deny-restricted", "deny"]  # refs.delete, refs.for
 ReplaceAction = Literal["trusted", "allow", "deny"]  # refs.replace
 ModeAction = Literal["refuse-frozen", "refuse"]  # objects.noncanonical_modes
 AnonymousAction = Literal["restricted", "unrestricted"]  # pushers.anonymous
+Independence = Literal["off", "model", "vendor"]  # review.independent (gatecore.independence)
 #: The pusher of a push no transport authenticated (gatecore.adapters.environment).
 ANONYMOUS = "anonymous"
 
@@ -317,6 +318,11 @@ class FreezeRule:
 #: The hook's deadline when the policy sets none (limits.deadline_seconds), by platform.
 PLATFORM_DEADLINES = {"github": 4.0}
 DEFAULT_DEADLINE_SECONDS = 30.0
+#: [limits] defaults (docs/policy.md, Limits): GitHub's push rulesets take at most 1,000 ref updates
+#: a push; 100,000 new commits is 12 times the largest real history in tests/ (ohmyzsh, 7,860 commits,
+#: 1 ref) and, even with every commit restricted (its root tree read), a few seconds of the hook's walk.
+DEFAULT_MAX_REF_UPDATES = 1_000
+DEFAULT_MAX_NEW_COMMITS = 100_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -338,6 +344,14 @@ class Policy:
     approval_max_seconds: int = 72 * 3600
     #: [pushers] anonymous: "restricted" (default) or "unrestricted"
     anonymous: str = "restricted"
+    max_ref_updates: int = DEFAULT_MAX_REF_UPDATES  # [limits]: more in one push is GATE-LIMIT-REFS
+    max_new_commits: int = DEFAULT_MAX_NEW_COMMITS  # [limits]: more in one walk is GATE-LIMIT-COMMITS
+    #: [review] independent: "off", "model" or "vendor" (gatecore.independence)
+    independent: str = "off"
+    #: (glob on canonical model ids, vendor, where it came from): the policy's [review.vendors], then the
+    #: packaged vendor table (gatecore.vendors.merged); filled when independent = "vendor"
+    review_vendors: tuple[tuple[str, str, str], ...] = ()
+    vendor_table_version: str | None = None
 
     def deadline_for(self, platform: str) -> float:
         """The hook's deadline: the policy's, else the platform's default. GitHub Enterprise gives
@@ -427,8 +441,11 @@ class Policy:
                 names=identities("names"), trailers=identities("trailers"), signers=identities("signers"),
                 anonymous_restricted=anonymous == "restricted",
             ))
-        refs, limits, approvals = doc["refs"], doc["limits"], doc["approvals"]
+        refs, limits, approvals, review = doc["refs"], doc["limits"], doc["approvals"], doc["review"]
         deadline = limits["deadline_seconds"]
+        rows = review["table"]
+        if not isinstance(rows, list) or not all(isinstance(r, list) and len(r) == 3 for r in rows):
+            raise TypeError("review.table")
         return cls(
             mode=one_of(doc["mode"], Mode, "mode"), rules=tuple(rules),
             delete=one_of(refs["delete"], RefAction, "refs.delete"),
@@ -442,4 +459,8 @@ class Policy:
             require_signatures=globs(RefGlob, doc["signatures"]["require"]),
             approvers=globs(IdentityGlob, approvals["approvers"]),
             approval_max_seconds=number(approvals["max_hours"]) * 3600, anonymous=anonymous,
+            max_ref_updates=number(limits["max_ref_updates"]), max_new_commits=number(limits["max_new_commits"]),
+            independent=one_of(review["independent"], Independence, "review.independent"),
+            review_vendors=tuple((str(g), str(v), str(o)) for g, v, o in rows),
+            vendor_table_version=review["table_version"],
         )

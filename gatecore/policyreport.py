@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from .policy import Policy, normalize_path
+from .vendors import FROM_POLICY
 
 
 def describe(policy: Policy) -> list[str]:
@@ -24,6 +25,15 @@ def describe(policy: Policy) -> list[str]:
                 lines.append(f"  {rule.label} {key}: " + ", ".join(patterns))
     lines.append(f"  pushers.anonymous: {policy.anonymous}" + (
         " (git daemon and unauthenticated http pushes are restricted)" if policy.anonymous == "restricted" else ""))
+    own = sorted({vendor for _, vendor, origin in policy.review_vendors if origin == FROM_POLICY})
+    lines.append(f"  review.independent: {policy.independent}" + {
+        "off": " (a review by the model that wrote the change is not refused)",
+        "model": " (a review by the model that wrote the change is refused)",
+        "vendor": f" (a review by a model of the author's vendor is refused; vendor table "
+                  f"{policy.vendor_table_version}" + (f", and the policy's vendors {', '.join(own)}" if own else "")
+                  + ")"}[policy.independent])
+    lines.append(f"  limits: at most {policy.max_ref_updates} ref updates and {policy.max_new_commits} new commits "
+                 "a push")
     return lines
 
 

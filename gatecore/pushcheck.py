@@ -37,6 +37,7 @@ from dataclasses import dataclass, field, replace
 from .errors import GateError
 from .findings import Violation
 from .frozen import FrozenChecker, discarded_violations, walk_violations
+from .limits import check_ref_updates
 from .objects import Commit, Objects
 from .policy import FreezeRule, Policy, RefGlob
 from .refs import DOCTOR_PREFIX, GATE_PREFIX, REPLACE_PREFIX, RESERVED_PARENTS, REVIEW_PREFIX, RefUpdate, display
@@ -162,7 +163,7 @@ class PushChecker:
             hide, how = self._hide(scope, in_scope)
             report.walks.append(how)
             commits = self.objects.walk([u.new for u in in_scope], hide, self.deadline,
-                                        messages=any(r.reads_messages for r in rules))
+                                        messages=any(r.reads_messages for r in rules), limit=self._limit(scope))
             found = walk_violations(self.frozen, self._counted(commits, report), rules, "", self.pusher)
             out += [replace(v, ref=self._first_ref(in_scope, v.commit)) for v in found]
         return out
@@ -197,6 +198,10 @@ class PushChecker:
         present = self.reader.preexisting(roots)
         return hide if present is not None and not present else None
 
+    def _limit(self, scope: tuple[RefGlob, ...] | None) -> tuple[int, str]:
+        """`[limits] max_new_commits` for one walk: past it the walk stops (GATE-LIMIT-COMMITS)."""
+        return self.policy.max_new_commits, "" if scope is None else " to " + ", ".join(g.pattern for g in scope)
+
     @staticmethod
     def _counted(commits: Iterator[Commit], report: PushReport) -> Iterator[Commit]:
         for c in commits:
@@ -207,6 +212,7 @@ class PushChecker:
         """Doctor probes, ref rules and frozen files for every update of the push."""
         report = PushReport()
         live = [u for u in updates if not u.is_noop]
+        check_ref_updates(len(live), self.policy.max_ref_updates)  # before any ref is judged
         normal = [u for u in live if not u.ref.startswith(DOCTOR_PREFIX)]
         for u in live:
             if u.ref.startswith(DOCTOR_PREFIX):
@@ -233,7 +239,7 @@ class PushChecker:
         if not in_scope or self.signatures is None:
             return []
         hide, _how = self._hide(scope, in_scope)
-        commits = list(self.objects.walk([u.new for u in in_scope], hide, self.deadline))
+        commits = list(self.objects.walk([u.new for u in in_scope], hide, self.deadline, limit=self._limit(scope)))
         self.signatures.prefetch([c.id for c in commits])
         out = []
         for c in commits:

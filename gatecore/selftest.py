@@ -17,6 +17,7 @@ from typing import Any
 from . import envelope as env_mod
 from . import strictjson
 from .binding import Decision, Expectations, decide
+from .independence import Author, Independence
 from .keys import Keyring, SigningKey, ephemeral_pair
 from .seal import sign
 
@@ -35,6 +36,12 @@ class TableRow:
     receipt_changes: Mapping[str, Any] = field(default_factory=dict)
     observed_changes: Mapping[str, Any] = field(default_factory=dict)
     missing: bool = False
+    #: reviewer independence ([review] independent): the setting, the author on record (its model;
+    #: None: not recorded) and the reviewing model (receipt and ledger alike)
+    independent: str = "off"
+    author: str | None = None
+    reviewer: str | None = None
+    codes: tuple[str, ...] = ()  # what the bound gate must say, besides naming `fields`
 
 
 DECISION_TABLE: tuple[TableRow, ...] = (
@@ -50,6 +57,26 @@ DECISION_TABLE: tuple[TableRow, ...] = (
              observed_changes={"diff_sha256": H_OTHER}),
     TableRow("receipt missing", "depends on script", "reject", ("receipt",), missing=True),
     TableRow("fresh matching receipt with reasons", "accept", "accept", ()),
+)
+
+#: The vendor table the independence rows judge by (the packaged one is data the engine is given;
+#: gatecore/data/vendors.toml): globs on canonical model ids.
+SELFTEST_VENDORS = (("claude-*", "anthropic", "selftest"), ("gpt-*", "openai", "selftest"))
+AUTHOR = "claude-sonnet-4-5-20250929"
+
+#: Reviewer independence (docs/receipts.md): rows the naive gate, which never asks, accepts.
+INDEPENDENCE_TABLE: tuple[TableRow, ...] = (
+    TableRow("same model as the author (model)", "accept", "reject", ("model_id",),
+             independent="model", author=AUTHOR, reviewer="anthropic/claude-sonnet-4.5",
+             codes=("GATE-REVIEW-SAME-MODEL",)),
+    TableRow("same vendor as the author (vendor)", "accept", "reject", ("model_id",),
+             independent="vendor", author=AUTHOR, reviewer="claude-opus-4-1", codes=("GATE-REVIEW-SAME-VENDOR",)),
+    TableRow("reviewer's vendor unknown (vendor)", "accept", "reject", ("model_id",),
+             independent="vendor", author=AUTHOR, reviewer="acme-coder-1", codes=("GATE-REVIEW-VENDOR-UNKNOWN",)),
+    TableRow("no author on record (model)", "accept", "reject", ("author_model",),
+             independent="model", author=None, reviewer="gpt-5", codes=("GATE-REVIEW-AUTHOR-UNKNOWN",)),
+    TableRow("another vendor's reviewer (vendor)", "accept", "accept", (),
+             independent="vendor", author=AUTHOR, reviewer="gpt-5"),
 )
 
 
@@ -105,16 +132,20 @@ class Kit:
 
 def run_row(kit: Kit, row: TableRow) -> tuple[Decision, bool | None]:
     """Run one row: the bound gate's decision and the naive gate's answer (None: depends)."""
-    doc = kit.doc(**row.receipt_changes)
-    observed = replace(kit.expected, **row.observed_changes)
+    reviewer = {} if row.reviewer is None else {"model_id": row.reviewer}
+    doc = kit.doc(**reviewer, **row.receipt_changes)
+    observed = replace(kit.expected, **reviewer, **row.observed_changes)
     data = None if row.missing else kit.seal(doc)
-    decision = decide(data, observed, kit.keyring, NOW)
+    question = (None if row.independent == "off"
+                else Independence(row.independent, Author(row.author), SELFTEST_VENDORS))
+    decision = decide(data, observed, kit.keyring, NOW, question)
     naive = None if row.missing else naive_accept(doc, observed.diff_sha256)
     return decision, naive
 
 
 def row_ok(row: TableRow, decision: Decision, naive: bool | None) -> bool:
-    bound_ok = decision.accepted == (row.bound == "accept") and set(decision.fields) == set(row.fields)
+    bound_ok = (decision.accepted == (row.bound == "accept") and set(decision.fields) == set(row.fields)
+                and set(row.codes) <= set(decision.codes))
     naive_ok = row.naive == "depends on script" or naive == (row.naive == "accept")
     return bound_ok and naive_ok
 
@@ -138,9 +169,10 @@ class RowResult:
 
 
 def run_table(kit: Kit) -> list[RowResult]:
-    """The seed's decision table, each row's receipt given to the naive and the bound gate."""
+    """The seed's decision table and the reviewer-independence rows, each row's receipt given to
+    the naive and the bound gate."""
     out = []
-    for row in DECISION_TABLE:
+    for row in (*DECISION_TABLE, *INDEPENDENCE_TABLE):
         decision, naive = run_row(kit, row)
         out.append(RowResult(row, decision, naive, row_ok(row, decision, naive)))
     return out
@@ -379,8 +411,9 @@ def run() -> tuple[str, bool]:
     for row in run_table(kit):
         ok &= row.ok
         named = ",".join(row.decision.fields) or "-"
+        said = ",".join(c for c in row.decision.codes if c in row.row.codes)
         lines.append(f"  {row.row.observed:<40} {row.naive_text:<18} {row.bound_text:<7} {named:<22} "
-                     f"{'ok' if row.ok else 'WRONG'}")
+                     f"{'ok' if row.ok else 'WRONG'}{'  ' + said if said else ''}")
     lines += ["", "attacks (each must be rejected with its code)", ""]
     results = run_attacks(kit)
     for r in results:
@@ -388,6 +421,6 @@ def run() -> tuple[str, bool]:
         got = ",".join(r.decision.codes) or "accepted!"
         lines.append(f"  {'ok   ' if r.ok else 'WRONG'} {r.name:<62} {got}")
     passed = sum(r.ok for r in results)
-    lines += ["", f"{len(DECISION_TABLE)} table rows, {len(results)} attacks, "
+    lines += ["", f"{len(DECISION_TABLE) + len(INDEPENDENCE_TABLE)} table rows, {len(results)} attacks, "
               f"{passed} attacks rejected as expected: {'PASS' if ok else 'FAIL'}"]
     return "\n".join(lines), ok

@@ -9,9 +9,10 @@ policy from a commit). Every failure is a configuration error with the file's co
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..errors import GateError
 from ..keys import MAX_KEYFILE_BYTES, MAX_KEYRING_BYTES, Keyring, SigningKey, keyring_from_plain
@@ -22,38 +23,64 @@ if TYPE_CHECKING:
     from ..allowedsigners import AllowedSigners
     from ..catalogue import Catalogue
     from ..signatures import TrustedKeys
+    from ..vendors import VendorTable
 
+T = TypeVar("T")
 
-#: The built-in agent catalogue (gatecore/catalogue.py), shipped with the package.
+#: The package's data tables, shipped with it: the agent catalogue (gatecore/catalogue.py) and the
+#: vendor table (gatecore/vendors.py).
 CATALOGUE_PATH = Path(__file__).resolve().parent.parent / "data" / "agents.toml"
+VENDORS_PATH = CATALOGUE_PATH.with_name("vendors.toml")
+
+
+def _data_bytes(path: Path, what: str, cap: int) -> bytes:
+    return files.read_capped(path, "GATE-CONFIG-POLICY", what, cap)
+
+
+def _data_table(path: Path, data: bytes, parse: Callable[[bytes], T]) -> T:
+    try:
+        return parse(data)
+    except ValueError as exc:
+        raise GateError("GATE-CONFIG-POLICY", f"{path}: {exc}") from None
 
 
 def catalogue_bytes() -> bytes:
     from ..catalogue import MAX_CATALOGUE_BYTES
 
-    return files.read_capped(CATALOGUE_PATH, "GATE-CONFIG-POLICY", "agent catalogue", MAX_CATALOGUE_BYTES)
+    return _data_bytes(CATALOGUE_PATH, "agent catalogue", MAX_CATALOGUE_BYTES)
 
 
 def load_catalogue() -> Catalogue:
     from ..catalogue import parse
 
-    try:
-        return parse(catalogue_bytes())
-    except ValueError as exc:
-        raise GateError("GATE-CONFIG-POLICY", f"{CATALOGUE_PATH}: {exc}") from None
+    return _data_table(CATALOGUE_PATH, catalogue_bytes(), parse)
+
+
+def vendor_bytes() -> bytes:
+    from ..vendors import MAX_VENDORS_BYTES
+
+    return _data_bytes(VENDORS_PATH, "vendor table", MAX_VENDORS_BYTES)
+
+
+def load_vendor_table() -> VendorTable:
+    from ..vendors import parse
+
+    return _data_table(VENDORS_PATH, vendor_bytes(), parse)
 
 
 def _policy_salt() -> str:
-    """What a policy's validated form depends on besides its bytes: the catalogue's bytes."""
+    """What a policy's validated form depends on besides its bytes: the catalogue's and the
+    vendor table's bytes."""
     import hashlib
 
-    return "catalogue:" + hashlib.sha256(catalogue_bytes()).hexdigest()[:32]
+    return ("catalogue:" + hashlib.sha256(catalogue_bytes()).hexdigest()[:32]
+            + " vendors:" + hashlib.sha256(vendor_bytes()).hexdigest()[:32])
 
 
 def _validate_policy(data: bytes, origin: str) -> Any:
     from ..configschema import validate_policy
 
-    return validate_policy(data, origin, load_catalogue())
+    return validate_policy(data, origin, load_catalogue(), load_vendor_table())
 
 
 def _validate_keyring(data: bytes, origin: str) -> Any:

@@ -27,7 +27,8 @@ from typing import Any
 
 from ..errors import GateError
 
-CACHE_SCHEMA = 5  # 5: the plain form is the model's whole dump (policy.Policy.from_plain)
+#: 5: the plain form is the model's whole dump (policy.Policy.from_plain); 6: [limits] and [review] grew
+CACHE_SCHEMA = 6
 
 
 def _chunks(path: Path, code: str, what: str, cap: int, too_large: str | None = None) -> Iterator[bytes]:

@@ -5,7 +5,9 @@ against the attempt as the server's ledger holds it (never against ledger record
 same push: `GATE-REVIEW-SAME-PUSH`), the digest recomputed from the pushed objects, the
 ref and its old value, and a base that covers everything the review brings onto its
 target branch as the server has it. A receipt whose sealed payload was pushed for the
-attempt before, in any encoding, is refused (`GATE-RECEIPT-REUSED`).
+attempt before, in any encoding, is refused (`GATE-RECEIPT-REUSED`). Under `[review] independent`,
+the model on record must be independent of the one the ledger says wrote the change
+(`gatecore.independence`).
 
 A receipt is recorded as used by its receipt ref, which git may refuse after the hook
 accepted the push (without `--atomic`, or a ref locked by another process) while it applies
@@ -120,6 +122,12 @@ def _base_failures(ctx: ReservedContext, receipt: Receipt, new: str, state: Atte
 def _decide(ctx: ReservedContext, u: RefUpdate, attempt: str, state: AttemptState,
             data: bytes | None) -> list[Failure]:
     receipt, failures, sealed = open_receipt(data, ctx.require_keyring(), ctx.now)
+    if ctx.policy.independent != "off":  # of the ledger, not the receipt: asked whatever the receipt holds
+        from ..independence import Author, Independence
+
+        question = Independence(ctx.policy.independent, Author(state.author_model, state.author_vendor),
+                                ctx.policy.review_vendors)
+        failures += question.failures(state.model_id or "")
     if receipt is None or data is None:
         return failures
     base_failures = _base_failures(ctx, receipt, u.new, state)

@@ -19,11 +19,13 @@ from .. import ids, ledger
 from ..adapters import gitcmd
 from ..adapters.gitrepo import GitRepo
 from ..errors import GateError
+from ..independence import Author
 from ..keys import SigningKey
 from ..objects import Objects
 from ..refs import ATTEMPTS_PREFIX, generation_ref
 
 LEDGER_NAME, LEDGER_EMAIL = "gate ledger", "ledger@gate.invalid"
+
 #: What a trusted command answers when its retry finds its work on the server already.
 ALREADY = "already on the server: nothing to push"
 
@@ -58,8 +60,11 @@ def append_record(repo_path: Path, attempt: str, key: SigningKey, kind: str, rem
                   repository: str | None = None, workspace: str | None = None,
                   workspace_generation: str | None = None, prompt_sha256: str | None = None,
                   target: str | None = None, model_id: str | None = None, note: str | None = None,
+                  author: Author | None = None,
                   env: gitcmd.Env = None) -> tuple[ledger.AttemptState, gitcmd.PushResult | None]:
-    """Append one record to the attempt's ledger (after syncing it from `remote`), then push it."""
+    """Append one record to the attempt's ledger (after syncing it from `remote`), then push it.
+    `author` (opened records only): who wrote the change and who started the attempt."""
+    author = author or Author()
     check_attempt_id(attempt)
     open_clone(repo_path)
     ref = ATTEMPTS_PREFIX + attempt
@@ -68,7 +73,8 @@ def append_record(repo_path: Path, attempt: str, key: SigningKey, kind: str, rem
     repo = GitRepo.at(repo_path)
     state = attempt_state(repo, attempt, now)
     if remote is not None and state is not None and _on_record(state, kind, repository, workspace,
-                                                                workspace_generation, prompt_sha256, target, model_id):
+                                                                workspace_generation, prompt_sha256, target, model_id,
+                                                                author):
         return state, gitcmd.PushResult(True, ALREADY)  # a retry after the push landed: nothing to do
     if kind == "opened" and state is not None:
         raise GateError("GATE-LEDGER-SEQUENCE", f"attempt {attempt} is already open")
@@ -85,7 +91,8 @@ def append_record(repo_path: Path, attempt: str, key: SigningKey, kind: str, rem
         target = target or gitcmd.remote_head(repo_path, remote, env)
     data = ledger.make_record(key, state, attempt_id=attempt, kind=kind, repository=repository, now=now,
                               workspace=workspace, workspace_generation=workspace_generation,
-                              prompt_sha256=prompt_sha256, target=target, model_id=model_id, note=note)
+                              prompt_sha256=prompt_sha256, target=target, model_id=model_id, note=note,
+                              author_model=author.model, author_vendor=author.vendor, initiator=author.initiator)
     parent = repo.ref_target(ref)
     commit = record_commit(repo, ledger.RECORD_FILE, data, parent, f"gate attempt {attempt}: {kind}\n", now)
     repo.set_ref(ref, commit, parent)
@@ -109,18 +116,44 @@ def append_record(repo_path: Path, attempt: str, key: SigningKey, kind: str, rem
 
 
 def _on_record(state: ledger.AttemptState, kind: str, repository: str | None, workspace: str | None,
-               generation: str | None, prompt_sha256: str | None, target: str | None, model_id: str | None) -> bool:
+               generation: str | None, prompt_sha256: str | None, target: str | None, model_id: str | None,
+               author: Author) -> bool:
     """Is what this record would say already what the server's ledger says? (A retry of a
     command whose push landed, though its answer was lost.)"""
     if kind == "opened":
-        return ((state.repository, state.workspace, state.workspace_generation, state.prompt_sha256)
-                == (repository or state.repository, workspace, generation, prompt_sha256)
+        return ((state.repository, state.workspace, state.workspace_generation, state.prompt_sha256,
+                 state.author_model, state.author_vendor, state.initiator)
+                == (repository or state.repository, workspace, generation, prompt_sha256, author.model,
+                    author.vendor, author.initiator)
                 and target in (None, state.target))
     if kind == "model-selected":
         return state.models == (model_id,)
     if kind == "failover":
         return len(state.models) > 1 and state.model_id == model_id
     return kind == "closed" and state.closed
+
+
+def people(state: ledger.AttemptState) -> list[str]:
+    """`gate attempt show`'s first lines: who wrote the change, who reviews it, who started it,
+    each model with its vendors (the ledger's, then the packaged vendor table's; a server's policy
+    may add more) and its canonical form (`gatecore.vendors`)."""
+    from ..adapters.config import load_vendor_table
+    from ..vendors import canonical_model, merged, vendors_of
+
+    table = load_vendor_table()
+    rows = [(g, v, o) for g, v, o in merged(table, {})]
+
+    def model(m: str | None, recorded: str | None = None) -> str:
+        if m is None:
+            return "not recorded"
+        found = list(vendors_of(m, rows))
+        vendors = ([f"{recorded} (on record)"] if recorded else []) + [
+            f"{v} (vendor table {table.version})" for v in found if v != recorded]
+        return m + f", read as {canonical_model(m)}; vendor " + (", ".join(vendors) or "unknown")
+
+    return [f"author: {model(state.author_model, state.author_vendor)}",
+            f"reviewer: {model(state.model_id) if state.model_id else 'no model selected yet'}",
+            f"initiator: {state.initiator or 'not recorded'}"]
 
 
 def restore(repo: GitRepo, ref: str, parent: str | None, current: str) -> None:

@@ -1,0 +1,94 @@
+"""Reviewer independence: is the model that reviewed an attempt's change another than the one
+that wrote it, or another vendor's? (pure; docs/receipts.md, Reviewer independence).
+
+A receipt proves which model reviewed which change. Forges now let an AI approve a change
+another agent of the same vendor wrote; `[review] independent` makes the gate ask:
+
+* `"off"` (default): not asked;
+* `"model"`: the reviewing model (the one the ledger has on record for the attempt) must not be
+  the model that wrote the change (the ledger's `author_model`, sealed by the orchestrator when it
+  opened the attempt), compared in canonical form (`vendors.canonical_model`):
+  `GATE-REVIEW-SAME-MODEL`;
+* `"vendor"`: that, and no vendor in common (`GATE-REVIEW-SAME-VENDOR`). The author's vendors are
+  the one the orchestrator recorded (`author_vendor`) and those the vendor table gives its model;
+  the reviewer's, those the table gives the reviewing model. A model without a known vendor is
+  not independent of anyone (`GATE-REVIEW-VENDOR-UNKNOWN`): the policy's `[review.vendors]` or the
+  packaged table must name it.
+
+An attempt whose ledger names no author (opened before the gate recorded authors, or without
+`--author-model`) cannot show independence, so under `"model"` and `"vendor"` its reviews are
+refused, `GATE-REVIEW-AUTHOR-UNKNOWN`: close it and review in an attempt opened with an author.
+Everything recorded only adds: a recorded vendor can make a reviewer dependent, never independent.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from .findings import Failure
+from .vendors import canonical_model, vendors_of
+
+
+@dataclass(frozen=True, slots=True)
+class Author:
+    """Who wrote an attempt's change, and who started the attempt, as its opened record says
+    (`gate attempt open --author-model --author-vendor --initiator`; None: not recorded). The
+    initiator is shown and exported, never judged."""
+
+    model: str | None = None
+    vendor: str | None = None
+    initiator: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Independence:
+    """The question a review push is asked: the policy's setting and vendor table, and the author
+    the attempt's ledger records."""
+
+    setting: str  # [review] independent
+    author: Author
+    table: Sequence[tuple[str, str, str]] = ()  # Policy.review_vendors
+
+    def failures(self, reviewer: str) -> list[Failure]:
+        return failures(self.setting, self.author, reviewer, self.table)
+
+
+def failures(setting: str, author: Author, reviewer: str, table: Sequence[tuple[str, str, str]]) -> list[Failure]:
+    """Why `reviewer` (the model on record for the attempt) is not independent of `author` under
+    `setting` ("off", "model" or "vendor"); empty when it is, or when nothing is asked."""
+    if setting == "off":
+        return []
+    if author.model is None:
+        return [Failure("GATE-REVIEW-AUTHOR-UNKNOWN", "author_model",
+                        "the ledger does not say which model wrote this attempt's change (opened without "
+                        "--author-model, or before the gate recorded authors), so the reviewer's independence "
+                        f"cannot be shown ([review] independent = {setting!r})")]
+    if canonical_model(author.model) == canonical_model(reviewer):
+        return [Failure("GATE-REVIEW-SAME-MODEL", "model_id",
+                        f"the reviewing model {reviewer} is the model that wrote the change ({author.model}; both "
+                        f"read {canonical_model(reviewer)})")]
+    if setting != "vendor":
+        return []
+    theirs = vendors_of(author.model, table)
+    if author.vendor is not None:
+        theirs.setdefault(author.vendor, "the ledger's author_vendor")
+    ours = vendors_of(reviewer, table)
+    out = []
+    if not theirs:
+        out.append(Failure("GATE-REVIEW-VENDOR-UNKNOWN", "author_model",
+                           f"no vendor is known for the author's model {author.model} ({canonical_model(author.model)})"
+                           ": name it in the policy's [review.vendors], or record --author-vendor"))
+    if not ours:
+        out.append(Failure("GATE-REVIEW-VENDOR-UNKNOWN", "model_id",
+                           f"no vendor is known for the reviewing model {reviewer} ({canonical_model(reviewer)}): "
+                           "name it in the policy's [review.vendors]"))
+    if out:
+        return out
+    shared = [v for v in ours if v in theirs]
+    if shared:
+        v = shared[0]
+        return [Failure("GATE-REVIEW-SAME-VENDOR", "model_id",
+                        f"the reviewing model {reviewer} is {v}'s ({ours[v]}), and so is the model that wrote the "
+                        f"change, {author.model} ({theirs[v]})")]
+    return []

@@ -1,0 +1,52 @@
+"""How much one push may ask of the gate: ref updates and new commits (pure).
+
+A pre-receive hook does work in proportion to what it is given: a check per updated ref (a
+type read, an ancestry question, a tree comparison for a rewind) and a read per new commit.
+An agent in a loop can push a million tags or a generated history of a million commits;
+`[limits] max_ref_updates` and `max_new_commits` (docs/policy.md, Limits) bound both, for
+every pusher, and each has its own code. Both are checked before the work they bound:
+
+* the ref updates are counted from the hook's input, before any ref is judged
+  (`check_ref_updates`: one `len`);
+* new commits are counted as the walk yields them (`bounded`): past the limit the walk is
+  closed (git's `rev-list` is killed, its remaining output never read) and the push is
+  rejected. Nothing is read after the commit that crossed the limit.
+
+Either refusal is a `GateError`: the gate stopped before it finished judging, so it cannot
+say the push is fine in any mode (`evaluate` included), as with the deadline.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from typing import TypeVar
+
+from .errors import GateError
+
+T = TypeVar("T")
+
+
+def check_ref_updates(count: int, limit: int) -> None:
+    """GATE-LIMIT-REFS when a push updates more than `limit` refs."""
+    if count > limit:
+        raise GateError("GATE-LIMIT-REFS", f"the push updates {count} refs; this server takes at most {limit} "
+                                           "in one push ([limits] max_ref_updates)")
+
+
+def bounded(items: Iterable[T], limit: int, what: str = "") -> Iterator[T]:
+    """`items` as they come, at most `limit` of them: the next one raises GATE-LIMIT-COMMITS
+    and closes `items` (a walk's generator ends its git process) before anything more is read.
+    `what` says which walk it was (a rule scope), for the message."""
+    seen = 0
+    source = iter(items)
+    try:
+        for item in source:
+            seen += 1
+            if seen > limit:
+                raise GateError("GATE-LIMIT-COMMITS", f"the push brings more than {limit} new commits{what}; the "
+                                                      f"gate stopped reading there ([limits] max_new_commits)")
+            yield item
+    finally:
+        close = getattr(source, "close", None)
+        if close is not None:
+            close()

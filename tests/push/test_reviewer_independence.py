@@ -1,0 +1,131 @@
+"""Reviewer independence through real pushes (issue 27 item 1): the orchestrator records who wrote
+the change when it opens the attempt, the gate refuses a review by the author's model or vendor.
+
+Every ledger record and review is written and pushed by the trusted side's own code (`Lab`), the
+policy is installed with `gate server install`: a review by another model of the author's vendor
+is refused (`GATE-REVIEW-SAME-VENDOR`) and nothing moves; after a failover to another vendor's
+model the same change passes; an attempt opened without an author cannot show independence; a
+reviewer of unknown vendor passes once the policy names its vendor; under `"model"` the author's
+model under another name is refused. `gate attempt show` names author, reviewer and initiator, and
+the exported attestation carries them. The decision's permutations run in-process
+(tests/unit/test_vendors.py).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from support.cli import cli
+from support.gitutil import gate
+from support.lab import LAB_POLICY, Lab
+from support.verdicts import assert_refused, codes_of
+
+from gatecore.adapters.config import load_vendor_table
+from gatecore.independence import Author
+
+VENDOR_POLICY = LAB_POLICY + '[review]\nindependent = "vendor"\n'
+AUTHOR = Author("claude-sonnet-4-5-20250929", None, "hana@example.com")
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
+    return Lab(tmp_path_factory.mktemp("independence") / "lab", policy=VENDOR_POLICY,
+               key_ids=("orch-1", "runner-1"))
+
+
+@pytest.fixture
+def policy(lab: Lab) -> Iterator[Path]:
+    """The lab's policy file; whatever a test installs, the vendor policy is back afterwards."""
+    try:
+        yield lab.server.policy_file
+    finally:
+        lab.server.policy_file.write_text(VENDOR_POLICY)
+        lab.server.install("--policy", str(lab.server.policy_file))
+
+
+def opened(lab: Lab, reviewer: str, author: Author | None = AUTHOR) -> str:
+    attempt = lab.fresh()
+    result = lab.append(attempt, "opened", author=author, **lab.open_fields(attempt))
+    assert result is not None and result.ok, result
+    result = lab.append(attempt, "model-selected", model_id=reviewer)
+    assert result is not None and result.ok, result
+    return attempt
+
+
+def test_a_review_by_the_authors_vendor_is_refused_and_another_vendors_passes(lab: Lab) -> None:
+    attempt = opened(lab, "us.anthropic.claude-opus-4-1-20250805-v1:0")
+    head = lab.change(f"c-{attempt}")
+    before = lab.snapshot()
+    out = lab.push_review(attempt, lab.record(attempt, head))
+    assert_refused(lab, before, out, "GATE-REVIEW-SAME-VENDOR")
+    assert codes_of(out) == {"GATE-REVIEW-SAME-VENDOR"}
+    assert "is anthropic's (vendor table" in out.output and "claude-sonnet-4-5-20250929" in out.output
+
+    shown = cli("attempt", "show", "--repo", str(lab.work.path), "--attempt", attempt)
+    assert shown.returncode == 0, shown.stderr
+    table = load_vendor_table().version
+    assert shown.stdout.splitlines()[:3] == [
+        f"author: claude-sonnet-4-5-20250929, read as claude-sonnet-4-5; vendor anthropic (vendor table {table})",
+        "reviewer: us.anthropic.claude-opus-4-1-20250805-v1:0, read as claude-opus-4-1; vendor anthropic (vendor "
+        f"table {table})",
+        "initiator: hana@example.com"]
+
+    result = lab.append(attempt, "failover", model_id="gpt-5")
+    assert result is not None and result.ok, result
+    out = lab.push_review(attempt, lab.record(attempt, head))
+    assert out.ok, out.output
+    assert lab.server.audit()[-1]["attempt_ids"] == [attempt]
+    assert "reviewer: gpt-5, read as gpt-5; vendor openai" in cli(
+        "attempt", "show", "--repo", str(lab.work.path), "--attempt", attempt).stdout
+
+    keyfile = lab.root / "attest.key"
+    assert gate("keys", "generate", "--alg", "ed25519", "--id", "attest-1", "--purpose", "attestation",
+                "--out", str(keyfile)).returncode == 0
+    bundle = gate("attest", "export", "--repo", str(lab.server.bare), "--key", str(keyfile),
+                  "--ref", f"refs/heads/review/runner/{attempt}")
+    assert bundle.returncode == 0, bundle.stderr
+    [line] = bundle.stdout.splitlines()
+    statement = json.loads(base64.b64decode(json.loads(line)["payload"]))
+    records = {a["name"]: a["annotations"] for a in statement["predicate"]["inputAttestations"]}
+    assert (records["ledger-opened"]["author_model"], records["ledger-opened"]["initiator"]) == (
+        "claude-sonnet-4-5-20250929", "hana@example.com")
+    assert "author_vendor" not in records["ledger-opened"] and records["receipt"]["model_id"] == "gpt-5"
+
+
+def test_an_attempt_opened_without_an_author_cannot_show_independence(lab: Lab) -> None:
+    attempt = opened(lab, "gpt-5", author=None)
+    before = lab.snapshot()
+    out = lab.push_review(attempt, lab.record(attempt, lab.change(f"c-{attempt}")))
+    assert_refused(lab, before, out, "GATE-REVIEW-AUTHOR-UNKNOWN")
+    assert "gate attempt open ... --author-model" in out.output  # the hint says what to do
+
+
+def test_a_reviewer_of_unknown_vendor_passes_once_the_policy_names_its_vendor(lab: Lab, policy: Path) -> None:
+    attempt = opened(lab, "acme-coder-1")
+    receipt = lab.record(attempt, lab.change(f"c-{attempt}"))
+    before = lab.snapshot()
+    out = lab.push_review(attempt, receipt)
+    assert_refused(lab, before, out, "GATE-REVIEW-VENDOR-UNKNOWN")
+    assert "[review.vendors]" in out.output
+    policy.write_text(VENDOR_POLICY + '[review.vendors]\nacme = ["acme-*"]\n')
+    lab.server.install("--policy", str(policy))
+    out = lab.push_review(attempt, receipt)  # the same receipt: the refused push used nothing
+    assert out.ok, out.output
+
+
+def test_under_model_the_authors_model_by_another_name_is_refused(lab: Lab, policy: Path) -> None:
+    policy.write_text(LAB_POLICY + '[review]\nindependent = "model"\n')
+    lab.server.install("--policy", str(policy))
+    attempt = opened(lab, "anthropic/claude-sonnet-4.5")
+    head = lab.change(f"c-{attempt}")
+    before = lab.snapshot()
+    out = lab.push_review(attempt, lab.record(attempt, head))
+    assert_refused(lab, before, out, "GATE-REVIEW-SAME-MODEL")
+    assert "both read claude-sonnet-4-5" in out.output
+    result = lab.append(attempt, "failover", model_id="claude-opus-4-1")  # the vendor's other model: "model" allows it
+    assert result is not None and result.ok, result
+    assert lab.push_review(attempt, lab.record(attempt, head)).ok

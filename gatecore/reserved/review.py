@@ -26,6 +26,7 @@ from ..envelope import payload_digest
 from ..errors import GateError
 from ..findings import Failure, Violation
 from ..ledger import AttemptState
+from ..objects import Objects
 from ..receipt import DIFF_TREE_DELTA, Receipt, parse_payload
 from ..refs import ATTEMPTS_PREFIX, RECEIPTS_PREFIX, REVIEW_PREFIX, RefUpdate, generation_ref
 from .context import ReservedContext, violation
@@ -91,18 +92,29 @@ def target_branch(ctx: ReservedContext, state: AttemptState) -> str | None:
     return state.target or ctx.head_branch()
 
 
+def base_failures(objects: Objects, receipt: Receipt, new: str) -> list[Failure]:
+    """The receipt's base is a commit of this repository and an ancestor of the reviewed commit
+    `new` (the push's check, below, and `gate attest export`'s)."""
+    base = receipt.base_commit
+    if base is None:
+        return [Failure("GATE-BIND-BASE-COMMIT", "base_commit", "missing from the receipt")]
+    if not objects.reader.exists(base) or objects.type_of(base) != "commit":
+        return [Failure("GATE-BIND-BASE-COMMIT", "base_commit", "not a commit in this repository")]
+    if not objects.reader.is_ancestor(base, new):
+        return [Failure("GATE-BIND-BASE-COMMIT", "base_commit", "not an ancestor of the reviewed commit")]
+    return []
+
+
 def _base_failures(ctx: ReservedContext, receipt: Receipt, new: str, state: AttemptState) -> list[Failure]:
     """The receipt's base must be an ancestor of the pushed commit and of its merge base with
     the target branch as the server has it: then the reviewed diff covers everything the
     review ref would bring onto the target."""
+    found = base_failures(ctx.objects, receipt, new)
+    if found:
+        return found
     base = receipt.base_commit
+    assert base is not None  # base_failures refuses a receipt without one
     reader = ctx.objects.reader
-    if base is None:
-        return [Failure("GATE-BIND-BASE-COMMIT", "base_commit", "missing from the receipt")]
-    if not reader.exists(base) or ctx.objects.type_of(base) != "commit":
-        return [Failure("GATE-BIND-BASE-COMMIT", "base_commit", "not a commit in this repository")]
-    if not reader.is_ancestor(base, new):
-        return [Failure("GATE-BIND-BASE-COMMIT", "base_commit", "not an ancestor of the pushed commit")]
     target = target_branch(ctx, state)
     tip = None if target is None else ctx.server.get(target)
     if target is None or tip is None:

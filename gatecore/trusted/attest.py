@@ -60,6 +60,7 @@ from ..policy import Policy, RefGlob
 from ..receipt import DIFF_TREE_DELTA, Receipt, parse_payload
 from ..refs import ATTEMPTS_PREFIX, RECEIPTS_PREFIX, REVIEW_PREFIX, generation_ref
 from ..reserved.approvals import APPROVALS_PREFIX, USES_PREFIX, read_record
+from ..reserved.review import base_failures
 
 CONFIG_CODE = "GATE-ATTEST-CONFIG"  # what verifies is missing: the whole export stops, nothing is written
 
@@ -246,9 +247,9 @@ class _Reader:
             return [*failures, Failure("GATE-GIT-UNREADABLE", "new_commit", "the reviewed commit is not in this "
                                                                             "repository (not fetched, or pruned "
                                                                             "after its review ref was deleted)")]
-        base_failures = self._base(rec, new)
-        failures += base_failures
-        digest = rec.diff_sha256 if base_failures or rec.base_commit is None else \
+        bad_base = base_failures(self.objects, rec, new)
+        failures += bad_base
+        digest = rec.diff_sha256 if bad_base or rec.base_commit is None else \
             tree_delta_digest(self.objects, rec.base_commit, new)
         zero = self.objects.zero_id
         allowed = {zero} if previous is None else {zero, previous}  # created, deleted and re-created, or moved
@@ -291,16 +292,6 @@ class _Reader:
         if self.repo.ref_target(generation_ref(state.workspace_generation)) != state.root:
             return [Failure("GATE-LEDGER-GENERATION-REUSED", "workspace_generation",
                             f"generation {state.workspace_generation} is not claimed by this attempt")]
-        return []
-
-    def _base(self, rec: Receipt, new: str) -> list[Failure]:
-        base = rec.base_commit
-        if base is None:
-            return [Failure("GATE-BIND-BASE-COMMIT", "base_commit", "missing from the receipt")]
-        if not self.repo.exists(base) or self.objects.type_of(base) != "commit":
-            return [Failure("GATE-BIND-BASE-COMMIT", "base_commit", "not a commit in this repository")]
-        if not self.repo.is_ancestor(base, new):
-            return [Failure("GATE-BIND-BASE-COMMIT", "base_commit", "not an ancestor of the reviewed commit")]
         return []
 
     # --- approvals --------------------------------------------------------------------------

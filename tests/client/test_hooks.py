@@ -15,7 +15,6 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-import shutil
 import subprocess
 import sys
 import time
@@ -26,6 +25,7 @@ from typing import Any
 import pytest
 from support.corpus import stage
 from support.gitutil import AGENT, HUMAN, ROOT, WorkRepo, git, git_env
+from support.keygen import needs_ssh_keygen, ssh_key
 from support.lab import BASIC_KEYS, key_material, now
 from support.server import Server
 from support.snapshot import project_repository
@@ -553,7 +553,7 @@ require = ["refs/heads/main"]
 """
 
 
-@pytest.mark.skipif(shutil.which("ssh-keygen") is None, reason="ssh-keygen is not installed")
+@needs_ssh_keygen
 def test_the_pre_push_hook_reads_gpg_ssh_allowedSignersFile_and_agrees_with_the_server(
         tmp_path: Path, hook_repo: HookRepo, pc_home: Path) -> None:
     """SSH-signed commits (gpg.format=ssh) through pre-commit's pre-push stage: the agent's key
@@ -563,8 +563,7 @@ def test_the_pre_push_hook_reads_gpg_ssh_allowedSignersFile_and_agrees_with_the_
     keys.mkdir()
     lines = []
     for name, principal in (("human", "hana@example.com"), ("agent", "agent-7")):
-        subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", name, "-f", str(keys / name)], check=True)
-        lines.append(f'{principal} namespaces="git" {(keys / f"{name}.pub").read_text().strip()}\n')
+        lines.append(f'{principal} namespaces="git" {ssh_key(keys / name, name)}\n')
     signers = keys / "allowed_signers"
     signers.write_text("".join(lines))
     (tmp_path / "s").mkdir()

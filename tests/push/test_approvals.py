@@ -4,13 +4,13 @@ and nothing else rides on the approval."""
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 from support.gitutil import AGENT, HUMAN, gate, git
+from support.keygen import needs_ssh_keygen, ssh_key
 from support.server import Server
 from support.verdicts import refused
 
@@ -232,12 +232,11 @@ def test_an_expired_approval_is_refused(lab: Lab) -> None:
     assert refused(s.push("main", pusher_env=AGENT_PUSH), "GATE-FROZEN-PATH")
 
 
-@pytest.mark.skipif(shutil.which("ssh-keygen") is None, reason="ssh-keygen is not installed")
+@needs_ssh_keygen
 def test_an_ssh_signed_approval_by_an_approver_serves(lab: Lab, tmp_path: Path) -> None:
     s = lab.server
     key = tmp_path / "alice_ssh"
-    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(key)], check=True)
-    pub = (tmp_path / "alice_ssh.pub").read_text().strip()
+    pub = ssh_key(key)
     signers = tmp_path / "allowed_signers"
     signers.write_text(f'alice namespaces="git,gate-approval" {pub}\n')
     s.install("--allowed-signers", str(signers))
@@ -251,13 +250,12 @@ def test_an_ssh_signed_approval_by_an_approver_serves(lab: Lab, tmp_path: Path) 
     assert s.push("main", pusher_env=AGENT_PUSH).returncode == 0
 
 
-@pytest.mark.skipif(shutil.which("ssh-keygen") is None, reason="ssh-keygen is not installed")
+@needs_ssh_keygen
 def test_an_ssh_key_that_signs_for_someone_else_is_refused(lab: Lab, tmp_path: Path) -> None:
     s = lab.server
     key = tmp_path / "bob_ssh"
-    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(key)], check=True)
     signers = tmp_path / "allowed_signers"
-    signers.write_text(f'bob {(tmp_path / "bob_ssh.pub").read_text().strip()}\n')
+    signers.write_text(f"bob {ssh_key(key)}\n")
     s.install("--allowed-signers", str(signers))
     lab.agent_commit()
     args = lab.hint_command(s.push("main", pusher_env=AGENT_PUSH))

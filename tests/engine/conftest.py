@@ -1,0 +1,23 @@
+"""Fixtures for the in-process tier: one `EngineLab` per module (a real repository built once, its
+pushes decided by the engine in this process), and one unreviewed victim attempt the review
+attacks share, as in `tests/push/conftest.py`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from support.engine import EngineLab
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory: pytest.TempPathFactory) -> EngineLab:
+    return EngineLab(tmp_path_factory.mktemp("engine"))
+
+
+@pytest.fixture(scope="module")
+def victim(lab: EngineLab) -> dict[str, Any]:
+    """One open attempt (model-a) with an agent change reviewed by nobody yet."""
+    attempt = lab.open()
+    head = lab.change(f"victim-{attempt}")
+    return {"attempt": attempt, "head": head, "doc": lab.good_doc(attempt, head)}

@@ -114,12 +114,12 @@ class FaultyReader(GitStream):
         super().__init__(git_dir)
         self.faults = faults
 
-    def _check(self, oid: str) -> None:
+    def _fault(self, oid: str) -> None:
         if oid in self.faults.missing:
             raise unreadable(f"object {oid} is not in the repository (quarantine not visible?)")
 
     def header(self, oid: str) -> tuple[str, int]:
-        self._check(oid)
+        self._fault(oid)
         if oid in self.faults.replaced:
             kind, data = self.faults.replaced[oid]
             return kind, len(data)
@@ -129,7 +129,7 @@ class FaultyReader(GitStream):
         return oid not in self.faults.missing and (oid in self.faults.replaced or super().exists(oid))
 
     def read(self, oid: str) -> tuple[str, bytes]:
-        self._check(oid)
+        self._fault(oid)
         return self.faults.replaced.get(oid) or super().read(oid)
 
     def read_many(self, oids: Sequence[str]) -> Iterator[tuple[str, str, bytes]]:
@@ -160,18 +160,21 @@ class EngineServer:
         self.work = WorkRepo(root / "work", object_format)
         self.zero = FORMATS[object_format].zero_id
         (self.bare / "objects" / "info" / "alternates").write_text(f"{self.work.path / '.git' / 'objects'}\n")
-        self.configure(policy, keyring)
+        self.set_policy(policy)
+        self.set_keyring(keyring)
         self.repository_id = repository_id
         self.allowed_signers = allowed_signers
         self.faults: Faults | None = None
         self.decisions: list[Decided] = []
 
-    def configure(self, policy: str | None = None, keyring: str | None = None) -> None:
-        """The policy and keyring, parsed by the installation's own readers (as plain values)."""
-        if policy is not None:
-            self.policy = config.policy_from_bytes(policy.encode(), "policy.toml")
-        self.keyring: Keyring | None = None if keyring is None else config.keyring_from_bytes(keyring.encode(),
-                                                                                             "keyring.toml")
+    def set_policy(self, text: str) -> None:
+        """The policy, parsed by the installation's own reader into the plain value the hook uses."""
+        self.policy = config.policy_from_bytes(text.encode(), "policy.toml")
+
+    def set_keyring(self, text: str | None) -> None:
+        """The keyring (None: none installed), parsed as `set_policy` parses the policy."""
+        self.keyring: Keyring | None = None if text is None else config.keyring_from_bytes(text.encode(),
+                                                                                          "keyring.toml")
 
     # --- the server's refs -------------------------------------------------------------------
     def ref(self, name: str) -> str | None:

@@ -153,11 +153,12 @@ class EngineServer:
 
     def __init__(self, root: Path, policy: str = LAB_POLICY, keyring: str | None = None,
                  repository_id: str = REPOSITORY_ID, allowed_signers: Path | None = None,
-                 object_format: str = "sha1") -> None:
+                 object_format: str = "sha1", work: WorkRepo | None = None) -> None:
+        """`work`: the repository whose objects the pushes bring (default: a new one in `root`)."""
         self.root = root
         self.bare = root / "server.git"
         git(root, "init", "-q", "--bare", "-b", "main", f"--object-format={object_format}", str(self.bare))
-        self.work = WorkRepo(root / "work", object_format)
+        self.work = WorkRepo(root / "work", object_format) if work is None else work
         self.zero = FORMATS[object_format].zero_id
         (self.bare / "objects" / "info" / "alternates").write_text(f"{self.work.path / '.git' / 'objects'}\n")
         self.set_policy(policy)
@@ -189,6 +190,12 @@ class EngineServer:
         return {name: str(repo.references[name].resolve().target) for name in repo.references}
 
     snapshot = refs
+
+    def mirror(self, refs: dict[str, str]) -> None:
+        """Make the server's refs exactly `refs` (another server's, whose objects `work` holds)."""
+        lines = [f"delete {name}" for name in self.refs() if name not in refs]
+        lines += [f"update {name} {value}" for name, value in refs.items()]
+        git(self.bare, "update-ref", "--stdin", input=("\n".join(lines) + "\n").encode())
 
     def set_ref(self, name: str, value: str | None) -> None:
         """Write (None: delete) a ref on the server behind the gate's back, as an admin, a crash or

@@ -4,10 +4,12 @@ attacks share, as in `tests/push/conftest.py`."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
-from support.engine import EngineLab
+from support.engine import EngineLab, EngineServer
 
 
 @pytest.fixture(scope="module")
@@ -21,3 +23,9 @@ def victim(lab: EngineLab) -> dict[str, Any]:
     attempt = lab.open()
     head = lab.change(f"victim-{attempt}")
     return {"attempt": attempt, "head": head, "doc": lab.good_doc(attempt, head)}
+
+
+@pytest.fixture
+def new_server() -> Callable[[Path, str], EngineServer]:
+    """A server of this tier for a test of its own: (root, policy) -> `EngineServer`."""
+    return lambda root, policy: EngineServer(root, policy=policy)

@@ -20,6 +20,7 @@ from support.engine import Decided, EngineServer
 from support.gitutil import AGENT, HUMAN, git
 from support.keygen import needs_ssh_keygen, ssh_key
 from support.lab import now
+from support.server import APPROVALS_POLICY as POLICY
 from support.verdicts import refused
 
 from gatecore.adapters.config import load_keyfile
@@ -28,18 +29,6 @@ from gatecore.configschema import generate_key
 from gatecore.keys import SigningKey
 from gatecore.trusted import approve
 
-POLICY = """\
-mode = "enforce"
-[[freeze]]
-name = "governance"
-paths = ["ci/**"]
-authors = ["*@agents.example.com"]
-pushers = ["agent-*"]
-[trusted]
-pushers = ["admin"]
-[approvals]
-approvers = ["alice", "release-*"]
-"""
 ALICE = {"REMOTE_USER": "alice"}
 ADMIN = {"REMOTE_USER": "admin"}
 AGENT_PUSH = {"REMOTE_USER": "agent-7"}

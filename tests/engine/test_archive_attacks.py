@@ -12,6 +12,11 @@ pushes git applies in part), with one real push of each family below.
 from __future__ import annotations
 
 import pytest
+from support.cases.archive import (  # noqa: F401
+    refs_of,
+    reviewed_and_closed,
+    test_deleting_an_attempts_refs_without_archiving_it_is_refused,
+)
 from support.engine import EngineLab
 from support.gitutil import git
 from support.lab import AGENT_PUSH, RUNNER, now
@@ -20,26 +25,8 @@ from support.verdicts import assert_refused, refused
 from gatecore import archive
 from gatecore.adapters.gitrepo import GitRepo
 from gatecore.objects import Objects
-from gatecore.refs import ATTEMPTS_PREFIX, RECEIPTS_PREFIX, REVIEW_PREFIX, generation_ref
+from gatecore.refs import ATTEMPTS_PREFIX, RECEIPTS_PREFIX, REVIEW_PREFIX
 from gatecore.trusted.ledgerarchive import receipt_payloads
-
-
-def _reviewed_and_closed(lab: EngineLab) -> tuple[str, str, bytes]:
-    """An attempt with an accepted review, then closed: (attempt, head, its receipt's bytes)."""
-    attempt = lab.open(lab.fresh())
-    head = lab.change(f"arch-{attempt}")
-    receipt = lab.record(attempt, head)
-    assert lab.push_review(attempt, receipt).ok
-    assert lab.append(attempt, "closed", note="merged").ok  # type: ignore[union-attr]
-    return attempt, head, receipt.read_bytes()
-
-
-def _refs_of(lab: EngineLab, attempt: str) -> list[str]:
-    state = lab.state(attempt)
-    assert state is not None
-    names = {ATTEMPTS_PREFIX + attempt, RECEIPTS_PREFIX + attempt, REVIEW_PREFIX + attempt,
-             generation_ref(state.workspace_generation)}
-    return sorted(names & set(lab.snapshot()))
 
 
 def _entries(lab: EngineLab, attempt: str, receipts: bool = True) -> dict[str, bytes]:
@@ -64,18 +51,19 @@ def _fold(lab: EngineLab, attempt: str) -> None:
     """`gate ledger archive` for one attempt: the archive, then the deletions."""
     assert lab.server.push(f"{_archive_commit(lab, _entries(lab, attempt))}:{archive.ARCHIVE_REF}",
                            pusher_env=RUNNER).ok
-    out = lab.server.push(*(f":{ref}" for ref in _refs_of(lab, attempt)), pusher_env=RUNNER, extra=("--atomic",))
+    out = lab.server.push(*(f":{ref}" for ref in sorted(refs_of(lab, attempt))), pusher_env=RUNNER, extra=("--atomic",))
     assert out.ok, out.output
 
 
 def test_a_folded_attempt_stays_refused(lab: EngineLab) -> None:
     """Its generation, its id and its receipt, whatever ledger later carries the id."""
-    attempt, head, receipt = _reviewed_and_closed(lab)
+    attempt, head, receipt_file = reviewed_and_closed(lab)
+    receipt = receipt_file.read_bytes()
     state = lab.state(attempt)
     assert state is not None
     open_one = lab.open()  # not closed: stays
     _fold(lab, attempt)
-    assert _refs_of(lab, attempt) == [] and lab.ledger_tip(open_one) is not None
+    assert not refs_of(lab, attempt) and lab.ledger_tip(open_one) is not None
     before = lab.snapshot()
     again = lab.fresh()
     lab.append(again, "opened", remote=False, **lab.open_fields(again, state.workspace_generation))
@@ -88,25 +76,12 @@ def test_a_folded_attempt_stays_refused(lab: EngineLab) -> None:
     assert not out.ok and lab.snapshot() == before
 
 
-@pytest.mark.parametrize("what", ["ledger", "claim", "receipts"])
-def test_deleting_an_attempts_refs_without_archiving_it_is_refused(lab: EngineLab, what: str) -> None:
-    attempt, _head, _receipt = _reviewed_and_closed(lab)
-    state = lab.state(attempt)
-    assert state is not None
-    ref = {"ledger": ATTEMPTS_PREFIX + attempt, "claim": generation_ref(state.workspace_generation),
-           "receipts": RECEIPTS_PREFIX + attempt}[what]
-    before = lab.snapshot()
-    out = lab.server.push(f":{ref}", pusher_env=RUNNER)
-    assert not out.ok and lab.snapshot() == before
-    assert refused(out, "GATE-LEDGER-DELETE") or refused(out, "GATE-REVIEW-RECEIPT-REF"), out.output
-
-
 def test_refs_go_only_once_the_archive_on_the_server_holds_every_receipt(lab: EngineLab) -> None:
     """An archive that leaves out a receipt may land (an entry only refuses more); the attempt's
     refs may not go with it, nor after it."""
-    attempt, _head, _receipt = _reviewed_and_closed(lab)
+    attempt, _head, _receipt = reviewed_and_closed(lab)
     commit = _archive_commit(lab, _entries(lab, attempt, receipts=False))
-    deletions = [f":{ref}" for ref in _refs_of(lab, attempt)]
+    deletions = [f":{ref}" for ref in sorted(refs_of(lab, attempt))]
     before = lab.snapshot()
     out = lab.server.push(f"{commit}:{archive.ARCHIVE_REF}", *deletions, pusher_env=RUNNER, extra=("--atomic",))
     assert_refused(lab, before, out, "GATE-LEDGER-DELETE")
@@ -130,7 +105,7 @@ def test_an_open_attempt_cannot_be_archived(lab: EngineLab) -> None:
 def _archived_tip(lab: EngineLab) -> str:
     """The server's archive, holding at least one folded attempt."""
     if lab.server.ref(archive.ARCHIVE_REF) is None:
-        _fold(lab, _reviewed_and_closed(lab)[0])
+        _fold(lab, reviewed_and_closed(lab)[0])
     tip = lab.server.ref(archive.ARCHIVE_REF)
     assert tip is not None
     return tip
@@ -138,7 +113,7 @@ def _archived_tip(lab: EngineLab) -> str:
 
 @pytest.mark.parametrize("change", ["remove-an-entry", "rewind", "replace-with-a-new-root"])
 def test_the_archive_only_grows(lab: EngineLab, change: str) -> None:
-    _fold(lab, _reviewed_and_closed(lab)[0])  # two commits at least
+    _fold(lab, reviewed_and_closed(lab)[0])  # two commits at least
     tip = _archived_tip(lab)
     if change == "rewind":
         target = git(lab.work.path, "rev-parse", f"{tip}~1").stdout.strip()
@@ -198,10 +173,10 @@ def test_an_agent_pushing_the_archive_is_told_the_ledgers_code(lab: EngineLab) -
 def test_an_archived_attempts_review_ref_goes_whatever_it_holds(lab: EngineLab) -> None:
     """Once the archive holds the attempt, its review ref may be deleted even where no receipt put
     it (a push git applied in part left it there)."""
-    attempt, head, _receipt = _reviewed_and_closed(lab)
+    attempt, head, _receipt = reviewed_and_closed(lab)
     assert lab.server.push(f"{_archive_commit(lab, _entries(lab, attempt))}:{archive.ARCHIVE_REF}",
                            pusher_env=RUNNER).ok
     lab.server.set_ref(REVIEW_PREFIX + attempt, lab.change(f"moved-{attempt}", start=head))
-    out = lab.server.push(*(f":{ref}" for ref in _refs_of(lab, attempt)), pusher_env=RUNNER, extra=("--atomic",))
+    out = lab.server.push(*(f":{ref}" for ref in sorted(refs_of(lab, attempt))), pusher_env=RUNNER, extra=("--atomic",))
     assert out.ok, out.output
-    assert _refs_of(lab, attempt) == []
+    assert not refs_of(lab, attempt)

@@ -16,21 +16,9 @@ from pathlib import Path
 import pytest
 from support.gitutil import AGENT, HUMAN, gate, git
 from support.keygen import needs_ssh_keygen, ssh_key
+from support.server import APPROVALS_POLICY as POLICY
 from support.server import Server
 from support.verdicts import refused
-
-POLICY = """\
-mode = "enforce"
-[[freeze]]
-name = "governance"
-paths = ["ci/**"]
-authors = ["*@agents.example.com"]
-pushers = ["agent-*"]
-[trusted]
-pushers = ["admin"]
-[approvals]
-approvers = ["alice", "release-*"]
-"""
 
 ALICE = {"REMOTE_USER": "alice"}
 AGENT_PUSH = {"REMOTE_USER": "agent-7"}

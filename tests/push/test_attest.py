@@ -29,6 +29,7 @@ from securesystemslib.signer import SSlibKey
 from support.gitutil import AGENT, gate, git
 from support.keygen import needs_ssh_keygen, ssh_key
 from support.lab import PROMPT_SHA, RUNNER, ZERO, Lab, now
+from support.server import APPROVALS_POLICY
 
 from gatecore.refs import REVIEW_PREFIX
 
@@ -284,18 +285,7 @@ def test_a_wrong_key_is_refused(att: dict[str, Any]) -> None:
 
 # --- approvals -------------------------------------------------------------------------------------
 
-APPROVAL_POLICY = """\
-mode = "enforce"
-[[freeze]]
-name = "governance"
-paths = ["ci/**"]
-authors = ["*@agents.example.com"]
-pushers = ["agent-*"]
-[trusted]
-pushers = ["admin"]
-[approvals]
-approvers = ["alice"]
-"""
+APPROVAL_POLICY = APPROVALS_POLICY.replace('approvers = ["alice", "release-*"]', 'approvers = ["alice"]')
 
 
 @needs_ssh_keygen

@@ -8,88 +8,43 @@ from __future__ import annotations
 import os
 import subprocess
 from pathlib import Path
-from typing import Any
 
 import pytest
-from support.gitutil import HUMAN, gate, git, git_env
+from support.cases import ledger as cases
+from support.cases.ledger import (  # noqa: F401
+    test_a_review_pushed_with_an_invalid_ledger_update_is_rejected,
+    test_ledger_rollback_is_rejected,
+    test_nothing_follows_a_closed_record,
+)
+from support.gitutil import HUMAN, gate, git_env
 from support.lab import RUNNER, Lab
-from support.verdicts import assert_refused, refused
+from support.verdicts import refused
 
 from gatecore import envelope
 from gatecore.errors import GateError
-from gatecore.refs import ATTEMPTS_PREFIX, RECEIPTS_PREFIX, REVIEW_PREFIX, generation_ref
+from gatecore.refs import generation_ref
 
 # --- the attempt ledger ---------------------------------------------------------------------
 
 
-def _push_ledger(lab: Lab, commit: str, attempt: str, force: bool = False,
-                 pusher: dict[str, str] = RUNNER) -> subprocess.CompletedProcess[str]:
-    return lab.server.push(f"{'+' if force else ''}{commit}:{ATTEMPTS_PREFIX}{attempt}", pusher_env=pusher)
-
-
-def _appendraw_json(lab: Lab, attempt: str, doc: dict[str, Any], key: str = "orch-1",
-                payload_type: str = envelope.PAYLOAD_ATTEMPT) -> subprocess.CompletedProcess[str]:
-    return _push_ledger(lab, lab.ledger_commit(lab.seal(doc, key, payload_type), lab.ledger_tip(attempt)), attempt)
-
-
-def test_ledger_rollback_is_rejected(lab: Lab) -> None:
-    attempt = lab.open()
-    first = git(lab.work.path, "rev-parse", f"{lab.ledger_tip(attempt)}~1").stdout.strip()
-    before = lab.snapshot()
-    assert_refused(lab, before, _push_ledger(lab, first, attempt, force=True), "GATE-LEDGER-REWRITE")
+def test_generation_reuse_by_a_second_attempt_is_rejected(lab: Lab) -> None:
+    """The orchestrator asks the server first and refuses; pushed anyway, the gate refuses."""
+    first = lab.open(lab.fresh(), generation=None)
+    gen = lab.state(first).workspace_generation  # type: ignore[union-attr]
+    second = lab.fresh()
+    with pytest.raises(GateError) as refused_locally:
+        lab.append(second, "opened", **lab.open_fields(second, gen))
+    assert refused_locally.value.code == "GATE-LEDGER-GENERATION-REUSED"
+    cases.test_generation_reuse_by_a_second_attempt_is_rejected(lab)
 
 
 def test_a_ledger_record_forged_with_a_receipt_key_is_rejected(lab: Lab) -> None:
-    attempt = lab.open()
-    before = lab.snapshot()
-    out = _appendraw_json(lab, attempt, lab.record_doc(attempt, "failover"), "runner-1", envelope.PAYLOAD_ATTEMPT)
-    assert_refused(lab, before, out, "GATE-SEAL-KEY-PURPOSE")
+    cases.test_forged_or_mis_sealed_ledger_records_are_rejected(lab, "runner-1", envelope.PAYLOAD_ATTEMPT,
+                                                                "GATE-SEAL-KEY-PURPOSE")
 
 
-def test_generation_reuse_by_a_second_attempt_is_rejected(lab: Lab) -> None:
-    first = lab.open(lab.fresh(), generation=None)
-    gen = lab.state(first).workspace_generation
-    before = lab.snapshot()
-    second = lab.fresh()
-    with pytest.raises(GateError) as refused_locally:  # the orchestrator asks the server first
-        lab.append(second, "opened", **lab.open_fields(second, gen))
-    assert refused_locally.value.code == "GATE-LEDGER-GENERATION-REUSED"
-    # Pushed anyway (forced past git's own fast-forward check), the gate refuses it.
-    lab.append(second, "opened", remote=False, **lab.open_fields(second, gen))
-    out = lab.server.push(*(f"+{spec}" for spec in lab.open_refspecs(second)), pusher_env=RUNNER)
-    assert_refused(lab, before, out, "GATE-LEDGER-GENERATION-REUSED")
-
-
-def test_nothing_follows_a_closed_record(lab: Lab) -> None:
-    attempt = lab.open()
-    assert lab.append(attempt, "closed").ok  # type: ignore[union-attr]
-    before = lab.snapshot()
-    assert_refused(lab, before, _appendraw_json(lab, attempt, lab.record_doc(attempt, "failover")),
-                   "GATE-LEDGER-SEQUENCE")
-
-
-def test_a_ledger_commit_of_the_wrong_shape_is_rejected(lab: Lab) -> None:
-    attempt = lab.open()
-    tip = lab.ledger_tip(attempt)
-    assert tip is not None
-    data = lab.seal(lab.record_doc(attempt, "failover"), "orch-1", envelope.PAYLOAD_ATTEMPT)
-    commit = lab.ledger_commit(data, tip, {"record.json": (0o100644, data), "extra": (0o100644, b"x")})
-    before = lab.snapshot()
-    assert_refused(lab, before, _push_ledger(lab, commit, attempt), "GATE-LEDGER-RECORD")
-
-
-def test_a_review_pushed_with_an_invalid_ledger_update_is_rejected(lab: Lab) -> None:
-    """One push: a forged failover to model-b, and a model-b receipt that would match it."""
-    attempt = lab.open()
-    head = lab.change(f"with-ledger-{attempt}")
-    forged = lab.ledger_commit(lab.seal(lab.record_doc(attempt, "failover"), "runner-1",
-                                          envelope.PAYLOAD_ATTEMPT), lab.ledger_tip(attempt))
-    doc = lab.good_doc(attempt, head)
-    receipt = lab.receipt_commit(attempt, lab.seal({**doc, "model_id": "model-b"}))
-    before = lab.snapshot()
-    out = lab.server.push(f"{forged}:{ATTEMPTS_PREFIX}{attempt}", f"{head}:{REVIEW_PREFIX}{attempt}",
-                          f"{receipt}:{RECEIPTS_PREFIX}{attempt}", pusher_env=RUNNER, extra=("--atomic",))
-    assert_refused(lab, before, out, "GATE-SEAL-KEY-PURPOSE", "GATE-REVIEW-SAME-PUSH")
+def test_a_ledger_commit_holding_two_files_is_rejected(lab: Lab) -> None:
+    cases.test_ledger_commits_of_the_wrong_shape_are_rejected(lab, "two-files")
 
 
 def _barrier_hook(lab: Lab, parties: int) -> Path:

@@ -20,6 +20,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from support.cases.receipts import test_a_receipt_for_part_of_the_change_is_refused  # noqa: F401
 from support.gitutil import git
 from support.lab import RUNNER, Lab
 from support.rawpush import raw_push
@@ -67,19 +68,6 @@ def test_the_incident_through_stated_old_values_is_refused(lab: Lab, atomic: boo
 
 
 # --- the base the server chooses -----------------------------------------------------------------
-
-def test_a_receipt_for_part_of_the_change_is_refused(lab: Lab) -> None:
-    """The agent moved the clone's main to the middle of its change; the runner took --base main."""
-    attempt = lab.open()
-    first = lab.change(f"part1-{attempt}", {"src/part1.py": "unreviewed\n"})
-    second = lab.change(f"part2-{attempt}", {"src/part2.py": "reviewed\n"}, start=first)
-    receipt = lab.record(attempt, second, base=first)
-    before = lab.snapshot()
-    out = lab.push_review(attempt, receipt)
-    assert refused(out, "GATE-BIND-BASE-COMMIT"), out.output
-    assert "leaves out changes" in out.output
-    assert lab.snapshot() == before
-
 
 def test_the_runner_takes_the_base_from_the_server_not_from_the_clone(lab: Lab) -> None:
     """Without --base the runner reviews from the merge base with the server's target branch:

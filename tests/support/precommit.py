@@ -22,7 +22,7 @@ from gatecore.trusted.review import push_review, record_review
 
 from .gitutil import AGENT, HUMAN, WorkRepo, git, git_env
 from .lab import BASIC_KEYS, key_material, now
-from .server import Server
+from .server import POLICY, Server
 
 PRE_COMMIT = [sys.executable, "-m", "pre_commit"]
 HOOK_IDS = ("gate-frozen-files", "gate-frozen-files-msg", "gate-frozen-files-push", "gate-review-receipt")
@@ -30,16 +30,8 @@ REVIEW = "refs/heads/review/runner/"
 RECEIPTS = "refs/gate/receipts/"
 FETCH_LEDGER = "git fetch origin '+refs/gate/*:refs/gate/*'"
 
-CLIENT_POLICY = """\
-mode = "enforce"
-[[freeze]]
-name = "governance"
-paths = ["ci/**", "gate.toml", ".pre-commit-config.yaml", "vendor/sub", ".gate/policy.toml", ".gate/keyring.toml"]
-authors = ["*@agents.example.com"]
-pushers = ["agent-*"]
-[trusted]
-pushers = ["runner-*"]
-"""
+#: The server's `POLICY`, with the client's own configuration frozen too.
+CLIENT_POLICY = POLICY.replace('"vendor/sub"]', '"vendor/sub", ".gate/policy.toml", ".gate/keyring.toml"]')
 
 
 

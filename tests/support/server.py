@@ -19,6 +19,13 @@ pushers = ["agent-*"]
 pushers = ["runner-*"]
 """
 
+#: `POLICY` on ci/** with maintainers who approve an agent's write there (docs/approvals.md), and
+#: `admin` as the trusted pusher.
+APPROVALS_POLICY = (POLICY.replace('paths = ["ci/**", "gate.toml", ".pre-commit-config.yaml", "vendor/sub"]',
+                                   'paths = ["ci/**"]')
+                    .replace('pushers = ["runner-*"]', 'pushers = ["admin"]')
+                    + '[approvals]\napprovers = ["alice", "release-*"]\n')
+
 
 class Server:
     def __init__(self, root: Path, policy: str = POLICY, keyring: str | None = None,

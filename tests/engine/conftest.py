@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 from support.engine import EngineLab, EngineServer
+from support.server import seeded
 
 
 @pytest.fixture(scope="module")
@@ -29,3 +30,9 @@ def victim(lab: EngineLab) -> dict[str, Any]:
 def new_server() -> Callable[[Path, str], EngineServer]:
     """A server of this tier for a test of its own: (root, policy) -> `EngineServer`."""
     return lambda root, policy: EngineServer(root, policy=policy)
+
+
+@pytest.fixture
+def server(tmp_path_factory: pytest.TempPathFactory) -> EngineServer:
+    """A fresh server whose main holds README, ci/deploy.yml and src/app.py (as tests/push's)."""
+    return seeded(tmp_path_factory.mktemp("server"), make=EngineServer)  # type: ignore[no-any-return]

@@ -22,6 +22,7 @@ from support.cases.frozen import (  # noqa: F401
     test_case_variant_of_the_review_namespace_is_an_ordinary_branch_still_frozen,
     test_commit_identity_alone_is_self_asserted,
     test_evaluate_mode_does_not_open_the_reserved_namespaces,
+    test_every_change_kind_by_an_agent_is_rejected,
     test_gitmodules_games_are_rejected,
     test_hfs_ignorable_code_points_are_frozen,
     test_look_alike_identities_are_restricted,

@@ -1,4 +1,5 @@
-"""Frozen files through real `git push` into a bare repository with the hook installed."""
+"""Frozen files through real `git push` into a bare repository with the hook installed (every kind
+of change `support.corpus` stages: in process, tests/engine/test_frozen_permutations.py)."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
-from support.corpus import KINDS, stage
+from support.cases import frozen as cases
 from support.gitutil import AGENT, HUMAN, git
 from support.server import Server
 from support.verdicts import refused
@@ -30,14 +31,9 @@ def test_agent_add_to_frozen_path_is_rejected_and_human_accepted(server: Server)
     assert server.ref("refs/heads/main") == server.work.head()
 
 
-@pytest.mark.parametrize("kind", [k for k in KINDS if k not in ("not_frozen", "policy_file")])
-def test_every_change_kind_by_an_agent_is_rejected(server: Server, kind: str) -> None:
-    stage(server.work, kind)
-    server.work.git("commit", "-q", "--allow-empty", "-m", f"agent {kind}", identity=AGENT)
-    before = server.refs()
-    out = server.push("main")
-    assert refused(out, "GATE-FROZEN-PATH"), out.stderr
-    assert server.refs() == before
+def test_a_frozen_file_renamed_away_by_an_agent_is_rejected(server: Server) -> None:
+    """One change kind through a real push; every kind: tests/engine/test_frozen_permutations.py."""
+    cases.test_every_change_kind_by_an_agent_is_rejected(server, "rename_out")
 
 
 def test_non_frozen_change_by_agent_is_accepted(server: Server) -> None:

@@ -16,6 +16,7 @@ import pytest
 
 from gatecore.refs import ATTEMPTS_PREFIX, REVIEW_PREFIX
 
+from ..corpus import KINDS, stage
 from ..gitutil import AGENT, HUMAN, WorkRepo, git
 from ..lab import AGENT_PUSH, GITMODULES, LAB_POLICY, RUNNER, Lab
 from ..server import POLICY
@@ -42,6 +43,17 @@ def _human_branch(lab: Lab, name: str, files: dict[str, str], start: str | None 
     head = lab.change(name, files, identity=HUMAN, start=start)
     assert _push_new(lab, head).returncode == 0
     return head
+
+
+@pytest.mark.parametrize("kind", [k for k in KINDS if k not in ("not_frozen", "policy_file")])
+def test_every_change_kind_by_an_agent_is_rejected(server: Any, kind: str) -> None:
+    """Each kind of change `support.corpus` stages, on the seeded server's main."""
+    stage(server.work, kind)
+    server.work.git("commit", "-q", "--allow-empty", "-m", f"agent {kind}", identity=AGENT)
+    before = server.refs()
+    out = server.push("main")
+    assert refused(out, "GATE-FROZEN-PATH"), out.stderr
+    assert server.refs() == before
 
 
 def test_merge_with_an_evil_resolution_is_rejected(lab: Lab) -> None:

@@ -71,6 +71,7 @@ class Decided:
     exit_code: int
     codes: tuple[str, ...]
     lines: list[str]
+    decision: str = "reject"  # as the audit line says: accept, reject, evaluate-reject
     attempt_ids: list[str] = field(default_factory=list)
     violations: list[Violation] = field(default_factory=list)
     approvals: list[Used] = field(default_factory=list)
@@ -93,7 +94,7 @@ class Decided:
 
     def audit(self) -> dict[str, Any]:
         """The members of the hook's audit line a test reads."""
-        return {"decision": "accept" if self.ok else "reject", "exit": self.exit_code, "codes": list(self.codes),
+        return {"decision": self.decision, "exit": self.exit_code, "codes": list(self.codes),
                 "attempt_ids": self.attempt_ids, "approvals": [u.audit() for u in self.approvals]}
 
 
@@ -243,7 +244,7 @@ class EngineServer:
 
         live = [u for u in updates if not u.is_noop]
         if not live:
-            return Decided(0, (), [])
+            return Decided(0, (), [], "accept")
         reader = GitStream(str(self.bare)) if self.faults is None else FaultyReader(str(self.bare), self.faults)
         try:
             if (problem := object_format_problem(live, reader.object_format)) is not None:
@@ -272,7 +273,7 @@ class EngineServer:
         lines = render(found.violations, mode=verdict.shown_as, cap=policy.max_violations_shown, gitlab=False,
                        commands=found.approve_commands, git_dir=str(self.bare))
         accepted = policy.mode == "enforce" and verdict.exit_code == 0
-        return Decided(verdict.exit_code, verdict.codes, lines, found.attempt_ids, found.violations,
+        return Decided(verdict.exit_code, verdict.codes, lines, verdict.decision, found.attempt_ids, found.violations,
                        found.approvals_used if accepted else [])
 
     def _land(self, live: Sequence[RefUpdate], used: Sequence[Used]) -> None:

@@ -7,6 +7,7 @@ an `EngineLab`), one of each family through a real push (`tests/push/test_frozen
 from __future__ import annotations
 
 import hashlib
+import json
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
@@ -369,3 +370,182 @@ def test_evaluate_mode_does_not_open_the_reserved_namespaces(tmp_path: Path, new
         out = server.push(f"main:{ref}", pusher_env=AGENT_PUSH)
         assert refused(out, code), out.stderr
         assert server.refs() == before
+
+
+# --- ref rules, identities and reports on a seeded server (`server`: the tier's) ------------------
+
+AGENT2 = ("Other Bot", "helper@AGENTS.example.com")
+
+
+def test_non_frozen_change_by_agent_is_accepted(server: Any) -> None:
+    server.work.write("src/app.py", "print('agent')\n")
+    server.work.commit("agent edits code", identity=AGENT)
+    assert server.push("main").returncode == 0
+
+
+def test_agent_committer_with_human_author_is_rejected(server: Any) -> None:
+    server.work.write("ci/deploy.yml", "evil\n")
+    server.work.commit("human authored, agent committed", identity=HUMAN, committer=AGENT)
+    out = server.push("main")
+    assert refused(out, "GATE-FROZEN-PATH")
+    assert "identity=bot-7@agents.example.com" in out.stderr
+
+
+def test_identity_globs_are_case_insensitive(server: Any) -> None:
+    server.work.write("ci/deploy.yml", "evil\n")
+    server.work.commit("upper-case domain", identity=AGENT2)
+    assert refused(server.push("main"), "GATE-FROZEN-PATH")
+
+
+def test_merge_taking_a_frozen_change_from_a_parent_is_accepted(server: Any) -> None:
+    w = server.work
+    base = w.head()
+    w.write("ci/deploy.yml", "human change\n")
+    w.commit("human ci change", identity=HUMAN)
+    assert server.push("main").returncode == 0
+    w.git("checkout", "-q", "-b", "feature", base)
+    w.write("src/app.py", "agent work\n")
+    w.commit("agent work", identity=AGENT)
+    w.git("merge", "-q", "--no-edit", "main", identity=AGENT)
+    assert server.push("feature").returncode == 0
+
+
+SCOPED = """\
+[[freeze]]
+paths = ["ci/**"]
+authors = ["*@agents.example.com"]
+refs = ["refs/heads/main"]
+"""
+
+
+def test_fast_forward_of_a_protected_branch_to_commits_that_landed_elsewhere(tmp_path: Path, new_server: NewServer) -> None:
+    server = new_server(tmp_path, SCOPED)
+    w = server.work
+    w.write("README", "x\n")
+    w.commit("base", identity=HUMAN)
+    assert server.push("main").returncode == 0
+    w.git("checkout", "-q", "-b", "scratch")
+    w.write("ci/deploy.yml", "agent\n")
+    w.commit("agent on an unprotected branch", identity=AGENT)
+    assert server.push("scratch").returncode == 0  # not in the rule's scope
+    out = server.push("scratch:main")  # zero new objects, but new to main
+    assert refused(out, "GATE-FROZEN-PATH")
+    assert server.ref("refs/heads/main") != server.ref("refs/heads/scratch")
+
+
+def test_annotated_tag_on_a_new_agent_commit_is_checked(server: Any) -> None:
+    w = server.work
+    w.git("checkout", "-q", "--detach")
+    w.write("ci/deploy.yml", "tagged\n")
+    w.commit("agent", identity=AGENT)
+    w.git("tag", "-a", "v9", "-m", "tag", identity=AGENT)
+    out = server.push("refs/tags/v9")
+    assert refused(out, "GATE-FROZEN-PATH")
+    assert server.ref("refs/tags/v9") is None
+
+
+def test_restricted_pusher_cannot_delete_refs_but_humans_can(server: Any) -> None:
+    assert server.push("main:refs/heads/tmp").returncode == 0
+    out = server.push(":refs/heads/tmp", pusher_env={"REMOTE_USER": "agent-1"})
+    assert refused(out, "GATE-REF-DELETE")
+    assert server.ref("refs/heads/tmp") is not None
+    assert server.push(":refs/heads/tmp", pusher_env={"REMOTE_USER": "hana"}).returncode == 0
+    assert server.ref("refs/heads/tmp") is None
+
+
+def test_rewinding_away_a_human_frozen_change_is_rejected(server: Any) -> None:
+    w = server.work
+    base = w.head()
+    w.write("ci/deploy.yml", "human hardening\n")
+    w.commit("human", identity=HUMAN)
+    assert server.push("main").returncode == 0
+    w.git("reset", "-q", "--hard", base)
+    w.write("src/app.py", "agent\n")
+    w.commit("agent work on the old base", identity=AGENT)
+    out = server.push("+main", pusher_env={"REMOTE_USER": "agent-1"})
+    assert refused(out, "GATE-FROZEN-REF")
+    w.git("reset", "-q", "--hard", base)  # a pure rewind, no new commit at all
+    assert refused(server.push("+main", pusher_env={"REMOTE_USER": "agent-1"}), "GATE-FROZEN-REF")
+
+
+def test_agent_rebase_onto_newer_frozen_content_is_accepted(server: Any) -> None:
+    w = server.work
+    base = w.head()
+    w.git("checkout", "-q", "-b", "feature")
+    w.write("src/app.py", "agent\n")
+    w.commit("agent", identity=AGENT)
+    assert server.push("feature", pusher_env={"REMOTE_USER": "agent-1"}).returncode == 0
+    w.git("checkout", "-q", "main")
+    w.write("ci/deploy.yml", "human\n")
+    w.commit("human", identity=HUMAN)
+    assert server.push("main").returncode == 0
+    w.git("checkout", "-q", "feature")
+    w.git("rebase", "-q", "main", identity=AGENT)
+    assert w.head() != base
+    out = server.push("+feature", pusher_env={"REMOTE_USER": "agent-1"})
+    assert out.returncode == 0, out.stderr
+
+
+def test_every_violation_is_listed_then_capped(tmp_path: Path, new_server: NewServer) -> None:
+    policy = '[[freeze]]\npaths = ["ci/**"]\nauthors = ["*@agents.example.com"]\n[limits]\nmax_violations_shown = 3\n'
+    server = new_server(tmp_path, policy)
+    for i in range(5):
+        server.work.write(f"ci/f{i}.yml", "x\n")
+    server.work.commit("agent", identity=AGENT)
+    out = server.push("main")
+    assert refused(out, "GATE-FROZEN-PATH")
+    lines = [ln for ln in out.stderr.splitlines() if ln.removeprefix("remote: ").startswith("GATE-FROZEN-PATH")]
+    assert len(lines) == 3
+    assert "and 2 more" in out.stderr
+    js = [json.loads(ln.split("gate-json: ", 1)[1]) for ln in out.stderr.splitlines() if "gate-json: " in ln]
+    assert [j.get("truncated") for j in js if "truncated" in j] == [2]
+
+
+def test_all_refs_of_a_push_are_checked(server: Any) -> None:
+    w = server.work
+    w.git("checkout", "-q", "-b", "a")
+    w.write("src/a.py", "fine\n")
+    w.commit("agent fine", identity=AGENT)
+    w.git("checkout", "-q", "-b", "b", "main")
+    w.write("ci/b.yml", "bad\n")
+    w.commit("agent bad", identity=AGENT)
+    before = server.refs()
+    out = server.push("a", "b")
+    assert refused(out, "GATE-FROZEN-PATH")
+    assert "ref=refs/heads/b" in out.stderr
+    assert server.refs() == before  # a non-zero exit rejects every ref of the push
+
+
+def test_evaluate_mode_reports_and_accepts(tmp_path: Path, new_server: NewServer) -> None:
+    policy = 'mode = "evaluate"\n[[freeze]]\npaths = ["ci/**"]\nauthors = ["*@agents.example.com"]\n'
+    server = new_server(tmp_path, policy)
+    server.work.write("ci/x.yml", "x\n")
+    server.work.commit("agent", identity=AGENT)
+    out = server.push("main")
+    assert out.returncode == 0
+    assert "would be rejected" in out.stderr and "GATE-FROZEN-PATH" in out.stderr
+    assert server.audit()[-1]["decision"] == "evaluate-reject"
+    # The reserved namespaces stay enforced in evaluate mode.
+    out = server.push("main:refs/heads/review/runner/att-1", pusher_env={"REMOTE_USER": "agent-1"})
+    assert out.returncode != 0 and server.ref("refs/heads/review/runner/att-1") is None
+
+
+def test_non_utf8_frozen_path_is_escaped_in_output(server: Any) -> None:
+    name = b"ci/caf\xe9.yml".decode("utf-8", "surrogateescape")
+    (server.work.path / name).write_text("x")
+    server.work.commit("agent latin-1", identity=AGENT)
+    out = server.push("main")
+    assert refused(out, "GATE-FROZEN-PATH")
+    assert "path=ci/caf\\xe9.yml" in out.stderr
+
+
+def test_agent_push_to_reserved_namespaces_is_rejected(server: Any) -> None:
+    out = server.push("main:refs/heads/review/runner/attempt-1", pusher_env={"REMOTE_USER": "agent-1"})
+    assert out.returncode != 0 and "GATE-" in out.stderr
+    assert server.ref("refs/heads/review/runner/attempt-1") is None
+    out = server.push("main:refs/gate/attempts/attempt-1", pusher_env={"REMOTE_USER": "agent-1"})
+    assert out.returncode != 0
+    assert server.ref("refs/gate/attempts/attempt-1") is None
+
+
+# --- which commits are new: the narrow exclusion must find exactly what the full one finds ---

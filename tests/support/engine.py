@@ -213,7 +213,9 @@ class EngineServer:
     def push(self, *refspecs: str, pusher_env: dict[str, str] | None = None, identity: tuple[str, str] = HUMAN,
              url: str | None = None, extra: tuple[str, ...] = ()) -> Decided:
         """`git push REFSPEC...` (the signature of `Server.push`): each source resolved in the work
-        repository, each old value the server's."""
+        repository, each old value the server's. The pusher is read from `pusher_env` as the hook
+        reads it (`REMOTE_USER`, else the account running this); `identity`, `url` and `extra` mean
+        nothing without a transport (`--atomic` is how every accepted push lands here)."""
         updates = []
         for spec in refspecs:
             src, _, dst = spec.lstrip("+").partition(":")

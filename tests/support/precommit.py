@@ -126,7 +126,6 @@ def commit(w: WorkRepo, message: str, identity: tuple[str, str], env: dict[str, 
 
 
 PASS = json.dumps({"verdict": "pass", "reasons": ["small and tested"]}).encode()
-FAIL = json.dumps({"verdict": "fail", "reasons": ["breaks the build"]}).encode()
 
 
 class Review:

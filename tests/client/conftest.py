@@ -36,7 +36,8 @@ def gated(tmp_path: Path, hook_repo: HookRepo, pc_home: Path) -> Server:
     w.write("src/app.py", "print('hi')\n")
     w.commit("base", identity=HUMAN)
     install_client(w, hook_repo, pc_home)
-    out = s.push("main", url="origin", pusher_env=pc_env(pc_home))
+    # the setup push skips the client hooks (git push --no-verify): the server still checks it
+    out = s.push("main", url="origin", pusher_env=pc_env(pc_home), extra=("--no-verify",))
     assert out.returncode == 0, out.stdout + out.stderr
     return s
 

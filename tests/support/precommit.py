@@ -146,7 +146,7 @@ class Review:
         self.base = w.head()
         for var, value in {**pc_env(pc_home), "REMOTE_USER": "runner-1", "GATE_PUSHER": "runner-1"}.items():
             monkeypatch.setenv(var, value)
-        assert self.server.push("main", url="origin").returncode == 0
+        assert self.server.push("main", url="origin", extra=("--no-verify",)).returncode == 0  # setup, not a test
         git(self.repo, "checkout", "-q", "-b", "feature")
         w.write("src/app.py", "print(2)\n")
         self.head = w.commit("agent change", identity=AGENT)

@@ -2,7 +2,8 @@
 
 The harness lives in `tests/support/` (one package; this directory is on sys.path through
 this conftest); the tests are grouped by what they threaten or check:
-`unit/` (pure modules), `push/` (real `git push` into a gated server), `servers/` (real
+`unit/` (pure modules), `engine/` (the attacks' permutations decided by the engine in process,
+on real objects: no transport), `push/` (real `git push` into a gated server), `servers/` (real
 Apache and `git daemon` on 127.0.0.1 run by their hosting accounts; root only), `client/` (the
 pre-commit hooks), `offline/` (the CLI without a server), `fuzz/` (parsers and the decision).
 

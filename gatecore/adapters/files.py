@@ -126,8 +126,9 @@ def write_new(path: Path, data: bytes, code: str = "GATE-INPUT-PATH", mode: int 
 
 
 def write_private(path: Path, text: str) -> None:
-    """Create `path` readable by its owner only (a private key); refuse to overwrite."""
-    write_new(path, text.encode("utf-8"), mode=0o600)
+    """Create `path` readable by its owner only (a private key); refuse to overwrite, or to write
+    through a symlink (GATE-INPUT-PATH, as every --out of the trusted side)."""
+    write_new(path, text.encode("utf-8"), "GATE-INPUT-PATH", mode=0o600)
 
 
 def atomic_write(path: Path, data: bytes, mode: int) -> None:

@@ -3,6 +3,8 @@ more than most cases), and one unreviewed victim attempt the review attacks shar
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -28,3 +30,9 @@ def victim(lab: Lab) -> dict[str, Any]:
 def server(tmp_path_factory: pytest.TempPathFactory) -> Server:
     """A fresh server whose main holds README, ci/deploy.yml and src/app.py."""
     return seeded(tmp_path_factory.mktemp("server"))
+
+
+@pytest.fixture
+def new_server() -> Callable[[Path, str], Server]:
+    """A server of this tier for a test of its own: (root, policy) -> `Server` (the gate installed)."""
+    return lambda root, policy: Server(root, policy=policy)

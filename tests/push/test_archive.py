@@ -5,6 +5,11 @@ one atomic push; the gate lets the refs go only when the archive holds the attem
 generation and every receipt it ever accepted. Afterwards a reused generation, a re-opened
 attempt id and a replayed receipt are still refused, and clients fetch no more refs than
 before the attempts existed.
+
+The gate's side of every rule (refs that go without their archive, archives that shrink, rewind,
+fork or hold foreign trees, agents at the archive) runs in process in
+`tests/engine/test_archive_attacks.py`; here the command itself, its retries and the pushes git
+applies in part, and one real push of each family.
 """
 
 from __future__ import annotations
@@ -14,13 +19,15 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from support.cases import archive as cases
+from support.cases.archive import refs_of, reviewed_and_closed
 from support.gitutil import gate, git
 from support.lab import RUNNER, Lab, now
 from support.verdicts import refused
 
 from gatecore import archive
 from gatecore.errors import GateError
-from gatecore.refs import ATTEMPTS_PREFIX, RECEIPTS_PREFIX, REVIEW_PREFIX, generation_ref
+from gatecore.refs import ATTEMPTS_PREFIX, RECEIPTS_PREFIX, generation_ref
 from gatecore.trusted.attempts import ALREADY
 from gatecore.trusted.ledgerarchive import archive_closed
 
@@ -30,33 +37,15 @@ def alab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
     return Lab(tmp_path_factory.mktemp("archive"))
 
 
-def _reviewed_and_closed(lab: Lab) -> tuple[str, str, Path]:
-    """An attempt with an accepted review, then closed: (attempt, head, its receipt file)."""
-    attempt = lab.open(lab.fresh())
-    head = lab.change(f"arch-{attempt}")
-    receipt = lab.record(attempt, head)
-    assert lab.push_review(attempt, receipt).ok
-    assert lab.append(attempt, "closed", note="merged").ok  # type: ignore[union-attr]
-    return attempt, head, receipt
-
-
-def _refs_of(lab: Lab, attempt: str) -> set[str]:
-    state = lab.state(attempt)
-    names = {ATTEMPTS_PREFIX + attempt, RECEIPTS_PREFIX + attempt, REVIEW_PREFIX + attempt}
-    if state is not None:
-        names.add(generation_ref(state.workspace_generation))
-    return names & set(lab.snapshot())
-
-
 def test_archiving_folds_closed_attempts_away_and_keeps_them_refused(alab: Lab) -> None:
-    attempt, head, receipt = _reviewed_and_closed(alab)
+    attempt, head, receipt = reviewed_and_closed(alab)
     state = alab.state(attempt)
     assert state is not None
     open_one = alab.open()  # not closed: stays
-    assert len(_refs_of(alab, attempt)) == 4
+    assert len(refs_of(alab, attempt)) == 4
     done = archive_closed(alab.work.path, alab.remote(), 0, now(), env=RUNNER)
     assert attempt in done.attempts and open_one not in done.attempts and not done.refused
-    assert _refs_of(alab, attempt) == set()
+    assert refs_of(alab, attempt) == set()
     assert alab.ledger_tip(open_one) is not None
     # The generation, the attempt id and the receipt stay refused.
     again = alab.fresh()
@@ -73,7 +62,7 @@ def test_archiving_folds_closed_attempts_away_and_keeps_them_refused(alab: Lab) 
 def test_a_replayed_receipt_is_refused_after_archiving_even_for_a_reused_attempt_id(tmp_path: Path) -> None:
     """The receipt's payload is in the archive: whatever ledger later carries its attempt id."""
     lab = Lab(tmp_path / "replay", key_ids=("orch-1", "runner-1"))
-    attempt, _head, receipt = _reviewed_and_closed(lab)
+    attempt, _head, receipt = reviewed_and_closed(lab)
     assert archive_closed(lab.work.path, lab.remote(), 0, now(), env=RUNNER).attempts == [attempt]
     tip = lab.server.ref(archive.ARCHIVE_REF)
     assert tip is not None
@@ -86,17 +75,8 @@ def test_a_replayed_receipt_is_refused_after_archiving_even_for_a_reused_attempt
     assert archive.entry_path("receipts", digest) in listed
 
 
-@pytest.mark.parametrize("what", ["ledger", "claim", "receipts"])
-def test_deleting_an_attempts_refs_without_archiving_it_is_refused(alab: Lab, what: str) -> None:
-    attempt, _head, _receipt = _reviewed_and_closed(alab)
-    state = alab.state(attempt)
-    assert state is not None
-    ref = {"ledger": ATTEMPTS_PREFIX + attempt, "claim": generation_ref(state.workspace_generation),
-           "receipts": RECEIPTS_PREFIX + attempt}[what]
-    before = alab.snapshot()
-    out = alab.server.push(f":{ref}", pusher_env=RUNNER)
-    assert out.returncode != 0 and alab.snapshot() == before
-    assert refused(out, "GATE-LEDGER-DELETE") or refused(out, "GATE-REVIEW-RECEIPT-REF"), out.stderr
+def test_deleting_an_attempts_ledger_without_archiving_it_is_refused(alab: Lab) -> None:
+    cases.test_deleting_an_attempts_refs_without_archiving_it_is_refused(alab, "ledger")
 
 
 def _archive_commit(lab: Lab, entries: dict[str, bytes], parents: list[str] | None = None) -> str:
@@ -114,38 +94,7 @@ def _archive_commit(lab: Lab, entries: dict[str, bytes], parents: list[str] | No
 
 
 def _deletions(lab: Lab, attempt: str) -> list[str]:
-    return [f":{ref}" for ref in sorted(_refs_of(lab, attempt))]
-
-
-def test_refs_go_only_once_the_archive_on_the_server_holds_every_receipt(alab: Lab) -> None:
-    """An archive that leaves out a receipt may land (an entry only refuses more); the attempt's
-    refs may not go with it, nor after it."""
-    attempt, _head, _receipt = _reviewed_and_closed(alab)
-    state = alab.state(attempt)
-    assert state is not None
-    commit = _archive_commit(alab, archive.entries_for(attempt, state.workspace_generation, []))
-    before = alab.snapshot()
-    out = alab.server.push(f"{commit}:{archive.ARCHIVE_REF}", *_deletions(alab, attempt), pusher_env=RUNNER,
-                           extra=("--atomic",))
-    assert refused(out, "GATE-LEDGER-DELETE") and alab.snapshot() == before, out.stderr
-    assert alab.server.push(f"{commit}:{archive.ARCHIVE_REF}", pusher_env=RUNNER).returncode == 0
-    before = alab.snapshot()
-    out = alab.server.push(*_deletions(alab, attempt), pusher_env=RUNNER, extra=("--atomic",))
-    assert refused(out, "GATE-LEDGER-DELETE") and "every receipt" in out.stderr, out.stderr
-    assert refused(out, "GATE-REVIEW-RECEIPT-REF")
-    assert alab.snapshot() == before
-
-
-def test_an_open_attempt_cannot_be_archived(alab: Lab) -> None:
-    attempt = alab.open()
-    state = alab.state(attempt)
-    assert state is not None
-    commit = _archive_commit(alab, archive.entries_for(attempt, state.workspace_generation, []))
-    assert alab.server.push(f"{commit}:{archive.ARCHIVE_REF}", pusher_env=RUNNER).returncode == 0
-    before = alab.snapshot()
-    out = alab.server.push(f":{ATTEMPTS_PREFIX}{attempt}", pusher_env=RUNNER, extra=("--atomic",))
-    assert refused(out, "GATE-LEDGER-DELETE") and "only closed" in out.stderr, out.stderr
-    assert alab.snapshot() == before
+    return [f":{ref}" for ref in sorted(refs_of(lab, attempt))]
 
 
 def _lock(lab: Lab, ref: str) -> Path:
@@ -186,7 +135,7 @@ def test_a_non_atomic_archive_push_that_git_half_applies_loses_nothing(tmp_path:
     every deletion against the archive the server already holds, so the push is refused, and the
     attempt's id and generation stay refused."""
     lab = Lab(tmp_path / "race", key_ids=("orch-1", "runner-1"))
-    attempt, _head, receipt = _reviewed_and_closed(lab)
+    attempt, _head, receipt = reviewed_and_closed(lab)
     state = lab.state(attempt)
     assert state is not None
     digest = json.loads(receipt.read_bytes())["payload"]
@@ -205,7 +154,7 @@ def test_a_non_atomic_archive_push_that_git_half_applies_loses_nothing(tmp_path:
 
 def test_archiving_under_a_locked_archive_deletes_nothing_and_the_next_run_finishes(tmp_path: Path) -> None:
     lab = Lab(tmp_path / "locked", key_ids=("orch-1", "runner-1"))
-    attempt, _head, _receipt = _reviewed_and_closed(lab)
+    attempt, _head, _receipt = reviewed_and_closed(lab)
     state = lab.state(attempt)
     assert state is not None
     before = lab.snapshot()
@@ -222,7 +171,7 @@ def test_archiving_under_a_locked_archive_deletes_nothing_and_the_next_run_finis
     lock.unlink()
     done = archive_closed(lab.work.path, lab.remote(), 0, now(), env=RUNNER)
     assert done.ok and done.attempts == [attempt] and done.pushes == 1, done  # the archive held it: deletions only
-    assert _refs_of(lab, attempt) == set()
+    assert refs_of(lab, attempt) == set()
     again = archive_closed(lab.work.path, lab.remote(), 0, now(), env=RUNNER)
     assert again.ok and not again.attempts and again.pushes == 0, again  # a re-run changes nothing
 
@@ -231,7 +180,7 @@ def test_refs_a_half_applied_deletion_left_behind_go_on_the_next_run(tmp_path: P
     """Deletions pushed without --atomic, the generation claim locked: the rest goes, the claim
     stays; the next run removes it (its generation is in the archive)."""
     lab = Lab(tmp_path / "leftover", key_ids=("orch-1", "runner-1"))
-    attempt, _head, _receipt = _reviewed_and_closed(lab)
+    attempt, _head, _receipt = reviewed_and_closed(lab)
     state = lab.state(attempt)
     assert state is not None
     claim = generation_ref(state.workspace_generation)
@@ -240,10 +189,10 @@ def test_refs_a_half_applied_deletion_left_behind_go_on_the_next_run(tmp_path: P
     lock.unlink()
     lock = _lock(lab, claim)
     out = lab.server.push(*_deletions(lab, attempt), pusher_env=RUNNER)
-    assert out.returncode != 0 and _refs_of(lab, attempt) == {claim}, out.stdout + out.stderr
+    assert out.returncode != 0 and refs_of(lab, attempt) == {claim}, out.stdout + out.stderr
     lock.unlink()
     done = archive_closed(lab.work.path, lab.remote(), 0, now(), env=RUNNER)
-    assert done.ok and _refs_of(lab, attempt) == set() and lab.server.ref(claim) is None, done
+    assert done.ok and refs_of(lab, attempt) == set() and lab.server.ref(claim) is None, done
     _kept(lab, attempt, state.workspace_generation)
 
 
@@ -267,7 +216,7 @@ def test_archiving_goes_on_after_the_attempt_key_is_rotated(tmp_path: Path) -> N
     folds them (their records were verified when pushed). An attempt still open when the key was
     revoked gives no more reviews, but can be closed with the new key, and archived."""
     lab = Lab(tmp_path / "rotate", key_ids=("orch-1", "runner-1"))
-    closed, _head, _receipt = _reviewed_and_closed(lab)
+    closed, _head, _receipt = reviewed_and_closed(lab)
     still_open = lab.open(lab.fresh())
     _rotate_attempt_key(lab)
     head = lab.change(f"late-{still_open}")
@@ -277,7 +226,7 @@ def test_archiving_goes_on_after_the_attempt_key_is_rotated(tmp_path: Path) -> N
     assert closing is not None and closing.ok, closing
     done = archive_closed(lab.work.path, lab.remote(), 0, now(), env=RUNNER)
     assert done.ok and sorted(done.attempts) == sorted([closed, still_open]), done
-    assert _refs_of(lab, closed) == set() and _refs_of(lab, still_open) == set()
+    assert refs_of(lab, closed) == set() and refs_of(lab, still_open) == set()
 
 
 def test_an_attempt_archiving_cannot_fold_is_reported_and_the_rest_goes_on(tmp_path: Path) -> None:
@@ -285,8 +234,8 @@ def test_an_attempt_archiving_cannot_fold_is_reported_and_the_rest_goes_on(tmp_p
     the server's repository behind the gate's back, as before the gate checked every receipt
     commit) stops neither the batch nor the run: the attempt is skipped and named."""
     lab = Lab(tmp_path / "skip", key_ids=("orch-1", "runner-1"))
-    good = [_reviewed_and_closed(lab)[0] for _ in range(3)]
-    bad, _head, _receipt = _reviewed_and_closed(lab)
+    good = [reviewed_and_closed(lab)[0] for _ in range(3)]
+    bad, _head, _receipt = reviewed_and_closed(lab)
     tip = lab.server.ref(RECEIPTS_PREFIX + bad)
     assert tip is not None
     merge = git(lab.server.bare, "commit-tree", f"{tip}^{{tree}}", "-p", tip, "-p", lab.base, "-m", "merge").stdout
@@ -295,89 +244,31 @@ def test_an_attempt_archiving_cannot_fold_is_reported_and_the_rest_goes_on(tmp_p
                "--batch", "2", env=RUNNER)
     assert out.returncode == 1 and f"skipped {bad}: GATE-REVIEW-RECEIPT-REF" in out.stderr, out.stdout + out.stderr
     assert "archived 3 attempt(s)" in out.stdout
-    assert all(_refs_of(lab, a) == set() for a in good) and lab.ledger_tip(bad) is not None
+    assert all(refs_of(lab, a) == set() for a in good) and lab.ledger_tip(bad) is not None
 
 
-@pytest.mark.parametrize("change", ["remove-an-entry", "rewind"])
-def test_the_archive_only_grows(alab: Lab, change: str) -> None:
-    _reviewed_and_closed(alab)
+def test_the_archive_only_grows(alab: Lab) -> None:
+    """An entry removed from the archive (a rewind, a new root: in process)."""
+    reviewed_and_closed(alab)
     assert archive_closed(alab.work.path, alab.remote(), 0, now(), env=RUNNER).attempts
     tip = alab.server.ref(archive.ARCHIVE_REF)
     assert tip is not None
     git(alab.work.path, "fetch", "-q", alab.remote(), f"+{archive.ARCHIVE_REF}:{archive.ARCHIVE_REF}")
-    if change == "rewind":
-        target, force = git(alab.work.path, "rev-parse", f"{tip}~1").stdout.strip(), "+"
-        if not target:
-            pytest.skip("one archive commit only")
-    else:
-        entries = git(alab.work.path, "ls-tree", "-r", "--name-only", tip).stdout.split()
-        git(alab.work.path, "read-tree", tip)
-        git(alab.work.path, "rm", "-q", "--cached", entries[0])
-        tree = git(alab.work.path, "write-tree").stdout.strip()
-        git(alab.work.path, "read-tree", "HEAD")
-        target = git(alab.work.path, "commit-tree", tree, "-p", tip, "-m", "drop").stdout.strip()
-        force = ""
+    entries = git(alab.work.path, "ls-tree", "-r", "--name-only", tip).stdout.split()
+    git(alab.work.path, "read-tree", tip)
+    git(alab.work.path, "rm", "-q", "--cached", entries[0])
+    tree = git(alab.work.path, "write-tree").stdout.strip()
+    git(alab.work.path, "read-tree", "HEAD")
+    target = git(alab.work.path, "commit-tree", tree, "-p", tip, "-m", "drop").stdout.strip()
     before = alab.snapshot()
-    out = alab.server.push(f"{force}{target}:{archive.ARCHIVE_REF}", pusher_env=RUNNER)
+    out = alab.server.push(f"{target}:{archive.ARCHIVE_REF}", pusher_env=RUNNER)
     assert out.returncode != 0 and alab.snapshot() == before
     assert refused(out, "GATE-LEDGER-ARCHIVE") or refused(out, "GATE-LEDGER-REWRITE"), out.stderr
 
 
-def test_an_archive_commit_with_a_second_parent_is_refused(alab: Lab) -> None:
-    """Issue 25, 5: the archive is one line of commits, each on the server's archive."""
-    _reviewed_and_closed(alab)
-    assert archive_closed(alab.work.path, alab.remote(), 0, now(), env=RUNNER).attempts
-    tip = alab.server.ref(archive.ARCHIVE_REF)
-    assert tip is not None
-    commit = _archive_commit(alab, archive.entries_for("a-merge", "g-merge", []), parents=[tip, alab.base])
-    before = alab.snapshot()
-    out = alab.server.push(f"{commit}:{archive.ARCHIVE_REF}", pusher_env=RUNNER)
-    assert refused(out, "GATE-LEDGER-ARCHIVE") and "only parent" in out.stderr, out.stderr
-    assert alab.snapshot() == before
-
-
-@pytest.mark.parametrize("where", ["root", "shard"])
-def test_an_archive_tree_with_an_empty_foreign_directory_is_refused(alab: Lab, where: str) -> None:
-    """Issue 25, 5: directories that hold no file change no path, and were not seen."""
-    tip = alab.server.ref(archive.ARCHIVE_REF)
-    if tip is None:
-        _reviewed_and_closed(alab)
-        assert archive_closed(alab.work.path, alab.remote(), 0, now(), env=RUNNER).attempts
-        tip = alab.server.ref(archive.ARCHIVE_REF)
-    assert tip is not None
-    git(alab.work.path, "fetch", "-q", alab.remote(), f"+{archive.ARCHIVE_REF}:{archive.ARCHIVE_REF}")
-    empty = git(alab.work.path, "mktree", input=b"").stdout.strip()
-    root = git(alab.work.path, "ls-tree", f"{tip}^{{tree}}").stdout
-    if where == "root":
-        listing = root + f"040000 tree {empty}\tforeign\n"
-    else:
-        line = next(x for x in root.splitlines() if x.endswith("\tattempts"))
-        shards = git(alab.work.path, "ls-tree", line.split()[2]).stdout
-        free = next(f"{i:02x}" for i in range(256) if f"\t{i:02x}\n" not in shards)
-        sub = shards + f"040000 tree {empty}\t{free}\n"
-        new_sub = git(alab.work.path, "mktree", input=sub.encode()).stdout.strip()
-        listing = root.replace(line, f"040000 tree {new_sub}\tattempts")
-    tree = git(alab.work.path, "mktree", input=listing.encode()).stdout.strip()
-    commit = git(alab.work.path, "commit-tree", tree, "-p", tip, "-m", "foreign").stdout.strip()
-    before = alab.snapshot()
-    out = alab.server.push(f"{commit}:{archive.ARCHIVE_REF}", pusher_env=RUNNER)
-    assert refused(out, "GATE-LEDGER-ARCHIVE"), out.stderr
-    assert alab.snapshot() == before
-
-
-def test_an_agent_pushing_the_archive_is_told_the_ledgers_code(alab: Lab) -> None:
-    from support.lab import AGENT_PUSH
-
-    commit = _archive_commit(alab, archive.entries_for("a-agent", "g-agent", []))
-    before = alab.snapshot()
-    out = alab.server.push(f"{commit}:{archive.ARCHIVE_REF}", pusher_env=AGENT_PUSH)
-    assert refused(out, "GATE-LEDGER-PUSHER") and not refused(out, "GATE-REVIEW-PUSHER"), out.stderr
-    assert alab.snapshot() == before
-
-
 def test_the_cli_archives_by_age(tmp_path: Path) -> None:
     lab = Lab(tmp_path / "cli", key_ids=("orch-1", "runner-1"))
-    attempt, _head, _receipt = _reviewed_and_closed(lab)
+    attempt, _head, _receipt = reviewed_and_closed(lab)
     out = gate("ledger", "archive", "--repo", str(lab.work.path), "--remote", lab.remote(), "--older-than", "30d",
                env=RUNNER)
     assert out.returncode == 0 and "0 attempt" in out.stdout, out.stdout + out.stderr
@@ -394,7 +285,7 @@ def test_the_refs_a_client_fetches_do_not_grow_with_archived_attempts(tmp_path: 
     lab = Lab(tmp_path / "fetch", key_ids=("orch-1", "runner-1"))
     default = set(git(lab.work.path, "ls-remote", "--heads", "--tags", lab.remote()).stdout.split("\n"))
     for _ in range(3):
-        _reviewed_and_closed(lab)
+        reviewed_and_closed(lab)
     assert archive_closed(lab.work.path, lab.remote(), 0, now(), env=RUNNER).attempts
     after = set(git(lab.work.path, "ls-remote", "--heads", "--tags", lab.remote()).stdout.split("\n"))
     assert after == default  # review refs are gone with their attempts

@@ -12,7 +12,6 @@ import base64
 import calendar
 import hashlib
 import json
-import shutil
 import subprocess
 import time
 import tomllib
@@ -28,7 +27,9 @@ from securesystemslib.dsse import Envelope
 from securesystemslib.exceptions import VerificationError
 from securesystemslib.signer import SSlibKey
 from support.gitutil import AGENT, gate, git
+from support.keygen import needs_ssh_keygen, ssh_key
 from support.lab import PROMPT_SHA, RUNNER, ZERO, Lab, now
+from support.server import APPROVALS_POLICY
 
 from gatecore.refs import REVIEW_PREFIX
 
@@ -284,21 +285,10 @@ def test_a_wrong_key_is_refused(att: dict[str, Any]) -> None:
 
 # --- approvals -------------------------------------------------------------------------------------
 
-APPROVAL_POLICY = """\
-mode = "enforce"
-[[freeze]]
-name = "governance"
-paths = ["ci/**"]
-authors = ["*@agents.example.com"]
-pushers = ["agent-*"]
-[trusted]
-pushers = ["admin"]
-[approvals]
-approvers = ["alice"]
-"""
+APPROVAL_POLICY = APPROVALS_POLICY.replace('approvers = ["alice", "release-*"]', 'approvers = ["alice"]')
 
 
-@pytest.mark.skipif(shutil.which("ssh-keygen") is None, reason="ssh-keygen is not installed")
+@needs_ssh_keygen
 def test_used_approvals_export_and_unused_ones_do_not(tmp_path: Path) -> None:
     """Two approvals served a push (one sealed with an approval key, one SSH-signed), a third never
     did: two statements."""
@@ -311,9 +301,8 @@ def test_used_approvals_export_and_unused_ones_do_not(tmp_path: Path) -> None:
                     "--out", str(tmp_path / kid))
         assert made.returncode == 0, made.stderr
         keys[kid] = made.stdout
-    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(tmp_path / "alice_ssh")], check=True)
     signers = tmp_path / "allowed_signers"
-    signers.write_text(f'alice namespaces="git,gate-approval" {(tmp_path / "alice_ssh.pub").read_text().strip()}\n')
+    signers.write_text(f'alice namespaces="git,gate-approval" {ssh_key(tmp_path / "alice_ssh")}\n')
     (tmp_path / "s").mkdir()
     s = Server(tmp_path / "s", policy=APPROVAL_POLICY, keyring=keys["alice"],
                extra=("--allowed-signers", str(signers)))

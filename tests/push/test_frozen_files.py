@@ -1,12 +1,16 @@
-"""Frozen files through real `git push` into a bare repository with the hook installed."""
+"""Frozen files through real `git push` into a bare repository with the hook installed: a frozen
+write and a human's, one change kind, one ref rule (`support.cases.frozen`), and what only a hook
+run by git shows: each platform's pusher, push options, GitLab's prefix, the audit line, which
+commits a push brings (git's quarantine). Every change kind, identity, merge, ref rule and report
+of `support.cases.frozen` runs in process in tests/engine/test_frozen_permutations.py."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
-from support.corpus import KINDS, stage
+from support.cases import frozen as cases
+from support.cases.frozen import test_rewinding_away_a_human_frozen_change_is_rejected  # noqa: F401
 from support.gitutil import AGENT, HUMAN, git
 from support.server import Server
 from support.verdicts import refused
@@ -30,34 +34,9 @@ def test_agent_add_to_frozen_path_is_rejected_and_human_accepted(server: Server)
     assert server.ref("refs/heads/main") == server.work.head()
 
 
-@pytest.mark.parametrize("kind", [k for k in KINDS if k not in ("not_frozen", "policy_file")])
-def test_every_change_kind_by_an_agent_is_rejected(server: Server, kind: str) -> None:
-    stage(server.work, kind)
-    server.work.git("commit", "-q", "--allow-empty", "-m", f"agent {kind}", identity=AGENT)
-    before = server.refs()
-    out = server.push("main")
-    assert refused(out, "GATE-FROZEN-PATH"), out.stderr
-    assert server.refs() == before
-
-
-def test_non_frozen_change_by_agent_is_accepted(server: Server) -> None:
-    server.work.write("src/app.py", "print('agent')\n")
-    server.work.commit("agent edits code", identity=AGENT)
-    assert server.push("main").returncode == 0
-
-
-def test_agent_committer_with_human_author_is_rejected(server: Server) -> None:
-    server.work.write("ci/deploy.yml", "evil\n")
-    server.work.commit("human authored, agent committed", identity=HUMAN, committer=AGENT)
-    out = server.push("main")
-    assert refused(out, "GATE-FROZEN-PATH")
-    assert "identity=bot-7@agents.example.com" in out.stderr
-
-
-def test_identity_globs_are_case_insensitive(server: Server) -> None:
-    server.work.write("ci/deploy.yml", "evil\n")
-    server.work.commit("upper-case domain", identity=AGENT2)
-    assert refused(server.push("main"), "GATE-FROZEN-PATH")
+def test_a_frozen_file_renamed_away_by_an_agent_is_rejected(server: Server) -> None:
+    """One change kind through a real push; every kind: tests/engine/test_frozen_permutations.py."""
+    cases.test_every_change_kind_by_an_agent_is_rejected(server, "rename_out")
 
 
 @pytest.mark.parametrize("env", [
@@ -141,19 +120,6 @@ def test_gitlab_lines_are_prefixed_for_the_web_ui(server: Server) -> None:
     assert gate_lines and all(ln.startswith("remote: GL-HOOK-ERR: ") for ln in gate_lines)
 
 
-def test_merge_taking_a_frozen_change_from_a_parent_is_accepted(server: Server) -> None:
-    w = server.work
-    base = w.head()
-    w.write("ci/deploy.yml", "human change\n")
-    w.commit("human ci change", identity=HUMAN)
-    assert server.push("main").returncode == 0
-    w.git("checkout", "-q", "-b", "feature", base)
-    w.write("src/app.py", "agent work\n")
-    w.commit("agent work", identity=AGENT)
-    w.git("merge", "-q", "--no-edit", "main", identity=AGENT)
-    assert server.push("feature").returncode == 0
-
-
 def test_merge_with_an_evil_resolution_is_rejected(server: Server) -> None:
     w = server.work
     base = w.head()
@@ -172,135 +138,6 @@ def test_merge_with_an_evil_resolution_is_rejected(server: Server) -> None:
     assert "path=ci/deploy.yml" in out.stderr
 
 
-SCOPED = """\
-[[freeze]]
-paths = ["ci/**"]
-authors = ["*@agents.example.com"]
-refs = ["refs/heads/main"]
-"""
-
-
-def test_fast_forward_of_a_protected_branch_to_commits_that_landed_elsewhere(tmp_path: Path) -> None:
-    server = Server(tmp_path, policy=SCOPED)
-    w = server.work
-    w.write("README", "x\n")
-    w.commit("base", identity=HUMAN)
-    assert server.push("main").returncode == 0
-    w.git("checkout", "-q", "-b", "scratch")
-    w.write("ci/deploy.yml", "agent\n")
-    w.commit("agent on an unprotected branch", identity=AGENT)
-    assert server.push("scratch").returncode == 0  # not in the rule's scope
-    out = server.push("scratch:main")  # zero new objects, but new to main
-    assert refused(out, "GATE-FROZEN-PATH")
-    assert server.ref("refs/heads/main") != server.ref("refs/heads/scratch")
-
-
-def test_annotated_tag_on_a_new_agent_commit_is_checked(server: Server) -> None:
-    w = server.work
-    w.git("checkout", "-q", "--detach")
-    w.write("ci/deploy.yml", "tagged\n")
-    w.commit("agent", identity=AGENT)
-    w.git("tag", "-a", "v9", "-m", "tag", identity=AGENT)
-    out = server.push("refs/tags/v9")
-    assert refused(out, "GATE-FROZEN-PATH")
-    assert server.ref("refs/tags/v9") is None
-
-
-def test_restricted_pusher_cannot_delete_refs_but_humans_can(server: Server) -> None:
-    assert server.push("main:refs/heads/tmp").returncode == 0
-    out = server.push(":refs/heads/tmp", pusher_env={"REMOTE_USER": "agent-1"})
-    assert refused(out, "GATE-REF-DELETE")
-    assert server.ref("refs/heads/tmp") is not None
-    assert server.push(":refs/heads/tmp", pusher_env={"REMOTE_USER": "hana"}).returncode == 0
-    assert server.ref("refs/heads/tmp") is None
-
-
-def test_rewinding_away_a_human_frozen_change_is_rejected(server: Server) -> None:
-    w = server.work
-    base = w.head()
-    w.write("ci/deploy.yml", "human hardening\n")
-    w.commit("human", identity=HUMAN)
-    assert server.push("main").returncode == 0
-    w.git("reset", "-q", "--hard", base)
-    w.write("src/app.py", "agent\n")
-    w.commit("agent work on the old base", identity=AGENT)
-    out = server.push("+main", pusher_env={"REMOTE_USER": "agent-1"})
-    assert refused(out, "GATE-FROZEN-REF")
-    w.git("reset", "-q", "--hard", base)  # a pure rewind, no new commit at all
-    assert refused(server.push("+main", pusher_env={"REMOTE_USER": "agent-1"}), "GATE-FROZEN-REF")
-
-
-def test_agent_rebase_onto_newer_frozen_content_is_accepted(server: Server) -> None:
-    w = server.work
-    base = w.head()
-    w.git("checkout", "-q", "-b", "feature")
-    w.write("src/app.py", "agent\n")
-    w.commit("agent", identity=AGENT)
-    assert server.push("feature", pusher_env={"REMOTE_USER": "agent-1"}).returncode == 0
-    w.git("checkout", "-q", "main")
-    w.write("ci/deploy.yml", "human\n")
-    w.commit("human", identity=HUMAN)
-    assert server.push("main").returncode == 0
-    w.git("checkout", "-q", "feature")
-    w.git("rebase", "-q", "main", identity=AGENT)
-    assert w.head() != base
-    out = server.push("+feature", pusher_env={"REMOTE_USER": "agent-1"})
-    assert out.returncode == 0, out.stderr
-
-
-def test_every_violation_is_listed_then_capped(tmp_path: Path) -> None:
-    policy = '[[freeze]]\npaths = ["ci/**"]\nauthors = ["*@agents.example.com"]\n[limits]\nmax_violations_shown = 3\n'
-    server = Server(tmp_path, policy=policy)
-    for i in range(5):
-        server.work.write(f"ci/f{i}.yml", "x\n")
-    server.work.commit("agent", identity=AGENT)
-    out = server.push("main")
-    assert refused(out, "GATE-FROZEN-PATH")
-    lines = [ln for ln in out.stderr.splitlines() if ln.startswith("remote: GATE-FROZEN-PATH")]
-    assert len(lines) == 3
-    assert "and 2 more" in out.stderr
-    js = [json.loads(ln.split("gate-json: ", 1)[1]) for ln in out.stderr.splitlines() if "gate-json: " in ln]
-    assert [j.get("truncated") for j in js if "truncated" in j] == [2]
-
-
-def test_all_refs_of_a_push_are_checked(server: Server) -> None:
-    w = server.work
-    w.git("checkout", "-q", "-b", "a")
-    w.write("src/a.py", "fine\n")
-    w.commit("agent fine", identity=AGENT)
-    w.git("checkout", "-q", "-b", "b", "main")
-    w.write("ci/b.yml", "bad\n")
-    w.commit("agent bad", identity=AGENT)
-    before = server.refs()
-    out = server.push("a", "b")
-    assert refused(out, "GATE-FROZEN-PATH")
-    assert "ref=refs/heads/b" in out.stderr
-    assert server.refs() == before  # a non-zero exit rejects every ref of the push
-
-
-def test_evaluate_mode_reports_and_accepts(tmp_path: Path) -> None:
-    policy = 'mode = "evaluate"\n[[freeze]]\npaths = ["ci/**"]\nauthors = ["*@agents.example.com"]\n'
-    server = Server(tmp_path, policy=policy)
-    server.work.write("ci/x.yml", "x\n")
-    server.work.commit("agent", identity=AGENT)
-    out = server.push("main")
-    assert out.returncode == 0
-    assert "would be rejected" in out.stderr and "GATE-FROZEN-PATH" in out.stderr
-    assert server.audit()[-1]["decision"] == "evaluate-reject"
-    # The reserved namespaces stay enforced in evaluate mode.
-    out = server.push("main:refs/heads/review/runner/att-1", pusher_env={"REMOTE_USER": "agent-1"})
-    assert out.returncode != 0 and server.ref("refs/heads/review/runner/att-1") is None
-
-
-def test_non_utf8_frozen_path_is_escaped_in_output(server: Server) -> None:
-    name = b"ci/caf\xe9.yml".decode("utf-8", "surrogateescape")
-    (server.work.path / name).write_text("x")
-    server.work.commit("agent latin-1", identity=AGENT)
-    out = server.push("main")
-    assert refused(out, "GATE-FROZEN-PATH")
-    assert "path=ci/caf\\xe9.yml" in out.stderr
-
-
 def test_audit_has_one_line_per_push(server: Server) -> None:
     n = len(server.audit())
     server.work.write("ci/x", "x")
@@ -316,17 +153,6 @@ def test_audit_has_one_line_per_push(server: Server) -> None:
     assert lines[-2]["codes"] == ["GATE-FROZEN-PATH"]
     assert lines[-1]["refs"][0]["ref"] == "refs/heads/main"
 
-
-def test_agent_push_to_reserved_namespaces_is_rejected(server: Server) -> None:
-    out = server.push("main:refs/heads/review/runner/attempt-1", pusher_env={"REMOTE_USER": "agent-1"})
-    assert out.returncode != 0 and "GATE-" in out.stderr
-    assert server.ref("refs/heads/review/runner/attempt-1") is None
-    out = server.push("main:refs/gate/attempts/attempt-1", pusher_env={"REMOTE_USER": "agent-1"})
-    assert out.returncode != 0
-    assert server.ref("refs/gate/attempts/attempt-1") is None
-
-
-# --- which commits are new: the narrow exclusion must find exactly what the full one finds ---
 
 def test_a_push_of_new_commits_walks_only_what_it_brought(server: Server) -> None:
     server.work.write("src/a.py", "1\n")

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from support import keygen
 from support.gitutil import HUMAN, git, git_env
 from support.server import Server
 from support.verdicts import refused
@@ -161,9 +162,8 @@ def test_a_revoked_key_is_refused_once_the_revocation_is_installed(server: Serve
 def test_ssh_and_openpgp_keys_together(tmp_path: Path, keys: Keys) -> None:
     """An admin may install both; each signature is verified by its own kind of key."""
     ssh_key = tmp_path / "ssh_human"
-    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(ssh_key)], check=True)
     signers = tmp_path / "allowed_signers"
-    signers.write_text(f"hana@example.com {(tmp_path / 'ssh_human.pub').read_text().strip()}\n")
+    signers.write_text(f"hana@example.com {keygen.ssh_key(ssh_key)}\n")
     (tmp_path / "s").mkdir()
     s = Server(tmp_path / "s", policy=POLICY,
                extra=("--openpgp-keys", str(keys.listed), "--allowed-signers", str(signers)))

@@ -12,7 +12,6 @@ do pushes to the reserved namespaces the trusted side writes (docs/security.md h
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -20,6 +19,7 @@ from pathlib import Path
 import pytest
 from support.fsckcorpus import CASES, build_all
 from support.gitutil import AGENT, HUMAN, gate, git, git_env
+from support.keygen import needs_ssh_keygen, ssh_key
 from support.marks import LONG
 from support.rawpush import raw_push
 from support.server import Server, seeded
@@ -28,7 +28,7 @@ from support.verdicts import codes_of, refused
 from gatecore.errors import GateError
 from gatecore.refs import ATTEMPTS_PREFIX, REVIEW_PREFIX
 
-pytestmark = pytest.mark.skipif(shutil.which("ssh-keygen") is None, reason="ssh-keygen is not installed")
+pytestmark = needs_ssh_keygen
 
 ZERO64 = "0" * 64
 AGENT_PUSH = {"REMOTE_USER": "agent-1"}
@@ -81,10 +81,8 @@ def s256(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Sha256]:
     root = tmp_path_factory.mktemp("sha256")
     keys, lines = {}, []
     for name, principal in (("human", "hana@example.com"), ("agent", "agent-7")):
-        path = root / name
-        subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", name, "-f", str(path)], check=True)
-        keys[name] = path
-        lines.append(f'{principal} namespaces="git" {(root / f"{name}.pub").read_text().strip()}\n')
+        keys[name] = root / name
+        lines.append(f'{principal} namespaces="git" {ssh_key(root / name, name)}\n')
     (root / "allowed_signers").write_text("".join(lines))
     (root / "srv").mkdir()
     server = Server(root / "srv", POLICY, extra=("--allowed-signers", str(root / "allowed_signers")),

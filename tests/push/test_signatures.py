@@ -3,16 +3,16 @@ email, and a signature-requiring scope refuses unsigned, unknown-key and bad sig
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
 from support.gitutil import HUMAN, git
+from support.keygen import needs_ssh_keygen, ssh_key
 from support.server import Server
 from support.verdicts import refused
 
-pytestmark = pytest.mark.skipif(shutil.which("ssh-keygen") is None, reason="ssh-keygen is not installed")
+pytestmark = needs_ssh_keygen
 
 POLICY = """\
 mode = "enforce"
@@ -26,9 +26,7 @@ require = ["refs/heads/main"]
 
 
 def _key(root: Path, name: str) -> tuple[Path, str]:
-    path = root / name
-    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", name, "-f", str(path)], check=True)
-    return path, (root / f"{name}.pub").read_text().strip()
+    return root / name, ssh_key(root / name, name)
 
 
 @pytest.fixture

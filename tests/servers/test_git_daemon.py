@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import pwd
-import shutil
 import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -16,6 +15,7 @@ from pathlib import Path
 
 import pytest
 from support.gitutil import HUMAN, WorkRepo, git
+from support.keygen import needs_ssh_keygen, ssh_key
 from support.net import git_daemon
 from support.server import POLICY, settle
 from support.verdicts import refused
@@ -107,15 +107,13 @@ def test_a_push_elsewhere_is_accepted(daemon: Daemon, tmp_path: Path) -> None:
     assert (landed["pusher"], landed["transport"], landed["client_address"]) == ("anonymous", "git-daemon", "127.0.0.1")
 
 
+@needs_ssh_keygen
 def test_a_signed_push_puts_its_certificate_in_the_audit_line(daemon: Daemon, tmp_path: Path) -> None:
     """receive.certNonceSeed + `git push --signed` (an SSH key here): git verifies the certificate
     and the hook logs signer, key and status. It changes nobody's rights: still anonymous."""
-    if not shutil.which("ssh-keygen"):
-        pytest.skip("ssh-keygen is missing")
     key = tmp_path / "alice-key"
-    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "alice", "-f", str(key)], check=True)
     signers = daemon.area / "allowed_signers"
-    signers.write_text(f"alice@example.com {key.with_suffix('.pub').read_text()}")
+    signers.write_text(f"alice@example.com {ssh_key(key, 'alice')}\n")
     for name, value in (("receive.certNonceSeed", "test-seed"), ("gpg.ssh.allowedSignersFile", str(signers))):
         as_account(DAEMON_ACCOUNT, "git", "-C", str(daemon.bare), "config", name, value)
     try:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from .gitutil import WorkRepo
+from .gitutil import AGENT, HUMAN, WorkRepo
 
 
 def _modify(w: WorkRepo) -> None:
@@ -78,3 +78,31 @@ def stage(w: WorkRepo, kind: str) -> None:
         return
     EDITS[kind](w)
     w.git("add", "-A")
+
+
+#: The parity corpus: scenario -> (author, committer, pusher account or None, the codes every stage
+#: and the server answer). A scenario is a change kind, but "committer" and "pusher" (a human's
+#: modify committed by an agent, pushed by an agent's account) and "human" (a human's modify).
+FROZEN_CORPUS: dict[str, tuple[tuple[str, str], tuple[str, str], str | None, set[str]]] = {
+    "modify": (AGENT, AGENT, None, {"GATE-FROZEN-PATH"}),
+    "delete": (AGENT, AGENT, None, {"GATE-FROZEN-PATH"}),
+    "rename_out": (AGENT, AGENT, None, {"GATE-FROZEN-PATH"}),
+    "rename_in": (AGENT, AGENT, None, {"GATE-FROZEN-PATH"}),
+    "mode": (AGENT, AGENT, None, {"GATE-FROZEN-PATH"}),
+    "symlink": (AGENT, AGENT, None, {"GATE-FROZEN-PATH"}),
+    "file_to_dir": (AGENT, AGENT, None, {"GATE-FROZEN-PATH"}),
+    "root_file": (AGENT, AGENT, None, {"GATE-FROZEN-PATH"}),
+    "submodule": (AGENT, AGENT, None, {"GATE-FROZEN-PATH"}),
+    "case_variant": (AGENT, AGENT, None, {"GATE-FROZEN-PATH"}),
+    "trailing_dot": (AGENT, AGENT, None, {"GATE-FROZEN-PATH"}),
+    "policy_file": (AGENT, AGENT, None, {"GATE-FROZEN-PATH"}),
+    "committer": (HUMAN, AGENT, None, {"GATE-FROZEN-PATH"}),
+    "pusher": (HUMAN, HUMAN, "agent-1", {"GATE-FROZEN-PATH"}),
+    "not_frozen": (AGENT, AGENT, None, set()),
+    "human": (HUMAN, HUMAN, None, set()),
+}
+
+
+def corpus_kind(scenario: str) -> str:
+    """The change kind a parity scenario stages."""
+    return "modify" if scenario in ("committer", "pusher", "human") else scenario

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from .gitutil import HUMAN, git
 from .hosting import account, as_account, gate_cmd
+from .keygen import ssh_key
 from .net import free_port, wait_for_port
 
 USER = "gate-gitolite"
@@ -32,8 +33,7 @@ class Gitolite:
         self.keys = tmp / "keys"
         self.keys.mkdir()
         for name in ("admin", *users):
-            subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", name, "-f", str(self.keys / name)],
-                           check=True)
+            ssh_key(self.keys / name, name)
         shutil.copy(self.keys / "admin.pub", HOME / "admin.pub")
         shutil.chown(HOME / "admin.pub", USER, USER)
         self.run("gitolite", "setup", "-pk", str(HOME / "admin.pub"))
@@ -55,7 +55,7 @@ class Gitolite:
     def _start_sshd(self) -> subprocess.Popen[bytes]:
         Path("/run/sshd").mkdir(exist_ok=True)  # sshd's privilege-separation directory
         host_key = self.tmp / "ssh_host_ed25519_key"
-        subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(host_key)], check=True)
+        ssh_key(host_key)
         config = self.tmp / "sshd_config"
         config.write_text(
             f"Port {self.port}\nListenAddress 127.0.0.1\nHostKey {host_key}\nPidFile {self.tmp / 'sshd.pid'}\n"

@@ -110,7 +110,7 @@ class Lab:
         root.mkdir(parents=True, exist_ok=True)
         self.root = root
         self.keyring_text, self.keys = key_material(root / "keys", key_ids)
-        self.server = Server(root, policy=policy, keyring=self.keyring_text, extra=extra)
+        self.server = self.make_server(root, policy, extra)
         self.work = self.server.work
         self.work.write("README", "hello\n")
         self.work.write("ci/deploy.yml", "deploy: true\n")
@@ -127,6 +127,10 @@ class Lab:
         self.n = 0
         self.receipts = root / "receipts"
         self.pool: list[str] = []
+
+    def make_server(self, root: Path, policy: str, extra: tuple[str, ...]) -> Server:
+        """The server this lab pushes to: a bare repository with the gate installed."""
+        return Server(root, policy=policy, keyring=self.keyring_text, extra=extra)
 
     # --- names and state -------------------------------------------------------------------
     def fresh(self, prefix: str = "a") -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 from pathlib import Path
+from typing import Any
 
 from .gitutil import HUMAN, WorkRepo, gate, git
 
@@ -18,6 +19,13 @@ pushers = ["agent-*"]
 [trusted]
 pushers = ["runner-*"]
 """
+
+#: `POLICY` on ci/** with maintainers who approve an agent's write there (docs/approvals.md), and
+#: `admin` as the trusted pusher.
+APPROVALS_POLICY = (POLICY.replace('paths = ["ci/**", "gate.toml", ".pre-commit-config.yaml", "vendor/sub"]',
+                                   'paths = ["ci/**"]')
+                    .replace('pushers = ["runner-*"]', 'pushers = ["admin"]')
+                    + '[approvals]\napprovers = ["alice", "release-*"]\n')
 
 
 class Server:
@@ -125,9 +133,10 @@ def wait_for_landed(log: Path, count: int, patience: float = 120.0) -> list[dict
         time.sleep(0.02)
 
 
-def seeded(root: Path, policy: str = POLICY, **kw: object) -> Server:
-    """A server whose main holds README, ci/deploy.yml and src/app.py, pushed by a human."""
-    s = Server(root, policy, **kw)  # type: ignore[arg-type]
+def seeded(root: Path, policy: str = POLICY, make: type[Any] | None = None, **kw: object) -> Any:
+    """A server whose main holds README, ci/deploy.yml and src/app.py, pushed by a human (`make`:
+    the kind of server, `Server` by default, or `support.engine.EngineServer`)."""
+    s = (make or Server)(root, policy, **kw)
     s.work.write("README", "hello\n")
     s.work.write("ci/deploy.yml", "deploy: true\n")
     s.work.write("src/app.py", "print('hi')\n")

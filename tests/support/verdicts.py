@@ -1,5 +1,6 @@
 """What the gate answered: the codes it reported (from its own gate-json and 'push rejected'
-lines, never from other text), and whether git says the hook declined."""
+lines, never from other text), and whether git says the hook declined. A push the engine
+decided in process (`support.engine.Decided`) answers the same questions from its verdict."""
 
 from __future__ import annotations
 
@@ -10,7 +11,9 @@ from typing import Protocol
 
 from gatecore.adapters.gitcmd import PushResult
 
-Outcome = subprocess.CompletedProcess[str] | PushResult
+from .engine import Decided
+
+Outcome = subprocess.CompletedProcess[str] | PushResult | Decided
 
 _REJECTED_LINE = re.compile(r"gate: (?:push|commit) rejected: (GATE-[A-Z0-9-]+):")
 
@@ -20,6 +23,8 @@ def text_of(out: Outcome) -> str:
 
 
 def codes_of(out: Outcome) -> set[str]:
+    if isinstance(out, Decided):
+        return set(out.codes)
     codes = set()
     for raw in text_of(out).splitlines():
         line = raw.removeprefix("remote: ").removeprefix("GL-HOOK-ERR: ").rstrip()
@@ -34,6 +39,8 @@ def codes_of(out: Outcome) -> set[str]:
 
 def declined(out: Outcome) -> bool:
     """git reports that the pre-receive hook refused the push (whatever the hook printed)."""
+    if isinstance(out, Decided):
+        return not out.ok
     ok = out.returncode == 0 if isinstance(out, subprocess.CompletedProcess) else out.ok
     return not ok and "pre-receive hook declined" in text_of(out)
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import shutil
 import struct
 import subprocess
 from dataclasses import dataclass
@@ -20,12 +19,13 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec, ed25519, padding, rsa
 from cryptography.hazmat.primitives.asymmetric.utils import decode_dss_signature
 from support.gitutil import WorkRepo, git_env
+from support.keygen import needs_ssh_keygen, ssh_key
 
 from gatecore import allowedsigners, sshsig
 from gatecore.objects import split_signature
 from gatecore.signatures import signature_kind
 
-pytestmark = pytest.mark.skipif(shutil.which("ssh-keygen") is None, reason="ssh-keygen is not installed")
+pytestmark = needs_ssh_keygen
 
 UTC_ENV = {"TZ": "UTC"}
 #: git's %G? letter, as verify's status.
@@ -61,10 +61,7 @@ def keys(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Key]:
     base = tmp_path_factory.mktemp("keys")
     out = {}
     for name, args in [*KINDS.items(), ("other", ["-t", "ed25519"])]:
-        path = base / name
-        proc = run("ssh-keygen", "-q", *args, "-N", "", "-C", f"{name}@test", "-f", str(path))
-        assert proc.returncode == 0, proc.stderr
-        out[name] = Key(path, path.with_suffix(".pub").read_text().strip())
+        out[name] = Key(base / name, ssh_key(base / name, f"{name}@test", args))
     return out
 
 

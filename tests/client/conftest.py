@@ -1,0 +1,47 @@
+"""Fixtures for the client hooks: this project as a hook repository and one pre-commit store per
+session (the hook environment is built once), a gated server with the hooks installed in its work
+repository, the trusted side in such a clone. The harness is `support.precommit`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from support.gitutil import HUMAN
+from support.precommit import CLIENT_POLICY, HookRepo, Review, install_client, pc_env
+from support.server import Server
+from support.snapshot import project_repository
+
+
+@pytest.fixture(scope="session")
+def hook_repo(tmp_path_factory: pytest.TempPathFactory) -> HookRepo:
+    """This project as a git repository, committed, for `repo:`/`rev:` and `try-repo`."""
+    dest = tmp_path_factory.mktemp("hookrepo") / "push-gate"
+    return HookRepo(dest, project_repository(dest))
+
+
+@pytest.fixture(scope="session")
+def pc_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One pre-commit store for the session: the hook environment is built once."""
+    return tmp_path_factory.mktemp("pre-commit-home")
+
+
+@pytest.fixture
+def gated(tmp_path: Path, hook_repo: HookRepo, pc_home: Path) -> Server:
+    """A server with the gate installed and a work repository with the client hooks, in sync."""
+    s = Server(tmp_path, policy=CLIENT_POLICY)
+    w = s.work
+    w.write("README", "hello\n")
+    w.write("ci/deploy.yml", "deploy: true\n")
+    w.write("src/app.py", "print('hi')\n")
+    w.commit("base", identity=HUMAN)
+    install_client(w, hook_repo, pc_home)
+    # the setup push skips the client hooks (git push --no-verify): the server still checks it
+    out = s.push("main", url="origin", pusher_env=pc_env(pc_home), extra=("--no-verify",))
+    assert out.returncode == 0, out.stdout + out.stderr
+    return s
+
+
+@pytest.fixture
+def review(tmp_path: Path, hook_repo: HookRepo, pc_home: Path, monkeypatch: pytest.MonkeyPatch) -> Review:
+    return Review(tmp_path, hook_repo, pc_home, monkeypatch)

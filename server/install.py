@@ -22,6 +22,7 @@ from __future__ import annotations
 import os
 import re
 import shlex
+import shutil
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -218,6 +219,12 @@ def install(git_dir: Path, policy: Path | None, keyring: Path | None, platform: 
     new_signers = None if allowed_signers is None else config.read_allowed_signers(allowed_signers)
     new_openpgp = None if openpgp_keys is None else config.read_openpgp_keys(openpgp_keys)
     has_keyring = keyring is not None or (previous is not None and previous.has_keyring)
+    _signature_keys_present(new_policy, gate_dir, new_signers is not None or new_openpgp is not None)
+    syslog = (previous.syslog if previous else None) if audit_syslog is None else \
+        (None if audit_syslog == "off" else audit_syslog)
+    if syslog is not None and not os.path.isabs(syslog):
+        raise GateError("GATE-INPUT-ARGUMENT", f"--audit-syslog {syslog!r}: give the socket's absolute path "
+                                               "(/dev/log), or off")
 
     where = layout(git_dir, platform)
     chained: list[Path] = []
@@ -226,6 +233,7 @@ def install(git_dir: Path, policy: Path | None, keyring: Path | None, platform: 
             chained.append(c)
         else:
             done.append(f"dropped the chained hook {c}: it no longer exists")
+    keep: Path | None = None  # where a foreign hook goes to run after the gate
     if where.hook.exists() and not is_ours(where.hook):
         if gitolite.is_driver(where.hook):
             raise GateError("GATE-CONFIG-INSTALL", f"{where.hook} is gitolite's hook driver, which gitolite rewrites: "
@@ -235,14 +243,21 @@ def install(git_dir: Path, policy: Path | None, keyring: Path | None, platform: 
                             f"{where.hook} exists and is not the gate's; "
                             + ("move it away" if platform == "gitolite" else
                                "re-run with --chain to run it after the gate, or move it away"))
-        target = where.hook.parent / CHAINED_DIR / where.hook.name
-        if target.exists():
-            raise GateError("GATE-CONFIG-INSTALL", f"{target} already exists; resolve it by hand")
-        target.parent.mkdir(mode=0o755, exist_ok=True)
-        where.hook.rename(target)
-        chained.append(target)
-        done.append(f"moved the existing hook to {target} (runs after the gate, under its own name)")
+        keep = where.hook.parent / CHAINED_DIR / where.hook.name
+        if keep.exists():
+            raise GateError("GATE-CONFIG-INSTALL", f"{keep} already exists; resolve it by hand")
+        chained.append(keep)
+    shared = platform == "gitolite"  # one wrapper in LOCAL_CODE serves every repository
+    landed: Path | None = None
+    if where.landed.exists() and not is_ours(where.landed):
+        done.append(f"note {where.landed} is not the gate's: left alone, so the audit log says what the gate "
+                    "decided, not what landed (docs/servers.md, the audit log)")
+    else:
+        landed = where.landed
 
+    # Then write: the gate's files first, the hook last. A foreign hook is copied to run after
+    # the gate and stays in place until the gate's hook replaces it (atomically): whatever
+    # fails on the way, some hook guards the repository.
     gate_dir.mkdir(mode=0o750, exist_ok=True)
     if new_policy is not None:
         config.install(new_policy, gate_dir / installation.POLICY_FILE)
@@ -256,22 +271,14 @@ def install(git_dir: Path, policy: Path | None, keyring: Path | None, platform: 
     if new_openpgp is not None:
         atomic_write(gate_dir / installation.OPENPGP_KEYS_FILE, new_openpgp, 0o640)
         done.append(f"installed OpenPGP keyring {gate_dir / installation.OPENPGP_KEYS_FILE}")
-    shared = platform == "gitolite"  # one wrapper in LOCAL_CODE serves every repository
-    landed: Path | None = None
-    if where.landed.exists() and not is_ours(where.landed):
-        done.append(f"note {where.landed} is not the gate's: left alone, so the audit log says what the gate "
-                    "decided, not what landed (docs/servers.md, the audit log)")
-    else:
-        landed = where.landed
-    syslog = (previous.syslog if previous else None) if audit_syslog is None else \
-        (None if audit_syslog == "off" else audit_syslog)
-    if syslog is not None and not os.path.isabs(syslog):
-        raise GateError("GATE-INPUT-ARGUMENT", f"--audit-syslog {syslog!r}: give the socket's absolute path "
-                                               "(/dev/log), or off")
     inst = installation.Installation(gate_dir, platform, repo_id, has_keyring, tuple(chained),
                                      where.hook if shared else None, landed, syslog)
     atomic_write(gate_dir / installation.CONFIG_FILE, inst.to_json().encode(), 0o640)
     where.hook.parent.mkdir(parents=True, exist_ok=True)
+    if keep is not None:
+        keep.parent.mkdir(mode=0o755, exist_ok=True)
+        shutil.copy2(where.hook, keep)
+        done.append(f"moved the existing hook to {keep} (runs after the gate, under its own name)")
     atomic_write(where.hook, hook_script(None if shared else gate_dir).encode(), 0o755)
     if landed is not None:
         atomic_write(landed, hook_script(None if shared else gate_dir, LANDED_MODULE).encode(), 0o755)
@@ -293,6 +300,20 @@ def install(git_dir: Path, policy: Path | None, keyring: Path | None, platform: 
     done.append(f"audit log: {inst.audit_log}" + (f", each line also to syslog at {syslog}" if syslog else ""))
     done.append(f"installed push-gate {__version__} ({platform}, repository id {repo_id})")
     return done
+
+
+def _signature_keys_present(new_policy: config.Validated | None, gate_dir: Path, given: bool) -> None:
+    """A policy that reads commit signatures needs keys to read them with: without any, every
+    push would be refused (GATE-CONFIG-SIGNERS); refuse the installation instead."""
+    if given or any((gate_dir / name).exists()
+                    for name in (installation.ALLOWED_SIGNERS_FILE, installation.OPENPGP_KEYS_FILE)):
+        return
+    policy = (config.load_policy(gate_dir / installation.POLICY_FILE) if new_policy is None
+              else config.policy_of(new_policy))
+    if policy.needs_signers:
+        raise GateError("GATE-CONFIG-SIGNERS", "the policy reads commit signatures (signers, [signatures] require) "
+                                               "but no signature keys are installed: pass --allowed-signers FILE "
+                                               "or --openpgp-keys FILE (docs/policy.md#signatures)")
 
 
 def chained_origin(chained: Path) -> Path:

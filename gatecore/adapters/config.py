@@ -265,6 +265,11 @@ def validated_policy(source: Path) -> Validated:
     return Validated(data, plain, _policy_salt())
 
 
+def policy_of(valid: Validated) -> Policy:
+    """The policy a validated file holds (its fast form, as the hook builds it)."""
+    return _policy(valid.plain, "(validated policy)")
+
+
 def validated_keyring(source: Path) -> Validated:
     data = read_keyring_bytes(source)
     plain = _validate_keyring(data, str(source))

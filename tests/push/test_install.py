@@ -51,6 +51,38 @@ def test_install_refuses_an_invalid_policy_and_changes_nothing(server: Server, t
     assert (server.gate_dir / "policy.toml").read_text() == before
 
 
+def test_an_install_that_fails_late_leaves_the_hook_that_was_there(tmp_path: Path) -> None:
+    """Every argument is checked before anything is written: an install refused for its last
+    option (a relative syslog socket) neither moves the foreign hook away (the repository would
+    be left with no pre-receive hook at all) nor installs the new policy."""
+    bare = tmp_path / "r.git"
+    git(tmp_path, "init", "-q", "--bare", "-b", "main", str(bare))
+    foreign = bare / "hooks" / "pre-receive"
+    foreign.write_text("#!/bin/sh\necho foreign >&2\nexit 1\n")
+    foreign.chmod(0o755)
+    policy = tmp_path / "p.toml"
+    policy.write_text(POLICY)
+    out = gate("server", "install", str(bare), "--policy", str(policy), "--chain", "--audit-syslog", "dev/log")
+    assert out.returncode == 1 and "GATE-INPUT-ARGUMENT" in out.stderr, out.stdout + out.stderr
+    assert foreign.read_text() == "#!/bin/sh\necho foreign >&2\nexit 1\n"
+    assert not (bare / "hooks" / "gate-chained").exists() and not (bare / "gate").exists()
+    work = tmp_path / "w"
+    git(tmp_path, "init", "-q", "-b", "main", str(work))
+    (work / "a").write_text("a")
+    git(work, "add", "a")
+    git(work, "commit", "-q", "-m", "a")
+    out = git(work, "push", f"file://{bare}", "main", check=False)
+    assert out.returncode != 0 and "foreign" in out.stderr  # the hook that was there still guards it
+    # an installed gate keeps its policy when a re-install is refused late
+    foreign.unlink()
+    assert gate("server", "install", str(bare), "--policy", str(policy)).returncode == 0
+    installed = (bare / "gate" / "policy.toml").read_text()
+    other = tmp_path / "other.toml"
+    other.write_text(POLICY.replace("ci/**", "deploy/**"))
+    out = gate("server", "install", str(bare), "--policy", str(other), "--audit-syslog", "dev/log")
+    assert out.returncode == 1 and (bare / "gate" / "policy.toml").read_text() == installed
+
+
 def test_foreign_hook_is_refused_or_chained(tmp_path: Path) -> None:
     bare = tmp_path / "r.git"
     git(tmp_path, "init", "-q", "--bare", "-b", "main", str(bare))

@@ -191,7 +191,8 @@ def test_without_gpgv_an_openpgp_signature_is_unsupported(server: Server, keys: 
 def test_install_refuses_what_is_not_a_public_keyring(tmp_path: Path, keys: Keys) -> None:
     from support.gitutil import gate
 
-    s = Server(tmp_path, policy=POLICY)
+    s = Server(tmp_path, policy=POLICY, extra=("--openpgp-keys", str(keys.listed)))
+    (s.gate_dir / "openpgp_keys.gpg").unlink()  # what a bad keyring must not bring back
     for bad in (b"not a key\n", b"-----BEGIN PGP PUBLIC KEY BLOCK-----\n\n!!!!\n-----END PGP PUBLIC KEY BLOCK-----\n",
                 _gpg(keys.home, "--armor", "--export-secret-keys", keys.fpr["human"])):
         path = tmp_path / "bad.asc"

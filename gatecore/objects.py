@@ -406,7 +406,8 @@ def _careful_commit(oid: str, g: _Grammar, header: bytes, message: bytes) -> Com
         name = encodings[0].strip().decode("ascii", "replace")
         decode = _ascii_compatible(name)
         if decode is None:
-            problem = f"encoding {name!r} is not one the gate can read the way git does (ASCII-compatible)"
+            problem = (f"encoding {name!r} is not an ASCII-compatible one the gate knows: git reads the idents "
+                       "through the server's iconv, libgit2 as raw bytes")
     if not problem:
         a_value, c_value = rest[0][7:], rest[1][10:]
         author, committer = parse_ident(a_value, decode), parse_ident(c_value, decode)

@@ -262,8 +262,8 @@ CONFIG_FILES = ["AGENTS.md", "src/lib/AGENTS.md", "AGENTS.override.md", "CLAUDE.
                 ".vscode/mcp.json", "GEMINI.md", ".gemini/settings.json", ".codex/config.toml", "svc/.codex/hooks.json",
                 ".windsurfrules", ".windsurf/rules/r.md", ".windsurf/workflows/deploy.md", ".aider.conf.yml",
                 ".amp/settings.json", ".agents/skills/x/SKILL.md", ".openhands/setup.sh", ".openhands/microagents/repo.md",
-                "Claude.md", ".Claude/settings.json"]
-NOT_CONFIG = ["README.md", "docs/agents-guide.md", "src/claude.py", ".github/workflows/ci.yml", ".vscode/settings.json",
+                "Claude.md", ".Claude/settings.json", ".vscode/settings.json", ".vscode/tasks.json"]
+NOT_CONFIG = ["README.md", "docs/agents-guide.md", "src/claude.py", ".github/workflows/ci.yml", ".vscode/launch.json",
               "AGENTS.md.bak", "my.claude/x", "src/cursor.ts"]
 
 

@@ -100,9 +100,10 @@ class PathGlob:
     pattern: str
     _regex: re.Pattern[str]
     _literal: tuple[str, ...]
+    origin: str = ""  # the named set it came from (`@agent-config (cursor)`), "" for the policy's own
 
     @classmethod
-    def compile(cls, pattern: str) -> PathGlob:
+    def compile(cls, pattern: str, origin: str = "") -> PathGlob:
         """A leading or trailing `/` and empty segments are dropped (patterns always start at the
         repository's root); a pattern that could never match a path git stores is refused: a
         backslash (git's separator is `/`), a `.` or `..` segment (git paths hold none)."""
@@ -125,7 +126,7 @@ class PathGlob:
             if _has_wildcard(s):
                 break
             literal.append(s)
-        return cls(pattern, re.compile(_glob_regex(segs)), tuple(literal))
+        return cls(pattern, re.compile(_glob_regex(segs)), tuple(literal), origin)
 
     def matches(self, norm_path: str) -> bool:
         """`norm_path` is already `normalize_path`-ed."""
@@ -435,7 +436,7 @@ class Policy:
 
             rules.append(FreezeRule(
                 index=i, name=name,
-                paths=tuple(PathGlob.compile(p) for p in strs(r["paths"])),
+                paths=tuple(PathGlob.compile(p, str(origins.get("paths", {}).get(p, ""))) for p in strs(r["paths"])),
                 authors=identities("authors"), pushers=identities("pushers"),
                 refs=None if r["refs"] is None else globs(RefGlob, r["refs"]),
                 names=identities("names"), trailers=identities("trailers"), signers=identities("signers"),

@@ -38,8 +38,10 @@ def describe(policy: Policy) -> list[str]:
 
 
 def unmatched(policy: Policy, paths: Iterable[str]) -> list[tuple[str, str]]:
-    """(rule label, pattern) of every frozen path pattern that matches none of `paths`."""
-    waiting = [(rule.label, glob) for rule in policy.rules for glob in rule.paths]
+    """(rule label, pattern) of every frozen path pattern the policy wrote itself that matches none
+    of `paths`. Patterns a named set brought (`@agent-config`) are not typos and name files a
+    repository may not have yet: they are left out."""
+    waiting = [(rule.label, glob) for rule in policy.rules for glob in rule.paths if not glob.origin]
     for path in paths:
         if not waiting:
             break

@@ -27,6 +27,7 @@ authenticates: the catalogue only ever adds restrictions. docs/agents.md lists e
 from __future__ import annotations
 
 import datetime as dt
+import difflib
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -193,6 +194,10 @@ def expand(key: str, values: list[str], catalogue: Catalogue | None) -> list[tup
     """
     out: dict[str, str] = {}
     for v in values:
+        if key == CONFIG_KEY and v.startswith("@") and v not in (KNOWN_AGENTS, AGENT_CONFIG) and "/" not in v:
+            near = difflib.get_close_matches(v, (KNOWN_AGENTS, AGENT_CONFIG), n=1, cutoff=0.8)
+            if near:  # `@agent-configs` would freeze one root file of that name, silently
+                raise ValueError(f"unknown set {v!r}: did you mean {near[0]!r}?")
         if not v.startswith("@") or (key == CONFIG_KEY and v not in (KNOWN_AGENTS, AGENT_CONFIG)):
             out.setdefault(v, "")  # a path may start with '@' (`@scope/**`): only the set's name is a set
             continue

@@ -242,7 +242,8 @@ def test_named_sets_expand_with_their_origin() -> None:
     assert catalogue.expand("paths", ["@scope/**"], cat) == [("@scope/**", "")]  # a path may start with '@'
     for key, values, cat_or_none in (("signers", ["@known-agents"], cat), ("authors", ["@other"], cat),
                                      ("authors", ["@agent-config"], cat), ("paths", ["@known-agents"], cat),
-                                     ("authors", ["@known-agents"], None)):
+                                     ("authors", ["@known-agents"], None), ("paths", ["@agent-configs"], cat),
+                                     ("paths", ["@Agent-Config"], cat), ("paths", ["@known-agent"], cat)):
         with pytest.raises(ValueError):
             catalogue.expand(key, values, cat_or_none)
     for bad in (b'version = "1"\n', b'version = "1"\n[[agent]]\nid = "x"\nname = "x"\nchecked = "2026-01-01"\n'

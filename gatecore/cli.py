@@ -609,8 +609,10 @@ def ledger_archive(
     from .trusted.ledgerarchive import archive_closed
 
     done = archive_closed(repo, remote, _seconds(older_than), int(time.time()), batch=batch, dry_run=dry_run)
-    verb = "would archive" if dry_run else "archived"
-    _out(f"{verb} {len(done.attempts)} attempt(s) in {done.pushes} push(es)")
+    if dry_run:
+        _out(f"would archive {len(done.attempts)} attempt(s); pushed nothing (--dry-run)")
+    else:
+        _out(f"archived {len(done.attempts)} attempt(s) in {done.pushes} push(es)")
     for text in done.skipped:
         _err(f"skipped {text}")
     for text in done.refused:

@@ -274,6 +274,10 @@ def test_the_cli_archives_by_age(tmp_path: Path) -> None:
     assert out.returncode == 0 and "0 attempt" in out.stdout, out.stdout + out.stderr
     assert lab.ledger_tip(attempt) is not None
     out = gate("ledger", "archive", "--repo", str(lab.work.path), "--remote", lab.remote(), "--older-than", "0",
+               "--dry-run", env=RUNNER)
+    assert out.returncode == 0 and out.stdout == "would archive 1 attempt(s); pushed nothing (--dry-run)\n", out.stdout
+    assert lab.ledger_tip(attempt) is not None
+    out = gate("ledger", "archive", "--repo", str(lab.work.path), "--remote", lab.remote(), "--older-than", "0",
                env=RUNNER)
     assert out.returncode == 0 and "1 attempt" in out.stdout, out.stdout + out.stderr
     assert lab.ledger_tip(attempt) is None

@@ -12,6 +12,7 @@ entry as another kind than other tools do.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -23,7 +24,7 @@ from .objects import Commit, Objects
 from .policy import FreezeRule, Signals, normalize_path
 from .refs import display
 from .signatures import SignatureChecker
-from .treediff import Change, TreeDiff
+from .treediff import Change, NamePatterns, TreeDiff, name_pattern
 
 
 def change_kind(old_mode: int, new_mode: int) -> str:
@@ -90,6 +91,9 @@ class FrozenChecker:
         #: who signed each commit, for rules with `signers` (None: no allowed signers here)
         self.signatures: SignatureChecker | None = None
         self._descenders: dict[tuple[int, ...], DescendFilter] = {}
+        self._names: dict[tuple[int, ...], NamePatterns] = {}
+        #: (first parent, second parent) -> merge base, asked for in batches by `prepare`
+        self._bases: dict[tuple[str, str], str | None] = {}
         #: (old tree, new tree, rules, with modes) -> (changes, non-canonical modes), from `prepare`.
         self._prepared: dict[tuple[str | None, str | None, tuple[int, ...], bool],
                              tuple[list[Change], list[tuple[bytes, int]]]] = {}
@@ -112,6 +116,34 @@ class FrozenChecker:
             got = self._descenders[key] = descend
         return got
 
+    def _name_patterns(self, rules: Sequence[FreezeRule]) -> NamePatterns:
+        """Which names can matter in a directory, as a pattern `TreeDiff` searches raw trees
+        with: the rules' next literal segments below it (`ci` and `gate.toml` at the root for
+        `ci/**` and `gate.toml`); None where a pattern's wildcards start (any name can)."""
+        key = _rules_key(rules)
+        got = self._names.get(key)
+        if got is None:
+            literals = [g.literal for r in rules for g in r.paths]
+            memo: dict[bytes, re.Pattern[bytes] | None] = {}
+
+            def names(prefix: bytes) -> re.Pattern[bytes] | None:
+                if prefix in memo:
+                    return memo[prefix]
+                segs = tuple(_norm(prefix[:-1]).split("/")) if prefix else ()
+                depth = len(segs)
+                below: set[str] = set()
+                anything = False
+                for lit in literals:
+                    if len(lit) > depth and lit[:depth] == segs:
+                        below.add(lit[depth])
+                    elif len(lit) <= depth and segs[:len(lit)] == lit:
+                        anything = True
+                got = memo[prefix] = None if anything else name_pattern(sorted(below))
+                return got
+
+            got = self._names[key] = names
+        return got
+
     def frozen_changes(self, old_tree: str | None, new_tree: str | None, rules: Sequence[FreezeRule],
                        bad: list[BadMode] | None = None) -> dict[bytes, FrozenChange]:
         """Changes between two trees at paths some rule freezes, by path. With `bad`, every
@@ -124,7 +156,8 @@ class FrozenChecker:
             changes, modes = prepared
         else:
             modes = None if bad is None else []
-            changes = self.diff.changes(old_tree, new_tree, None if whole else self._descender(rules), modes)
+            changes = (self.diff.changes(old_tree, new_tree, None, modes) if whole else
+                       self.diff.changes(old_tree, new_tree, self._descender(rules), modes, self._name_patterns(rules)))
         out: dict[bytes, FrozenChange] = {}
         for c in changes:
             hits = tuple(r for r in rules if r.matches_path(_norm(c.path)))
@@ -157,12 +190,33 @@ class FrozenChecker:
         for key, (rules, unique) in groups.items():
             listed: list[tuple[str | None, str | None]] = list(unique)
             per_pair: list[list[tuple[bytes, int]]] = [[] for _ in listed]
-            found = self.diff.changes_many(listed, None if self.whole_change else self._descender(rules), per_pair)
+            found = (self.diff.changes_many(listed, None, per_pair) if self.whole_change else
+                     self.diff.changes_many(listed, self._descender(rules), per_pair, self._name_patterns(rules)))
             for (old, new), changes, m in zip(listed, found, per_pair, strict=True):
                 self._prepared[(old, new, key, True)] = (changes, m)
                 if changes or m:
                     touched.update(unique[(old, new)])
+        self._prefetch_bases([(c, rules) for c, rules in jobs if c.id in touched and len(c.parent_ids) == 2])
         return touched
+
+    def _prefetch_bases(self, merges: Sequence[tuple[Commit, Sequence[FreezeRule]]]) -> None:
+        """The merge bases `written` will ask for (merges whose parents differ at some frozen
+        path), from one request (`GitReader.merge_bases`) instead of one git process each."""
+        need = []
+        for c, rules in merges:
+            first, second = c.parent_ids
+            if (first, second) in self._bases:
+                continue
+            ours, theirs = (self.frozen_changes(self.tree_of(p), c.tree_id, rules, []) for p in (first, second))
+            if ours.keys() != theirs.keys():
+                need.append((first, second))
+        if need:
+            self._bases.update(self.objects.reader.merge_bases(need))
+
+    def merge_base(self, first: str, second: str) -> str | None:
+        if (first, second) not in self._bases:
+            self._bases[(first, second)] = self.objects.reader.merge_base(first, second)
+        return self._bases[(first, second)]
 
     def tree_of(self, commit: str | None) -> str | None:
         return None if commit is None else self.objects.tree_id(commit)
@@ -199,7 +253,7 @@ class FrozenChecker:
             # kept side. That is a revert if the other side changed the path since the base.
             stale = {p: f for p, f in dropped.items() if p not in kept}
             if stale:
-                base = base or [self.objects.reader.merge_base(first, second)]
+                base = base or [self.merge_base(first, second)]
                 changed = self.frozen_changes(self.tree_of(base[0]), self.tree_of(other_tip), rules)
                 out.update({p: Written(p, "revert (merge keeps a stale side)", f.rules)
                             for p, f in stale.items() if p in changed})

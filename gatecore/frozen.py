@@ -82,12 +82,15 @@ class BadMode:
 class FrozenChecker:
     """Finds frozen paths written by commits, over one object store and its caches."""
 
-    def __init__(self, objects: Objects, whole_change: bool = False) -> None:
+    def __init__(self, objects: Objects, whole_change: bool = False, search_names: bool = True) -> None:
         """`whole_change`: look for non-canonical modes in the whole change of each examined
-        commit (policy objects.noncanonical_modes = "refuse"), not only at frozen paths."""
+        commit (policy objects.noncanonical_modes = "refuse"), not only at frozen paths.
+        `search_names` False parses every tree read whole (the reading `TreeDiff` proves the
+        name search against, tests/unit/test_tree_search.py)."""
         self.objects = objects
         self.diff = TreeDiff(objects)
         self.whole_change = whole_change
+        self.search_names = search_names
         #: who signed each commit, for rules with `signers` (None: no allowed signers here)
         self.signatures: SignatureChecker | None = None
         self._descenders: dict[tuple[int, ...], DescendFilter] = {}
@@ -116,10 +119,12 @@ class FrozenChecker:
             got = self._descenders[key] = descend
         return got
 
-    def _name_patterns(self, rules: Sequence[FreezeRule]) -> NamePatterns:
+    def _name_patterns(self, rules: Sequence[FreezeRule]) -> NamePatterns | None:
         """Which names can matter in a directory, as a pattern `TreeDiff` searches raw trees
         with: the rules' next literal segments below it (`ci` and `gate.toml` at the root for
         `ci/**` and `gate.toml`); None where a pattern's wildcards start (any name can)."""
+        if not self.search_names:
+            return None
         key = _rules_key(rules)
         got = self._names.get(key)
         if got is None:

@@ -23,7 +23,6 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from . import hooks
 from .cli import HERE, _log
 from .generate import Cache
 from .gitenv import Git, base_env
@@ -33,7 +32,7 @@ from .scenarios import FULL, QUICK, Bench, clean_env_for_process
 def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m bench.profile", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("scenario", choices=("small", "large", "real", "refs", "review"))
+    p.add_argument("scenario", choices=("small", "large", "wide", "real", "refs", "review"))
     p.add_argument("--quick", action="store_true", help="smoke sizes")
     p.add_argument("--runs", type=int, default=5)
     p.add_argument("--cprofile", action="store_true")
@@ -53,7 +52,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         specs = bench.specs(args.scenario)
         spec = max(specs, key=lambda s: s.size)
-        installer = hooks.installer("gate", bench.policy, bench.keys()[0], spec.base)
+        installer = bench.installers(spec)["gate"]
         dst, stdin, qenv = bench.stage(spec.template, spec.client, spec.refspecs, "gate", installer)
         env = {**git.env, **(spec.env or {}), **qenv, "GIT_DIR": "."}
         print(f"{spec.label}\nstaged in {dst}; stdin:\n{stdin.decode()}", flush=True)

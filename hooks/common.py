@@ -1,4 +1,8 @@
-"""What the three client hooks share: git plumbing calls, the error boundary, the output.
+"""What the three client hooks share: git plumbing calls, the repository, the error boundary, the output.
+
+The repository is read as the server's hook reads it, through git's own processes
+(`gatecore.adapters.gitstream.GitStream`: `cat-file`, `for-each-ref`, `rev-list`), never
+pygit2, whose import alone costs a hook about 100 ms.
 
 Exit codes are the server's: 0 accept (or evaluate mode), 1 policy reject, 2
 configuration error, 3 internal error or unreadable repository. `run` is the one error
@@ -10,11 +14,14 @@ and the lines are `gatecore.report`'s, so a client rejection reads like the serv
 
 from __future__ import annotations
 
+import atexit
+import os
 import sys
 import traceback
 from collections.abc import Callable, Sequence
 
 from gatecore.adapters.gitcmd import run_git
+from gatecore.adapters.gitstream import GitStream
 from gatecore.errors import GateError
 from gatecore.findings import Violation
 from gatecore.policy import Policy
@@ -32,6 +39,17 @@ def git(*args: str, ok_codes: tuple[int, ...] = (0,)) -> tuple[int, str]:
     """
     out = run_git(args, ok=ok_codes)
     return out.returncode, out.stdout.decode("utf-8", "surrogateescape")
+
+
+def open_repo() -> GitStream:
+    """The repository the hook runs in (GIT_DIR, else found from the current directory, as git
+    finds it), with its work tree if it has one; its git processes end with the hook."""
+    _, out = git("rev-parse", "--absolute-git-dir", "--is-inside-work-tree", "--show-cdup")
+    lines = out.split("\n")
+    workdir = os.path.abspath(lines[2] or ".") if len(lines) > 2 and lines[1] == "true" else None
+    repo = GitStream(lines[0], workdir=workdir)
+    atexit.register(repo.close)
+    return repo
 
 
 def current_branch() -> str | None:

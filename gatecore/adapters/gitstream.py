@@ -214,9 +214,10 @@ class GitStream:
     object_format = "sha1"
     zero_id = "0" * 40
 
-    def __init__(self, git_dir: str, quarantine: str | None = None) -> None:
+    def __init__(self, git_dir: str, quarantine: str | None = None, workdir: str | None = None) -> None:
         """`quarantine`: git's quarantine directory of the running push (`GIT_QUARANTINE_PATH`),
-        if any; it lets `preexisting` tell what this push brought."""
+        if any; it lets `preexisting` tell what this push brought. `workdir`: the work tree
+        (a client hook's), if any."""
         if not os.path.isfile(os.path.join(git_dir, "HEAD")):
             raise GateError("GATE-GIT-REPOSITORY", f"cannot open repository {git_dir}: not a git directory")
         if gitcmd.declares_sha256(git_dir):
@@ -224,6 +225,7 @@ class GitStream:
                             f"{git_dir} uses the sha256 object format, which this gate cannot read")
         self.path = git_dir
         self.quarantine = quarantine
+        self.workdir = workdir
         self._batch: _CatFile | None = None
         self._check: _CatFile | None = None
         self._blob_digests: dict[str, str] = {}

@@ -12,7 +12,6 @@ entry as another kind than other tools do.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -24,7 +23,7 @@ from .objects import Commit, Objects
 from .policy import FreezeRule, Signals, normalize_path
 from .refs import display
 from .signatures import SignatureChecker
-from .treediff import Change, NamePatterns, TreeDiff, name_pattern
+from .treediff import Change, NamePatterns, NameSearch, TreeDiff, name_pattern
 
 
 def change_kind(old_mode: int, new_mode: int) -> str:
@@ -129,9 +128,9 @@ class FrozenChecker:
         got = self._names.get(key)
         if got is None:
             literals = [g.literal for r in rules for g in r.paths]
-            memo: dict[bytes, re.Pattern[bytes] | None] = {}
+            memo: dict[bytes, NameSearch | None] = {}
 
-            def names(prefix: bytes) -> re.Pattern[bytes] | None:
+            def names(prefix: bytes) -> NameSearch | None:
                 if prefix in memo:
                     return memo[prefix]
                 segs = tuple(_norm(prefix[:-1]).split("/")) if prefix else ()

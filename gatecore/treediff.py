@@ -37,65 +37,74 @@ from .gitmodel import CANONICAL_MODES, MODE_TREE, DescendFilter, canon_mode
 from .objects import Objects, mode_value
 
 Entries = dict[bytes, tuple[int, str]]
+#: The entries of a tree where no name matters (one object, never changed).
+_NOTHING: Entries = {}
 
-#: For a directory (its raw path with a trailing slash, b"" for the root), a pattern whose
-#: group 1 finds, in a raw tree, every ASCII name (preceded by the space after the mode and
-#: followed by the NUL) whose path could matter there; None when any name could (read the
-#: tree whole). `name_pattern` builds one.
-NamePatterns = Callable[[bytes], "re.Pattern[bytes] | None"]
-
-_RUNS: dict[int, re.Pattern[bytes]] = {}
-_OCTAL = re.compile(rb"[0-7]+")
+#: For a directory (its raw path with a trailing slash, b"" for the root), the names that can
+#: matter there (`NameSearch`), or None when any name can (read the tree whole).
+NamePatterns = Callable[[bytes], "NameSearch | None"]
 
 
-def _run(id_bytes: int) -> re.Pattern[bytes]:
-    """Whole entries with ASCII names, as many as there are from a position (possessive)."""
-    got = _RUNS.get(id_bytes)
-    if got is None:
-        # (possessive everywhere: about twice as fast as `[0-7]+` on a 500-entry tree)
-        got = _RUNS[id_bytes] = re.compile(rb"(?:[0-7]++ [^\0/\x80-\xff]++\0.{%d})*+" % id_bytes, re.DOTALL)
-    return got
+class NameSearch:
+    """Finds, in a raw tree, the entries whose names are one of some ASCII names in any case,
+    with trailing dots and spaces (`find`). One regular expression tokenises the tree and
+    stops only at an entry whose name starts like one of them (and then only if it is one),
+    at a name starting outside ASCII, at anything that is not a whole entry, or at the end.
 
+    A name starting with any other ASCII byte is skipped whatever follows (no folding turns
+    its first character into one the names start with); a name starting like one of them
+    must be ASCII throughout, without `/`, or the tree is read whole."""
 
-def _through(m: re.Match[bytes] | None) -> int:
-    """Where a `_run` match ends (it always matches, if only the empty run)."""
-    assert m is not None
-    return m.end()
+    def __init__(self, names: Sequence[str]) -> None:
+        if not all(n.isascii() for n in names):
+            raise ValueError("NameSearch finds ASCII names only (read trees whole for the others)")
+        alts = sorted({n.encode("ascii") for n in names if n})
+        self.names = tuple(alts)
+        # Bytes a matching name can start with (either case); a name starting otherwise is
+        # skipped without looking further.
+        firsts = sorted({c for a in alts for c in (a[:1].lower(), a[:1].upper())})
+        self._first = b"".join(re.escape(c) for c in firsts)
+        self._name = (rb"(?i:" + b"|".join(re.escape(a) for a in alts) + rb")[. ]*+") if alts else rb"(?!)"
+        self._compiled: dict[int, tuple[re.Pattern[bytes], re.Pattern[bytes]]] = {}
 
+    def _patterns(self, id_bytes: int) -> tuple[re.Pattern[bytes], re.Pattern[bytes]]:
+        got = self._compiled.get(id_bytes)
+        if got is None:
+            plain = rb"[^\0/\x80-\xff%s][^\0]*+" % self._first
+            other = (rb"|(?!%s\0)[%s][^\0/\x80-\xff]*+" % (self._name, self._first)) if self._first else b""
+            # (possessive everywhere: about twice as fast as backtracking on a 500-entry tree)
+            skip = re.compile(rb"(?:[0-7]++ (?:%s%s)\0.{%d})*+" % (plain, other, id_bytes), re.DOTALL)
+            hit = re.compile(rb"([0-7]++) (%s)\0(.{%d})" % (self._name, id_bytes), re.DOTALL)
+            got = self._compiled[id_bytes] = (skip, hit)
+        return got
 
-def name_pattern(names: Sequence[str]) -> re.Pattern[bytes]:
-    """A `NamePatterns` answer for names that matter when, case-folded and without trailing
-    dots and spaces, they are one of `names` (normalised literal segments). Names outside
-    ASCII are never found by it: a tree holding one is read whole."""
-    alts = sorted({n.encode("ascii") for n in names if n.isascii()})
-    if not alts:
-        return re.compile(rb"(?!)")
-    return re.compile(rb" ((?i:" + b"|".join(re.escape(a) for a in alts) + rb")[. ]*+)\0")
-
-
-def extract(data: bytes, hits: re.Pattern[bytes], id_bytes: int) -> list[tuple[bytes, bytes, bytes]] | None:
-    """(mode text, name, raw id) of the entries of a raw tree whose names `hits` finds, in
-    order; None if the tree is not a list of whole entries with ASCII names (read it whole).
-
-    Each hit is taken only where the entries before it tokenise up to its mode: the tree is
-    tokenised once, from hit to hit, so a hit inside an id or a name is never an entry."""
-    run = _run(id_bytes)
-    pos = 0
-    found = []
-    for h in hits.finditer(data):
-        space = h.start()
-        if space < pos:
-            continue
-        start = _through(run.match(data, pos, space))
-        if _OCTAL.fullmatch(data, start, space):
-            end = h.end() + id_bytes
-            if end > len(data):
+    def find(self, data: bytes, id_bytes: int) -> list[tuple[bytes, bytes, bytes]] | None:
+        """(mode text, name, raw id) of the entries whose names match, in order; None if the
+        tree is not a list of whole entries with ASCII names (then read it whole). Every
+        entry is tokenised from the first, so a name inside an id or inside another name
+        (a file named `40000 ci`) is never taken for an entry."""
+        skip, hit = self._patterns(id_bytes)
+        found: list[tuple[bytes, bytes, bytes]] = []
+        pos = 0
+        end = len(data)
+        while True:
+            m = skip.match(data, pos)
+            assert m is not None  # (it always matches, if only the empty run)
+            pos = m.end()
+            if pos == end:
+                return found
+            h = hit.match(data, pos)
+            if h is None:
                 return None
-            found.append((data[start:space], h.group(1), data[h.end():end]))
-            pos = end
-    if _through(run.match(data, pos)) != len(data):
-        return None
-    return found
+            found.append((h[1], h[2], h[3]))
+            pos = h.end()
+
+
+def name_pattern(names: Sequence[str]) -> NameSearch | None:
+    """A `NamePatterns` answer for names that matter when, case-folded and without trailing
+    dots and spaces, they are one of `names` (normalised literal segments); None (read trees
+    whole) if one of those is outside ASCII."""
+    return NameSearch(names) if all(n.isascii() for n in names) else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,8 +141,11 @@ class TreeDiff:
 
     def _found(self, tree_id: str, prefix: bytes, descend: DescendFilter,
                found: list[tuple[bytes, bytes, bytes]], kept: dict[tuple[str, bytes], Entries]) -> None:
-        """The entries `extract` found, as `_filtered` keeps them, checked as `parse_tree`
+        """The entries `NameSearch.find` found, as `_filtered` keeps them, checked as `parse_tree`
         checks entries (names once each, in git's order, never `.` or `..`)."""
+        if not found:  # the common case: no name that matters (shared, never changed)
+            kept[(tree_id, prefix)] = self._kept[(tree_id, prefix, descend)] = _NOTHING
+            return
         got: Entries = {}
         seen: set[bytes] = set()
         prev = b""
@@ -156,31 +168,36 @@ class TreeDiff:
                     descend: DescendFilter | None, names: NamePatterns | None
                     ) -> tuple[dict[str, Entries], dict[tuple[str, bytes], Entries]]:
         """The entries each tree of a level needs: whole trees (parsed) where any name can
-        matter, and, where a `names` pattern says which can, only those (`extract`)."""
+        matter, and, where a `names` pattern says which can, only those (`NameSearch`)."""
         kept: dict[tuple[str, bytes], Entries] = {}
         if descend is None:
             return self.objects.trees([t for _, _, o, n in level for t in (o, n) if t is not None]), kept
         if len(self._kept) >= self.KEPT_CACHE:
             self._kept.clear()
         whole: dict[tuple[str, bytes], None] = {}
-        raw: dict[str, list[tuple[bytes, re.Pattern[bytes]]]] = {}
+        raw: dict[str, list[tuple[bytes, NameSearch]]] = {}
+        patterns: dict[bytes, NameSearch | None] = {}
+        cache = self._kept
         for _, prefix, o, n in level:
+            if prefix in patterns:
+                pattern = patterns[prefix]
+            else:
+                pattern = patterns[prefix] = None if names is None else names(prefix)
             for t in (o, n):
                 if t is None or (t, prefix) in kept or (t, prefix) in whole:
                     continue
-                got = self._kept.get((t, prefix, descend))
+                got = cache.get((t, prefix, descend))
                 if got is not None:
                     kept[(t, prefix)] = got
-                    continue
-                pattern = None if names is None else names(prefix)
-                if pattern is None:
+                elif pattern is None:
                     whole[(t, prefix)] = None
-                elif (prefix, pattern) not in raw.setdefault(t, []):
-                    raw[t].append((prefix, pattern))
+                else:
+                    kept[(t, prefix)] = _NOTHING  # until read below
+                    raw.setdefault(t, []).append((prefix, pattern))
         id_bytes = len(self.objects.zero_id) // 2
         for oid, data in self.objects.raw_trees(list(raw)):
             for prefix, pattern in raw[oid]:
-                found = extract(data, pattern, id_bytes)
+                found = pattern.find(data, id_bytes)
                 if found is None:  # not plain ASCII names: parse it whole
                     self._filtered(oid, prefix, descend, self.objects.tree_from_bytes(oid, data), kept)
                 else:
@@ -221,8 +238,10 @@ class TreeDiff:
                     old = {} if old_id is None else trees[old_id]
                     new = {} if new_id is None else trees[new_id]
                 else:
-                    old = {} if old_id is None else kept[(old_id, prefix)]
-                    new = {} if new_id is None else kept[(new_id, prefix)]
+                    old = _NOTHING if old_id is None else kept[(old_id, prefix)]
+                    new = _NOTHING if new_id is None else kept[(new_id, prefix)]
+                    if old is new:  # (most often: neither holds a name that matters)
+                        continue
                 found = out[i]
                 for name in old.keys() | new.keys():
                     o = old.get(name)

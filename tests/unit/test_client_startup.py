@@ -25,8 +25,8 @@ HEAVY = ("pygit2", "pydantic", "typer", "click")
 
 
 def test_the_quick_path_knows_the_reserved_namespaces() -> None:
-    assert receipt_push.RESERVED == (GATE_PREFIX.encode(), REVIEW_PREFIX.encode())
-    assert receipt_push.MAX_INPUT_BYTES == MAX_INPUT_BYTES
+    assert (GATE_PREFIX.encode(), REVIEW_PREFIX.encode()) == receipt_push.RESERVED
+    assert MAX_INPUT_BYTES == receipt_push.MAX_INPUT_BYTES
 
 
 @pytest.mark.parametrize("argv,stdin,env,nothing", [

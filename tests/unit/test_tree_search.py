@@ -25,7 +25,7 @@ from gatecore.findings import Violation
 from gatecore.frozen import FrozenChecker, walk_violations
 from gatecore.objects import Objects
 from gatecore.policy import FreezeRule, PathGlob
-from gatecore.treediff import extract, name_pattern
+from gatecore.treediff import NameSearch, name_pattern
 
 DATA = Path("/work/shared/data")
 
@@ -62,7 +62,7 @@ def _entry(mode: bytes, name: bytes, oid: bytes = b"\x11" * 20) -> bytes:
 
 
 def test_a_name_is_found_only_where_it_is_an_entry() -> None:
-    hits = name_pattern(["ci", "gate.toml"])
+    hits = NameSearch(["ci", "gate.toml"])
     data = b"".join([
         _entry(b"100644", b"40000 ci"),  # a file named "40000 ci": not a directory ci
         _entry(b"100644", b"1 ci", b"\x00" * 3 + b" ci\x00" + b"\x07" * 13),  # an id holding " ci\0"
@@ -71,25 +71,33 @@ def test_a_name_is_found_only_where_it_is_an_entry() -> None:
         _entry(b"100644", b"gate.tomlx", b"\x44" * 20),
         _entry(b"100664", b"ci ", b"\x55" * 20),
     ])
-    assert extract(data, hits, 20) == [(b"40000", b"CI", b"\x22" * 20), (b"100644", b"Gate.TOML. .", b"\x33" * 20),
-                                       (b"100664", b"ci ", b"\x55" * 20)]
+    assert hits.find(data, 20) == [(b"40000", b"CI", b"\x22" * 20), (b"100644", b"Gate.TOML. .", b"\x33" * 20),
+                                   (b"100664", b"ci ", b"\x55" * 20)]
+    # a name starting with a byte no frozen name starts with is passed over, whatever follows
+    assert hits.find(_entry(b"100644", "x\u00e9/../ci".encode()), 20) == []
 
 
 @pytest.mark.parametrize("data", [
     _entry(b"100644", "c\u200ci".encode()),  # outside ASCII: Unicode folding could map it onto ci
+    _entry(b"100644", "\u212ai".encode()),  # starting outside ASCII (the Kelvin sign folds to k)
+    _entry(b"100644", b"ci/deploy.yml"),  # a name holding a slash, starting like ci
     _entry(b"100644", b"a") + b"trailing garbage",
     _entry(b"100644", b"a")[:-3],  # a cut id
     _entry(b"1x0644", b"a"),  # not an octal mode
     _entry(b"100644", b"ci", b"\x11" * 10),  # the name's id cut short
 ])
 def test_a_tree_that_is_not_plain_entries_is_read_whole(data: bytes) -> None:
-    assert extract(data, name_pattern(["ci"]), 20) is None
+    assert NameSearch(["ci"]).find(data, 20) is None
+
+
+def test_a_frozen_name_outside_ascii_reads_trees_whole() -> None:
+    assert name_pattern(["\u00e7i"]) is None and name_pattern(["ci", "gate.toml"]) is not None
 
 
 def test_ids_of_either_length_are_tokenised() -> None:
     data = _entry(b"100644", b"a", b"\x01" * 32) + _entry(b"40000", b"ci", b" ci\x00" * 8)
-    assert extract(data, name_pattern(["ci"]), 32) == [(b"40000", b"ci", b" ci\x00" * 8)]
-    assert extract(data, name_pattern(["ci"]), 20) is None
+    assert NameSearch(["ci"]).find(data, 32) == [(b"40000", b"ci", b" ci\x00" * 8)]
+    assert NameSearch(["ci"]).find(data, 20) is None
 
 
 # --- hostile histories --------------------------------------------------------------------------
@@ -125,7 +133,7 @@ class Raw:
 #: Names at the root and below `ci`: frozen ones in every spelling git and other tools fold
 #: onto each other, near misses, and names that hold a frozen name after a space.
 ROOT_NAMES = [b"ci", b"CI", b"Ci.", b"ci ", b"ci. .", b"ci-notes", b"cI..", "c\u200ci".encode(), "\uff43i".encode(),
-              "ci\u0301".encode(), b"gate.toml", b"GATE.TOML", b"gate.toml.example", b"gate.toml.", b"40000 ci",
+              "ci\u0301".encode(), "c\u0327i".encode(), "\u00e7I".encode(), b"gate.toml", b"GATE.TOML", b"gate.toml.example", b"gate.toml.", b"40000 ci",
               b"1 gate.toml", b"kit", "\u212ait".encode(), b"KIT ", b"docs", b"Docs", b"src", b"README",
               b".pre-commit-config.yaml", b".Pre-Commit-Config.YAML ", b"secret", b"a secret"]
 SUB_NAMES = [b"deploy.yml", b"Deploy.YML.", b"x", b"Ci", b"secret", b"Md.MD", b"md.md"]
@@ -134,6 +142,7 @@ TREE_MODES = [b"40000", b"40000", b"40000", b"040000", b"40755"]
 RULES = [rule(0, "ci/**"), rule(1, "gate.toml"), rule(2, "kit/deploy.yml"), rule(3, ".pre-commit-config.yaml"),
          rule(4, "docs/ci/md.md"), rule(5, "src/*/secret")]
 UNPRUNABLE = [*RULES, rule(6, "**/secret")]
+UNICODE = [rule(0, "\u00e7i/**"), rule(1, "gate.toml")]  # a frozen name outside ASCII: trees read whole
 
 
 def _hostile_history(raw: Raw, rng: random.Random, commits: int) -> str:
@@ -184,7 +193,7 @@ def _hostile_history(raw: Raw, rng: random.Random, commits: int) -> str:
 def test_hostile_histories_read_the_same_searched_or_parsed_whole(tmp_path: Path, seed: int) -> None:
     raw = Raw(tmp_path / "r.git")
     tip = _hostile_history(raw, random.Random(seed), 60)
-    for rules, whole in ((RULES, False), (UNPRUNABLE, False), (RULES, True)):
+    for rules, whole in ((RULES, False), (UNPRUNABLE, False), (RULES, True), (UNICODE, False)):
         searched, parsed = both_readings(raw.path, [tip], rules, whole)
         assert searched == parsed
         assert searched  # the history does write frozen paths (the comparison is not vacuous)

@@ -15,7 +15,6 @@ restrictions. docs/agents.md lists every entry with its source.
 
 from __future__ import annotations
 
-import tomllib
 from dataclasses import dataclass
 
 #: The one named set there is.
@@ -52,6 +51,8 @@ def parse(data: bytes) -> Catalogue:
     """The catalogue from its TOML bytes. ValueError with a one-line reason if malformed."""
     if len(data) > MAX_CATALOGUE_BYTES:
         raise ValueError("the agent catalogue is too large")
+    import tomllib  # (here: a hook that reads the catalogue's bytes only never imports it)
+
     try:
         doc = tomllib.loads(data.decode("utf-8"))
     except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:

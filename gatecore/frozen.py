@@ -183,13 +183,22 @@ class FrozenChecker:
         self._prepared.clear()
         self.objects.prefetch_commits(p for c, _ in jobs for p in c.parent_ids)
         groups: dict[tuple[int, ...], tuple[Sequence[FreezeRule], dict[tuple[str | None, str | None], list[str]]]] = {}
+        by_rules: dict[int, dict[tuple[str | None, str | None], list[str]]] = {}  # id(rules) -> its group's pairs
+        tree_of = self.objects.tree_id
         for c, rules in jobs:
-            parents: tuple[str | None, ...] = c.parent_ids or (None,)
-            if len(parents) == 1 and self.tree_of(parents[0]) == c.tree_id:
-                continue
-            pairs = groups.setdefault(_rules_key(rules), (rules, {}))[1]
-            for p in parents:
-                pairs.setdefault((self.tree_of(p), c.tree_id), []).append(c.id)
+            pairs = by_rules.get(id(rules))
+            if pairs is None:
+                pairs = by_rules[id(rules)] = groups.setdefault(_rules_key(rules), (rules, {}))[1]
+            parents = c.parent_ids
+            if not parents:
+                pairs.setdefault((None, c.tree_id), []).append(c.id)
+            elif len(parents) == 1:
+                before = tree_of(parents[0])
+                if before != c.tree_id:
+                    pairs.setdefault((before, c.tree_id), []).append(c.id)
+            else:
+                for p in parents:
+                    pairs.setdefault((tree_of(p), c.tree_id), []).append(c.id)
         touched: set[str] = set()
         for key, (rules, unique) in groups.items():
             listed: list[tuple[str | None, str | None]] = list(unique)
@@ -264,9 +273,13 @@ class FrozenChecker:
         return list(out.values())
 
 
+def _reads_signals(rules: Sequence[FreezeRule]) -> bool:
+    return any(r.names or r.reads_messages or r.signers for r in rules)
+
+
 def signals(commit: Commit, rules: Sequence[FreezeRule], sigs: SignatureChecker | None = None) -> Signals | None:
     """The names, trailers and verified signers of a commit, when some rule looks at them (else None)."""
-    if not any(r.names or r.reads_messages or r.signers for r in rules):
+    if not _reads_signals(rules):
         return None
     author, committer = commit.identities()
     signed: tuple[str, ...] = ()
@@ -334,9 +347,10 @@ def walk_violations(checker: FrozenChecker, commits: Iterable[Commit], rules: Se
     if checker.signatures is not None and any(r.signers for r in rules):
         commits = list(commits)
         checker.signatures.prefetch([c.id for c in commits])
+    reads_signals = _reads_signals(rules)
     for c in commits:
         author, committer = c.identities()
-        key = (author.email, committer.email, signals(c, rules, checker.signatures))
+        key = (author.email, committer.email, signals(c, rules, checker.signatures) if reads_signals else None)
         applicable = restricted.get(key)
         if applicable is None:
             applicable = restricted[key] = [r for r in rules if r.restricted_identity(*key[:2], pusher, key[2])

@@ -22,7 +22,6 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from gatecore.adapters import environment
-from gatecore.adapters.gitstream import GitStream
 from gatecore.errors import GateError, unreadable
 from gatecore.findings import Violation
 from gatecore.frozen import FrozenChecker, commit_violations
@@ -33,7 +32,7 @@ from gatecore.refs import display
 from gatecore.signatures import SignatureChecker
 
 from . import clientconfig
-from .common import current_branch, git, open_repo, rev_commit, verdict_lines
+from .common import ClientRepo, current_branch, git, open_repo, rev_commit, verdict_lines
 
 #: The commit id shown for the staged change (it has none yet).
 STAGED = "(staged)"
@@ -77,7 +76,7 @@ def merge_heads(git_dir: str) -> list[str]:
     return heads
 
 
-def staged_violations(repo: GitStream, policy: Policy, tree: str, parents: Sequence[str], author: Ident,
+def staged_violations(repo: ClientRepo, policy: Policy, tree: str, parents: Sequence[str], author: Ident,
                       committer: Ident, pusher: str, branch: str | None) -> list[Violation]:
     """Every frozen path the commit-to-be writes, per rule that restricts one of its identities.
 

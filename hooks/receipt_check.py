@@ -11,7 +11,6 @@ from dataclasses import replace
 from pathlib import Path
 
 from gatecore.adapters import gitcmd
-from gatecore.adapters.gitstream import GitStream
 from gatecore.approvalrefs import is_approval_ref
 from gatecore.errors import GateError, unreadable
 from gatecore.findings import Violation
@@ -29,7 +28,7 @@ from gatecore.refs import (
 )
 
 from . import clientconfig, pushset
-from .common import git, open_repo, verdict_lines
+from .common import ClientRepo, git, open_repo, verdict_lines
 
 FETCH_LEDGER = "git fetch {remote} '+refs/gate/*:refs/gate/*'"
 
@@ -49,7 +48,7 @@ def remote_reserved(remote: str) -> dict[bytes, str]:
     return found
 
 
-def server_refs(repo: GitStream, remote: str, remote_now: Mapping[bytes, str]) -> ServerRefs:
+def server_refs(repo: ClientRepo, remote: str, remote_now: Mapping[bytes, str]) -> ServerRefs:
     """The remote's refs as the server's checks see them: reserved ones from the one ls-remote,
     any other (the target branch) asked for when needed. A ledger the remote has but this clone
     has not fetched reads as missing (the check then says how to fetch it)."""
@@ -65,7 +64,7 @@ def server_refs(repo: GitStream, remote: str, remote_now: Mapping[bytes, str]) -
     return ServerRefs(read)
 
 
-def receipt_target(repo: GitStream, receipt_commit: str) -> tuple[str, str] | None:
+def receipt_target(repo: ClientRepo, receipt_commit: str) -> tuple[str, str] | None:
     """(ref, new_commit) the receipt in a receipt commit is for, read without verifying it."""
     from gatecore import envelope, ledger
     from gatecore.receipt import parse_payload
@@ -82,7 +81,7 @@ def receipt_target(repo: GitStream, receipt_commit: str) -> tuple[str, str] | No
     return receipt.ref, receipt.new_commit
 
 
-def companions(repo: GitStream, named: Sequence[RefUpdate], remote_now: Mapping[bytes, str]) -> list[RefUpdate]:
+def companions(repo: ClientRepo, named: Sequence[RefUpdate], remote_now: Mapping[bytes, str]) -> list[RefUpdate]:
     """The reserved updates that travel with the named one, found locally (pre-commit names one ref).
 
     A local receipt ref that differs from the remote's is about to be pushed, and with it
@@ -124,7 +123,7 @@ def with_remote_old(updates: Sequence[RefUpdate], remote_now: Mapping[bytes, str
             if u.ref.startswith(EXACT_PREFIXES) else u for u in updates]
 
 
-def ledger_repository(repo: GitStream, updates: Sequence[RefUpdate], now: int) -> str:
+def ledger_repository(repo: ClientRepo, updates: Sequence[RefUpdate], now: int) -> str:
     """The repository id the local ledger of the first reviewed attempt names ('' if none)."""
     from gatecore.ledger import read_state
 
@@ -149,7 +148,7 @@ def explain_missing(violations: Sequence[Violation], remote: str) -> list[Violat
             for v in violations]
 
 
-def reserved_violations(repo: GitStream, args: argparse.Namespace, env: Mapping[str, str], remote: str,
+def reserved_violations(repo: ClientRepo, args: argparse.Namespace, env: Mapping[str, str], remote: str,
                         special: Sequence[RefUpdate], updates: Sequence[RefUpdate], remote_now: Mapping[bytes, str],
                         now: int) -> tuple[int, list[str]]:
     """The server's check of the reserved updates (`updates`, the whole push, is where receipts are found)."""
@@ -172,7 +171,7 @@ def reserved_violations(repo: GitStream, args: argparse.Namespace, env: Mapping[
     return verdict_lines(violations, policy, "push", notes)
 
 
-def push_updates(repo: GitStream, args: argparse.Namespace, env: Mapping[str, str],
+def push_updates(repo: ClientRepo, args: argparse.Namespace, env: Mapping[str, str],
                  stdin: bytes) -> tuple[str, list[RefUpdate], dict[bytes, str]]:
     """(remote, every update of the push the hook can know of, the remote's reserved refs now)."""
     cache: dict[str, dict[bytes, str]] = {}

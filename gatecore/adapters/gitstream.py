@@ -35,6 +35,7 @@ from ..gitmodel import WalkedCommit
 from . import gitcmd
 
 _OID = re.compile(r"[0-9a-f]{40}")
+_REQUEST = re.compile(f"(?:(?:{_OID.pattern})\n)*")
 _HASH_CHUNK = 1 << 20
 _BUFFER = 1 << 16
 _PIPE = 1 << 20
@@ -60,6 +61,15 @@ def _valid(oid: str) -> str:
 def _checked(oid: str) -> bytes:
     """An object id as a cat-file request line."""
     return _valid(oid).encode("ascii") + b"\n"
+
+
+def _request(oids: Sequence[str]) -> bytes:
+    """Object ids as cat-file request lines, every one checked (in one pass) as `_valid` checks it."""
+    data = ("\n".join(oids) + "\n").encode("utf-8", "surrogateescape") if oids else b""
+    if _REQUEST.fullmatch(data.decode("ascii", "replace")) is None or data.count(b"\n") != len(oids):
+        for oid in oids:
+            _valid(oid)
+    return data
 
 
 def _widen(pipe: IO[bytes]) -> None:
@@ -170,7 +180,7 @@ class _CatFile:
         """(id, type, contents) of every id, each handed out as soon as git has written it
         (one pipelined request, fed by a writer thread): many objects, never all held at
         once. A failure, or a caller that stops early, leaves the process unusable."""
-        request = b"".join(_checked(o) for o in oids)
+        request = _request(oids)
         failed: list[BaseException] = []
 
         def write() -> None:

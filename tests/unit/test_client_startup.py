@@ -100,3 +100,7 @@ def test_the_receipt_hook_answers_a_plain_push_before_importing_the_engine(clone
     git(clone.path, "update-ref", "refs/gate/receipts/a1", head)
     code, names, err = _imported(clone.path, "hooks.receipt_push", env)
     assert "gatecore.reviewrefs" in names or "gatecore.ledgerrefs" in names or code != 0, err
+    git(clone.path, "pack-refs", "--all")  # packed, not a file under refs/gate/receipts/ any more
+    assert not (clone.path / ".git" / "refs" / "gate" / "receipts" / "a1").exists()
+    code, names, err = _imported(clone.path, "hooks.receipt_push", env)
+    assert "gatecore.reviewrefs" in names or "gatecore.ledgerrefs" in names or code != 0, err

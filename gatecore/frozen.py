@@ -273,13 +273,9 @@ class FrozenChecker:
         return list(out.values())
 
 
-def _reads_signals(rules: Sequence[FreezeRule]) -> bool:
-    return any(r.names or r.reads_messages or r.signers for r in rules)
-
-
 def signals(commit: Commit, rules: Sequence[FreezeRule], sigs: SignatureChecker | None = None) -> Signals | None:
     """The names, trailers and verified signers of a commit, when some rule looks at them (else None)."""
-    if not _reads_signals(rules):
+    if not any(r.names or r.reads_messages or r.signers for r in rules):
         return None
     author, committer = commit.identities()
     signed: tuple[str, ...] = ()
@@ -338,16 +334,25 @@ def walk_violations(checker: FrozenChecker, commits: Iterable[Commit], rules: Se
                     ref: str, pusher: str | None) -> list[Violation]:
     """`commit_violations` for each commit some rule restricts; trees are read for those only.
 
-    The whole walk is read first (it records every walked commit's tree, so that a parent is
-    never read a second time), then the restricted commits are checked, `BATCH_COMMITS` at a
-    time, their trees compared together.
+    The restricted commits are checked `BATCH_COMMITS` at a time, their trees compared
+    together, while git goes on walking (a parent the walk has not reached yet is read with
+    its batch's, in one request): git's walk and the tree comparisons overlap, and only one
+    batch of commits is held.
     """
     restricted: dict[tuple[str, str, Signals | None], list[FreezeRule]] = {}  # identities repeat: match once
     picked: list[tuple[Commit, list[FreezeRule]]] = []
+    out: list[Violation] = []
+
+    def check(batch: Sequence[tuple[Commit, list[FreezeRule]]]) -> None:
+        touched = checker.prepare(batch)
+        for c, _ in batch:
+            if c.id in touched:
+                out.extend(commit_violations(checker, c, rules, ref, pusher))
+
     if checker.signatures is not None and any(r.signers for r in rules):
         commits = list(commits)
         checker.signatures.prefetch([c.id for c in commits])
-    reads_signals = _reads_signals(rules)
+    reads_signals = any(r.names or r.reads_messages or r.signers for r in rules)  # (as `signals` asks)
     for c in commits:
         author, committer = c.identities()
         key = (author.email, committer.email, signals(c, rules, checker.signatures) if reads_signals else None)
@@ -357,13 +362,10 @@ def walk_violations(checker: FrozenChecker, commits: Iterable[Commit], rules: Se
                                             is not None]
         if applicable:
             picked.append((c, applicable))
-    out: list[Violation] = []
-    for start in range(0, len(picked), BATCH_COMMITS):
-        batch = picked[start:start + BATCH_COMMITS]
-        touched = checker.prepare(batch)
-        for c, _ in batch:
-            if c.id in touched:
-                out += commit_violations(checker, c, rules, ref, pusher)
+            if len(picked) >= BATCH_COMMITS:
+                check(picked)
+                picked = []
+    check(picked)
     return out
 
 

@@ -132,6 +132,7 @@ class TreeDiff:
     def __init__(self, objects: Objects) -> None:
         self.objects = objects
         self._kept: dict[tuple[str, bytes, DescendFilter], Entries] = {}
+        self._same: dict[tuple[bytes, DescendFilter, tuple[tuple[bytes, bytes, bytes], ...]], Entries] = {}
 
     def _filtered(self, tree_id: str, prefix: bytes, descend: DescendFilter, entries: Entries,
                   kept: dict[tuple[str, bytes], Entries]) -> None:
@@ -145,6 +146,13 @@ class TreeDiff:
         checks entries (names once each, in git's order, never `.` or `..`)."""
         if not found:  # the common case: no name that matters (shared, never changed)
             kept[(tree_id, prefix)] = self._kept[(tree_id, prefix, descend)] = _NOTHING
+            return
+        # The same entries found in many trees (a frozen directory that did not change) are one
+        # object: a pair of trees holding it is skipped at once.
+        memo_key = (prefix, descend, tuple(found))
+        shared = self._same.get(memo_key)
+        if shared is not None:
+            kept[(tree_id, prefix)] = self._kept[(tree_id, prefix, descend)] = shared
             return
         got: Entries = {}
         seen: set[bytes] = set()
@@ -162,7 +170,9 @@ class TreeDiff:
                 raise malformed(f"tree {tree_id} has an entry named {name!r}")
             if descend(prefix + name):
                 got[name] = (mode, raw_id.hex())
-        kept[(tree_id, prefix)] = self._kept[(tree_id, prefix, descend)] = got
+        if len(self._same) >= self.KEPT_CACHE:
+            self._same.clear()
+        kept[(tree_id, prefix)] = self._kept[(tree_id, prefix, descend)] = self._same[memo_key] = got
 
     def _read_level(self, level: Sequence[tuple[int, bytes, str | None, str | None]],
                     descend: DescendFilter | None, names: NamePatterns | None

@@ -15,6 +15,7 @@ import threading
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from typing import IO
 
 from ..errors import GateError, malformed, unreadable
 from ..gitmodel import WalkedCommit
@@ -73,6 +74,21 @@ def run_git(args: Sequence[str], *, cwd: str | os.PathLike[str] | None = None, i
     return result
 
 
+#: How far git may write ahead of the reader (Linux; a pipe holds 64 KiB by default).
+PIPE_BYTES = 1 << 20
+
+
+def widen(pipe: IO[bytes]) -> None:
+    """Let git write up to `PIPE_BYTES` ahead of the reader, so that it goes on walking or
+    reading objects while Python works on what it wrote (F_SETPIPE_SZ, Linux)."""
+    try:
+        import fcntl
+
+        fcntl.fcntl(pipe.fileno(), getattr(fcntl, "F_SETPIPE_SZ", 1031), PIPE_BYTES)
+    except (OSError, ImportError, ValueError):
+        pass  # an older kernel or another system: the default pipe works, only slower
+
+
 def _records(stream: int, proc: subprocess.Popen[bytes], deadline: float | None) -> Iterator[bytes]:
     """NUL-terminated records from a pipe, read in chunks, under the deadline."""
     pending = b""
@@ -120,6 +136,7 @@ def walk(git_dir: str, tips: Sequence[str], hide: Iterable[str] | None, deadline
     except OSError as exc:
         raise GateError("GATE-GIT-REPOSITORY", f"cannot run git rev-list: {exc.strerror}") from None
     assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
+    widen(proc.stdout)
     errors: list[bytes] = []
     # stderr is drained on the side: a git that warns a lot must not block on a full pipe.
     drain = threading.Thread(target=lambda: errors.append(proc.stderr.read() if proc.stderr else b""),

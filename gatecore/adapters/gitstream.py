@@ -38,7 +38,6 @@ _OID = re.compile(r"[0-9a-f]{40}")
 _REQUEST = re.compile(f"(?:(?:{_OID.pattern})\n)*")
 _HASH_CHUNK = 1 << 20
 _BUFFER = 1 << 16
-_PIPE = 1 << 20
 #: git's memory for a long read (the whole history's root trees): a 16 MiB cache of delta
 #: bases (96 MiB by default) and 32 MiB of pack mapped at a time; reading in history order,
 #: as the gate does, is no slower with them (git's peak: 169 -> 70 MiB on 80,000 trees).
@@ -72,17 +71,6 @@ def _request(oids: Sequence[str]) -> bytes:
     return data
 
 
-def _widen(pipe: IO[bytes]) -> None:
-    """Let git write up to 1 MiB ahead of the reader (Linux; the default pipe holds 64 KiB):
-    many trees of 18 KiB each then stream while Python searches the last one."""
-    try:
-        import fcntl
-
-        fcntl.fcntl(pipe.fileno(), getattr(fcntl, "F_SETPIPE_SZ", 1031), _PIPE)
-    except (OSError, ImportError, ValueError):
-        pass  # an older kernel or another system: the default pipe works, only slower
-
-
 class _CatFile:
     """One `git cat-file --batch` or `--batch-check` process and its answers, in order."""
 
@@ -99,7 +87,7 @@ class _CatFile:
         self.stdin: IO[bytes] = self.proc.stdin
         self.stdout: IO[bytes] = self.proc.stdout
         self.broken = False
-        _widen(self.stdout)
+        gitcmd.widen(self.stdout)
 
     def died(self, what: str) -> Exception:
         self.broken = True

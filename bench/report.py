@@ -8,6 +8,7 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from .scenarios import Case, _k
 
@@ -143,7 +144,7 @@ def targets(cases: list[Case], ref: dict[str, float]) -> list[Target]:
 
 
 def _short(c: Case) -> str:
-    return c.label.split(":")[0] + (f" {c.label.split(':', 1)[1].split(',')[0].strip()}" if ":" in c.label else "")
+    return c.name
 
 
 def _earlier(by: dict[str, list[Case]]) -> list[Target]:
@@ -207,6 +208,26 @@ def machine() -> str:
     return (f"{platform.system()} {platform.release()} {platform.machine()}, {cpu}, {cmd('nproc')} cores; "
             f"{cmd('git', '--version')}; Python {sys.version.split()[0]}; pygit2 {pygit2.__version__} "
             f"(libgit2 {pygit2.LIBGIT2_VERSION})")
+
+
+def results(cases: list[Case], ref: dict[str, float], runs: int, quick: bool, project_rev: str) -> dict[str, Any]:
+    """The run as plain values (bench/results/latest.json): what `bench.plot` draws from."""
+    def ms(x: float | None) -> float | None:
+        return None if x is None else round(x * 1000, 1)
+
+    return {
+        "when": time.strftime("%Y-%m-%d %H:%M %Z"), "project": project_rev, "machine": machine(), "runs": runs,
+        "quick": quick, "reference_ms": {k: ms(v) for k, v in ref.items()},
+        "cases": [{"scenario": c.scenario, "label": c.label, "short": c.name, "note": c.note, "skipped": c.skipped,
+                   "size": c.size,
+                   "variants": {v: {"push_ms": ms(t.median), "overhead_ms": ms(None if v == c.baseline else c.overhead(v)),
+                                    "alone_ms": ms(t.alone_median), "cpu_ms": ms(t.cpu_median), "peak_mib": t.peak_mib,
+                                    "errors": t.errors[:3]}
+                                for v, t in c.variants.items()}}
+                  for c in cases],
+        "targets": [{"name": t.name, "measured": t.measured, "limit": t.limit, "ok": t.ok, "detail": t.detail}
+                    for t in targets(cases, ref)],
+    }
 
 
 def render(cases: list[Case], ref: dict[str, float], runs: int, quick: bool, project_rev: str) -> str:

@@ -82,6 +82,11 @@ class Case:
     skipped: str | None = None
     size: int = 0                 # the scenario's main size (commits of a large push)
     paired: dict[str, list[float]] = field(default_factory=dict)
+    short: str = ""               # the case in a few words (the chart, the README's table)
+
+    @property
+    def name(self) -> str:
+        return self.short or self.label.split(":")[0]
 
     def median(self, variant: str) -> float | None:
         t = self.variants.get(variant)
@@ -110,6 +115,7 @@ class PushSpec:
     size: int = 0
     note: str = ""
     read_all: bool = False         # pushed by agent-bench under READ_ALL_POLICY: every commit read
+    short: str = ""                # the push in a few words
 
 
 #: How a read-all push is made: the pusher every rule of READ_ALL_POLICY restricts.
@@ -227,7 +233,8 @@ class Bench:
         expect_ok = True
         label = spec.label
         names = list(installers)
-        case = Case(spec.scenario, label, {v: Timing() for v in names}, note=spec.note, size=spec.size)
+        case = Case(spec.scenario, label, {v: Timing() for v in names}, note=spec.note, size=spec.size,
+                    short=spec.short)
         self.log(f"- {label}: {len(names)} variants x {self.runs} runs")
 
         def one(variant: str, memfile: Path | None = None) -> tuple[float, str | None, float | None]:
@@ -328,26 +335,30 @@ class Bench:
             new = self.git.out("rev-parse", "refs/heads/bench-new", cwd=client)
             label = (f"small push: 1 agent commit, {s.small_files} files, into {_k(s.small_commits)} commits / "
                      f"{_k(s.small_refs)} refs")
-            return [PushSpec("small", label, server, client, [f"{new}:refs/heads/main"], all4, size=s.small_refs)]
+            return [PushSpec("small", label, server, client, [f"{new}:refs/heads/main"], all4, size=s.small_refs,
+                             short=f"small push ({_k(s.small_commits)} commits, {_k(s.small_refs)} refs)")]
         if scenario == "large":
             out = []
             for n in s.large_commits:
                 client = self.cache.with_refs(self.cache.history(n, s.files), s.large_refs)
                 label = f"large first push: {_k(n)} commits, {s.large_refs} refs, into an empty repository"
                 out.append(PushSpec("large", label, None, client,
-                                    ["refs/heads/*:refs/heads/*", "refs/tags/*:refs/tags/*"], all4, size=n))
+                                    ["refs/heads/*:refs/heads/*", "refs/tags/*:refs/tags/*"], all4, size=n,
+                                    short=f"generated {_k(n)}, first push"))
             return out
         if scenario == "wide":
             client = self.cache.wide_history(s.wide_commits, s.wide_root_files)
             label = (f"wide first push: {_k(s.wide_commits)} commits, a root tree of {s.wide_root_files + 30} "
                      "entries, a merge every 4th commit, into an empty repository")
             return [PushSpec("wide", label, None, client, ["refs/heads/*:refs/heads/*"], all4, size=s.wide_commits,
-                             note="first", env=READ_ALL_ENV, read_all=True)]
+                             note="first", env=READ_ALL_ENV, read_all=True,
+                             short=f"wide {_k(s.wide_commits)} (500-entry root), first push")]
         if scenario == "refs":
             client = self.cache.push_client(hist, s.small_files)
             new = self.git.out("rev-parse", "refs/heads/bench-new", cwd=client)
             return [PushSpec("refs", f"many refs: the small push into {_k(s.small_commits)} commits / {_k(n)} refs",
-                             self.cache.with_refs(hist, n), client, [f"{new}:refs/heads/main"], all4, size=n)
+                             self.cache.with_refs(hist, n), client, [f"{new}:refs/heads/main"], all4, size=n,
+                             short=f"small push, {_k(n)} refs")
                     for n in (s.many_refs, s.few_refs)]
         if scenario == "review":
             return [self._review_spec(hist)]
@@ -371,25 +382,27 @@ class Bench:
             name = flask.name.removesuffix(".bundle")
             out.append(PushSpec("real", f"real first push: {name}, {n} commits, into an empty repository", None,
                                 real, ["refs/heads/*:refs/heads/*"], all4, size=n, note="first",
-                                env=READ_ALL_ENV, read_all=True))
+                                env=READ_ALL_ENV, read_all=True, short=f"{_project(name)} {_k(n)}, first push"))
             earlier = self.cache.real_earlier(real, s.real_back)
             new = n - self._count(earlier)
             out.append(PushSpec("real", f"real incremental push: {name}'s last {s.real_back} first-parent "
                                 f"commits ({new} commits)", earlier, real, ["refs/heads/main:refs/heads/main"], all4,
-                                size=new, note="incremental", env=READ_ALL_ENV, read_all=True))
+                                size=new, note="incremental", env=READ_ALL_ENV, read_all=True,
+                                short=f"{_project(name)}, {new} new commits"))
             for times in s.real_replays:
                 replayed = self.cache.real_replayed(real, times)
                 m = self._count(replayed)
                 out.append(PushSpec("real", f"real first push: {name} replayed {times} times, {m} commits", None,
                                     replayed, ["refs/heads/*:refs/heads/*"], all4, size=m, note="replayed",
-                                    env=READ_ALL_ENV, read_all=True))
+                                    env=READ_ALL_ENV, read_all=True,
+                                    short=f"{_project(name)} x{times} ({m // 1000}k), first push"))
         for bundle in other_bundles():
             real = self.cache.real(bundle)
             n = self._count(real)
             name = bundle.name.removesuffix(".bundle")
             out.append(PushSpec("real", f"real first push: {name}, {n} commits, into an empty repository", None,
                                 real, ["refs/heads/*:refs/heads/*"], all4, size=n, note="first",
-                                env=READ_ALL_ENV, read_all=True))
+                                env=READ_ALL_ENV, read_all=True, short=f"{_project(name)} {_k(n)}, first push"))
         return out
 
     def _count(self, repo: Path) -> int:
@@ -441,7 +454,7 @@ class Bench:
                     spec = PushSpec("ledger", f"ledger: {push} push, {where}", seeded.template, seeded.client,
                                     seeded.refspecs[push], ("none", "gate"), atomic=push != "plain",
                                     env={"REMOTE_USER": "gate-runner"} if push != "plain" else None, size=n,
-                                    note=f"{family}:{push}")
+                                    note=f"{family}:{push}", short=f"ledger: {push}, {where}")
                     cases.append(self.push_case(spec, installers))
         return cases
 
@@ -523,6 +536,7 @@ class Bench:
         return PushSpec("review", label, server, client, refspecs,
                         ("none", "floor", "peer", "native-digest", "gate"), base=base, atomic=True,
                         env={"REMOTE_USER": "gate-runner"}, size=s.review_files,
+                        short=f"review push ({_k(s.review_files)} files, {mb:.0f} MB)",
                         note="pusher gate-runner (trusted); ledger records already on the server")
 
     def signed(self) -> list[Case]:
@@ -544,6 +558,7 @@ class Bench:
         installers = {"none": hooks.installer("none", policy, keyring), "gate": gate}
         label = f"signed first push: {_k(n)} commits, every one SSH-signed, into signatures.require"
         case = self.push_case(PushSpec("signed", label, None, repo, ["refs/heads/*:refs/heads/*"], ("none", "gate"),
+                                       short=f"signed {_k(n)}, first push",
                                        size=n), installers)
         commits = self.git.out("rev-list", "refs/heads/main", cwd=repo).split()
         env = {**self.git.env, "GIT_CONFIG_COUNT": "1", "GIT_CONFIG_KEY_0": "gpg.ssh.allowedSignersFile",
@@ -588,7 +603,8 @@ class Bench:
                        "peer": ["/bin/sh", str(peer)], "gate": [str(scripts["gate-frozen-commit"])]}
         cases.append(self.timed_case(
             "client", f"client: gate-frozen-commit, {s.small_files} staged files as an agent, in a clone of "
-            f"{_k(s.small_commits)} commits", small, as_agent, commit_cmds, "commit-small"))
+            f"{_k(s.small_commits)} commits", small, as_agent, commit_cmds, "commit-small",
+            f"client: commit hook, {s.small_files} files"))
         self.git.run("commit", "-q", "-m", "agent: the pushed change", cwd=small, extra=as_agent)
         new = self.git.out("rev-parse", "HEAD", cwd=small)
         base = self.git.out("rev-parse", "refs/remotes/origin/main", cwd=small)
@@ -601,14 +617,14 @@ class Bench:
         cases.append(self.timed_case(
             "client", "client: a pre-push run with no review ref (gate-frozen-push + gate-receipt-push, as "
             "pre-commit runs them), one agent commit of "
-            f"{s.small_files} files", small, precommit, push_cmds, "pre-push"))
+            f"{s.small_files} files", small, precommit, push_cmds, "pre-push", "client: pre-push, no review ref"))
         shutil.rmtree(small, ignore_errors=True)
 
         large = self.work / "client-repo"
         self._client_repo(large, s.client_files)
         cases.append(self.timed_case(
             "client", f"client: gate-frozen-commit, {_k(s.client_files)} staged files as an agent", large, as_agent,
-            commit_cmds, "commit-large"))
+            commit_cmds, "commit-large", f"client: commit hook, {_k(s.client_files)} files"))
         shutil.rmtree(large, ignore_errors=True)
         return cases
 
@@ -659,10 +675,10 @@ class Bench:
         return repo
 
     def timed_case(self, scenario: str, label: str, cwd: Path, env: dict[str, str], commands: dict[str, list[str]],
-                   note: str) -> Case:
+                   note: str, short: str = "") -> Case:
         """`commands` (variant -> command, the first the baseline) run in turn in `cwd`, timed,
         with their CPU, and once more under /usr/bin/time for the peak memory."""
-        case = Case(scenario, label, {v: Timing() for v in commands}, note=note)
+        case = Case(scenario, label, {v: Timing() for v in commands}, note=note, short=short)
         self.log(f"- {label}: {len(commands)} variants x {self.runs} runs")
         names = list(commands)
         for i in range(self.runs + (1 if self.warmup else 0)):
@@ -748,6 +764,11 @@ def _gate_elapsed(git_dir: Path) -> float | None:
         return float(json.loads(lines[-1])["elapsed_ms"])
     except (OSError, ValueError, KeyError, IndexError):
         return None
+
+
+def _project(bundle_name: str) -> str:
+    """`pallets-flask` -> flask, `ohmyzsh-ohmyzsh` -> ohmyzsh."""
+    return bundle_name.split("-", 1)[-1] if "-" in bundle_name else bundle_name
 
 
 def _k(n: int) -> str:

@@ -352,10 +352,15 @@ def walk_violations(checker: FrozenChecker, commits: Iterable[Commit], rules: Se
     if checker.signatures is not None and any(r.signers for r in rules):
         commits = list(commits)
         checker.signatures.prefetch([c.id for c in commits])
-    reads_signals = any(r.names or r.reads_messages or r.signers for r in rules)  # (as `signals` asks)
+    # A commit's signals can restrict it only through names, signers or a trailer: without a rule
+    # on names or signers and without a trailer in its message, they are read as none at all.
+    names_or_signers = any(r.names or r.signers for r in rules)
+    reads_trailers = any(r.reads_messages for r in rules)
     for c in commits:
         author, committer = c.identities()
-        key = (author.email, committer.email, signals(c, rules, checker.signatures) if reads_signals else None)
+        seen = (signals(c, rules, checker.signatures)
+                if names_or_signers or (reads_trailers and trailers.may_have(c.message)) else None)
+        key = (author.email, committer.email, seen)
         applicable = restricted.get(key)
         if applicable is None:
             applicable = restricted[key] = [r for r in rules if r.restricted_identity(*key[:2], pusher, key[2])

@@ -60,6 +60,15 @@ class ClientRepo(GitStream):
         return {name: oid.decode("ascii") for name, (oid, symref) in self._listing().items()
                 if not symref and (keep is None or keep(name))}
 
+    def symbolic_target(self, name: str) -> str | None:
+        """From the listing for a ref it holds (one process fewer per pushed ref); a name it
+        does not hold (absent, or a symbolic ref whose target is missing, which for-each-ref
+        passes over) is asked of `git symbolic-ref` itself."""
+        row = self._listing().get(name.encode("utf-8", "surrogateescape"))
+        if row is None:
+            return super().symbolic_target(name)
+        return row[1].decode("utf-8", "surrogateescape") or None
+
     def commit_of(self, rev: str) -> str | None:
         """`rev_commit(rev)`, from the listing for a full ref name (a symbolic one included)."""
         if not rev.startswith("refs/"):

@@ -12,7 +12,7 @@ entry as another kind than other tools do.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from . import trailers
@@ -23,7 +23,7 @@ from .objects import Commit, Objects
 from .policy import FreezeRule, Signals, normalize_path
 from .refs import display
 from .signatures import SignatureChecker
-from .treediff import Change, NamePatterns, NameSearch, TreeDiff, name_pattern
+from .treediff import Change, NamePatterns, NameSearch, PairScan, TreeDiff, name_pattern
 
 
 def change_kind(old_mode: int, new_mode: int) -> str:
@@ -96,6 +96,9 @@ class FrozenChecker:
         self._names: dict[tuple[int, ...], NamePatterns] = {}
         #: (first parent, second parent) -> merge base, asked for in batches by `prepare`
         self._bases: dict[tuple[str, str], str | None] = {}
+        #: the second process searching trees (`_compared`): starting, or in use
+        self._warming: Callable[[], set[int]] | None = None
+        self._scanning = False
         #: (old tree, new tree, rules, with modes) -> (changes, non-canonical modes), from `prepare`.
         self._prepared: dict[tuple[str | None, str | None, tuple[int, ...], bool],
                              tuple[list[Change], list[tuple[bytes, int]]]] = {}
@@ -204,13 +207,40 @@ class FrozenChecker:
             listed: list[tuple[str | None, str | None]] = list(unique)
             per_pair: list[list[tuple[bytes, int]]] = [[] for _ in listed]
             found = (self.diff.changes_many(listed, None, per_pair) if self.whole_change else
-                     self.diff.changes_many(listed, self._descender(rules), per_pair, self._name_patterns(rules)))
+                     self._compared(listed, rules, per_pair))
             for (old, new), changes, m in zip(listed, found, per_pair, strict=True):
                 self._prepared[(old, new, key, True)] = (changes, m)
                 if changes or m:
                     touched.update(unique[(old, new)])
         self._prefetch_bases([(c, rules) for c, rules in jobs if c.id in touched and len(c.parent_ids) == 2])
         return touched
+
+    def _compared(self, listed: Sequence[tuple[str | None, str | None]], rules: Sequence[FreezeRule],
+                  per_pair: Sequence[list[tuple[bytes, int]]]) -> list[list[Change]]:
+        """`TreeDiff.changes_many` of the pairs, on both cores when the reader can search trees in
+        a second process (`PairScan`) and the push is big: that process takes half of a batch,
+        and the pairs it does not call clean are compared here again (treescan's docstring)."""
+        descend, names = self._descender(rules), self._name_patterns(rules)
+        root = None if names is None else names(b"")
+        scan: PairScan | None = getattr(self.objects.reader, "scan_pairs", None)
+        if root is None or scan is None or len(listed) < SCAN_PAIRS:
+            return self.diff.changes_many(listed, descend, per_pair, names)
+        id_bytes = len(self.objects.zero_id) // 2
+        if self._warming is None and not self._scanning:  # the first big batch: start it, no split yet
+            self._warming = scan([], root.literals, id_bytes)
+            return self.diff.changes_many(listed, descend, per_pair, names)
+        if self._warming is not None:
+            self._warming()
+            self._warming, self._scanning = None, True
+        half = len(listed) // 2
+        collect = scan(listed[half:], root.literals, id_bytes)
+        mine = self.diff.changes_many(listed[:half], descend, per_pair[:half], names)
+        again = sorted(half + i for i in collect())
+        redone = self.diff.changes_many([listed[i] for i in again], descend, [per_pair[i] for i in again], names)
+        out: list[list[Change]] = [*mine, *([] for _ in range(len(listed) - half))]
+        for i, changes in zip(again, redone, strict=True):
+            out[i] = changes
+        return out
 
     def _prefetch_bases(self, merges: Sequence[tuple[Commit, Sequence[FreezeRule]]]) -> None:
         """The merge bases `written` will ask for (merges whose parents differ at some frozen
@@ -324,6 +354,10 @@ def commit_violations(checker: FrozenChecker, commit: Commit, rules: Sequence[Fr
             for w in written for r in w.rules]
     return out
 
+
+#: From this many tree pairs in a batch on, a second process searches half of them (the first
+#: such batch only starts it): below, its start-up would cost more than it saves.
+SCAN_PAIRS = 512
 
 #: Restricted commits whose trees are compared together (`FrozenChecker.prepare`): large
 #: enough that git streams each level's trees, small enough to bound what is held.

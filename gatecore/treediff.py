@@ -44,6 +44,11 @@ _NOTHING: Entries = {}
 #: matter there (`NameSearch`), or None when any name can (read the tree whole).
 NamePatterns = Callable[[bytes], "NameSearch | None"]
 
+#: A reader's search in a second process (`GitStream.scan_pairs`): given tree pairs, the names
+#: and the id length, it starts the search and returns what waits for the indices of the pairs
+#: whose entries found differ, or could not be searched (those are compared again here).
+PairScan = Callable[[Sequence[tuple[str | None, str | None]], Sequence[str], int], Callable[[], set[int]]]
+
 
 class NameSearch:
     """Finds, in a raw tree, the entries whose names are one of some ASCII names in any case,
@@ -60,6 +65,7 @@ class NameSearch:
             raise ValueError("NameSearch finds ASCII names only (read trees whole for the others)")
         alts = sorted({n.encode("ascii") for n in names if n})
         self.names = tuple(alts)
+        self.literals = tuple(sorted(set(names)))  # as given (what a second process is handed)
         # Bytes a matching name can start with (either case); a name starting otherwise is
         # skipped without looking further.
         firsts = sorted({c for a in alts for c in (a[:1].lower(), a[:1].upper())})
@@ -98,6 +104,27 @@ class NameSearch:
                 return None
             found.append((h[1], h[2], h[3]))
             pos = h.end()
+
+
+def checked_entries(tree_id: str, found: Sequence[tuple[bytes, bytes, bytes]]) -> list[tuple[int, bytes, bytes]]:
+    """(mode, name, raw id) of the entries `NameSearch.find` found, checked as `parse_tree`
+    checks entries: each name once, in git's order, never `.` or `..` (GATE-GIT-MALFORMED)."""
+    out = []
+    seen: set[bytes] = set()
+    prev = b""
+    for mode_text, name, raw_id in found:
+        mode = mode_value(mode_text)
+        key = name + b"/" if mode & 0o170000 == MODE_TREE else name
+        if name in seen or key <= prev:
+            raise malformed(f"tree {tree_id} has two entries named {name!r} (git fsck: duplicateEntries)"
+                            if name in seen or key == prev else
+                            f"tree {tree_id} is not sorted the way git sorts trees (git fsck: treeNotSorted)")
+        seen.add(name)
+        prev = key
+        if name in (b".", b".."):
+            raise malformed(f"tree {tree_id} has an entry named {name!r}")
+        out.append((mode, name, raw_id))
+    return out
 
 
 def name_pattern(names: Sequence[str]) -> NameSearch | None:
@@ -155,19 +182,7 @@ class TreeDiff:
             kept[(tree_id, prefix)] = self._kept[(tree_id, prefix, descend)] = shared
             return
         got: Entries = {}
-        seen: set[bytes] = set()
-        prev = b""
-        for mode_text, name, raw_id in found:
-            mode = mode_value(mode_text)
-            key = name + b"/" if mode & 0o170000 == MODE_TREE else name
-            if name in seen or key <= prev:
-                raise malformed(f"tree {tree_id} has two entries named {name!r} (git fsck: duplicateEntries)"
-                                if name in seen or key == prev else
-                                f"tree {tree_id} is not sorted the way git sorts trees (git fsck: treeNotSorted)")
-            seen.add(name)
-            prev = key
-            if name in (b".", b".."):
-                raise malformed(f"tree {tree_id} has an entry named {name!r}")
+        for mode, name, raw_id in checked_entries(tree_id, found):
             if descend(prefix + name):
                 got[name] = (mode, raw_id.hex())
         if len(self._same) >= self.KEPT_CACHE:

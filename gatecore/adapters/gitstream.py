@@ -28,11 +28,14 @@ import re
 import subprocess
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import IO
+from typing import IO, TYPE_CHECKING
 
 from ..errors import GateError, malformed, unreadable
 from ..gitmodel import WalkedCommit
 from . import gitcmd
+
+if TYPE_CHECKING:
+    from .treescan import TreeScanner
 
 _OID = re.compile(r"[0-9a-f]{40}")
 _REQUEST = re.compile(f"(?:(?:{_OID.pattern})\n)*")
@@ -226,6 +229,7 @@ class GitStream:
         self.workdir = workdir
         self._batch: _CatFile | None = None
         self._check: _CatFile | None = None
+        self._scanner: TreeScanner | None = None
         self._blob_digests: dict[str, str] = {}
 
     def _process(self, mode: str) -> _CatFile:
@@ -245,6 +249,19 @@ class GitStream:
             if p is not None:
                 p.close()
         self._batch = self._check = None
+        if self._scanner is not None:
+            self._scanner.close()
+            self._scanner = None
+
+    def scan_pairs(self, pairs: Sequence[tuple[str | None, str | None]], names: Sequence[str], id_bytes: int
+                   ) -> Callable[[], set[int]]:
+        """Search these pairs' trees for `names` in a second process (`treescan`), which starts
+        on first use; returns what waits for the indices of the pairs to compare again."""
+        if self._scanner is None:
+            from .treescan import TreeScanner
+
+            self._scanner = TreeScanner(self.path)
+        return self._scanner.submit(pairs, names, id_bytes)
 
     # --- objects ---------------------------------------------------------------------
     def header(self, oid: str) -> tuple[str, int]:

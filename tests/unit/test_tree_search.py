@@ -39,6 +39,9 @@ def _key(v: Violation) -> tuple[str, ...]:
     return (v.code, v.commit or "", v.path or "", v.rule or "", v.detail)
 
 
+SECOND_PROCESS: list[bool] = []  # whether the searched reading used treescan, per call
+
+
 def both_readings(git_dir: Path, tips: list[str], rules: list[FreezeRule],
                   whole_change: bool = False) -> tuple[list[Violation], list[Violation]]:
     """Every violation of the commits reachable from `tips`, with trees searched and parsed whole."""
@@ -50,6 +53,8 @@ def both_readings(git_dir: Path, tips: list[str], rules: list[FreezeRule],
             checker = FrozenChecker(objects, whole_change=whole_change, search_names=search)
             commits = objects.walk(tips, [], None)
             out.append(sorted(walk_violations(checker, commits, rules, "refs/heads/main", "someone"), key=_key))
+            if search:
+                SECOND_PROCESS.append(reader._scanner is not None)
         finally:
             reader.close()
     return out[0], out[1]
@@ -233,13 +238,17 @@ def test_two_entries_of_a_frozen_name_are_refused_and_elsewhere_left_to_fsck(tmp
 # --- real histories -----------------------------------------------------------------------------
 
 #: Frozen paths that real histories write: literal, deep, in another case, and unprunable globs.
+#: (A glob without a literal first segment makes every tree of its rules' group be read whole:
+#: each history is read once with literal rules only, which the search serves, and once more
+#: with such a glob added.)
 REAL_RULES = {
     "pallets-flask": [rule(0, "src/flask/**"), rule(1, "CHANGES.rst"), rule(2, ".GitHub/**"),
-                      rule(3, "docs/Tutorial/*.rst"), rule(4, "tests/conftest.py"), rule(5, "*.toml")],
+                      rule(3, "docs/Tutorial/*.rst"), rule(4, "tests/conftest.py")],
     "ohmyzsh-ohmyzsh": [rule(0, "plugins/git/**"), rule(1, "Themes/robbyrussell.zsh-theme"), rule(2, "oh-my-zsh.sh"),
                         rule(3, "lib/*.zsh"), rule(4, "tools/**")],
-    "django-debug-toolbar": [rule(0, "debug_toolbar/panels/**"), rule(1, "setup.py"), rule(2, "**/*.html")],
+    "django-debug-toolbar": [rule(0, "debug_toolbar/panels/**"), rule(1, "setup.py"), rule(2, "debug_toolbar/*.py")],
 }
+UNPRUNABLE_REAL = {"pallets-flask": rule(5, "*.toml"), "django-debug-toolbar": rule(3, "**/*.html")}
 
 
 def _real(tmp_path_factory: pytest.TempPathFactory, name: str) -> Path:
@@ -263,3 +272,59 @@ def test_real_histories_read_the_same_searched_or_parsed_whole(tmp_path_factory:
     searched, parsed = both_readings(repo, _tips(repo), rules)
     assert searched == parsed
     assert len({v.rule for v in searched}) >= len(rules) - 1  # nearly every rule is hit somewhere
+    if len(git(repo, "rev-list", "--all").stdout.split()) > 4000:
+        assert SECOND_PROCESS[-1]  # half of each big batch was searched by treescan
+    if name in UNPRUNABLE_REAL:
+        searched, parsed = both_readings(repo, _tips(repo), [*rules, UNPRUNABLE_REAL[name]])
+        assert searched == parsed
+
+
+# --- the second process ---------------------------------------------------------------------------
+
+def test_the_second_process_sends_back_every_pair_it_cannot_call_clean(tmp_path: Path) -> None:
+    raw = Raw(tmp_path / "r.git")
+    blob, other = raw.write("blob", b"a\n"), raw.write("blob", b"b\n")
+    ci = raw.tree({b"deploy.yml": (b"100644", blob)})
+    ci2 = raw.tree({b"deploy.yml": (b"100644", other)})
+    base = raw.tree({b"README": (b"100644", blob), b"ci": (b"40000", ci)})
+    readme_changed = raw.tree({b"README": (b"100644", other), b"ci": (b"40000", ci)})
+    ci_changed = raw.tree({b"README": (b"100644", blob), b"ci": (b"40000", ci2)})
+    raw_mode = raw.tree({b"README": (b"100644", blob), b"ci": (b"40755", ci)})
+    folded = raw.tree({b"README": (b"100644", blob), b"ci": (b"40000", ci), "c\u200ci".encode(): (b"40000", ci2)})
+    dup = raw.write("tree", b"".join(m + b" " + n + b"\0" + bytes.fromhex(i) for m, n, i in (
+        (b"100644", b"README", blob), (b"40000", b"ci", ci), (b"40000", b"ci", ci))))
+    pairs: list[tuple[str | None, str | None]] = [
+        (base, readme_changed),  # 0: clean (the frozen directory is the same)
+        (base, ci_changed),  # 1: the frozen directory changed
+        (base, raw_mode),  # 2: the same directory under a raw mode
+        (base, folded),  # 3: a name outside ASCII: read whole by the hook
+        (None, base),  # 4: a root commit
+        (dup, dup),  # 5: two entries named ci, the same in both: the hook refuses it
+        (readme_changed, base),  # 6: clean
+    ]
+    reader = GitStream(str(raw.path))
+    try:
+        assert reader.scan_pairs(pairs, ["ci"], 20)() == {1, 2, 3, 4, 5}
+        assert reader.scan_pairs([], ["ci"], 20)() == set()
+        assert reader.scan_pairs(pairs[:1], ["readme"], 20)() == {0}  # the file itself changed
+    finally:
+        reader.close()
+
+
+def test_a_second_process_that_dies_fails_closed(tmp_path: Path) -> None:
+    raw = Raw(tmp_path / "r.git")
+    tree = raw.tree({b"ci": (b"100644", raw.write("blob", b"a\n"))})
+    reader = GitStream(str(raw.path))
+    try:
+        assert reader.scan_pairs([(tree, tree)], ["ci"], 20)() == set()
+        scanner = reader._scanner
+        assert scanner is not None
+        scanner.proc.kill()
+        scanner.proc.wait()
+        with pytest.raises(GateError) as got:
+            reader.scan_pairs([(tree, tree)], ["ci"], 20)()
+        assert got.value.code == "GATE-GIT-UNREADABLE"
+        with pytest.raises(GateError):
+            reader.scan_pairs([(tree, tree)], ["ci"], 20)  # never asked again
+    finally:
+        reader.close()

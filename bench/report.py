@@ -94,7 +94,7 @@ def targets(cases: list[Case], ref: dict[str, float]) -> list[Target]:
         if c.skipped or not _first_push(c):
             continue
         ok, text = _verdict(_ratio(c.overhead("gate"), c.overhead("peer")), 1.0)
-        out.append(Target(f"first push, {_short(c)}: gate overhead <= 1.0x the peer's",
+        out.append(Target(f"{_short(c)}: gate overhead <= 1.0x the peer's",
                           _measured(c.overhead("gate"), c.overhead("peer"),
                                     _cross(_alone(c, "gate"), _alone(c, "peer"))
                                     + _cpu(_cpu_of(c, "gate"), _cpu_of(c, "peer"))), "1.00x", clean(c, ok), text))

@@ -223,10 +223,11 @@ class FrozenChecker:
         descend, names = self._descender(rules), self._name_patterns(rules)
         root = None if names is None else names(b"")
         scan: PairScan | None = getattr(self.objects.reader, "scan_pairs", None)
-        if root is None or scan is None or len(listed) < SCAN_PAIRS:
+        if root is None or scan is None or len(listed) < SCAN_PAIRS or (
+                not self._scanning and self._warming is None and self.diff.searched_bytes < SCAN_AFTER_BYTES):
             return self.diff.changes_many(listed, descend, per_pair, names)
         id_bytes = len(self.objects.zero_id) // 2
-        if self._warming is None and not self._scanning:  # the first big batch: start it, no split yet
+        if self._warming is None and not self._scanning:  # the push proved big: start it, no split yet
             self._warming = scan([], root.literals, id_bytes)
             return self.diff.changes_many(listed, descend, per_pair, names)
         if self._warming is not None:
@@ -355,9 +356,12 @@ def commit_violations(checker: FrozenChecker, commit: Commit, rules: Sequence[Fr
     return out
 
 
-#: From this many tree pairs in a batch on, a second process searches half of them (the first
-#: such batch only starts it): below, its start-up would cost more than it saves.
+#: A second process searches half of a batch's tree pairs once the push has proved big: this
+#: many pairs in the batch, after this many bytes of trees searched (some 2,000 root trees of a
+#: big C project, 40,000 of a small one). The first such batch only starts it: below that, its
+#: start-up (a Python process) costs more than it saves.
 SCAN_PAIRS = 512
+SCAN_AFTER_BYTES = 32 << 20
 
 #: Restricted commits whose trees are compared together (`FrozenChecker.prepare`): large
 #: enough that git streams each level's trees, small enough to bound what is held.

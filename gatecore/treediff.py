@@ -159,6 +159,8 @@ class TreeDiff:
     def __init__(self, objects: Objects) -> None:
         self.objects = objects
         self._kept: dict[tuple[str, bytes, DescendFilter], Entries] = {}
+        #: bytes of raw trees searched so far (what tells a big push: `FrozenChecker._compared`)
+        self.searched_bytes = 0
         self._same: dict[tuple[bytes, DescendFilter, tuple[tuple[bytes, bytes, bytes], ...]], Entries] = {}
 
     def _filtered(self, tree_id: str, prefix: bytes, descend: DescendFilter, entries: Entries,
@@ -221,6 +223,7 @@ class TreeDiff:
                     raw.setdefault(t, []).append((prefix, pattern))
         id_bytes = len(self.objects.zero_id) // 2
         for oid, data in self.objects.raw_trees(list(raw)):
+            self.searched_bytes += len(data)
             for prefix, pattern in raw[oid]:
                 found = pattern.find(data, id_bytes)
                 if found is None:  # not plain ASCII names: parse it whole

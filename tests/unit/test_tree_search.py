@@ -266,7 +266,10 @@ def _tips(repo: Path) -> list[str]:
 
 @pytest.mark.parametrize("name", sorted(REAL_RULES))
 def test_real_histories_read_the_same_searched_or_parsed_whole(tmp_path_factory: pytest.TempPathFactory,
-                                                             name: str) -> None:
+                                                             monkeypatch: pytest.MonkeyPatch, name: str) -> None:
+    from gatecore import frozen
+
+    monkeypatch.setattr(frozen, "SCAN_AFTER_BYTES", 0)  # the second process from the first big batch on
     repo = _real(tmp_path_factory, name)
     rules = REAL_RULES[name]
     searched, parsed = both_readings(repo, _tips(repo), rules)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import shutil
 import subprocess
 import sys
@@ -16,7 +17,7 @@ from .gitenv import Git, base_env
 from .scenarios import FULL, QUICK, Bench, Case, clean_env_for_process
 
 HERE = Path(__file__).resolve().parent
-SCENARIOS = ("small", "large", "real", "refs", "review", "signed", "client", "ledger")
+SCENARIOS = ("small", "large", "wide", "real", "refs", "review", "signed", "client", "ledger")
 
 
 def _log(text: str) -> None:
@@ -47,6 +48,9 @@ def parse(argv: Sequence[str] | None) -> argparse.Namespace:
                    help="where to write the table (default bench/results/latest.md, smoke: bench/results/smoke.md)")
     p.add_argument("--keep", action="store_true", help="keep the per-run work directory")
     p.add_argument("--no-warmup", action="store_true", help="skip the untimed warm-up push of each variant")
+    p.add_argument("--plot", nargs="?", const="", default=None, metavar="PNG",
+                   help="also draw the chart (floor, peer and gate per push; needs the bench extra: matplotlib) "
+                        "to PNG (default: beside the table, latest.png)")
     return p.parse_args(argv)
 
 
@@ -79,6 +83,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(text)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(text)
-    _log(f"bench: table written to {out}")
+    data = report.results(cases, ref, runs, args.quick, _project_rev())
+    out.with_suffix(".json").write_text(json.dumps(data, indent=1) + "\n")
+    _log(f"bench: table written to {out} (the figures in {out.with_suffix('.json')})")
+    if args.plot is not None:
+        from .plot import draw
+
+        _log(f"bench: chart drawn to {draw(data, Path(args.plot) if args.plot else out.with_suffix('.png'))}")
     errors = [e for c in cases for t in c.variants.values() for e in t.errors]
     return 1 if errors else 0

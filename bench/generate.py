@@ -188,6 +188,73 @@ def _history(commits: int, files: int, seed: int) -> Callable[[_Stream], None]:
     return produce
 
 
+def _wide_history(commits: int, root_files: int, seed: int) -> Callable[[_Stream], None]:
+    """The shape that costs a tree walk (issue 23; a big C project such as git's own): a root
+    tree of `root_files` + 30 entries (files, and 30 directories three levels deep), and a
+    merge every fourth commit, of a one-commit side branch forked 30 main-line commits back
+    (so a merge differs from its second parent in everything the main line changed since the
+    fork). Commits of 1-4 files; identities as in `_history`. No commit writes a frozen path
+    of either bench policy (near misses only: `ci-notes/`, `gate.toml.example`), so a push
+    under READ_ALL_POLICY reads every commit and is accepted."""
+    def produce(s: _Stream) -> None:
+        rng = random.Random(seed)
+        top = [f"d{i:02d}" for i in range(30 - 2)] + ["ci-notes", "docs"]
+        deep = [f"{d}/s{j}/t{k}/f{n}.c" for d in top for j in range(4) for k in range(4) for n in range(4)]
+        flat = [f"file{i:03d}.c" for i in range(root_files - 4)] + ["README.md", "gate.toml.example"]
+        free = flat + deep
+        when = EPOCH
+        mark = 0
+        main_marks: list[int] = []
+
+        def commit(ref: str, who: tuple[tuple[str, str], tuple[str, str]], msg: str, parent: int | None,
+                   changes: list[bytes], merge: int | None = None) -> int:
+            nonlocal mark, when
+            mark += 1
+            when += 60
+            s.add(b"commit %s\nmark :%d\n" % (ref.encode(), mark),
+                  b"author " + _ident(who[0], when) + b"\n", b"committer " + _ident(who[1], when) + b"\n",
+                  _data(msg.encode()))
+            if parent is not None:
+                s.add(b"from :%d\n" % parent)
+            if merge is not None:
+                s.add(b"merge :%d\n" % merge)
+            s.add(*changes, b"\n")
+            return mark
+
+        def identities() -> tuple[tuple[str, str], tuple[str, str]]:
+            roll = rng.random()
+            if roll < 0.35:
+                a = rng.choice(AGENTS)
+                return a, a
+            if roll < 0.40:
+                return rng.choice(HUMANS), rng.choice(AGENTS)
+            h = rng.choice(HUMANS)
+            return h, h
+
+        def changes(rev: int) -> list[bytes]:
+            paths = {rng.choice(free) for _ in range(rng.randint(1, 4))}
+            return [_m(p, _content(p, rev, rng)) for p in sorted(paths)]
+
+        first = [_m(p, _content(p, 0, rng)) for p in free]
+        main_marks.append(commit("refs/heads/main", (HUMANS[0], HUMANS[0]), "initial import", None, first))
+        rev = 0
+        while mark < commits:
+            rev += 1
+            if rev % 3 == 0 and len(main_marks) > 30 and commits - mark >= 2:
+                who = identities()
+                topic = [_m(p, _content(p, rev, rng)) for p in sorted({rng.choice(deep) for _ in range(2)})]
+                side = commit("refs/bench/side", who, f"topic {rev}", main_marks[-30], topic)
+                who = (HUMANS[1], HUMANS[1]) if rng.random() < 0.7 else identities()
+                # the merge's tree: the main line's with the topic's files (fast-import starts from `from`)
+                main_marks.append(commit("refs/heads/main", who, f"Merge topic {rev}", main_marks[-1], topic,
+                                         merge=side))
+                continue
+            who = identities()
+            main_marks.append(commit("refs/heads/main", who, f"change {rev}", main_marks[-1], changes(rev)))
+
+    return produce
+
+
 class Cache:
     def __init__(self, root: Path, git: Git, log: Callable[[str], None] = print) -> None:
         self.root = root
@@ -220,6 +287,16 @@ class Cache:
             self.git.run("pack-refs", "--all", cwd=path)
 
         return self.get("history", {"commits": commits, "files": files, "seed": seed}, build)
+
+    def wide_history(self, commits: int, root_files: int, seed: int = 1) -> Path:
+        """A bare repository of `_wide_history` (refs/heads/main only), `commits` commits in all."""
+        def build(path: Path) -> None:
+            self.git.init_bare(path)
+            fast_import(self.git, path, _wide_history(commits, root_files, seed))
+            self.git.run("update-ref", "-d", "refs/bench/side", cwd=path, check=False)
+            self.git.run("pack-refs", "--all", cwd=path)
+
+        return self.get("wide", {"commits": commits, "root_files": root_files, "seed": seed, "shape": 2}, build)
 
     def with_refs(self, history: Path, refs: int, seed: int = 2) -> Path:
         """`history` plus refs up to `refs` in all (half branches, half tags) at seeded commits, packed."""
@@ -347,14 +424,34 @@ def _bulk(rng: random.Random, size: int) -> bytes:
 
 # --- real histories (../shared/data) ---------------------------------------------------
 
+def _shared_data() -> Path:
+    """`shared/data` beside the checkout or one of its parents (a worktree sits a level deeper)."""
+    here = Path(__file__).resolve()
+    for up in here.parents[1:5]:
+        if (up / "shared" / "data").is_dir():
+            return up / "shared" / "data"
+    return here.parents[2] / "shared" / "data"
+
+
 #: The real project whose history the "real" scenarios push (see ../shared/data/README.md).
-FLASK_BUNDLE = Path(__file__).resolve().parents[2] / "shared" / "data" / "pallets-flask.bundle"
+FLASK_BUNDLE = _shared_data() / "pallets-flask.bundle"
 
 
 def real_bundle() -> Path | None:
     """The bundle, from GATE_BENCH_BUNDLE or ../shared/data; None if it is not on this machine."""
     path = Path(os.environ.get("GATE_BENCH_BUNDLE") or FLASK_BUNDLE)
     return path if path.is_file() else None
+
+
+#: Further real histories pushed whole (first push only): many merges and wide directories.
+OTHER_BUNDLES = ("ohmyzsh-ohmyzsh.bundle",)
+
+
+def other_bundles() -> list[Path]:
+    """Those of OTHER_BUNDLES on this machine (../shared/data), unless GATE_BENCH_BUNDLE names another."""
+    if os.environ.get("GATE_BENCH_BUNDLE"):
+        return []
+    return [p for p in (FLASK_BUNDLE.with_name(name) for name in OTHER_BUNDLES) if p.is_file()]
 
 
 def _replayed(export: bytes, times: int) -> Callable[[_Stream], None]:

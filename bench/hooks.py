@@ -28,9 +28,31 @@ from pathlib import Path
 
 from server.demo import POLICY as DEMO_POLICY
 
-# The demo's policy, with the deadline raised from the default 4 s so that slow pushes are
+# The demo's policy, with the deadline raised from the default so that slow pushes are
 # measured rather than cut off (the table says which ones would have passed the default).
 POLICY = DEMO_POLICY + "\n[limits]\ndeadline_seconds = 120.0\n"
+
+#: The frozen paths of `POLICY` (the peer matches the same).
+FROZEN = ("ci/**", "gate.toml", ".pre-commit-config.yaml")
+
+#: Every commit read (issue 23's measurement): the pusher `agent-bench` is restricted, so every
+#: pushed commit is checked, at paths no commit of the histories it is used with writes.
+READ_ALL_FROZEN = ("ci/**", "gate.toml", ".gate/**")
+READ_ALL_POLICY = f"""\
+mode = "enforce"
+
+[[freeze]]
+name = "read-all"
+paths = {list(READ_ALL_FROZEN)!r}
+pushers = ["agent-*"]
+
+[trusted]
+pushers = ["gate-runner"]
+
+[limits]
+deadline_seconds = 120.0
+""".replace("'", '"')
+READ_ALL_PUSHER = "agent-bench"
 
 REPOSITORY_ID = "bench/repo"
 ZERO = "0" * 40
@@ -49,7 +71,13 @@ FLOOR = f"""#!/bin/sh
 {_READ_NEWS}exec git rev-list $news --not --all >/dev/null
 """
 
-PEER = f"""#!/bin/sh
+def peer(frozen: tuple[str, ...] = FROZEN) -> str:
+    """The peer hook for frozen paths like `ci/**` and `gate.toml` (a directory or a file, no
+    other wildcards): `:(icase)` pathspecs prune, awk matches exactly."""
+    names = [p.removesuffix("/**") for p in frozen]
+    specs = " ".join(f"':(icase){n}*'" for n in names)
+    test = " ||\n      ".join(f'p == "{_awk(n)}" || p ~ /^{_awk_re(n)}\\//' for n in names)
+    return f"""#!/bin/sh
 # bench peer: the gate's frozen-path rule in native git (see bench/hooks.py)
 {_READ_NEWS}pusher=${{REMOTE_USER:-$(id -un)}}
 case "$pusher" in
@@ -59,7 +87,7 @@ esac
 for f in $filters; do
   if [ "$f" = all ]; then set -- ; else set -- -i "$f=@agents\\.example\\.com>"; fi
   git -c core.quotePath=false log --no-renames --full-history -c --raw --format='commit %H' "$@" \\
-      $news --not --all -- ':(icase)ci*' ':(icase)gate.toml*' ':(icase).pre-commit-config.yaml*' ||
+      $news --not --all -- {specs} ||
     echo "peer-error: git log exited $?"
 done | awk '
 /^peer-error/ {{ print; bad = 1; next }}
@@ -67,13 +95,23 @@ done | awk '
 /^:/ {{
   p = tolower(substr($0, index($0, "\\t") + 1))
   gsub(/[ .]+\\//, "/", p); sub(/[ .]+$/, "", p)
-  if (p == "ci" || p ~ /^ci\\// || p == "gate.toml" || p ~ /^gate\\.toml\\// ||
-      p == ".pre-commit-config.yaml" || p ~ /^\\.pre-commit-config\\.yaml\\//) {{
+  if ({test}) {{
     print "peer: frozen path " p " written by " c; bad = 1
   }}
 }}
 END {{ exit bad }}'
 """
+
+
+def _awk(name: str) -> str:
+    return name.replace("\\", "\\\\").replace('"', '\\"')
+
+
+def _awk_re(name: str) -> str:
+    return "".join("\\" + c if c in ".[]()*+?^$|/\\" else c for c in name)
+
+
+PEER = peer()
 
 
 def native_digest(base: str) -> str:
@@ -97,15 +135,17 @@ def _write_hook(git_dir: Path, text: str) -> None:
     hook.chmod(hook.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
 
 
-def installer(variant: str, policy: Path, keyring: Path | None, base: str | None = None
-              ) -> Callable[[Path], None]:
-    """A function that puts `variant`'s hook into a fresh bare repository."""
+def installer(variant: str, policy: Path, keyring: Path | None, base: str | None = None,
+              frozen: tuple[str, ...] = FROZEN) -> Callable[[Path], None]:
+    """A function that puts `variant`'s hook into a fresh bare repository (`frozen`: the
+    policy's frozen paths, for the peer)."""
     if variant == "none":
         return lambda git_dir: None
     if variant == "floor":
         return lambda git_dir: _write_hook(git_dir, FLOOR)
     if variant == "peer":
-        return lambda git_dir: _write_hook(git_dir, PEER)
+        text = peer(frozen)
+        return lambda git_dir: _write_hook(git_dir, text)
     if variant == "native-digest":
         assert base is not None
         return lambda git_dir: _write_hook(git_dir, native_digest(base))

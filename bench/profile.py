@@ -8,8 +8,10 @@ can be run directly, as receive-pack runs it (GIT_DIR=., the ref updates on stdi
     python -m bench.profile large --importtime    # python -X importtime: the heaviest imports
     python -m bench.profile review --keep         # leave the staged repository (path printed)
 
-SCENARIO is small, large (the largest history), real (the largest real history), refs (the
-many-refs one) or review.
+SCENARIO is small, large (the largest history), wide, real (the largest real history), refs
+(the many-refs one) or review; `--case TEXT` picks another push of the scenario by its label
+(`--case ohmyzsh`, `--case "flask, "`). With --keep, the staged repository keeps the hook's
+input (bench-stdin) and environment (bench-env) to run it again by hand.
 """
 
 from __future__ import annotations
@@ -23,7 +25,6 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from . import hooks
 from .cli import HERE, _log
 from .generate import Cache
 from .gitenv import Git, base_env
@@ -33,7 +34,7 @@ from .scenarios import FULL, QUICK, Bench, clean_env_for_process
 def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m bench.profile", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("scenario", choices=("small", "large", "real", "refs", "review"))
+    p.add_argument("scenario", choices=("small", "large", "wide", "real", "refs", "review"))
     p.add_argument("--quick", action="store_true", help="smoke sizes")
     p.add_argument("--runs", type=int, default=5)
     p.add_argument("--cprofile", action="store_true")
@@ -41,6 +42,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--sort", default="cumulative", help="cProfile sort key (default cumulative)")
     p.add_argument("--top", type=int, default=30)
     p.add_argument("--keep", action="store_true")
+    p.add_argument("--case", default=None, help="the push whose label holds this text (default: the largest)")
     p.add_argument("--cache-dir", type=Path, default=HERE / ".cache")
     args = p.parse_args(argv)
 
@@ -51,12 +53,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     work = cache_dir / f"profile-{time.strftime('%Y%m%d-%H%M%S')}"
     bench = Bench(git, cache, work, args.runs, QUICK if args.quick else FULL, _log)
     try:
-        specs = bench.specs(args.scenario)
+        specs = [s for s in bench.specs(args.scenario) if args.case is None or args.case in s.label]
+        if not specs:
+            p.error(f"no {args.scenario} push has {args.case!r} in its label")
         spec = max(specs, key=lambda s: s.size)
-        installer = hooks.installer("gate", bench.policy, bench.keys()[0], spec.base)
+        installer = bench.installers(spec)["gate"]
         dst, stdin, qenv = bench.stage(spec.template, spec.client, spec.refspecs, "gate", installer)
         env = {**git.env, **(spec.env or {}), **qenv, "GIT_DIR": "."}
-        print(f"{spec.label}\nstaged in {dst}; stdin:\n{stdin.decode()}", flush=True)
+        (dst / "bench-stdin").write_bytes(stdin)  # the hook's input, to run it again by hand (--keep)
+        (dst / "bench-env").write_text("".join(f"export {k}={v}\n" for k, v in {**(spec.env or {}), **qenv}.items()))
+        print(f"{spec.label}\nstaged in {dst} (input in bench-stdin, environment in bench-env); stdin:\n"
+              f"{stdin.decode()}", flush=True)
         gate_cmd = [sys.executable, "-I", "-m", "server.prereceive", "--gate-dir", str(dst / "gate")]
         if args.importtime:
             proc = subprocess.run([sys.executable, "-I", "-X", "importtime", *gate_cmd[2:]], cwd=dst, env=env,

@@ -2,21 +2,23 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import importlib.util
 import json
 import os
+import resource
 import shutil
 import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import hooks
-from .generate import AGENTS, FROZEN_FILES, Cache, _bulk, allowed_signers_line, real_bundle
+from .generate import AGENTS, FROZEN_FILES, Cache, _bulk, allowed_signers_line, other_bundles, real_bundle
 from .gitenv import Git, link_copy
 
 
@@ -28,6 +30,8 @@ class Sizes:
     small_files: int = 5
     large_commits: tuple[int, ...] = (10_000, 50_000)
     large_refs: int = 10
+    wide_commits: int = 80_000    # the wide history: a 500-entry root tree, a merge every 4th commit
+    wide_root_files: int = 470
     many_refs: int = 50_000
     few_refs: int = 10
     review_files: int = 2_000
@@ -42,6 +46,7 @@ class Sizes:
 FULL = Sizes()
 QUICK = Sizes(files=200, small_commits=300, small_refs=30, large_commits=(300, 600), many_refs=2_000,
               review_files=40, review_bytes=1024 * 1024, client_files=200, ledger_attempts=(5, 50, 500),
+              wide_commits=2_000, wide_root_files=100,
               real_back=50, real_replays=(), signed_commits=100)
 
 
@@ -50,6 +55,7 @@ class Timing:
     times: list[float] = field(default_factory=list)   # seconds, one per run
     hook_ms: list[float] = field(default_factory=list)  # the gate's own elapsed_ms (audit log)
     alone: list[float] = field(default_factory=list)    # seconds: the hook run directly, no push around it
+    cpu: list[float] = field(default_factory=list)      # seconds of CPU (user + system, git's processes too) of those
     peak_mib: float | None = None
     errors: list[str] = field(default_factory=list)
 
@@ -60,6 +66,10 @@ class Timing:
     @property
     def alone_median(self) -> float | None:
         return statistics.median(self.alone) if self.alone else None
+
+    @property
+    def cpu_median(self) -> float | None:
+        return statistics.median(self.cpu) if self.cpu else None
 
 
 @dataclass
@@ -72,6 +82,11 @@ class Case:
     skipped: str | None = None
     size: int = 0                 # the scenario's main size (commits of a large push)
     paired: dict[str, list[float]] = field(default_factory=dict)
+    short: str = ""               # the case in a few words (the chart, the README's table)
+
+    @property
+    def name(self) -> str:
+        return self.short or self.label.split(":")[0]
 
     def median(self, variant: str) -> float | None:
         t = self.variants.get(variant)
@@ -99,7 +114,12 @@ class PushSpec:
     env: dict[str, str] | None = None
     size: int = 0
     note: str = ""
+    read_all: bool = False         # pushed by agent-bench under READ_ALL_POLICY: every commit read
+    short: str = ""                # the push in a few words
 
+
+#: How a read-all push is made: the pusher every rule of READ_ALL_POLICY restricts.
+READ_ALL_ENV = {"REMOTE_USER": hooks.READ_ALL_PUSHER}
 
 Log = Callable[[str], None]
 
@@ -117,8 +137,11 @@ class Bench:
         work.mkdir(parents=True, exist_ok=True)
         self.policy = work / "policy.toml"
         self.policy.write_text(hooks.POLICY)
+        self.policy_read_all = work / "policy-read-all.toml"
+        self.policy_read_all.write_text(hooks.READ_ALL_POLICY)
         self._keys: tuple[Path, Path, Path] | None = None
         self._serial = 0
+        self.last_cpu = 0.0
 
     # --- keys (fresh per benchmark run, like the demo's) -----------------------------
     def keys(self) -> tuple[Path, Path, Path]:
@@ -196,18 +219,22 @@ class Bench:
     def hook_alone(self, dst: Path, stdin: bytes, env: dict[str, str] | None) -> tuple[float, int, bytes]:
         """Run the installed pre-receive hook as receive-pack would (GIT_DIR=., stdin piped)."""
         run_env = {**self.git.env, **(env or {}), "GIT_DIR": "."}
-        t0 = time.perf_counter()
-        proc = subprocess.run([str(dst / "hooks" / "pre-receive")], cwd=dst, env=run_env, input=stdin,
-                              capture_output=True, check=False)
-        return time.perf_counter() - t0, proc.returncode, proc.stderr
+        with cpu_of_children() as cpu:
+            t0 = time.perf_counter()
+            proc = subprocess.run([str(dst / "hooks" / "pre-receive")], cwd=dst, env=run_env, input=stdin,
+                                  capture_output=True, check=False)
+            elapsed = time.perf_counter() - t0
+        self.last_cpu = cpu[0]
+        return elapsed, proc.returncode, proc.stderr
 
     def push_case(self, spec: PushSpec, installers: dict[str, Callable[[Path], None]] | None = None) -> Case:
-        installers = installers or self._variants(*spec.variants, base=spec.base)
+        installers = installers or self.installers(spec)
         template, client, refspecs, atomic, env = spec.template, spec.client, spec.refspecs, spec.atomic, spec.env
         expect_ok = True
         label = spec.label
         names = list(installers)
-        case = Case(spec.scenario, label, {v: Timing() for v in names}, note=spec.note, size=spec.size)
+        case = Case(spec.scenario, label, {v: Timing() for v in names}, note=spec.note, size=spec.size,
+                    short=spec.short)
         self.log(f"- {label}: {len(names)} variants x {self.runs} runs")
 
         def one(variant: str, memfile: Path | None = None) -> tuple[float, str | None, float | None]:
@@ -255,6 +282,7 @@ class Bench:
                                                        + err.decode(errors="replace").strip()[-300:])
                     if i > 0 or not self.warmup:
                         case.variants[v].alone.append(elapsed)
+                        case.variants[v].cpu.append(self.last_cpu)
             finally:
                 shutil.rmtree(dst, ignore_errors=True)
         for v in names[1:]:
@@ -286,9 +314,15 @@ class Bench:
         return out
 
     # --- scenarios -----------------------------------------------------------------------
-    def _variants(self, *names: str, base: str | None = None) -> dict[str, Callable[[Path], None]]:
+    def _variants(self, *names: str, base: str | None = None, read_all: bool = False
+                  ) -> dict[str, Callable[[Path], None]]:
         keyring = self.keys()[0]
+        if read_all:
+            return {n: hooks.installer(n, self.policy_read_all, keyring, base, hooks.READ_ALL_FROZEN) for n in names}
         return {n: hooks.installer(n, self.policy, keyring, base) for n in names}
+
+    def installers(self, spec: PushSpec) -> dict[str, Callable[[Path], None]]:
+        return self._variants(*spec.variants, base=spec.base, read_all=spec.read_all)
 
     def specs(self, scenario: str) -> list[PushSpec]:
         """The pushes of a push scenario (small, large, refs, review), repositories generated as needed."""
@@ -301,20 +335,30 @@ class Bench:
             new = self.git.out("rev-parse", "refs/heads/bench-new", cwd=client)
             label = (f"small push: 1 agent commit, {s.small_files} files, into {_k(s.small_commits)} commits / "
                      f"{_k(s.small_refs)} refs")
-            return [PushSpec("small", label, server, client, [f"{new}:refs/heads/main"], all4, size=s.small_refs)]
+            return [PushSpec("small", label, server, client, [f"{new}:refs/heads/main"], all4, size=s.small_refs,
+                             short=f"small push ({_k(s.small_commits)} commits, {_k(s.small_refs)} refs)")]
         if scenario == "large":
             out = []
             for n in s.large_commits:
                 client = self.cache.with_refs(self.cache.history(n, s.files), s.large_refs)
                 label = f"large first push: {_k(n)} commits, {s.large_refs} refs, into an empty repository"
                 out.append(PushSpec("large", label, None, client,
-                                    ["refs/heads/*:refs/heads/*", "refs/tags/*:refs/tags/*"], all4, size=n))
+                                    ["refs/heads/*:refs/heads/*", "refs/tags/*:refs/tags/*"], all4, size=n,
+                                    short=f"generated {_k(n)}, first push"))
             return out
+        if scenario == "wide":
+            client = self.cache.wide_history(s.wide_commits, s.wide_root_files)
+            label = (f"wide first push: {_k(s.wide_commits)} commits, a root tree of {s.wide_root_files + 30} "
+                     "entries, a merge every 4th commit, into an empty repository")
+            return [PushSpec("wide", label, None, client, ["refs/heads/*:refs/heads/*"], all4, size=s.wide_commits,
+                             note="first", env=READ_ALL_ENV, read_all=True,
+                             short=f"wide {_k(s.wide_commits)} (500-entry root), first push")]
         if scenario == "refs":
             client = self.cache.push_client(hist, s.small_files)
             new = self.git.out("rev-parse", "refs/heads/bench-new", cwd=client)
             return [PushSpec("refs", f"many refs: the small push into {_k(s.small_commits)} commits / {_k(n)} refs",
-                             self.cache.with_refs(hist, n), client, [f"{new}:refs/heads/main"], all4, size=n)
+                             self.cache.with_refs(hist, n), client, [f"{new}:refs/heads/main"], all4, size=n,
+                             short=f"small push, {_k(n)} refs")
                     for n in (s.many_refs, s.few_refs)]
         if scenario == "review":
             return [self._review_spec(hist)]
@@ -323,30 +367,46 @@ class Bench:
         raise ValueError(scenario)
 
     def _real_specs(self) -> list[PushSpec]:
-        """Pushes of a real project's history (../shared/data/pallets-flask.bundle): its first push,
-        its last `real_back` first-parent commits onto its earlier state, and the history replayed
-        into about 50,000 commits. Every author is a human: both the peer and the gate accept."""
-        bundle = real_bundle()
-        if bundle is None:
-            return []
+        """Pushes of real projects' histories (../shared/data), every commit read (pushed by
+        agent-bench under READ_ALL_POLICY, at paths no commit writes, so both the peer and the
+        gate accept): flask's first push, its last `real_back` first-parent commits onto its
+        earlier state, flask replayed into about 50,000 commits; ohmyzsh's first push (1,633
+        merges, plugin directories)."""
         s = self.sizes
         all4 = ("none", "floor", "peer", "gate")
-        real = self.cache.real(bundle)
-        n = int(self.git.out("rev-list", "--count", "refs/heads/main", cwd=real))
-        name = bundle.name.removesuffix(".bundle")
-        out = [PushSpec("real", f"real first push: {name}, {n} commits, into an empty repository", None, real,
-                        ["refs/heads/*:refs/heads/*"], all4, size=n, note="first")]
-        earlier = self.cache.real_earlier(real, s.real_back)
-        new = n - int(self.git.out("rev-list", "--count", "refs/heads/main", cwd=earlier))
-        out.append(PushSpec("real", f"real incremental push: {name}'s last {s.real_back} first-parent commits "
-                            f"({new} commits)", earlier, real, ["refs/heads/main:refs/heads/main"], all4, size=new,
-                            note="incremental"))
-        for times in s.real_replays:
-            replayed = self.cache.real_replayed(real, times)
-            m = int(self.git.out("rev-list", "--count", "refs/heads/main", cwd=replayed))
-            out.append(PushSpec("real", f"real first push: {name} replayed {times} times, {m} commits", None,
-                                replayed, ["refs/heads/*:refs/heads/*"], all4, size=m, note="replayed"))
+        out = []
+        flask = real_bundle()
+        if flask is not None:
+            real = self.cache.real(flask)
+            n = self._count(real)
+            name = flask.name.removesuffix(".bundle")
+            out.append(PushSpec("real", f"real first push: {name}, {n} commits, into an empty repository", None,
+                                real, ["refs/heads/*:refs/heads/*"], all4, size=n, note="first",
+                                env=READ_ALL_ENV, read_all=True, short=f"{_project(name)} {_k(n)}, first push"))
+            earlier = self.cache.real_earlier(real, s.real_back)
+            new = n - self._count(earlier)
+            out.append(PushSpec("real", f"real incremental push: {name}'s last {s.real_back} first-parent "
+                                f"commits ({new} commits)", earlier, real, ["refs/heads/main:refs/heads/main"], all4,
+                                size=new, note="incremental", env=READ_ALL_ENV, read_all=True,
+                                short=f"{_project(name)}, {new} new commits"))
+            for times in s.real_replays:
+                replayed = self.cache.real_replayed(real, times)
+                m = self._count(replayed)
+                out.append(PushSpec("real", f"real first push: {name} replayed {times} times, {m} commits", None,
+                                    replayed, ["refs/heads/*:refs/heads/*"], all4, size=m, note="replayed",
+                                    env=READ_ALL_ENV, read_all=True,
+                                    short=f"{_project(name)} x{times} ({m // 1000}k), first push"))
+        for bundle in other_bundles():
+            real = self.cache.real(bundle)
+            n = self._count(real)
+            name = bundle.name.removesuffix(".bundle")
+            out.append(PushSpec("real", f"real first push: {name}, {n} commits, into an empty repository", None,
+                                real, ["refs/heads/*:refs/heads/*"], all4, size=n, note="first",
+                                env=READ_ALL_ENV, read_all=True, short=f"{_project(name)} {_k(n)}, first push"))
         return out
+
+    def _count(self, repo: Path) -> int:
+        return int(self.git.out("rev-list", "--count", "--branches", cwd=repo))
 
     def run_specs(self, scenario: str) -> list[Case]:
         cases = []
@@ -362,6 +422,9 @@ class Bench:
     def large(self) -> list[Case]:
         return self.run_specs("large")
 
+    def wide(self) -> list[Case]:
+        return self.run_specs("wide")
+
     def refs(self) -> list[Case]:
         return self.run_specs("refs")
 
@@ -369,7 +432,7 @@ class Bench:
         return self.run_specs("review")
 
     def real(self) -> list[Case]:
-        if real_bundle() is None:
+        if real_bundle() is None and not other_bundles():
             return [Case("real", "real histories", {}, skipped="../shared/data/pallets-flask.bundle not found "
                                                                 "(set GATE_BENCH_BUNDLE)")]
         return self.run_specs("real")
@@ -391,7 +454,7 @@ class Bench:
                     spec = PushSpec("ledger", f"ledger: {push} push, {where}", seeded.template, seeded.client,
                                     seeded.refspecs[push], ("none", "gate"), atomic=push != "plain",
                                     env={"REMOTE_USER": "gate-runner"} if push != "plain" else None, size=n,
-                                    note=f"{family}:{push}")
+                                    note=f"{family}:{push}", short=f"ledger: {push}, {where}")
                     cases.append(self.push_case(spec, installers))
         return cases
 
@@ -473,6 +536,7 @@ class Bench:
         return PushSpec("review", label, server, client, refspecs,
                         ("none", "floor", "peer", "native-digest", "gate"), base=base, atomic=True,
                         env={"REMOTE_USER": "gate-runner"}, size=s.review_files,
+                        short=f"review push ({_k(s.review_files)} files, {mb:.0f} MB)",
                         note="pusher gate-runner (trusted); ledger records already on the server")
 
     def signed(self) -> list[Case]:
@@ -494,6 +558,7 @@ class Bench:
         installers = {"none": hooks.installer("none", policy, keyring), "gate": gate}
         label = f"signed first push: {_k(n)} commits, every one SSH-signed, into signatures.require"
         case = self.push_case(PushSpec("signed", label, None, repo, ["refs/heads/*:refs/heads/*"], ("none", "gate"),
+                                       short=f"signed {_k(n)}, first push",
                                        size=n), installers)
         commits = self.git.out("rev-list", "refs/heads/main", cwd=repo).split()
         env = {**self.git.env, "GIT_CONFIG_COUNT": "1", "GIT_CONFIG_KEY_0": "gpg.ssh.allowedSignersFile",
@@ -514,61 +579,54 @@ class Bench:
         return [case]
 
     def client(self) -> list[Case]:
-        """The pre-commit frozen-files hook on a staged change (no push: the hook command is timed)."""
+        """The client hooks, each command timed directly (no push around it), as pre-commit runs
+        them: `gate-frozen-commit` on a small staged change and on 5,000 staged files, and a
+        pre-push run (`gate-frozen-push` then `gate-receipt-push`) of one agent commit with no
+        review ref. The policy is .gate/policy.toml, committed (and on the remote)."""
         s = self.sizes
-        label = f"client: pre-commit frozen-files hook, {_k(s.client_files)} staged files"
-        script = Path(sys.executable).with_name("gate-frozen-commit")
-        if importlib.util.find_spec("hooks.frozen_commit") is None or not script.exists():
-            return [Case("client", label, {}, skipped="hooks/frozen_commit.py (console script gate-frozen-commit) "
-                                                      "does not exist yet; this scenario runs once it does")]
-        repo = self.work / "client-repo"
-        self._client_repo(repo, s.client_files)
+        bindir = Path(sys.executable).parent
+        scripts = {name: bindir / name for name in ("gate-frozen-commit", "gate-frozen-push", "gate-receipt-push")}
+        missing = [str(p) for p in scripts.values() if not p.exists()]
+        if missing or importlib.util.find_spec("hooks.frozen_commit") is None:
+            return [Case("client", "client hooks", {}, skipped=f"console scripts missing: {', '.join(missing)}")]
         agent = AGENTS[0]
-        env = {**self.git.env, "GIT_AUTHOR_NAME": agent[0], "GIT_AUTHOR_EMAIL": agent[1],
-               "GIT_COMMITTER_NAME": agent[0], "GIT_COMMITTER_EMAIL": agent[1]}
+        as_agent = {**self.git.env, "GIT_AUTHOR_NAME": agent[0], "GIT_AUTHOR_EMAIL": agent[1],
+                    "GIT_COMMITTER_NAME": agent[0], "GIT_COMMITTER_EMAIL": agent[1]}
         peer = self.work / "client-peer.sh"
         peer.write_text(CLIENT_PEER)
-        commands = {
-            "none": ["true"],
-            "floor": ["git", "diff", "--cached", "--name-only", "-z"],
-            "peer": ["/bin/sh", str(peer)],
-            "gate": [str(script)],
-        }
-        case = Case("client", label, {v: Timing() for v in commands}, note="hook command timed directly in the "
-                    "work tree; identity agent-1@agents.example.com; policy from .gate/policy.toml in HEAD")
-        self.log(f"- {label}: {len(commands)} variants x {self.runs} runs")
-        names = list(commands)
-        for i in range(self.runs + (1 if self.warmup else 0)):
-            order = names[i % len(names):] + names[:i % len(names)]
-            this_run = {}
-            for v in order:
-                t0 = time.perf_counter()
-                proc = subprocess.run(commands[v], cwd=repo, env=env, capture_output=True, check=False)
-                elapsed = time.perf_counter() - t0
-                if self.warmup and i == 0:
-                    continue
-                case.variants[v].times.append(elapsed)
-                this_run[v] = elapsed
-                if proc.returncode != 0:
-                    case.variants[v].errors.append(f"{v}: exit {proc.returncode}: "
-                                                   + proc.stderr.decode(errors="replace").strip()[-300:])
-            if this_run:
-                for v in names[1:]:
-                    case.paired.setdefault(v, []).append(this_run[v] - this_run["none"])
-        for t in case.variants.values():
-            t.alone = list(t.times)  # the hook command is all there is
-        for v in names[1:]:
-            memfile = self.work / f"mem-client-{v}.txt"
-            subprocess.run(["/usr/bin/time", "-f", "%M", "-o", str(memfile), *commands[v]], cwd=repo, env=env,
-                           capture_output=True, check=False)
-            case.variants[v].peak_mib = hooks.read_peak_mib(memfile)
-            memfile.unlink(missing_ok=True)
-        for v in names:
-            t = case.variants[v]
-            self.log(f"    {v:14s} median {(t.median or 0) * 1000:8.1f} ms"
-                     + (f"  ERRORS: {t.errors[0]}" if t.errors else ""))
-        shutil.rmtree(repo, ignore_errors=True)
-        return [case]
+        push_peer = self.work / "pre-push-peer.sh"
+        push_peer.write_text(PRE_PUSH_PEER)
+        cases = []
+
+        small = self._client_clone(s.small_files)
+        commit_cmds = {"none": ["true"], "floor": ["git", "diff", "--cached", "--name-only", "-z"],
+                       "peer": ["/bin/sh", str(peer)], "gate": [str(scripts["gate-frozen-commit"])]}
+        cases.append(self.timed_case(
+            "client", f"client: gate-frozen-commit, {s.small_files} staged files as an agent, in a clone of "
+            f"{_k(s.small_commits)} commits", small, as_agent, commit_cmds, "commit-small",
+            f"client: commit hook, {s.small_files} files"))
+        self.git.run("commit", "-q", "-m", "agent: the pushed change", cwd=small, extra=as_agent)
+        new = self.git.out("rev-parse", "HEAD", cwd=small)
+        base = self.git.out("rev-parse", "refs/remotes/origin/main", cwd=small)
+        precommit = {**as_agent, "PRE_COMMIT_FROM_REF": base, "PRE_COMMIT_TO_REF": new,
+                     "PRE_COMMIT_REMOTE_NAME": "origin", "PRE_COMMIT_REMOTE_BRANCH": "refs/heads/main",
+                     "PRE_COMMIT_LOCAL_BRANCH": "refs/heads/main", "GATE_PUSHER": "agent-1"}
+        both = f"{scripts['gate-frozen-push']} && {scripts['gate-receipt-push']}"
+        push_cmds = {"none": ["true"], "floor": ["git", "rev-list", new, "--not", "--remotes=origin"],
+                     "peer": ["/bin/sh", str(push_peer)], "gate": ["/bin/sh", "-c", both]}
+        cases.append(self.timed_case(
+            "client", "client: a pre-push run with no review ref (gate-frozen-push + gate-receipt-push, as "
+            "pre-commit runs them), one agent commit of "
+            f"{s.small_files} files", small, precommit, push_cmds, "pre-push", "client: pre-push, no review ref"))
+        shutil.rmtree(small, ignore_errors=True)
+
+        large = self.work / "client-repo"
+        self._client_repo(large, s.client_files)
+        cases.append(self.timed_case(
+            "client", f"client: gate-frozen-commit, {_k(s.client_files)} staged files as an agent", large, as_agent,
+            commit_cmds, "commit-large", f"client: commit hook, {_k(s.client_files)} files"))
+        shutil.rmtree(large, ignore_errors=True)
+        return cases
 
     def _client_repo(self, repo: Path, files: int) -> None:
         """HEAD: the policy, the frozen files and `files` files; staged: half of them changed, as many new."""
@@ -595,6 +653,81 @@ class Bench:
             p.write_bytes(_bulk(rng, 300))
         self.git.run("add", "-A", cwd=repo)
 
+    def _client_clone(self, files: int) -> Path:
+        """A clone (with `origin`) of the small scenario's history, whose remote has the policy
+        committed, with `files` changed files staged."""
+        s = self.sizes
+        hist = self.cache.history(s.small_commits, s.files)
+        server = self.work / "client-server.git"
+        link_copy(hist, server)
+        (server / "bench-done").unlink(missing_ok=True)
+        repo = self.work / "client-clone"
+        self.git.run("clone", "-q", str(server), str(repo))
+        (repo / ".gate").mkdir(exist_ok=True)
+        (repo / ".gate" / "policy.toml").write_text(hooks.POLICY)
+        self.git.run("add", ".gate/policy.toml", cwd=repo)
+        self.git.run("commit", "-q", "-m", "the gate's policy", cwd=repo)
+        self.git.run("push", "-q", "origin", "HEAD:refs/heads/main", cwd=repo)
+        paths = sorted(self.git.out("ls-files", "src", cwd=repo).splitlines())[:files]
+        for i, rel in enumerate(paths):
+            (repo / rel).write_text(f"changed by the agent {i}\n")
+        self.git.run("add", *paths, cwd=repo)
+        return repo
+
+    def timed_case(self, scenario: str, label: str, cwd: Path, env: dict[str, str], commands: dict[str, list[str]],
+                   note: str, short: str = "") -> Case:
+        """`commands` (variant -> command, the first the baseline) run in turn in `cwd`, timed,
+        with their CPU, and once more under /usr/bin/time for the peak memory."""
+        case = Case(scenario, label, {v: Timing() for v in commands}, note=note, short=short)
+        self.log(f"- {label}: {len(commands)} variants x {self.runs} runs")
+        names = list(commands)
+        for i in range(self.runs + (1 if self.warmup else 0)):
+            order = names[i % len(names):] + names[:i % len(names)]
+            this_run = {}
+            for v in order:
+                with cpu_of_children() as cpu:
+                    t0 = time.perf_counter()
+                    proc = subprocess.run(commands[v], cwd=cwd, env=env, capture_output=True, check=False)
+                    elapsed = time.perf_counter() - t0
+                if self.warmup and i == 0:
+                    continue
+                t = case.variants[v]
+                t.times.append(elapsed)
+                t.alone.append(elapsed)  # the hook command is all there is
+                t.cpu.append(cpu[0])
+                this_run[v] = elapsed
+                if proc.returncode != 0:
+                    t.errors.append(f"{v}: exit {proc.returncode}: " + proc.stderr.decode(errors="replace").strip()[-300:])
+            if this_run:
+                for v in names[1:]:
+                    case.paired.setdefault(v, []).append(this_run[v] - this_run[names[0]])
+        for v in names[1:]:
+            memfile = self.work / f"mem-{note}-{v}.txt"
+            subprocess.run(["/usr/bin/time", "-f", "%M", "-o", str(memfile), *commands[v]], cwd=cwd, env=env,
+                           capture_output=True, check=False)
+            case.variants[v].peak_mib = hooks.read_peak_mib(memfile)
+            memfile.unlink(missing_ok=True)
+        for v in names:
+            t = case.variants[v]
+            self.log(f"    {v:14s} median {(t.median or 0) * 1000:8.1f} ms  CPU {(t.cpu_median or 0) * 1000:8.1f} ms"
+                     + (f"  ERRORS: {t.errors[0]}" if t.errors else ""))
+        return case
+
+PRE_PUSH_PEER = """#!/bin/sh
+# bench pre-push peer: the pushed commits (pre-commit's variables) checked against the frozen
+# paths in native git, every commit (GATE_PUSHER is an agent), as the server's peer does
+git -c core.quotePath=false log --no-renames --full-history -c --raw --format='commit %H' \\
+    "$PRE_COMMIT_TO_REF" --not --remotes="$PRE_COMMIT_REMOTE_NAME" -- ':(icase)ci*' ':(icase)gate.toml*' \\
+    ':(icase).pre-commit-config.yaml*' | awk '
+/^:/ {
+  p = tolower(substr($0, index($0, "\\t") + 1))
+  gsub(/[ .]+\\//, "/", p); sub(/[ .]+$/, "", p)
+  if (p == "ci" || p ~ /^ci\\// || p == "gate.toml" || p ~ /^gate\\.toml\\// ||
+      p == ".pre-commit-config.yaml" || p ~ /^\\.pre-commit-config\\.yaml\\//) { print "frozen: " p; bad = 1 }
+}
+END { exit bad }'
+"""
+
 
 CLIENT_PEER = """#!/bin/sh
 # bench client peer: the staged change checked against the frozen paths, in native git
@@ -614,12 +747,28 @@ END { exit bad }'
 """
 
 
+@contextlib.contextmanager
+def cpu_of_children() -> Iterator[list[float]]:
+    """CPU seconds (user + system) of the child processes waited for inside the block (with
+    theirs): a hook's cost that other load on the machine does not inflate."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    got = [0.0]
+    yield got
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    got[0] = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
 def _gate_elapsed(git_dir: Path) -> float | None:
     try:
         lines = (git_dir / "gate" / "audit.log").read_text().splitlines()
         return float(json.loads(lines[-1])["elapsed_ms"])
     except (OSError, ValueError, KeyError, IndexError):
         return None
+
+
+def _project(bundle_name: str) -> str:
+    """`pallets-flask` -> flask, `ohmyzsh-ohmyzsh` -> ohmyzsh."""
+    return bundle_name.split("-", 1)[-1] if "-" in bundle_name else bundle_name
 
 
 def _k(n: int) -> str:

@@ -27,8 +27,6 @@ authenticates: the catalogue only ever adds restrictions. docs/agents.md lists e
 from __future__ import annotations
 
 import datetime as dt
-import difflib
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -140,6 +138,8 @@ def data_document(data: bytes, what: str, cap: int, entries: str) -> tuple[str, 
     `[[entries]]` (at least one) and the whole document. ValueError with a one-line reason."""
     if len(data) > cap:
         raise ValueError(f"the {what} is too large")
+    import tomllib  # (here: a hook that reads the catalogue's bytes only never imports it)
+
     try:
         doc = tomllib.loads(data.decode("utf-8"))
     except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
@@ -195,6 +195,8 @@ def expand(key: str, values: list[str], catalogue: Catalogue | None) -> list[tup
     out: dict[str, str] = {}
     for v in values:
         if key == CONFIG_KEY and v.startswith("@") and v not in (KNOWN_AGENTS, AGENT_CONFIG) and "/" not in v:
+            import difflib  # (only to name the set a mistyped one resembles)
+
             near = difflib.get_close_matches(v, (KNOWN_AGENTS, AGENT_CONFIG), n=1, cutoff=0.8)
             if near:  # `@agent-configs` would freeze one root file of that name, silently
                 raise ValueError(f"unknown set {v!r}: did you mean {near[0]!r}?")

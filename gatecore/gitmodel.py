@@ -167,6 +167,10 @@ class GitReader(Protocol):
 
     def merge_base(self, a: str, b: str) -> str | None: ...
 
+    def merge_bases(self, pairs: Sequence[tuple[str, str]]) -> dict[tuple[str, str], str | None]:
+        """`merge_base` of many pairs at once (each the one `git merge-base A B` prints)."""
+        ...
+
     def ref_target(self, name: str) -> str | None:
         """The id a direct ref points at, or None (absent or symbolic)."""
         ...

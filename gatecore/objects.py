@@ -42,7 +42,7 @@ from __future__ import annotations
 
 import codecs
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from functools import cache
 
@@ -424,6 +424,12 @@ def _careful_commit(oid: str, g: _Grammar, header: bytes, message: bytes) -> Com
                   oddities)
 
 
+def mode_value(text: bytes) -> int:
+    """A tree entry's mode as `parse_tree` reads it (octal, as git parses it into an unsigned int)."""
+    mode = _MODE_VALUES.get(text)
+    return int(text, 8) & 0xFFFFFFFF if mode is None else mode
+
+
 def parse_tree(oid: str, data: bytes) -> dict[bytes, tuple[int, str]]:
     """The entries of a raw tree: name -> (raw mode, id), checked as git fsck checks them."""
     g = _grammar_of(oid)
@@ -534,6 +540,18 @@ class Objects:
                 raise malformed(f"object {oid} is a {kind}, not a tree")
             out[oid] = self._keep_tree(oid, parse_tree(oid, data))
         return out
+
+    def raw_trees(self, oids: Sequence[str]) -> Iterator[tuple[str, bytes]]:
+        """(id, raw bytes) of each tree, in order, streamed from one request (not kept)."""
+        for oid, kind, data in self.reader.read_many(oids):
+            if kind != "tree":
+                raise malformed(f"object {oid} is a {kind}, not a tree")
+            yield oid, data
+
+    def tree_from_bytes(self, oid: str, data: bytes) -> dict[bytes, tuple[int, str]]:
+        """`tree(oid)`, from bytes already read (`raw_trees`)."""
+        got = self._trees.get(oid)
+        return got if got is not None else self._keep_tree(oid, parse_tree(oid, data))
 
     def prefetch_commits(self, oids: Iterable[str]) -> None:
         """Read and parse, in one request, the commits among `oids` not seen yet (a walk's

@@ -132,6 +132,11 @@ class PathGlob:
         """`norm_path` is already `normalize_path`-ed."""
         return self._regex.match(norm_path + "/") is not None
 
+    @property
+    def literal(self) -> tuple[str, ...]:
+        """The pattern's leading segments without a wildcard, normalised (empty: it starts with one)."""
+        return self._literal
+
     def may_match_below(self, norm_dir: str) -> bool:
         """Could any path below directory `norm_dir` match? (Conservative: may say yes.)"""
         if not norm_dir:

@@ -26,7 +26,9 @@ branch or tag) are, with their ancestors, in the repository's own object store; 
 they exist, one of C's roots (a commit none of whose parents is in C) is among them. If no
 root of C is outside git's quarantine (all are objects this push brought), C is exactly
 the new set and it is walked with the narrow exclusion; otherwise the full one. Either way
-the set is the same; a reader that cannot tell (no quarantine) always takes the full one.
+the set is the same; a reader that cannot tell (no quarantine) always takes the full one,
+and so does a push that only creates refs (there is nothing narrower to exclude: C is all
+the new refs reach).
 """
 
 from __future__ import annotations
@@ -185,6 +187,12 @@ class PushChecker:
         """The updated refs' current values, when excluding only them is proven to find the same
         commits as excluding every branch and tag (module docstring); else None."""
         if self._existing is not None or len(in_scope) > QUICK_WALK_REFS or self.reader.preexisting(()) is None:
+            return None
+        if all(u.is_create for u in in_scope):
+            # Nothing to exclude but every branch and tag: the narrow set is all the new refs
+            # reach, their whole history unless it is all new (a first push, where git's full
+            # exclusion costs nothing either). Listing up to QUICK_WALK_LIMIT of it to find out
+            # would only cost a walk.
             return None
         names = [u.ref for u in in_scope
                  if u.raw_ref.startswith(CHECKED_PREFIXES) and not u.ref.startswith(REVIEW_PREFIX)]

@@ -9,19 +9,133 @@ together, a level of directories at a time, so that the trees each level needs a
 in one request. With a `descend` filter, entries whose
 path cannot matter are skipped by name before anything below them is read.
 
+Reading only the names that can matter (`names`): a tree of 500 entries parsed into a
+dict costs Python some 300 us, and a big history has one new root tree per commit. When
+the caller knows which names can matter in a directory (the frozen-path rules' literal
+segments: `ci`, `gate.toml`), the tree's raw bytes are searched for those names (ASCII,
+any case, trailing dots and spaces) in C, and each hit is proven an entry (every entry
+before it tokenised by one regular expression, never guessed from the bytes around it:
+a file named `40000 ci` is not an entry `ci`). The tree is still tokenised whole, so a
+tree that is not a well-formed list of entries is read the careful way; a tree holding a
+name outside ASCII (which Unicode folding could map onto a frozen name) is parsed whole,
+as before. Trees read this way are not checked for order and duplicates outside the
+names found (those are git fsck's: `gate server install --fsck`); between the names
+found, they are, and entries named `.` or `..` are refused wherever a tree is searched
+(docs/security.md, duplicateEntries, treeNotSorted, hasDot).
+
 The records correspond one to one with `git diff-tree -r -z --no-renames --raw` lines
 for trees of canonical modes (docs/digest.md).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import re
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from .errors import malformed
 from .gitmodel import CANONICAL_MODES, MODE_TREE, DescendFilter, canon_mode
-from .objects import Objects
+from .objects import Objects, mode_value
 
 Entries = dict[bytes, tuple[int, str]]
+#: The entries of a tree where no name matters (one object, never changed).
+_NOTHING: Entries = {}
+
+#: For a directory (its raw path with a trailing slash, b"" for the root), the names that can
+#: matter there (`NameSearch`), or None when any name can (read the tree whole).
+NamePatterns = Callable[[bytes], "NameSearch | None"]
+
+#: A reader's search in a second process (`GitStream.scan_pairs`): given tree pairs, the names
+#: and the id length, it starts the search and returns what waits for the indices of the pairs
+#: whose entries found differ, or could not be searched (those are compared again here).
+PairScan = Callable[[Sequence[tuple[str | None, str | None]], Sequence[str], int], Callable[[], set[int]]]
+
+
+class NameSearch:
+    """Finds, in a raw tree, the entries whose names are one of some ASCII names in any case,
+    with trailing dots and spaces (`find`). One regular expression tokenises the tree and
+    stops only at an entry whose name starts like one of them (and then only if it is one),
+    at a name starting outside ASCII, at anything that is not a whole entry, or at the end.
+
+    A name starting with any other ASCII byte is skipped whatever follows (no folding turns
+    its first character into one the names start with); a name starting like one of them
+    must be ASCII throughout, without `/`, or the tree is read whole. Names of dots (and
+    spaces) alone are always found, for `checked_entries` to refuse `.` and `..`."""
+
+    def __init__(self, names: Sequence[str]) -> None:
+        if not all(n.isascii() for n in names):
+            raise ValueError("NameSearch finds ASCII names only (read trees whole for the others)")
+        # `.` too, whatever the rules: an entry named `.` or `..` is refused wherever a tree
+        # is searched (a path through it reads, to a reader that joins names, as one without it).
+        alts = sorted({n.encode("ascii") for n in names if n} | {b"."})
+        self.names = tuple(alts)
+        self.literals = tuple(sorted(set(names)))  # as given (what a second process is handed)
+        # Bytes a matching name can start with (either case); a name starting otherwise is
+        # skipped without looking further.
+        firsts = sorted({c for a in alts for c in (a[:1].lower(), a[:1].upper())})
+        self._first = b"".join(re.escape(c) for c in firsts)
+        self._name = (rb"(?i:" + b"|".join(re.escape(a) for a in alts) + rb")[. ]*+") if alts else rb"(?!)"
+        self._compiled: dict[int, tuple[re.Pattern[bytes], re.Pattern[bytes]]] = {}
+
+    def _patterns(self, id_bytes: int) -> tuple[re.Pattern[bytes], re.Pattern[bytes]]:
+        got = self._compiled.get(id_bytes)
+        if got is None:
+            plain = rb"[^\0/\x80-\xff%s][^\0]*+" % self._first
+            other = (rb"|(?!%s\0)[%s][^\0/\x80-\xff]*+" % (self._name, self._first)) if self._first else b""
+            # (possessive everywhere: about twice as fast as backtracking on a 500-entry tree)
+            skip = re.compile(rb"(?:[0-7]++ (?:%s%s)\0.{%d})*+" % (plain, other, id_bytes), re.DOTALL)
+            hit = re.compile(rb"([0-7]++) (%s)\0(.{%d})" % (self._name, id_bytes), re.DOTALL)
+            got = self._compiled[id_bytes] = (skip, hit)
+        return got
+
+    def find(self, data: bytes, id_bytes: int) -> list[tuple[bytes, bytes, bytes]] | None:
+        """(mode text, name, raw id) of the entries whose names match, in order; None if the
+        tree is not a list of whole entries with ASCII names (then read it whole). Every
+        entry is tokenised from the first, so a name inside an id or inside another name
+        (a file named `40000 ci`) is never taken for an entry."""
+        skip, hit = self._patterns(id_bytes)
+        found: list[tuple[bytes, bytes, bytes]] = []
+        pos = 0
+        end = len(data)
+        while True:
+            m = skip.match(data, pos)
+            assert m is not None  # (it always matches, if only the empty run)
+            pos = m.end()
+            if pos == end:
+                return found
+            h = hit.match(data, pos)
+            if h is None:
+                return None
+            found.append((h[1], h[2], h[3]))
+            pos = h.end()
+
+
+def checked_entries(tree_id: str, found: Sequence[tuple[bytes, bytes, bytes]]) -> list[tuple[int, bytes, bytes]]:
+    """(mode, name, raw id) of the entries `NameSearch.find` found, checked as `parse_tree`
+    checks entries: each name once, in git's order, never `.` or `..` (GATE-GIT-MALFORMED)."""
+    out = []
+    seen: set[bytes] = set()
+    prev = b""
+    for mode_text, name, raw_id in found:
+        mode = mode_value(mode_text)
+        key = name + b"/" if mode & 0o170000 == MODE_TREE else name
+        if name in seen or key <= prev:
+            raise malformed(f"tree {tree_id} has two entries named {name!r} (git fsck: duplicateEntries)"
+                            if name in seen or key == prev else
+                            f"tree {tree_id} is not sorted the way git sorts trees (git fsck: treeNotSorted)")
+        seen.add(name)
+        prev = key
+        if name in (b".", b".."):
+            raise malformed(f"tree {tree_id} has an entry named {name!r}")
+        out.append((mode, name, raw_id))
+    return out
+
+
+def name_pattern(names: Sequence[str]) -> NameSearch | None:
+    """A `NamePatterns` answer for names that matter when, case-folded and without trailing
+    dots and spaces, they are one of `names` (normalised literal segments); None (read trees
+    whole) if one of those is outside ASCII."""
+    return NameSearch(names) if all(n.isascii() for n in names) else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,36 +163,97 @@ class TreeDiff:
     def __init__(self, objects: Objects) -> None:
         self.objects = objects
         self._kept: dict[tuple[str, bytes, DescendFilter], Entries] = {}
+        #: bytes of raw trees searched so far (what tells a big push: `FrozenChecker._compared`)
+        self.searched_bytes = 0
+        self._same: dict[tuple[bytes, DescendFilter, tuple[tuple[bytes, bytes, bytes], ...]], Entries] = {}
 
-    def _entries(self, trees: dict[str, Entries], tree_id: str | None, prefix: bytes,
-                 descend: DescendFilter | None) -> Entries:
-        if tree_id is None:
-            return {}
-        entries = trees[tree_id]
+    def _filtered(self, tree_id: str, prefix: bytes, descend: DescendFilter, entries: Entries,
+                  kept: dict[tuple[str, bytes], Entries]) -> None:
+        # A path descend() rejects cannot match, nor can anything below it.
+        got = {name: e for name, e in entries.items() if descend(prefix + name)}
+        kept[(tree_id, prefix)] = self._kept[(tree_id, prefix, descend)] = got
+
+    def _found(self, tree_id: str, prefix: bytes, descend: DescendFilter,
+               found: list[tuple[bytes, bytes, bytes]], kept: dict[tuple[str, bytes], Entries]) -> None:
+        """The entries `NameSearch.find` found, as `_filtered` keeps them, checked as `parse_tree`
+        checks entries (names once each, in git's order, never `.` or `..`)."""
+        if not found:  # the common case: no name that matters (shared, never changed)
+            kept[(tree_id, prefix)] = self._kept[(tree_id, prefix, descend)] = _NOTHING
+            return
+        # The same entries found in many trees (a frozen directory that did not change) are one
+        # object: a pair of trees holding it is skipped at once.
+        memo_key = (prefix, descend, tuple(found))
+        shared = self._same.get(memo_key)
+        if shared is not None:
+            kept[(tree_id, prefix)] = self._kept[(tree_id, prefix, descend)] = shared
+            return
+        got: Entries = {}
+        for mode, name, raw_id in checked_entries(tree_id, found):
+            if descend(prefix + name):
+                got[name] = (mode, raw_id.hex())
+        if len(self._same) >= self.KEPT_CACHE:
+            self._same.clear()
+        kept[(tree_id, prefix)] = self._kept[(tree_id, prefix, descend)] = self._same[memo_key] = got
+
+    def _read_level(self, level: Sequence[tuple[int, bytes, str | None, str | None]],
+                    descend: DescendFilter | None, names: NamePatterns | None
+                    ) -> tuple[dict[str, Entries], dict[tuple[str, bytes], Entries]]:
+        """The entries each tree of a level needs: whole trees (parsed) where any name can
+        matter, and, where a `names` pattern says which can, only those (`NameSearch`)."""
+        kept: dict[tuple[str, bytes], Entries] = {}
         if descend is None:
-            return entries
-        key = (tree_id, prefix, descend)
-        got = self._kept.get(key)
-        if got is None:
-            # A path descend() rejects cannot match, nor can anything below it.
-            got = {name: e for name, e in entries.items() if descend(prefix + name)}
-            if len(self._kept) >= self.KEPT_CACHE:
-                self._kept.clear()
-            self._kept[key] = got
-        return got
+            return self.objects.trees([t for _, _, o, n in level for t in (o, n) if t is not None]), kept
+        if len(self._kept) >= self.KEPT_CACHE:
+            self._kept.clear()
+        whole: dict[tuple[str, bytes], None] = {}
+        raw: dict[str, list[tuple[bytes, NameSearch]]] = {}
+        patterns: dict[bytes, NameSearch | None] = {}
+        cache = self._kept
+        for _, prefix, o, n in level:
+            if prefix in patterns:
+                pattern = patterns[prefix]
+            else:
+                pattern = patterns[prefix] = None if names is None else names(prefix)
+            for t in (o, n):
+                if t is None or (t, prefix) in kept or (t, prefix) in whole:
+                    continue
+                got = cache.get((t, prefix, descend))
+                if got is not None:
+                    kept[(t, prefix)] = got
+                elif pattern is None:
+                    whole[(t, prefix)] = None
+                else:
+                    kept[(t, prefix)] = _NOTHING  # until read below
+                    raw.setdefault(t, []).append((prefix, pattern))
+        id_bytes = len(self.objects.zero_id) // 2
+        for oid, data in self.objects.raw_trees(list(raw)):
+            self.searched_bytes += len(data)
+            for prefix, pattern in raw[oid]:
+                found = pattern.find(data, id_bytes)
+                if found is None:  # not plain ASCII names: parse it whole
+                    self._filtered(oid, prefix, descend, self.objects.tree_from_bytes(oid, data), kept)
+                else:
+                    self._found(oid, prefix, descend, found, kept)
+        trees = self.objects.trees([t for t, _ in whole])
+        for t, prefix in whole:
+            self._filtered(t, prefix, descend, trees[t], kept)
+        return trees, kept
 
     def changes(self, old_tree: str | None, new_tree: str | None, descend: DescendFilter | None = None,
-                modes: list[tuple[bytes, int]] | None = None) -> list[Change]:
+                modes: list[tuple[bytes, int]] | None = None, names: NamePatterns | None = None) -> list[Change]:
         """Every path that differs between two trees (None is the empty tree), sorted by path.
 
         With `modes`, every differing entry (directories included, which yield no record of
         their own) whose raw mode is not one of git's canonical modes is appended to it.
+        With `names` (only with `descend`), trees are searched for the names that can matter
+        instead of being parsed whole (module docstring).
         """
-        found = self.changes_many([(old_tree, new_tree)], descend, None if modes is None else [modes])
+        found = self.changes_many([(old_tree, new_tree)], descend, None if modes is None else [modes], names)
         return found[0]
 
     def changes_many(self, pairs: Sequence[tuple[str | None, str | None]], descend: DescendFilter | None = None,
-                     modes: Sequence[list[tuple[bytes, int]]] | None = None) -> list[list[Change]]:
+                     modes: Sequence[list[tuple[bytes, int]]] | None = None,
+                     names: NamePatterns | None = None) -> list[list[Change]]:
         """`changes` for many pairs of trees at once, one level of directories at a time: the
         trees each level needs, for every pair, are read in one request (`Objects.trees`)."""
         zero = self.objects.zero_id
@@ -88,11 +263,17 @@ class TreeDiff:
         level: list[tuple[int, bytes, str | None, str | None]] = [
             (i, b"", old, new) for i, (old, new) in enumerate(pairs) if old != new]
         while level:
-            trees = self.objects.trees([t for _, _, o, n in level for t in (o, n) if t is not None])
+            trees, kept = self._read_level(level, descend, names)
             deeper: list[tuple[int, bytes, str | None, str | None]] = []
             for i, prefix, old_id, new_id in level:
-                old = self._entries(trees, old_id, prefix, descend)
-                new = self._entries(trees, new_id, prefix, descend)
+                if descend is None:
+                    old = {} if old_id is None else trees[old_id]
+                    new = {} if new_id is None else trees[new_id]
+                else:
+                    old = _NOTHING if old_id is None else kept[(old_id, prefix)]
+                    new = _NOTHING if new_id is None else kept[(new_id, prefix)]
+                    if old is new:  # (most often: neither holds a name that matters)
+                        continue
                 found = out[i]
                 for name in old.keys() | new.keys():
                     o = old.get(name)

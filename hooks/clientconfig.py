@@ -13,6 +13,10 @@ the policy as committed before it (docs/client.md, "Where the policy lives"):
 
 Anything missing or invalid is a configuration error (exit 2): GATE-CONFIG-POLICY,
 GATE-CONFIG-KEYRING.
+
+The policy's validated form is kept in the repository's git directory
+(`gate/client-policy.toml.validated.json`, with the SHA-256 of the bytes it came from), so
+that a hook validates (and imports pydantic) only when the committed policy changed.
 """
 
 from __future__ import annotations
@@ -22,14 +26,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gatecore.adapters import config, files
-from gatecore.adapters.gitrepo import GitRepo
 from gatecore.errors import GateError
 from gatecore.gitmodel import MODE_BLOB, MODE_EXEC, MODE_TREE
 from gatecore.keys import MAX_KEYRING_BYTES, Keyring
 from gatecore.objects import Objects
 from gatecore.policy import MAX_POLICY_BYTES, Policy
 
-from .common import rev_commit
+from .common import ClientRepo
 
 POLICY_FILE = ".gate/policy.toml"
 KEYRING_FILE = ".gate/keyring.toml"
@@ -63,7 +66,7 @@ def committed_file(objects: Objects, commit: str, path: str, code: str, cap: int
     return objects.blob(entry[1])
 
 
-def find(repo: GitRepo, path: str, revisions: Sequence[str], explicit: Path | None, *,
+def find(repo: ClientRepo, path: str, revisions: Sequence[str], explicit: Path | None, *,
          code: str, what: str, cap: int) -> Found:
     """The configuration file: `explicit`, else the first of `revisions` holding `path`, else the work tree."""
     objects = Objects(repo)
@@ -71,7 +74,7 @@ def find(repo: GitRepo, path: str, revisions: Sequence[str], explicit: Path | No
         return Found(files.read_capped(explicit, code, what, cap), str(explicit))
     tried = []
     for rev in revisions:
-        commit = rev_commit(rev)
+        commit = repo.commit_of(rev)
         if commit is None:
             continue
         tried.append(rev)
@@ -87,13 +90,14 @@ def find(repo: GitRepo, path: str, revisions: Sequence[str], explicit: Path | No
                           f"commit one (docs/client.md) or pass --{what} PATH")
 
 
-def load_policy(repo: GitRepo, revisions: Sequence[str], explicit: Path | None) -> tuple[Policy, str]:
+def load_policy(repo: ClientRepo, revisions: Sequence[str], explicit: Path | None) -> tuple[Policy, str]:
     found = find(repo, POLICY_FILE, revisions, explicit, code="GATE-CONFIG-POLICY", what="policy",
                  cap=MAX_POLICY_BYTES)
-    return config.policy_from_bytes(found.data, found.origin), found.origin
+    cache = Path(repo.path) / "gate" / "client-policy.toml"
+    return config.policy_from_bytes_cached(found.data, found.origin, cache), found.origin
 
 
-def load_keyring(repo: GitRepo, revisions: Sequence[str], explicit: Path | None) -> Keyring:
+def load_keyring(repo: ClientRepo, revisions: Sequence[str], explicit: Path | None) -> Keyring:
     """The receipt hook's keyring. One read from the repository holds public keys only."""
     found = find(repo, KEYRING_FILE, revisions, explicit, code="GATE-CONFIG-KEYRING", what="keyring",
                  cap=MAX_KEYRING_BYTES)

@@ -1,4 +1,8 @@
-"""What the three client hooks share: git plumbing calls, the error boundary, the output.
+"""What the three client hooks share: git plumbing calls, the repository, the error boundary, the output.
+
+The repository is read as the server's hook reads it, through git's own processes
+(`gatecore.adapters.gitstream.GitStream`: `cat-file`, `for-each-ref`, `rev-list`), never
+pygit2, whose import alone costs a hook about 100 ms.
 
 Exit codes are the server's: 0 accept (or evaluate mode), 1 policy reject, 2
 configuration error, 3 internal error or unreadable repository. `run` is the one error
@@ -10,11 +14,14 @@ and the lines are `gatecore.report`'s, so a client rejection reads like the serv
 
 from __future__ import annotations
 
+import atexit
+import os
 import sys
 import traceback
 from collections.abc import Callable, Sequence
 
 from gatecore.adapters.gitcmd import run_git
+from gatecore.adapters.gitstream import GitStream
 from gatecore.errors import GateError
 from gatecore.findings import Violation
 from gatecore.policy import Policy
@@ -32,6 +39,57 @@ def git(*args: str, ok_codes: tuple[int, ...] = (0,)) -> tuple[int, str]:
     """
     out = run_git(args, ok=ok_codes)
     return out.returncode, out.stdout.decode("utf-8", "surrogateescape")
+
+
+class ClientRepo(GitStream):
+    """The repository a client hook runs in, read as the server's hook reads one; its refs are
+    listed once (one `git for-each-ref`: a hook moves none), and full ref names resolve to
+    commits from that listing instead of one `git rev-parse` each."""
+
+    def __init__(self, git_dir: str, workdir: str | None) -> None:
+        super().__init__(git_dir, workdir=workdir)
+        self._rows: dict[bytes, tuple[bytes, bytes]] | None = None
+
+    def _listing(self) -> dict[bytes, tuple[bytes, bytes]]:
+        """name -> (id, symref target or b""); a symbolic ref's id is its target's."""
+        if self._rows is None:
+            self._rows = {name: (oid, symref) for name, oid, symref in self._for_each_ref()}
+        return self._rows
+
+    def ref_targets(self, keep: Callable[[bytes], bool] | None = None) -> dict[bytes, str]:
+        return {name: oid.decode("ascii") for name, (oid, symref) in self._listing().items()
+                if not symref and (keep is None or keep(name))}
+
+    def symbolic_target(self, name: str) -> str | None:
+        """From the listing for a ref it holds (one process fewer per pushed ref); a name it
+        does not hold (absent, or a symbolic ref whose target is missing, which for-each-ref
+        passes over) is asked of `git symbolic-ref` itself."""
+        row = self._listing().get(name.encode("utf-8", "surrogateescape"))
+        if row is None:
+            return super().symbolic_target(name)
+        return row[1].decode("utf-8", "surrogateescape") or None
+
+    def commit_of(self, rev: str) -> str | None:
+        """`rev_commit(rev)`, from the listing for a full ref name (a symbolic one included)."""
+        if not rev.startswith("refs/"):
+            return rev_commit(rev)
+        row = self._listing().get(rev.encode("utf-8", "surrogateescape"))
+        if row is None:
+            return None
+        from gatecore.objects import Objects
+
+        return Objects(self).peel_to_commit(row[0].decode("ascii"))
+
+
+def open_repo() -> ClientRepo:
+    """The repository the hook runs in (GIT_DIR, else found from the current directory, as git
+    finds it), with its work tree if it has one; its git processes end with the hook."""
+    _, out = git("rev-parse", "--absolute-git-dir", "--is-inside-work-tree", "--show-cdup")
+    lines = out.split("\n")
+    workdir = os.path.abspath(lines[2] or ".") if len(lines) > 2 and lines[1] == "true" else None
+    repo = ClientRepo(lines[0], workdir)
+    atexit.register(repo.close)
+    return repo
 
 
 def current_branch() -> str | None:

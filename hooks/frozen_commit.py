@@ -10,8 +10,9 @@ all count); the pusher is `GATE_PUSHER` if set, else unknown. The engine is the 
 differs from every parent. Rules scoped to refs apply if they match the checked-out
 branch (all of them on a detached HEAD).
 
-A handful of git calls whatever the size of the change; no per-file work outside
-libgit2's tree walk below directories a frozen pattern can match.
+A handful of git calls whatever the size of the change; no per-file work outside the
+tree comparison below directories a frozen pattern can match (git's processes read the
+objects, as in the server's hook: no pygit2).
 
 The message does not exist yet at this stage: rules that read trailers (`trailers`, and
 `Co-authored-by` emails for `authors`) see the commit with its message at the commit-msg
@@ -25,7 +26,6 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from gatecore.adapters import environment
-from gatecore.adapters.gitrepo import GitRepo
 from gatecore.errors import GateError, unreadable
 from gatecore.findings import Violation
 from gatecore.frozen import FrozenChecker, commit_violations
@@ -36,7 +36,7 @@ from gatecore.refs import display
 from gatecore.signatures import SignatureChecker
 
 from . import clientconfig
-from .common import current_branch, git, rev_commit, verdict_lines
+from .common import ClientRepo, current_branch, git, open_repo, rev_commit, verdict_lines
 
 #: The commit id shown for the staged change (it has none yet).
 STAGED = "(staged)"
@@ -80,7 +80,7 @@ def merge_heads(git_dir: str) -> list[str]:
     return heads
 
 
-def staged_violations(repo: GitRepo, policy: Policy, tree: str, parents: Sequence[str], author: Ident,
+def staged_violations(repo: ClientRepo, policy: Policy, tree: str, parents: Sequence[str], author: Ident,
                       committer: Ident, pusher: str, branch: str | None, message: bytes = b"") -> list[Violation]:
     """Every frozen path the commit-to-be writes, per rule that restricts one of its identities
     (`message`: its message, at the commit-msg stage; its trailers count as the server counts them).
@@ -100,7 +100,7 @@ def check(policy_path: Path | None, pusher: str, message: bytes = b"") -> tuple[
     author, committer = commit_identities()
     head = rev_commit("HEAD")
     branch = current_branch()
-    repo = GitRepo.for_hook(environment.git_dir())
+    repo = open_repo()
     parents = ([head] if head else []) + merge_heads(repo.path)
     policy, origin = clientconfig.load_policy(repo, ["HEAD"], policy_path)
     violations = staged_violations(repo, policy, tree, parents, author, committer, pusher, branch, message)

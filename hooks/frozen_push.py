@@ -16,8 +16,6 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from gatecore.adapters import environment
-from gatecore.adapters.gitrepo import GitRepo
 from gatecore.errors import GateError, unreadable
 from gatecore.findings import Violation
 from gatecore.objects import Objects
@@ -26,7 +24,7 @@ from gatecore.pushcheck import PushChecker, PushReport
 from gatecore.refs import RefUpdate, display
 
 from . import clientconfig, pushset
-from .common import verdict_lines
+from .common import ClientRepo, open_repo, verdict_lines
 
 if TYPE_CHECKING:
     from gatecore.allowedsigners import AllowedSigners
@@ -42,7 +40,7 @@ def existing_refs(tracking: Mapping[bytes, str], updates: Sequence[RefUpdate]) -
     return existing
 
 
-def require_local(repo: GitRepo, updates: Sequence[RefUpdate], remote: str) -> None:
+def require_local(repo: ClientRepo, updates: Sequence[RefUpdate], remote: str) -> None:
     """Fail closed, with the fix, when the remote's value of a ref is not in this repository."""
     for u in updates:
         if not u.is_create and not repo.exists(u.old):
@@ -50,19 +48,19 @@ def require_local(repo: GitRepo, updates: Sequence[RefUpdate], remote: str) -> N
                                f"run git fetch {remote} and push again")
 
 
-def _config_value(repo: GitRepo, key: str, *, path: bool = False) -> str | None:
+def _config_value(repo: ClientRepo, key: str, *, path: bool = False) -> str | None:
     from gatecore.adapters.gitcmd import run_git
 
     got = run_git([f"--git-dir={repo.path}", "config", *(["--path"] if path else []), key], ok=(0, 1))
     return got.stdout.decode("utf-8", "replace").strip() or None
 
 
-def _config_path(repo: GitRepo, key: str) -> Path | None:
+def _config_path(repo: ClientRepo, key: str) -> Path | None:
     value = _config_value(repo, key, path=True)
     return Path(value) if value else None
 
 
-def push_report(repo: GitRepo, policy: Policy, pusher: str, updates: Sequence[RefUpdate],
+def push_report(repo: ClientRepo, policy: Policy, pusher: str, updates: Sequence[RefUpdate],
                 existing: dict[bytes, str]) -> PushReport:
     """The server's check of these updates, without the reserved namespaces (gate-receipt-push's).
 
@@ -91,7 +89,7 @@ def coverage_note(push: pushset.PushInput, extra: Sequence[RefUpdate]) -> list[s
 
 
 def check(args: argparse.Namespace, env: Mapping[str, str], stdin: bytes) -> tuple[int, list[str]]:
-    repo = GitRepo.for_hook(environment.git_dir())
+    repo = open_repo()
     cache: dict[str, dict[bytes, str]] = {}
     push = pushset.read_push(repo, env, stdin, args.remote, args.url is not None, cache)
     tracking = cache[push.remote]
@@ -117,7 +115,7 @@ def check(args: argparse.Namespace, env: Mapping[str, str], stdin: bytes) -> tup
     return verdict_lines(violations, policy, "push", notes, commands, approved)
 
 
-def with_approvals(repo: GitRepo, policy: Policy, repository_id: str | None, updates: Sequence[RefUpdate],
+def with_approvals(repo: ClientRepo, policy: Policy, repository_id: str | None, updates: Sequence[RefUpdate],
                    violations: list[Violation], revisions: Sequence[str]
                    ) -> tuple[list[Violation], list[str], list[str], list[str]]:
     """The server's approvals as this repository has them (fetched: refs/gate/*), applied as the

@@ -25,13 +25,12 @@ import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-from gatecore.adapters.gitrepo import GitRepo
 from gatecore.errors import GateError
 from gatecore.ids import OID_RE
 from gatecore.objects import Objects
 from gatecore.refs import MAX_INPUT_BYTES, RefUpdate, display, parse_pre_push, ref_name_problem
 
-from .common import current_branch, git, rev_commit, run
+from .common import ClientRepo, current_branch, git, rev_commit, run
 
 #: Local refs that `pending_local` treats as possibly pushed.
 LOCAL_PREFIXES = (b"refs/heads/", b"refs/tags/")
@@ -56,8 +55,18 @@ def read_stdin() -> bytes:
     return data
 
 
+_REFSPECS: dict[str, list[tuple[str, str]]] = {}
+
+
 def fetch_refspecs(remote: str) -> list[tuple[str, str]]:
-    """(remote side, local side) of each positive fetch refspec of a configured remote."""
+    """(remote side, local side) of each positive fetch refspec of a configured remote (read once)."""
+    got = _REFSPECS.get(remote)
+    if got is None:
+        got = _REFSPECS[remote] = _read_refspecs(remote)
+    return list(got)
+
+
+def _read_refspecs(remote: str) -> list[tuple[str, str]]:
     _code, out = git("config", "--get-all", f"remote.{remote}.fetch", ok_codes=(0, 1))
     specs = []
     for line in out.splitlines():
@@ -105,7 +114,7 @@ def config_revisions(remote: str, updates: Sequence[RefUpdate]) -> list[str]:
     return revs
 
 
-def tracking_refs(repo: GitRepo, remote: str) -> dict[bytes, str]:
+def tracking_refs(repo: ClientRepo, remote: str) -> dict[bytes, str]:
     """What the remote had at the last fetch: its ref name -> id (empty for a URL or an unfetched remote)."""
     specs = fetch_refspecs(remote)
     if not specs:
@@ -124,7 +133,7 @@ def _oid(value: str, what: str) -> str:
     return value
 
 
-def from_precommit(repo: GitRepo, env: Mapping[str, str], tracking: Mapping[bytes, str]) -> RefUpdate | None:
+def from_precommit(repo: ClientRepo, env: Mapping[str, str], tracking: Mapping[bytes, str]) -> RefUpdate | None:
     """The one update pre-commit names (None: nothing named and nothing checked out to check).
 
     new: PRE_COMMIT_TO_REF, else the local ref pre-commit names, else HEAD (a manual run).
@@ -153,7 +162,7 @@ def from_precommit(repo: GitRepo, env: Mapping[str, str], tracking: Mapping[byte
     return RefUpdate(old, new, raw)
 
 
-def read_push(repo: GitRepo, env: Mapping[str, str], stdin: bytes, remote_arg: str | None, from_git: bool,
+def read_push(repo: ClientRepo, env: Mapping[str, str], stdin: bytes, remote_arg: str | None, from_git: bool,
               tracking_of: dict[str, dict[bytes, str]]) -> PushInput:
     """The updates to check: git's input when git runs the hook itself, else pre-commit's variables.
 
@@ -169,7 +178,7 @@ def read_push(repo: GitRepo, env: Mapping[str, str], stdin: bytes, remote_arg: s
                      named_local=env.get("PRE_COMMIT_LOCAL_BRANCH") or None)
 
 
-def pending_local(repo: GitRepo, tracking: Mapping[bytes, str], already: Sequence[RefUpdate],
+def pending_local(repo: ClientRepo, tracking: Mapping[bytes, str], already: Sequence[RefUpdate],
                   skip_local: str | None) -> list[RefUpdate]:
     """Local branches and tags with commits the remote does not have, as updates of the same name.
 
@@ -194,10 +203,18 @@ def pending_local(repo: GitRepo, tracking: Mapping[bytes, str], already: Sequenc
 
 def run_push_hook(arg_parser: argparse.ArgumentParser,
                   check: Callable[[argparse.Namespace, dict[str, str], bytes], tuple[int, list[str]]],
-                  argv: Sequence[str] | None) -> int:
-    """The shared `main` of the pre-push hooks: arguments, environment, stdin, one boundary."""
+                  argv: Sequence[str] | None, stdin: bytes | None = None) -> int:
+    """The shared `main` of the pre-push hooks: arguments, environment, stdin (unless read
+    already: capped here either way), one boundary."""
     from gatecore.adapters.environment import client_env
 
     args = arg_parser.parse_args(argv)
     env = client_env()
-    return run(lambda: check(args, env, read_stdin()), "push")
+
+    def checked() -> tuple[int, list[str]]:
+        data = read_stdin() if stdin is None else stdin
+        if len(data) > MAX_INPUT_BYTES:
+            raise GateError("GATE-INPUT-TOO-LARGE", f"more than {MAX_INPUT_BYTES} bytes of pre-push input")
+        return check(args, env, data)
+
+    return run(checked, "push")

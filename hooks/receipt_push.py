@@ -23,229 +23,143 @@ not have, the review ref its receipt names.
 
 from __future__ import annotations
 
-import argparse
-import time
-from collections.abc import Mapping, Sequence
-from dataclasses import replace
-from pathlib import Path
+import os
+import sys
 
-from gatecore.adapters import environment, gitcmd
-from gatecore.adapters.gitrepo import GitRepo
-from gatecore.errors import GateError, unreadable
-from gatecore.findings import Violation
-from gatecore.objects import Objects, single_file
-from gatecore.refs import (
-    ATTEMPTS_PREFIX,
-    DOCTOR_PREFIX,
-    GENERATIONS_PREFIX,
-    RECEIPTS_PREFIX,
-    REVIEW_PREFIX,
-    RefUpdate,
-    display,
-    is_reserved,
-)
-from gatecore.reserved import ReservedContext, ServerRefs
-from gatecore.reserved import check as reserved_check
-from gatecore.reserved.approvals import is_approval_ref
+TYPE_CHECKING = False  # (typing itself is not imported: this hook answers most pushes in a few ms)
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
 
-from . import clientconfig, pushset
-from .common import git, verdict_lines
-
-FETCH_LEDGER = "git fetch {remote} '+refs/gate/*:refs/gate/*'"
+#: `gatecore.refs.GATE_PREFIX` and `REVIEW_PREFIX` (held equal by tests/unit/test_client_startup.py),
+#: spelled out so that a push with no reserved ref is answered before anything is imported.
+RESERVED = (b"refs/gate/", b"refs/heads/review/runner/")
+#: `gatecore.refs.MAX_INPUT_BYTES` (the same test).
+MAX_INPUT_BYTES = 16 << 20
+_VALUE_OPTIONS = ("--policy", "--keyring", "--repository-id")
 
 
-#: Refs whose value the hook reads from the remote itself (receipts and records bind it).
-EXACT_PREFIXES = (ATTEMPTS_PREFIX, GENERATIONS_PREFIX, RECEIPTS_PREFIX, REVIEW_PREFIX)
+def _positionals(argv: Sequence[str]) -> list[str] | None:
+    """The positional arguments (remote, URL), or None for anything the quick path leaves to argparse."""
+    out = []
+    skip = False
+    for arg in argv:
+        if skip:
+            skip = False
+        elif arg in _VALUE_OPTIONS:
+            skip = True
+        elif arg.startswith(tuple(o + "=" for o in _VALUE_OPTIONS)):
+            continue
+        elif arg.startswith("-"):
+            return None
+        else:
+            out.append(arg)
+    return None if skip else out
 
 
-def remote_reserved(remote: str) -> dict[bytes, str]:
-    """The remote's ledger, claim, receipt and review refs now (one ls-remote): name -> id."""
-    _, out = git("ls-remote", "--refs", remote, *(f"{p}*" for p in EXACT_PREFIXES))
-    found: dict[bytes, str] = {}
-    for line in out.splitlines():
-        oid, _, name = line.partition("\t")
-        if name.startswith(EXACT_PREFIXES):
-            found[name.encode("utf-8", "surrogateescape")] = oid
-    return found
+def _no_reserved_lines(stdin: bytes) -> bool:
+    """git's pre-push lines, each well-formed, none of them to a reserved ref."""
+    for line in stdin.split(b"\n")[:-1]:
+        parts = line.rsplit(b" ", 3)
+        if (len(parts) != 4 or not parts[0] or len(parts[1]) not in (40, 64) or len(parts[3]) != len(parts[1])
+                or not parts[2].startswith(b"refs/") or parts[2].startswith(RESERVED)):
+            return False
+    return stdin.endswith(b"\n") or not stdin.strip()
 
 
-def server_refs(repo: GitRepo, remote: str, remote_now: Mapping[bytes, str]) -> ServerRefs:
-    """The remote's refs as the server's checks see them: reserved ones from the one ls-remote,
-    any other (the target branch) asked for when needed. A ledger the remote has but this clone
-    has not fetched reads as missing (the check then says how to fetch it)."""
-
-    def read(name: str) -> str | None:
-        if name.startswith(EXACT_PREFIXES):
-            value = remote_now.get(name.encode("utf-8", "surrogateescape"))
-            if value is not None and name.startswith(ATTEMPTS_PREFIX) and not repo.exists(value):
+def _common_dir(env: Mapping[str, str]) -> str | None:
+    """The repository's common git directory, found as git finds it in the usual layouts (a
+    `.git` directory, or a `.git` file naming a worktree's); None for anything else."""
+    git_dir = env.get("GIT_DIR")
+    if git_dir is None:
+        here = os.getcwd()
+        while True:
+            dot = os.path.join(here, ".git")
+            if os.path.isdir(dot):
+                git_dir = dot
+                break
+            if os.path.isfile(dot):
+                with open(dot, encoding="utf-8", errors="replace") as f:
+                    text = f.read(4096).strip()
+                if not text.startswith("gitdir: "):
+                    return None
+                git_dir = os.path.join(here, text[len("gitdir: "):])
+                break
+            up = os.path.dirname(here)
+            if up == here or env.get("GIT_CEILING_DIRECTORIES"):
                 return None
-            return value
-        return gitcmd.ls_remote(".", remote, name).get(name)
+            here = up
+    common = env.get("GIT_COMMON_DIR")
+    if common is None and os.path.isfile(os.path.join(git_dir, "commondir")):
+        with open(os.path.join(git_dir, "commondir"), encoding="utf-8", errors="replace") as f:
+            common = os.path.join(git_dir, f.read(4096).strip())
+    return common or git_dir
 
-    return ServerRefs(read)
+
+def _no_local_receipts(env: Mapping[str, str]) -> bool:
+    """No local receipt ref that could travel with a push pre-commit names only one ref of:
+    none under refs/gate/receipts/ as a file, none in packed-refs, and refs stored in files
+    (a repository that stores them otherwise is asked through git)."""
+    common = _common_dir(env)
+    try:
+        if common is None:
+            return _asked_git()
+        with open(os.path.join(common, "config"), "rb") as f:
+            if b"refstorage" in f.read(1 << 20).lower():
+                return _asked_git()  # reftable: the files below are not where refs live
+        for _root, _dirs, names in os.walk(os.path.join(common, "refs", "gate", "receipts")):
+            if names:
+                return False
+        try:
+            with open(os.path.join(common, "packed-refs"), "rb") as f:
+                return b" refs/gate/receipts/" not in f.read()
+        except FileNotFoundError:
+            return True
+    except OSError:
+        return _asked_git()
 
 
-def receipt_target(repo: GitRepo, receipt_commit: str) -> tuple[str, str] | None:
-    """(ref, new_commit) the receipt in a receipt commit is for, read without verifying it."""
-    from gatecore import envelope, ledger
-    from gatecore.receipt import parse_payload
+def _asked_git() -> bool:
+    import subprocess
 
     try:
-        objects = Objects(repo)
-        data = single_file(objects, objects.commit(receipt_commit).tree_id, ledger.RECEIPT_FILE,
-                                  "GATE-REVIEW-RECEIPT-REF")
-        receipt, _ = parse_payload(envelope.parse(data).payload)
-    except GateError:
-        return None  # the check itself reports what is wrong with it
-    if receipt is None or receipt.ref is None or receipt.new_commit is None:
-        return None
-    return receipt.ref, receipt.new_commit
+        out = subprocess.run(["git", "for-each-ref", "--count=1", "--format=%(refname)", "refs/gate/receipts/"],
+                             capture_output=True, check=False)
+    except OSError:
+        return False
+    return out.returncode == 0 and not out.stdout.strip()
 
 
-def companions(repo: GitRepo, named: Sequence[RefUpdate], remote_now: Mapping[bytes, str]) -> list[RefUpdate]:
-    """The reserved updates that travel with the named one, found locally (pre-commit names one ref).
-
-    A local receipt ref that differs from the remote's is about to be pushed, and with it
-    the review ref its receipt names, to the receipt's new_commit (the server checks the
-    value really pushed); a ledger ref being created travels with the generation claim
-    the remote does not have yet.
-    """
-    zero = repo.zero_id
-    have = {u.raw_ref for u in named}
-    out: list[RefUpdate] = []
-    if any(u.ref.startswith(ATTEMPTS_PREFIX) and u.is_create for u in named):
-        # An opening push carries the generation claim: a local claim the remote lacks goes with it.
-        for name, tip in sorted(repo.ref_targets(lambda n: n.startswith(GENERATIONS_PREFIX.encode())).items()):
-            if name not in have and name not in remote_now:
-                out.append(RefUpdate(zero, tip, name))
-                have.add(name)
-    receipts = [u for u in named if u.ref.startswith(RECEIPTS_PREFIX)]
-    for name, tip in sorted(repo.ref_targets(lambda n: n.startswith(RECEIPTS_PREFIX.encode())).items()):
-        if name not in have and tip != remote_now.get(name):
-            receipts.append(RefUpdate(remote_now.get(name, zero), tip, name))
-    out += [u for u in receipts if u.raw_ref not in have]
-    have |= {u.raw_ref for u in out}
-    for u in receipts:
-        target = receipt_target(repo, u.new) if repo.exists(u.new) else None
-        if target is None:
-            continue
-        ref, new = target
-        raw = ref.encode("utf-8", "surrogateescape")
-        if ref != REVIEW_PREFIX + u.ref[len(RECEIPTS_PREFIX):] or raw in have or remote_now.get(raw) == new:
-            continue
-        out.append(RefUpdate(remote_now.get(raw, zero), new, raw))
-        have.add(raw)
-    return out
+def nothing_reserved(argv: Sequence[str], stdin: bytes, env: Mapping[str, str]) -> bool:
+    """True when this push can carry no ref of the reserved namespaces, told from git's input
+    (or pre-commit's named ref and the local receipt refs) alone: the hook then has nothing to
+    check. Anything unusual says False, and the whole check runs."""
+    positionals = _positionals(argv)
+    if positionals is None:
+        return False
+    if len(positionals) >= 2 or stdin.strip():  # git's own input: every ref of the push
+        return _no_reserved_lines(stdin)
+    named = env.get("PRE_COMMIT_REMOTE_BRANCH", "")
+    if not named.startswith("refs/") or named.encode("utf-8", "surrogateescape").startswith(RESERVED):
+        return False
+    return _no_local_receipts(env)
 
 
-def with_remote_old(updates: Sequence[RefUpdate], remote_now: Mapping[bytes, str], zero: str) -> list[RefUpdate]:
-    """Ledger, receipt and review refs with the remote's exact current value as the old id."""
-    return [RefUpdate(remote_now.get(u.raw_ref, zero), u.new, u.raw_ref)
-            if u.ref.startswith(EXACT_PREFIXES) else u for u in updates]
-
-
-def ledger_repository(repo: GitRepo, updates: Sequence[RefUpdate], now: int) -> str:
-    """The repository id the local ledger of the first reviewed attempt names ('' if none)."""
-    from gatecore.ledger import read_state
-
-    for u in updates:
-        if u.ref.startswith(REVIEW_PREFIX):
-            attempt = u.ref[len(REVIEW_PREFIX):]
-            tip = repo.ref_target(ATTEMPTS_PREFIX + attempt)
-            if tip is None:
-                continue
-            try:
-                return read_state(Objects(repo), tip, None, now, attempt).repository
-            except GateError:
-                continue  # an unreadable ledger is reported by the check itself
-    return ""
-
-
-def explain_missing(violations: Sequence[Violation], remote: str) -> list[Violation]:
-    """GATE-LEDGER-MISSING on the client usually means: not fetched. Say how to fetch it."""
-    hint = FETCH_LEDGER.format(remote=remote)
-    return [replace(v, detail=f"{v.detail} in this repository; the ledger lives on the server: fetch it "
-                              f"with {hint} and push again") if v.code == "GATE-LEDGER-MISSING" else v
-            for v in violations]
-
-
-def reserved_violations(repo: GitRepo, args: argparse.Namespace, env: Mapping[str, str], remote: str,
-                        special: Sequence[RefUpdate], updates: Sequence[RefUpdate], remote_now: Mapping[bytes, str],
-                        now: int) -> tuple[int, list[str]]:
-    """The server's check of the reserved updates (`updates`, the whole push, is where receipts are found)."""
-    revisions = pushset.config_revisions(remote, updates)
-    policy, origin = clientconfig.load_policy(repo, revisions, args.policy)
-    pusher = env.get("GATE_PUSHER", "").strip()
-    repository_id = args.repository_id or ledger_repository(repo, special, now)
-    keyring, problem = None, ""
-    try:
-        keyring = clientconfig.load_keyring(repo, revisions, args.keyring)
-    except GateError as exc:  # reported as the server would: only once a check needs the keyring
-        problem = exc.detail
-    ctx = ReservedContext(objects=Objects(repo), policy=policy, pusher=pusher, repository_id=repository_id, now=now,
-                          push={u.ref: u for u in updates}, server=server_refs(repo, remote, remote_now),
-                          keyring=keyring, head_branch=lambda: gitcmd.remote_head(".", remote),
-                          keyring_problem=problem or "no keyring")
-    violations = explain_missing(reserved_check(ctx, special).violations, remote)
-    notes = [f"gate: note: checked {', '.join(display(u.raw_ref) for u in special)}; policy {origin}; "
-             f"repository {repository_id or '(unknown: pass --repository-id)'}; "
-             f"pusher {pusher or '(unknown: set GATE_PUSHER)'}"]
-    if not violations:
-        return 0, [*notes, "gate: reserved refs: nothing the server would reject"]  # shown with verbose: true
-    return verdict_lines(violations, policy, "push", notes)
-
-
-def push_updates(repo: GitRepo, args: argparse.Namespace, env: Mapping[str, str],
-                 stdin: bytes) -> tuple[str, list[RefUpdate], dict[bytes, str]]:
-    """(remote, every update of the push the hook can know of, the remote's reserved refs now)."""
-    cache: dict[str, dict[bytes, str]] = {}
-    push = pushset.read_push(repo, env, stdin, args.remote, args.url is not None, cache)
-    updates = list(push.updates)
-    local_receipts = repo.ref_targets(lambda n: n.startswith(RECEIPTS_PREFIX.encode()))
-    if not local_receipts and not any(is_reserved(u.ref) for u in updates):
-        return push.remote, updates, {}
-    remote_now = remote_reserved(push.remote)
-    if not push.exact:
-        updates = with_remote_old(updates, remote_now, repo.zero_id)
-        updates += companions(repo, updates, remote_now)
-    return push.remote, updates, remote_now
-
-
-def check(args: argparse.Namespace, env: Mapping[str, str], stdin: bytes) -> tuple[int, list[str]]:
-    repo = GitRepo.for_hook(environment.git_dir())
-    remote, updates, remote_now = push_updates(repo, args, env, stdin)
-    # Approvals (refs/gate/approvals/*) are the server's to judge: signed by the maintainer
-    # pushing them, with keys the client does not hold.
-    special = [u for u in updates if is_reserved(u.ref) and not u.ref.startswith(DOCTOR_PREFIX) and not u.is_noop
-               and not is_approval_ref(u.ref)]
-    if not special:
-        return 0, []
-    for u in special:
-        if not u.is_delete and not repo.exists(u.new):
-            raise unreadable(f"{u.new} (pushed to {display(u.raw_ref)}) is not in this repository")
-        if not u.is_create and not repo.exists(u.old):
-            raise unreadable(f"{u.old} (what {remote} has at {display(u.raw_ref)}) is not in this repository; "
-                             f"fetch it: git fetch {remote} && {FETCH_LEDGER.format(remote=remote)}")
-    return reserved_violations(repo, args, env, remote, special, updates, remote_now, int(time.time()))
-
-
-def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="gate-receipt-push", description=(
-        "pre-push stage: check a push to refs/heads/review/runner/* (and the ledger) as the server would "
-        "(docs/client.md)."))
-    p.add_argument("remote", nargs="?", default=None, help="the remote (git passes it to a pre-push hook)")
-    p.add_argument("url", nargs="?", default=None, help=argparse.SUPPRESS)
-    p.add_argument("--policy", type=Path, default=None,
-                   help=f"policy file (default: {clientconfig.POLICY_FILE} as the remote has it, else in HEAD)")
-    p.add_argument("--keyring", type=Path, default=None,
-                   help=f"keyring file (default: {clientconfig.KEYRING_FILE}, found like the policy)")
-    p.add_argument("--repository-id", default=None,
-                   help="the id the server was installed with (default: the one the attempt's ledger names)")
-    return p
+def read_stdin() -> bytes:
+    """git's pre-push lines if the hook's stdin carries them (empty under pre-commit or a terminal)."""
+    stream = sys.stdin
+    if stream is None or stream.isatty():
+        return b""
+    return stream.buffer.read(MAX_INPUT_BYTES + 1)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    return pushset.run_push_hook(parser(), check, argv)
+    args = list(sys.argv[1:] if argv is None else argv)
+    stdin = read_stdin()
+    if len(stdin) <= MAX_INPUT_BYTES and nothing_reserved(args, stdin, os.environ):
+        return 0
+    from .receipt_check import run
+
+    return run(args, stdin)
 
 
 if __name__ == "__main__":

@@ -281,3 +281,11 @@ def install(valid: Validated, target: Path) -> None:
     """Write a validated file and its cache (the hook then reads the cache, not pydantic)."""
     files.atomic_write(target, valid.data, 0o640)
     files.write_cache(target, valid.data, valid.plain, valid.salt)
+
+
+def policy_from_bytes_cached(data: bytes, origin: str, cache: Path) -> Policy:
+    """`policy_from_bytes`, with the validated form kept beside `cache` and used while the bytes
+    are the same (`files.cached_validation`): a client hook imports pydantic only when the
+    committed policy changed."""
+    plain = files.cached_validation(cache, data, lambda d, _where: _validate_policy(d, origin), _policy_salt())
+    return _policy(plain, origin)

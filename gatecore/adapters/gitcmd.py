@@ -15,6 +15,7 @@ import threading
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from typing import IO
 
 from ..errors import GateError, malformed, unreadable
 from ..gitmodel import WalkedCommit
@@ -85,6 +86,21 @@ def run_git(args: Sequence[str], *, cwd: str | os.PathLike[str] | None = None, i
     return result
 
 
+#: How far git may write ahead of the reader (Linux; a pipe holds 64 KiB by default).
+PIPE_BYTES = 1 << 20
+
+
+def widen(pipe: IO[bytes]) -> None:
+    """Let git write up to `PIPE_BYTES` ahead of the reader, so that it goes on walking or
+    reading objects while Python works on what it wrote (F_SETPIPE_SZ, Linux)."""
+    try:
+        import fcntl
+
+        fcntl.fcntl(pipe.fileno(), getattr(fcntl, "F_SETPIPE_SZ", 1031), PIPE_BYTES)
+    except (OSError, ImportError, ValueError):
+        pass  # an older kernel or another system: the default pipe works, only slower
+
+
 def _records(stream: int, proc: subprocess.Popen[bytes], deadline: float | None) -> Iterator[bytes]:
     """NUL-terminated records from a pipe, read in chunks, under the deadline."""
     pending = b""
@@ -132,6 +148,7 @@ def walk(git_dir: str, tips: Sequence[str], hide: Iterable[str] | None, deadline
     except OSError as exc:
         raise GateError("GATE-GIT-REPOSITORY", f"cannot run git rev-list: {exc.strerror}") from None
     assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
+    widen(proc.stdout)
     errors: list[bytes] = []
     # stderr is drained on the side: a git that warns a lot must not block on a full pipe.
     drain = threading.Thread(target=lambda: errors.append(proc.stderr.read() if proc.stderr else b""),
@@ -254,6 +271,39 @@ def merge_base(git_dir: str, a: str, b: str) -> str | None:
     out = run_git([f"--git-dir={git_dir}", "merge-base", a, b], ok=(0, 1))
     text = out.stdout.decode("ascii", "replace").strip()
     return text or None
+
+
+#: Pairs asked of one `git rev-parse` (its arguments stay far below the system's limit).
+MERGE_BASE_CHUNK = 512
+
+
+def merge_bases(git_dir: str, pairs: Sequence[tuple[str, str]]) -> dict[tuple[str, str], str | None]:
+    """`merge_base` of many pairs of commits from one `git rev-parse A...B ...` per 512 pairs
+    (one `merge-base` process each costs a few milliseconds; a big history's merges need
+    hundreds). rev-parse prints each `A...B` as B, A and `^BASE` for every merge base; a
+    pair with several (criss-cross merges) is asked of `git merge-base` itself, which picks
+    one. An answer out of step with the question is GATE-GIT-UNREADABLE."""
+    out: dict[tuple[str, str], str | None] = {}
+    for start in range(0, len(pairs), MERGE_BASE_CHUNK):
+        chunk = [p for p in pairs[start:start + MERGE_BASE_CHUNK] if p[0] != p[1]]
+        out.update({p: p[0] for p in pairs[start:start + MERGE_BASE_CHUNK] if p[0] == p[1]})
+        if not chunk:
+            continue
+        got = run_git([f"--git-dir={git_dir}", "rev-parse", *(f"{a}...{b}" for a, b in chunk)])
+        lines = got.stdout.decode("ascii", "replace").split("\n")
+        at = 0
+        for a, b in chunk:
+            if sorted(lines[at:at + 2]) != sorted((a, b)):
+                raise unreadable(f"git rev-parse answered {lines[at:at + 2]} for {a}...{b}")
+            at += 2
+            bases = []
+            while at < len(lines) and lines[at].startswith("^"):
+                bases.append(lines[at][1:])
+                at += 1
+            out[(a, b)] = bases[0] if len(bases) == 1 else None if not bases else merge_base(git_dir, a, b)
+        if any(lines[at:]):
+            raise unreadable(f"git rev-parse printed more than it was asked: {lines[at][:80]!r}")
+    return out
 
 
 # --- the trusted side's transport ------------------------------------------------------

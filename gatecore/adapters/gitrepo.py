@@ -172,6 +172,11 @@ class GitRepo:
             raise self._graph_error(exc, a, b) from None
         return None if oid is None else str(oid)
 
+    def merge_bases(self, pairs: Sequence[tuple[str, str]]) -> dict[tuple[str, str], str | None]:
+        if self._grafts:
+            return gitcmd.merge_bases(self.path, pairs)
+        return {(a, b): self.merge_base(a, b) for a, b in pairs}
+
     # --- refs ------------------------------------------------------------------
     def ref_targets(self, keep: Callable[[bytes], bool] | None = None) -> dict[bytes, str]:
         out: dict[bytes, str] = {}

@@ -195,6 +195,13 @@ def _base_entries(b: Builder, label: str) -> list[tuple[bytes, bytes, str]]:
     return b.entries(b.root(label))
 
 
+def _duplicate_ci(b: Builder, label: str) -> list[tuple[bytes, bytes, str]]:
+    """The root with two `ci` entries: the base's first, the one with the frozen write second."""
+    entries = _base_entries(b, label)
+    at = next(i for i, e in enumerate(entries) if e[1] == b"ci")
+    return [*entries[:at], next(e for e in b.root_entries if e[1] == b"ci"), *entries[at:]]
+
+
 def _tag_case(body: Callable[[str], bytes]) -> Callable[[Builder, str], Built]:
     """A tag (its bytes from the target commit's id) pushed to refs/tags/fsck/<label>."""
     def build(b: Builder, label: str) -> Built:
@@ -303,10 +310,14 @@ CASES: tuple[Case, ...] = (
          lambda b, label: b.built(f"refs/heads/fsck/{label}",
                                   b.commit(b.obj("tree", b"100644 README\0short"), committer=AGENT_IDENT))),
     Case("duplicateEntries", "accept", "refuse", "GATE-GIT-MALFORMED",
-         "git's lookups find the first of two entries, other readers the last",
-         _raw_root_case(lambda b, label: [*_base_entries(b, label)[:1], *_base_entries(b, label)])),
-    Case("treeNotSorted", "accept", "refuse", "GATE-GIT-MALFORMED",
-         "git's path lookups stop at the first name past the one sought: `git show` misses entries `ls-tree` lists",
+         "git's lookups find the first of two entries, other readers the last: two `ci` entries, the base's "
+         "first (git sees no frozen write) and the agent's second; a duplicate of a name no rule reads "
+         "decides nothing and is left to git fsck (trees are searched for the rules' names, not parsed whole)",
+         _raw_root_case(_duplicate_ci)),
+    Case("treeNotSorted", "accept", "refuse", "decide",
+         "git's path lookups stop at the first name past the one sought: `git show` misses entries `ls-tree` "
+         "lists; the gate searches a tree for a rule's names wherever they stand, so it judges the write every "
+         "reader could find (two of one such name are duplicateEntries); the order itself is git fsck's",
          _raw_root_case(lambda b, label: list(reversed(_base_entries(b, label))))),
     Case("emptyName", "refuse", "refuse", "git",
          "git's tree walk refuses an empty name (connectivity check); the gate would: GATE-GIT-MALFORMED",

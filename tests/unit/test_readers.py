@@ -187,3 +187,46 @@ def _write(tmp: Path, i: int, data: bytes) -> Path:
     path = tmp / f"blob-{i}"
     path.write_bytes(data)
     return path
+
+
+def test_merge_bases_in_one_request_are_git_merge_base_pair_by_pair(tmp_path: Path) -> None:
+    """`merge_bases` (one `rev-parse A...B` for many pairs) answers what `git merge-base A B`
+    answers: a plain fork, one side an ancestor, the same commit twice, unrelated histories,
+    and a criss-cross merge with two merge bases (asked of merge-base itself)."""
+    w = WorkRepo(tmp_path / "w")
+    w.write("a", "0\n")
+    root = w.commit("root")
+    git(w.path, "checkout", "-q", "-b", "x")
+    w.write("x", "1\n")
+    x1 = w.commit("x1")
+    git(w.path, "checkout", "-q", "-b", "y", root)
+    w.write("y", "1\n")
+    y1 = w.commit("y1")
+    git(w.path, "merge", "-q", "--no-edit", x1)  # y2 = y1 + x1
+    y2 = git(w.path, "rev-parse", "HEAD").stdout.strip()
+    git(w.path, "checkout", "-q", "x")
+    git(w.path, "merge", "-q", "--no-edit", y1)  # x2 = x1 + y1: criss-cross with y2
+    x2 = git(w.path, "rev-parse", "HEAD").stdout.strip()
+    git(w.path, "checkout", "-q", "--orphan", "other")
+    w.write("o", "o\n")
+    other = w.commit("unrelated")
+    pairs = [(x1, y1), (root, x2), (x2, x2), (x2, other), (x2, y2), (y2, x2)]
+    for reader in (GitStream(str(w.path / ".git")), GitRepo.at(w.path)):
+        got = reader.merge_bases(pairs)
+        assert got == {p: reader.merge_base(*p) for p in pairs}
+        assert got[(x1, y1)] == root and got[(x2, x2)] == x2 and got[(x2, other)] is None
+        assert got[(x2, y2)] in (x1, y1)
+    two = git(w.path, "merge-base", "--all", x2, y2).stdout.split()
+    assert len(two) == 2  # the criss-cross case is real
+
+
+def test_a_stream_left_half_read_is_never_asked_again(repo: WorkRepo) -> None:
+    gs = GitStream(str(repo.path / ".git"))
+    oids = _all_objects(repo.path)
+    stream = gs.read_many(oids)
+    assert next(stream)[0] == oids[0]
+    stream.close()  # the caller stopped: the answers still coming are out of step
+    with pytest.raises(GateError) as after:
+        gs.read(oids[0])
+    assert after.value.code == "GATE-GIT-UNREADABLE"
+    gs.close()

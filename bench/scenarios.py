@@ -359,12 +359,22 @@ class Bench:
             return [PushSpec("refs", f"many refs: the small push into {_k(s.small_commits)} commits / {_k(n)} refs",
                              self.cache.with_refs(hist, n), client, [f"{new}:refs/heads/main"], all4, size=n,
                              short=f"small push, {_k(n)} refs")
-                    for n in (s.many_refs, s.few_refs)]
+                    for n in (s.many_refs, s.few_refs)] + [self._moved_branches_spec(hist, client, new)]
         if scenario == "review":
             return [self._review_spec(hist)]
         if scenario == "real":
             return self._real_specs()
         raise ValueError(scenario)
+
+    def _moved_branches_spec(self, hist: Path, client: Path, new: str) -> PushSpec:
+        """One push that moves 999 branches at once, each a fast-forward to the same new commit
+        (the ref rules' per-ref questions: symbolic ref? fast-forward? asked of git in batches)."""
+        s = self.sizes
+        n = min(999, s.many_refs // 2)
+        refspecs = [f"{new}:refs/heads/feature/f{2 * i:06d}" for i in range(n)]
+        return PushSpec("refs", f"many refs: {n} branches moved in one push (fast-forwards), {_k(s.many_refs)} refs",
+                        self.cache.with_refs(hist, s.many_refs), client, refspecs, ("none", "floor", "peer", "gate"),
+                        size=n, note="moved", short=f"{n} branches moved at once")
 
     def _real_specs(self) -> list[PushSpec]:
         """Pushes of real projects' histories (../shared/data), every commit read (pushed by

@@ -183,6 +183,10 @@ class GitReader(Protocol):
         """The ref a symbolic ref points to, or None for a direct or absent ref."""
         ...
 
+    def symbolic_targets(self, names: Sequence[str]) -> dict[str, str]:
+        """`symbolic_target` of several names at once: the symbolic refs among them -> their targets."""
+        ...
+
     def ref_targets(self, keep: Callable[[bytes], bool] | None = None) -> dict[bytes, str]:
         """Direct refs (name -> target id); symbolic refs are skipped."""
         ...

@@ -94,12 +94,31 @@ class PushChecker:
         return self._existing
 
     # --- per-ref rules -----------------------------------------------------------------
-    def _ref_violations(self, u: RefUpdate) -> list[Violation]:
+    def _ref_violations(self, updates: Sequence[RefUpdate]) -> list[Violation]:
+        """The per-ref rules of every update: git asked once for the symbolic refs among them
+        and once for the ancestry of every update that is neither a create nor a delete."""
+        symbolic = self.reader.symbolic_targets([u.ref for u in updates if u.ref not in RESERVED_PARENTS])
+        plain = [u for u in updates if u.ref not in RESERVED_PARENTS and u.ref not in symbolic]
+        peeled: dict[str, str | None] = {}
+        for u in plain:
+            if not (u.is_create or u.is_delete):
+                for oid in (u.old, u.new):
+                    if oid not in peeled:
+                        peeled[oid] = self.objects.peel_to_commit(oid)
+        pairs = {(a, b) for u in plain if not (u.is_create or u.is_delete)
+                 if (a := peeled[u.old]) is not None and (b := peeled[u.new]) is not None and a != b}
+        bases = self.reader.merge_bases(sorted(pairs))
+        out: list[Violation] = []
+        for u in updates:
+            out += self._ref_update_violations(u, symbolic.get(u.ref), peeled, bases)
+        return out
+
+    def _ref_update_violations(self, u: RefUpdate, symbolic: str | None, peeled: dict[str, str | None],
+                               bases: dict[tuple[str, str], str | None]) -> list[Violation]:
         out: list[Violation] = []
         ref = display(u.raw_ref)
         if u.ref in RESERVED_PARENTS:
             return [Violation("GATE-REF-RESERVED", ref, "this ref would shadow a reserved namespace")]
-        symbolic = self.reader.symbolic_target(u.ref)
         if symbolic is not None:
             return [Violation("GATE-REF-NAME", ref, f"a symbolic ref on the server (to {display(symbolic)}); "
                                                     "push to its target")]
@@ -117,10 +136,10 @@ class PushChecker:
                                  commit=u.new))
         if u.is_create:
             return out
-        old_commit = self.objects.peel_to_commit(u.old)
-        new_commit = self.objects.peel_to_commit(u.new)
+        old_commit, new_commit = peeled[u.old], peeled[u.new]
+        # (old is an ancestor of new exactly when it is their merge base)
         fast_forward = (old_commit is not None and new_commit is not None
-                        and self.reader.is_ancestor(old_commit, new_commit))
+                        and (old_commit == new_commit or bases[(old_commit, new_commit)] == old_commit))
         if not fast_forward and (self.policy.force == "deny" or (self.policy.force == "deny-restricted"
                                                                  and restricted)):
             out.append(Violation("GATE-REF-FORCE", ref, f"non-fast-forward updates are {self.policy.force} here",
@@ -229,8 +248,7 @@ class PushChecker:
                 report.violations.append(Violation(
                     "GATE-DOCTOR-PROBE", display(u.raw_ref),
                     "probe objects are visible to the hook; the probe is never accepted", commit=u.new))
-        for u in normal:
-            report.violations += self._ref_violations(u)
+        report.violations += self._ref_violations(normal)
         # Ledger and receipt refs hold sealed records, validated structurally instead.
         plain = [u for u in normal if not u.ref.startswith(GATE_PREFIX)]
         if self.policy.needs_signers and self.signatures is None and plain:

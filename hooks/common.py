@@ -69,6 +69,10 @@ class ClientRepo(GitStream):
             return super().symbolic_target(name)
         return row[1].decode("utf-8", "surrogateescape") or None
 
+    def symbolic_targets(self, names: Sequence[str]) -> dict[str, str]:
+        found = {n: self.symbolic_target(n) for n in names}
+        return {n: t for n, t in found.items() if t is not None}
+
     def commit_of(self, rev: str) -> str | None:
         """`rev_commit(rev)`, from the listing for a full ref name (a symbolic one included)."""
         if not rev.startswith("refs/"):

@@ -212,6 +212,10 @@ class GitRepo:
         target = None if ref is None else ref.target
         return target if isinstance(target, str) else None
 
+    def symbolic_targets(self, names: Sequence[str]) -> dict[str, str]:
+        found = {n: self.symbolic_target(n) for n in names}
+        return {n: t for n, t in found.items() if t is not None}
+
     # --- revisions and writes (trusted side and tests only; never from a hook) ----------
     def resolve(self, rev: str) -> str:
         """A revision expression to a commit id."""

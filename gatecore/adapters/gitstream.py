@@ -430,3 +430,23 @@ class GitStream:
         out = gitcmd.run_git([f"--git-dir={self.path}", "symbolic-ref", "-q", name], ok=(0, 1))
         text = out.stdout.decode("utf-8", "surrogateescape").strip()
         return text if out.returncode == 0 and text else None
+
+    def symbolic_targets(self, names: Sequence[str]) -> dict[str, str]:
+        """One `for-each-ref` for all the names (a push of 1,000 refs asked `symbolic-ref` 1,000
+        times: 1.4 s). for-each-ref passes over a symbolic ref whose target is missing, so a
+        name it does not list is asked of `git symbolic-ref` itself, unless refs are files here
+        and none is at that name (a symbolic ref is always a loose file: packed-refs holds none)."""
+        wanted = {n.encode("utf-8", "surrogateescape"): n for n in names
+                  if n.startswith("refs/") and not _NOT_IN_REFS.search(n)}
+        listed = {ref: symref for ref, _, symref in self._for_each_ref(*wanted.values()) if ref in wanted} \
+            if wanted else {}
+        out = {wanted[ref]: symref.decode("utf-8", "surrogateescape") for ref, symref in listed.items() if symref}
+        files = not any(os.path.exists(os.path.join(self.path, f)) for f in ("reftable", "commondir"))
+        for name in names:
+            raw = name.encode("utf-8", "surrogateescape")
+            if raw in listed or (files and raw in wanted and not os.path.lexists(os.path.join(self.path, name))):
+                continue
+            target = self.symbolic_target(name)
+            if target is not None:
+                out[name] = target
+        return out

@@ -38,6 +38,25 @@ def _all_objects(path: Path) -> list[str]:
     return out.decode().split()
 
 
+def test_symbolic_refs_asked_at_once_are_those_asked_one_by_one(repo: WorkRepo) -> None:
+    """One for-each-ref for the names git lists; a symbolic ref whose target is missing (which
+    for-each-ref passes over), packed refs and names below or above a ref read as one at a time."""
+    git(repo.path, "symbolic-ref", "refs/heads/dangling", "refs/heads/nowhere")
+    git(repo.path, "symbolic-ref", "refs/tags/to-tag", "refs/tags/v1")
+    git(repo.path, "update-ref", "refs/heads/packed", "HEAD")
+    git(repo.path, "pack-refs", "--all")
+    git(repo.path, "symbolic-ref", "refs/heads/alias2", "refs/heads/packed")
+    names = ["refs/heads/main", "refs/heads/alias", "refs/heads/alias2", "refs/heads/dangling", "refs/tags/to-tag",
+             "refs/heads/packed", "refs/heads/none", "refs/heads", "refs/heads/main/below",
+             "refs/tags/v1"]
+    pg, gs = GitRepo.at(repo.path), GitStream(str(repo.path / ".git"))
+    expected = {"refs/heads/alias": "refs/heads/main", "refs/heads/alias2": "refs/heads/packed",
+                "refs/heads/dangling": "refs/heads/nowhere", "refs/tags/to-tag": "refs/tags/v1"}
+    assert {n: t for n in names if (t := gs.symbolic_target(n))} == expected
+    assert gs.symbolic_targets(names) == pg.symbolic_targets(names) == expected
+    assert gs.symbolic_targets([]) == {}
+
+
 def test_both_readers_hand_out_the_same_bytes_refs_and_ancestry(repo: WorkRepo) -> None:
     pg, gs = GitRepo.at(repo.path), GitStream(str(repo.path / ".git"))
     oids = _all_objects(repo.path)

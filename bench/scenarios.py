@@ -723,12 +723,9 @@ class Bench:
                      + (f"  ERRORS: {t.errors[0]}" if t.errors else ""))
         return case
 
-PRE_PUSH_PEER = """#!/bin/sh
-# bench pre-push peer: the pushed commits (pre-commit's variables) checked against the frozen
-# paths in native git, every commit (GATE_PUSHER is an agent), as the server's peer does
-git -c core.quotePath=false log --no-renames --full-history -c --raw --format='commit %H' \\
-    "$PRE_COMMIT_TO_REF" --not --remotes="$PRE_COMMIT_REMOTE_NAME" -- ':(icase)ci*' ':(icase)gate.toml*' \\
-    ':(icase).pre-commit-config.yaml*' | awk '
+#: The native peers' frozen-path filter over `git log/diff --raw` lines (case-folded, trailing
+#: dots and spaces dropped, as the gate reads names).
+_FROZEN_AWK = """awk '
 /^:/ {
   p = tolower(substr($0, index($0, "\\t") + 1))
   gsub(/[ .]+\\//, "/", p); sub(/[ .]+$/, "", p)
@@ -737,6 +734,13 @@ git -c core.quotePath=false log --no-renames --full-history -c --raw --format='c
 }
 END { exit bad }'
 """
+
+PRE_PUSH_PEER = """#!/bin/sh
+# bench pre-push peer: the pushed commits (pre-commit's variables) checked against the frozen
+# paths in native git, every commit (GATE_PUSHER is an agent), as the server's peer does
+git -c core.quotePath=false log --no-renames --full-history -c --raw --format='commit %H' \\
+    "$PRE_COMMIT_TO_REF" --not --remotes="$PRE_COMMIT_REMOTE_NAME" -- ':(icase)ci*' ':(icase)gate.toml*' \\
+    ':(icase).pre-commit-config.yaml*' | """ + _FROZEN_AWK
 
 
 CLIENT_PEER = """#!/bin/sh
@@ -746,15 +750,7 @@ case "$(git var GIT_AUTHOR_IDENT) $(git var GIT_COMMITTER_IDENT)" in
   *) exit 0 ;;
 esac
 git -c core.quotePath=false diff --cached --raw --no-renames -- ':(icase)ci*' ':(icase)gate.toml*' \\
-    ':(icase).pre-commit-config.yaml*' | awk '
-/^:/ {
-  p = tolower(substr($0, index($0, "\\t") + 1))
-  gsub(/[ .]+\\//, "/", p); sub(/[ .]+$/, "", p)
-  if (p == "ci" || p ~ /^ci\\// || p == "gate.toml" || p ~ /^gate\\.toml\\// ||
-      p == ".pre-commit-config.yaml" || p ~ /^\\.pre-commit-config\\.yaml\\//) { print "frozen: " p; bad = 1 }
-}
-END { exit bad }'
-"""
+    ':(icase).pre-commit-config.yaml*' | """ + _FROZEN_AWK
 
 
 @contextlib.contextmanager

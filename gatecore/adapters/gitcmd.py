@@ -90,6 +90,18 @@ def run_git(args: Sequence[str], *, cwd: str | os.PathLike[str] | None = None, i
 PIPE_BYTES = 1 << 20
 
 
+def killed_saying(proc: subprocess.Popen[bytes]) -> str:
+    """Kill a helper process that broke off its answers and return the last line of what it
+    wrote to stderr, as ': LINE' (or '' if it wrote nothing), for the GATE-GIT-UNREADABLE reason."""
+    proc.kill()
+    try:
+        _, err = proc.communicate(timeout=2)
+    except (subprocess.TimeoutExpired, ValueError, OSError):
+        err = b""
+    lines = (err or b"").decode("utf-8", "replace").strip().splitlines()
+    return f": {lines[-1]}" if lines else ""
+
+
 def widen(pipe: IO[bytes]) -> None:
     """Let git write up to `PIPE_BYTES` ahead of the reader, so that it goes on walking or
     reading objects while Python works on what it wrote (F_SETPIPE_SZ, Linux)."""

@@ -80,13 +80,7 @@ class _CatFile:
 
     def died(self, what: str) -> Exception:
         self.broken = True
-        self.proc.kill()
-        try:
-            _, err = self.proc.communicate(timeout=2)
-        except (subprocess.TimeoutExpired, ValueError, OSError):
-            err = b""
-        lines = err.decode("utf-8", "replace").strip().splitlines()
-        return unreadable(f"git cat-file {self.mode} {what}" + (f": {lines[-1]}" if lines else ""))
+        return unreadable(f"git cat-file {self.mode} {what}{gitcmd.killed_saying(self.proc)}")
 
     def checked(self, oid: str) -> bytes:
         """An object id as a request line; GATE-GIT-UNREADABLE for anything but a full id of the
@@ -140,21 +134,26 @@ class _CatFile:
             raise self.died(f"ended in the middle of {oid}")
         return h.hexdigest()
 
-    def pipelined(self, oids: Sequence[str], each: Callable[[str, str, int], None]) -> None:
-        """Ask for every id at once (from a writer thread) and hand each answer to `each`,
-        which must consume the contents. Any failure leaves the process unusable."""
-        request = self.request(oids)
+    def _writer(self, request: bytes) -> tuple[threading.Thread, list[BaseException]]:
+        """A started thread writing the whole request (git answers while it is read), and where
+        it puts the error if git stops reading (the reader sees git end too)."""
         failed: list[BaseException] = []
 
         def write() -> None:
             try:
                 self.stdin.write(request)
                 self.stdin.flush()
-            except OSError as exc:  # git ended; the reader sees it too
+            except OSError as exc:
                 failed.append(exc)
 
         writer = threading.Thread(target=write, name="gate-cat-file", daemon=True)
         writer.start()
+        return writer, failed
+
+    def pipelined(self, oids: Sequence[str], each: Callable[[str, str, int], None]) -> None:
+        """Ask for every id at once (from a writer thread) and hand each answer to `each`,
+        which must consume the contents. Any failure leaves the process unusable."""
+        writer, failed = self._writer(self.request(oids))
         try:
             for oid in oids:
                 kind, size = self.answer(oid)
@@ -172,18 +171,7 @@ class _CatFile:
         """(id, type, contents) of every id, each handed out as soon as git has written it
         (one pipelined request, fed by a writer thread): many objects, never all held at
         once. A failure, or a caller that stops early, leaves the process unusable."""
-        request = self.request(oids)
-        failed: list[BaseException] = []
-
-        def write() -> None:
-            try:
-                self.stdin.write(request)
-                self.stdin.flush()
-            except OSError as exc:  # git ended; the reader sees it too
-                failed.append(exc)
-
-        writer = threading.Thread(target=write, name="gate-cat-file", daemon=True)
-        writer.start()
+        writer, failed = self._writer(self.request(oids))
         done = False
         try:
             for oid in oids:

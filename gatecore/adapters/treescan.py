@@ -107,13 +107,7 @@ class TreeScanner:
                 raise self._died(f"answered {line[:80]!r}" if line else "ended")
 
     def _died(self, what: str) -> GateError:
-        self.proc.kill()
-        try:
-            _, err = self.proc.communicate(timeout=2)
-        except (subprocess.TimeoutExpired, ValueError, OSError):
-            err = b""
-        lines = err.decode("utf-8", "replace").strip().splitlines()
-        return unreadable(f"the tree search process {what}" + (f": {lines[-1]}" if lines else ""))
+        return unreadable(f"the tree search process {what}{gitcmd.killed_saying(self.proc)}")
 
     def close(self) -> None:
         with contextlib.suppress(OSError):

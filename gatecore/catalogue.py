@@ -26,10 +26,10 @@ authenticates: the catalogue only ever adds restrictions. docs/agents.md lists e
 
 from __future__ import annotations
 
-import datetime as dt
-from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
+
+from .tables import MAX_TABLE_BYTES, data_document, entry_head, string_list
 
 KNOWN_AGENTS = "@known-agents"
 AGENT_CONFIG = "@agent-config"
@@ -37,7 +37,6 @@ AGENT_CONFIG = "@agent-config"
 SET_KEYS = {"authors": "emails", "names": "names", "trailers": "trailers", "pushers": "pushers"}
 #: The rule key `@agent-config` is a set of.
 CONFIG_KEY = "paths"
-MAX_CATALOGUE_BYTES = 1 << 20
 _AGENT_KEYS = {"id", "name", "sources", "checked", "emails", "names", "trailers", "pushers"}
 _CONFIG_KEYS = {"id", "tool", "sources", "checked", "paths"}
 
@@ -103,56 +102,9 @@ class Catalogue:
                 "agents": [a.as_plain() for a in self.agents], "agent_config": [c.as_plain() for c in self.config]}
 
 
-def string_list(entry: Mapping[str, Any], key: str, where: str, required: bool = False) -> tuple[str, ...]:
-    value = entry.get(key, [])
-    if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
-        raise ValueError(f"{where}: {key} must be a list of non-empty strings")
-    if required and not value:
-        raise ValueError(f"{where}: {key} must not be empty")
-    return tuple(value)
-
-
-def entry_head(entry: Any, index: int, what: str, keys: set[str], ids: set[str]) -> tuple[str, tuple[str, ...], str]:
-    where = f"{what} {index}"
-    if not isinstance(entry, dict) or set(entry) - keys:
-        raise ValueError(f"{where}: unknown keys {sorted(set(entry) - keys) if isinstance(entry, dict) else ''}")
-    ident, checked = entry.get("id"), entry.get("checked")
-    if not isinstance(ident, str) or not ident or not ident.replace("-", "").isalnum() or not ident.islower():
-        raise ValueError(f"{where}: id must be lower-case letters, digits and '-'")
-    if ident in ids:
-        raise ValueError(f"{where}: id {ident!r} is listed twice")
-    ids.add(ident)
-    if isinstance(checked, dt.date) and not isinstance(checked, dt.datetime):
-        checked = checked.isoformat()
-    if not isinstance(checked, str):
-        raise ValueError(f"{where}: checked must be the date the sources were checked (YYYY-MM-DD)")
-    try:
-        dt.date.fromisoformat(checked)
-    except ValueError:
-        raise ValueError(f"{where}: checked must be a date (YYYY-MM-DD)") from None
-    return ident, string_list(entry, "sources", where, required=True), checked
-
-
-def data_document(data: bytes, what: str, cap: int, entries: str) -> tuple[str, list[Any], dict[str, Any]]:
-    """A packaged data table's TOML (the agent catalogue, the vendor table): its `version`, its
-    `[[entries]]` (at least one) and the whole document. ValueError with a one-line reason."""
-    if len(data) > cap:
-        raise ValueError(f"the {what} is too large")
-    import tomllib  # (here: a hook that reads the catalogue's bytes only never imports it)
-
-    try:
-        doc = tomllib.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-        raise ValueError(f"the {what} is not valid TOML: {exc}") from None
-    version, listed = doc.get("version"), doc.get(entries)
-    if not isinstance(version, str) or not version or not isinstance(listed, list) or not listed:
-        raise ValueError(f"the {what} needs a version and at least one [[{entries}]]")
-    return version, listed, doc
-
-
 def parse(data: bytes) -> Catalogue:
     """The catalogue from its TOML bytes. ValueError with a one-line reason if malformed."""
-    version, entries, doc = data_document(data, "agent catalogue", MAX_CATALOGUE_BYTES, "agent")
+    version, entries, doc = data_document(data, "agent catalogue", MAX_TABLE_BYTES, "agent")
     config = doc.get("config", [])
     if not isinstance(config, list) or set(doc) - {"version", "agent", "config"}:
         raise ValueError("the agent catalogue has unknown keys (version, [[agent]] and [[config]] only)")

@@ -36,7 +36,6 @@ from typing import Any
 
 from .ids import VENDOR_ID_RE
 
-MAX_VENDORS_BYTES = 1 << 20
 #: A vendor's id: what the ledger's `author_vendor` and a policy's `[review.vendors]` keys hold.
 VENDOR_ID = VENDOR_ID_RE
 _KEYS = {"id", "name", "sources", "checked", "models"}
@@ -90,9 +89,9 @@ class VendorTable:
 
 def parse(data: bytes) -> VendorTable:
     """The vendor table from its TOML bytes. ValueError with a one-line reason if malformed."""
-    from .catalogue import data_document, entry_head, string_list
+    from .tables import MAX_TABLE_BYTES, data_document, entry_head, string_list
 
-    version, entries, doc = data_document(data, "vendor table", MAX_VENDORS_BYTES, "vendor")
+    version, entries, doc = data_document(data, "vendor table", MAX_TABLE_BYTES, "vendor")
     if set(doc) - {"version", "vendor"}:
         raise ValueError("the vendor table has unknown keys (version and [[vendor]] only)")
     ids: set[str] = set()

@@ -45,9 +45,9 @@ def _data_table(path: Path, data: bytes, parse: Callable[[bytes], T]) -> T:
 
 
 def catalogue_bytes() -> bytes:
-    from ..catalogue import MAX_CATALOGUE_BYTES
+    from ..tables import MAX_TABLE_BYTES
 
-    return _data_bytes(CATALOGUE_PATH, "agent catalogue", MAX_CATALOGUE_BYTES)
+    return _data_bytes(CATALOGUE_PATH, "agent catalogue", MAX_TABLE_BYTES)
 
 
 def load_catalogue() -> Catalogue:
@@ -57,9 +57,9 @@ def load_catalogue() -> Catalogue:
 
 
 def vendor_bytes() -> bytes:
-    from ..vendors import MAX_VENDORS_BYTES
+    from ..tables import MAX_TABLE_BYTES
 
-    return _data_bytes(VENDORS_PATH, "vendor table", MAX_VENDORS_BYTES)
+    return _data_bytes(VENDORS_PATH, "vendor table", MAX_TABLE_BYTES)
 
 
 def load_vendor_table() -> VendorTable:

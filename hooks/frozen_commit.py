@@ -36,7 +36,7 @@ from gatecore.refs import display
 from gatecore.signatures import SignatureChecker
 
 from . import clientconfig
-from .common import ClientRepo, current_branch, git, open_repo, rev_commit, verdict_lines
+from .common import ClientRepo, HelpFormatter, current_branch, git, open_repo, rev_commit, verdict_lines
 
 #: The commit id shown for the staged change (it has none yet).
 STAGED = "(staged)"
@@ -110,7 +110,7 @@ def check(policy_path: Path | None, pusher: str, message: bytes = b"") -> tuple[
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="gate-frozen-commit", description=(
+    p = argparse.ArgumentParser(prog="gate-frozen-commit", formatter_class=HelpFormatter, description=(
         "pre-commit stage: reject a staged change that writes a frozen path for the identity that will "
         "commit it (docs/client.md)."))
     p.add_argument("--policy", type=Path, default=None,

@@ -21,7 +21,10 @@ mode = "enforce"
 paths = ["ci/**"]
 authors = ["*@agents.example.com"]
 """
-HEAVY = ("pygit2", "pydantic", "typer", "click")
+#: Modules a hook run does not need once the policy is cached: the heavy packages, and standard
+#: modules whose import costs milliseconds (shutil brings bz2 and lzma; argparse asks it for the
+#: terminal width unless `hooks.common.HelpFormatter` does).
+HEAVY = ("pygit2", "pydantic", "typer", "click", "shutil", "tomllib", "datetime")
 
 
 def test_the_quick_path_knows_the_reserved_namespaces() -> None:

@@ -387,12 +387,8 @@ class Bench:
         out = []
         flask = real_bundle()
         if flask is not None:
-            real = self.cache.real(flask)
-            n = self._count(real)
-            name = flask.name.removesuffix(".bundle")
-            out.append(PushSpec("real", f"real first push: {name}, {n} commits, into an empty repository", None,
-                                real, ["refs/heads/*:refs/heads/*"], all4, size=n, note="first",
-                                env=READ_ALL_ENV, read_all=True, short=f"{_project(name)} {_k(n)}, first push"))
+            real, n, name, first = self._real_first(flask)
+            out.append(first)
             earlier = self.cache.real_earlier(real, s.real_back)
             new = n - self._count(earlier)
             out.append(PushSpec("real", f"real incremental push: {name}'s last {s.real_back} first-parent "
@@ -406,14 +402,18 @@ class Bench:
                                     replayed, ["refs/heads/*:refs/heads/*"], all4, size=m, note="replayed",
                                     env=READ_ALL_ENV, read_all=True,
                                     short=f"{_project(name)} x{times} ({m // 1000}k), first push"))
-        for bundle in other_bundles():
-            real = self.cache.real(bundle)
-            n = self._count(real)
-            name = bundle.name.removesuffix(".bundle")
-            out.append(PushSpec("real", f"real first push: {name}, {n} commits, into an empty repository", None,
-                                real, ["refs/heads/*:refs/heads/*"], all4, size=n, note="first",
-                                env=READ_ALL_ENV, read_all=True, short=f"{_project(name)} {_k(n)}, first push"))
+        out += [self._real_first(bundle)[3] for bundle in other_bundles()]
         return out
+
+    def _real_first(self, bundle: Path) -> tuple[Path, int, str, PushSpec]:
+        """A real history's first push, read whole: (its repository, commits, name, the push)."""
+        real = self.cache.real(bundle)
+        n = self._count(real)
+        name = bundle.name.removesuffix(".bundle")
+        return real, n, name, PushSpec("real", f"real first push: {name}, {n} commits, into an empty repository",
+                                       None, real, ["refs/heads/*:refs/heads/*"], ("none", "floor", "peer", "gate"),
+                                       size=n, note="first", env=READ_ALL_ENV, read_all=True,
+                                       short=f"{_project(name)} {_k(n)}, first push")
 
     def _count(self, repo: Path) -> int:
         return int(self.git.out("rev-list", "--count", "--branches", cwd=repo))

@@ -110,31 +110,38 @@ def _leaves(files: int) -> list[str]:
     return [f"src/a{i % 10}/b{i // 10:02d}" for i in range(n)]
 
 
+class _Commits:
+    """fast-import commit commands written to a stream: marks from 1, a minute apart from EPOCH."""
+
+    def __init__(self, s: _Stream) -> None:
+        self.s = s
+        self.mark = 0
+        self.when = EPOCH
+
+    def add(self, ref: str, author: tuple[str, str], committer: tuple[str, str], msg: str,
+            parent: int | None, changes: list[bytes], merge: int | None = None) -> int:
+        self.mark += 1
+        self.when += 60
+        self.s.add(b"commit %s\nmark :%d\n" % (ref.encode(), self.mark),
+                   b"author " + _ident(author, self.when) + b"\n",
+                   b"committer " + _ident(committer, self.when) + b"\n", _data(msg.encode()))
+        if parent is not None:
+            self.s.add(b"from :%d\n" % parent)
+        if merge is not None:
+            self.s.add(b"merge :%d\n" % merge)
+        self.s.add(*changes, b"\n")
+        return self.mark
+
+
 def _history(commits: int, files: int, seed: int) -> Callable[[_Stream], None]:
     def produce(s: _Stream) -> None:
         rng = random.Random(seed)
         leaves = _leaves(files)
         free = [f"{leaves[i % len(leaves)]}/mod{i // len(leaves):03d}.py" for i in range(files)]
         free += ["README.md", "docs/index.md", *NEAR_MISSES]
-        when = EPOCH
-        mark = 0
         main_marks: list[int] = []
         rev = 0
-
-        def commit(ref: str, author: tuple[str, str], committer: tuple[str, str], msg: str,
-                   parent: int | None, changes: list[bytes], merge: int | None = None) -> int:
-            nonlocal mark, when
-            mark += 1
-            when += 60
-            s.add(b"commit %s\nmark :%d\n" % (ref.encode(), mark),
-                  b"author " + _ident(author, when) + b"\n", b"committer " + _ident(committer, when) + b"\n",
-                  _data(msg.encode()))
-            if parent is not None:
-                s.add(b"from :%d\n" % parent)
-            if merge is not None:
-                s.add(b"merge :%d\n" % merge)
-            s.add(*changes, b"\n")
-            return mark
+        commit = _Commits(s).add
 
         first = [_m(p, _content(p, 0, rng)) for p in free + FROZEN_FILES]
         main_marks.append(commit("refs/heads/main", HUMANS[0], HUMANS[0], "initial import", None, first))
@@ -202,24 +209,12 @@ def _wide_history(commits: int, root_files: int, seed: int) -> Callable[[_Stream
         deep = [f"{d}/s{j}/t{k}/f{n}.c" for d in top for j in range(4) for k in range(4) for n in range(4)]
         flat = [f"file{i:03d}.c" for i in range(root_files - 4)] + ["README.md", "gate.toml.example"]
         free = flat + deep
-        when = EPOCH
-        mark = 0
         main_marks: list[int] = []
+        commits_made = _Commits(s)
 
         def commit(ref: str, who: tuple[tuple[str, str], tuple[str, str]], msg: str, parent: int | None,
                    changes: list[bytes], merge: int | None = None) -> int:
-            nonlocal mark, when
-            mark += 1
-            when += 60
-            s.add(b"commit %s\nmark :%d\n" % (ref.encode(), mark),
-                  b"author " + _ident(who[0], when) + b"\n", b"committer " + _ident(who[1], when) + b"\n",
-                  _data(msg.encode()))
-            if parent is not None:
-                s.add(b"from :%d\n" % parent)
-            if merge is not None:
-                s.add(b"merge :%d\n" % merge)
-            s.add(*changes, b"\n")
-            return mark
+            return commits_made.add(ref, who[0], who[1], msg, parent, changes, merge)
 
         def identities() -> tuple[tuple[str, str], tuple[str, str]]:
             roll = rng.random()
@@ -238,9 +233,9 @@ def _wide_history(commits: int, root_files: int, seed: int) -> Callable[[_Stream
         first = [_m(p, _content(p, 0, rng)) for p in free]
         main_marks.append(commit("refs/heads/main", (HUMANS[0], HUMANS[0]), "initial import", None, first))
         rev = 0
-        while mark < commits:
+        while commits_made.mark < commits:
             rev += 1
-            if rev % 3 == 0 and len(main_marks) > 30 and commits - mark >= 2:
+            if rev % 3 == 0 and len(main_marks) > 30 and commits - commits_made.mark >= 2:
                 who = identities()
                 topic = [_m(p, _content(p, rev, rng)) for p in sorted({rng.choice(deep) for _ in range(2)})]
                 side = commit("refs/bench/side", who, f"topic {rev}", main_marks[-30], topic)

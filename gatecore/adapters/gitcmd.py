@@ -207,9 +207,19 @@ def object_format(git_dir: str) -> str:
 
     A value git itself would not take (anything but `sha1` or `sha256`) is returned as it is,
     for the caller to refuse (GATE-GIT-OBJECT-FORMAT): git cannot open such a repository either.
+    A linked worktree's git directory has no config of its own: git reads the repository's,
+    in the common directory its `commondir` file names.
     """
+    config_dir = git_dir
     try:
-        with open(os.path.join(git_dir, "config"), "rb") as f:
+        with open(os.path.join(git_dir, "commondir"), "rb") as f:
+            common = f.read(4096).decode("utf-8", "surrogateescape").strip()
+        if common:
+            config_dir = os.path.join(git_dir, common)  # (an absolute path replaces git_dir)
+    except OSError:
+        pass
+    try:
+        with open(os.path.join(config_dir, "config"), "rb") as f:
             text = f.read(1 << 20).decode("utf-8", "replace")
     except OSError:
         return "sha1"

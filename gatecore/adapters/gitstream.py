@@ -379,10 +379,10 @@ class GitStream:
         return gitcmd.outside_quarantine(self.path, [self._valid(o) for o in oids])
 
     def is_ancestor(self, ancestor: str, descendant: str) -> bool:
-        return ancestor == descendant or gitcmd.is_ancestor(self.path, ancestor, descendant)
+        return ancestor == descendant or gitcmd.is_ancestor(self.path, self._valid(ancestor), self._valid(descendant))
 
     def merge_base(self, a: str, b: str) -> str | None:
-        return gitcmd.merge_base(self.path, a, b)
+        return gitcmd.merge_base(self.path, self._valid(a), self._valid(b))
 
     def merge_bases(self, pairs: Sequence[tuple[str, str]]) -> dict[tuple[str, str], str | None]:
         return gitcmd.merge_bases(self.path, [(self._valid(a), self._valid(b)) for a, b in pairs])

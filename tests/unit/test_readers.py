@@ -249,3 +249,23 @@ def test_a_stream_left_half_read_is_never_asked_again(repo: WorkRepo) -> None:
         gs.read(oids[0])
     assert after.value.code == "GATE-GIT-UNREADABLE"
     gs.close()
+
+
+def test_a_linked_worktree_is_read_in_its_repository_s_object_format(tmp_path: Path) -> None:
+    """A worktree's git directory has no config: the object format is the common directory's
+    (a sha256 repository's worktree read as sha1 refused every id)."""
+    main = tmp_path / "main"
+    git(tmp_path, "init", "-q", "--object-format=sha256", "-b", "main", str(main))
+    git(main, "commit", "-q", "--allow-empty", "-m", "A")
+    git(main, "worktree", "add", "-q", str(tmp_path / "wt"), "-b", "side")
+    head = git(tmp_path / "wt", "rev-parse", "HEAD").stdout.strip()
+    worktree_git_dir = git(tmp_path / "wt", "rev-parse", "--absolute-git-dir").stdout.strip()
+    assert worktree_git_dir != str(main / ".git") and len(head) == 64
+    reader = GitStream(worktree_git_dir)
+    try:
+        assert reader.object_format == "sha256"
+        assert reader.header(head) == ("commit", reader.header(head)[1])
+        assert reader.merge_base(head, head) == head
+    finally:
+        reader.close()
+

@@ -35,6 +35,8 @@ if TYPE_CHECKING:
 RESERVED = (b"refs/gate/", b"refs/heads/review/runner/")
 #: `gatecore.refs.MAX_INPUT_BYTES` (the same test).
 MAX_INPUT_BYTES = 16 << 20
+#: Characters no ref name holds (git's check_refname_format), besides control characters.
+_ODD_IN_REFS = frozenset(' ~^:?*[\\\x7f')
 _VALUE_OPTIONS = ("--policy", "--keyring", "--repository-id")
 
 
@@ -139,9 +141,17 @@ def nothing_reserved(argv: Sequence[str], stdin: bytes, env: Mapping[str, str]) 
     if len(positionals) >= 2 or stdin.strip():  # git's own input: every ref of the push
         return _no_reserved_lines(stdin)
     named = env.get("PRE_COMMIT_REMOTE_BRANCH", "")
-    if not named.startswith("refs/") or named.encode("utf-8", "surrogateescape").startswith(RESERVED):
+    if (not named.startswith("refs/") or named.encode("utf-8", "surrogateescape").startswith(RESERVED)
+            or not _plain_ref_name(named)):
         return False
     return _no_local_receipts(env)
+
+
+def _plain_ref_name(name: str) -> bool:
+    """A ref name with nothing git's check_refname_format refuses (and nothing odd besides):
+    anything else goes to the whole check, which says GATE-REF-NAME."""
+    return not (any(c in _ODD_IN_REFS or c < " " for c in name) or ".." in name or "@{" in name or "//" in name
+                or "/." in name or name.endswith(("/", ".", ".lock")) or ".lock/" in name)
 
 
 def read_stdin() -> bytes:

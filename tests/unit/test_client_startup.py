@@ -45,6 +45,10 @@ def test_the_quick_path_knows_the_reserved_namespaces() -> None:
     ([], b"", {}, False),  # a manual run: nothing named
     ([], b"", {"PRE_COMMIT_REMOTE_BRANCH": "refs/heads/review/runner/a"}, False),
     ([], b"", {"PRE_COMMIT_REMOTE_BRANCH": "refs/gate/attempts/a"}, False),
+    # a name git would refuse goes to the whole check (GATE-REF-NAME there)
+    *[([], b"", {"PRE_COMMIT_REMOTE_BRANCH": f"refs/heads/{bad}"}, False)
+      for bad in ("a..b", "a b", "a~1", "a^", "a:b", "a?", "a*", "a[", "a\\b", "a@{1}", "a//b", "a/", "a.",
+                  "a.lock", "a.lock/b", ".a", "a/.b", "a\x01", "a\x7f")],
 ])
 def test_what_the_quick_path_answers(argv: list[str], stdin: bytes, env: dict[str, str], nothing: bool) -> None:
     assert receipt_push.nothing_reserved(argv, stdin, env) is nothing

@@ -90,6 +90,36 @@ def run_git(args: Sequence[str], *, cwd: str | os.PathLike[str] | None = None, i
 PIPE_BYTES = 1 << 20
 
 
+def helper(argv: Sequence[str], what: str, bufsize: int = -1) -> tuple[subprocess.Popen[bytes], IO[bytes], IO[bytes]]:
+    """A helper process the hook talks to through pipes (git cat-file, the tree search): the
+    process, its stdin and its stdout. GATE-GIT-UNREADABLE if it cannot start (`what`: 'run git
+    cat-file', ...); `killed_saying` reports one that broke off."""
+    try:
+        proc = subprocess.Popen(list(argv), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                env=environment(), bufsize=bufsize)
+    except OSError as exc:
+        raise unreadable(f"cannot {what}: {exc.strerror}") from None
+    assert proc.stdin is not None and proc.stdout is not None
+    return proc, proc.stdin, proc.stdout
+
+
+def start_writer(pipe: IO[bytes], data: bytes, name: str) -> tuple[threading.Thread, list[BaseException]]:
+    """A started thread writing `data` to a helper's stdin whole (the helper answers while it is
+    read), and where it puts the error if the helper stops reading (the reader sees it end too)."""
+    failed: list[BaseException] = []
+
+    def write() -> None:
+        try:
+            pipe.write(data)
+            pipe.flush()
+        except OSError as exc:
+            failed.append(exc)
+
+    writer = threading.Thread(target=write, name=name, daemon=True)
+    writer.start()
+    return writer, failed
+
+
 def killed_saying(proc: subprocess.Popen[bytes]) -> str:
     """Kill a helper process that broke off its answers and return the last line of what it
     wrote to stderr, as ': LINE' (or '' if it wrote nothing), for the GATE-GIT-UNREADABLE reason."""

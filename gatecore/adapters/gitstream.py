@@ -29,10 +29,9 @@ import contextlib
 import hashlib
 import os
 import re
-import subprocess
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import IO, TYPE_CHECKING
+from typing import TYPE_CHECKING
 
 from ..errors import GateError, malformed, unreadable
 from ..gitmodel import FORMATS, WalkedCommit
@@ -65,16 +64,8 @@ class _CatFile:
         self.mode = mode
         self.oid_re = oid_re
         self.request_re = request_re
-        try:
-            self.proc = subprocess.Popen(["git", f"--git-dir={git_dir}", *_BOUNDED, "cat-file", mode],
-                                         stdin=subprocess.PIPE,
-                                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=gitcmd.environment(),
-                                         bufsize=_BUFFER)
-        except OSError as exc:
-            raise unreadable(f"cannot run git cat-file: {exc.strerror}") from None
-        assert self.proc.stdin is not None and self.proc.stdout is not None
-        self.stdin: IO[bytes] = self.proc.stdin
-        self.stdout: IO[bytes] = self.proc.stdout
+        self.proc, self.stdin, self.stdout = gitcmd.helper(
+            ["git", f"--git-dir={git_dir}", *_BOUNDED, "cat-file", mode], "run git cat-file", _BUFFER)
         self.broken = False
         gitcmd.widen(self.stdout)
 
@@ -134,26 +125,10 @@ class _CatFile:
             raise self.died(f"ended in the middle of {oid}")
         return h.hexdigest()
 
-    def _writer(self, request: bytes) -> tuple[threading.Thread, list[BaseException]]:
-        """A started thread writing the whole request (git answers while it is read), and where
-        it puts the error if git stops reading (the reader sees git end too)."""
-        failed: list[BaseException] = []
-
-        def write() -> None:
-            try:
-                self.stdin.write(request)
-                self.stdin.flush()
-            except OSError as exc:
-                failed.append(exc)
-
-        writer = threading.Thread(target=write, name="gate-cat-file", daemon=True)
-        writer.start()
-        return writer, failed
-
     def pipelined(self, oids: Sequence[str], each: Callable[[str, str, int], None]) -> None:
         """Ask for every id at once (from a writer thread) and hand each answer to `each`,
         which must consume the contents. Any failure leaves the process unusable."""
-        writer, failed = self._writer(self.request(oids))
+        writer, failed = gitcmd.start_writer(self.stdin, self.request(oids), "gate-cat-file")
         try:
             for oid in oids:
                 kind, size = self.answer(oid)
@@ -171,7 +146,7 @@ class _CatFile:
         """(id, type, contents) of every id, each handed out as soon as git has written it
         (one pipelined request, fed by a writer thread): many objects, never all held at
         once. A failure, or a caller that stops early, leaves the process unusable."""
-        writer, failed = self._writer(self.request(oids))
+        writer, failed = gitcmd.start_writer(self.stdin, self.request(oids), "gate-cat-file")
         done = False
         try:
             for oid in oids:

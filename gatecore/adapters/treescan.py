@@ -26,9 +26,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import subprocess
 import sys
-import threading
 from collections.abc import Callable, Sequence
 from typing import IO, TYPE_CHECKING
 
@@ -50,15 +48,8 @@ class TreeScanner:
     """The hook's side of the worker: started on first use, asked one batch at a time."""
 
     def __init__(self, git_dir: str) -> None:
-        try:
-            self.proc = subprocess.Popen([sys.executable, "-I", "-m", "gatecore.adapters.treescan", git_dir],
-                                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                         env=gitcmd.environment())
-        except OSError as exc:
-            raise unreadable(f"cannot start the tree search process: {exc.strerror}") from None
-        assert self.proc.stdin is not None and self.proc.stdout is not None
-        self.stdin: IO[bytes] = self.proc.stdin
-        self.stdout: IO[bytes] = self.proc.stdout
+        self.proc, self.stdin, self.stdout = gitcmd.helper(
+            [sys.executable, "-I", "-m", "gatecore.adapters.treescan", git_dir], "start the tree search process")
         self.broken = False
 
     def submit(self, pairs: Sequence[tuple[str | None, str | None]], names: Sequence[str], id_bytes: int
@@ -69,17 +60,7 @@ class TreeScanner:
             raise unreadable("the tree search process failed earlier in this check")
         head = b"batch %d %d %s\n" % (len(pairs), id_bytes, json.dumps(list(names)).encode("ascii"))
         body = "".join(f"{o or '-'} {n or '-'}\n" for o, n in pairs).encode("ascii")
-        failed: list[BaseException] = []
-
-        def write() -> None:
-            try:
-                self.stdin.write(head + body)
-                self.stdin.flush()
-            except OSError as exc:
-                failed.append(exc)
-
-        writer = threading.Thread(target=write, name="gate-tree-scan", daemon=True)
-        writer.start()
+        writer, _ = gitcmd.start_writer(self.stdin, head + body, "gate-tree-scan")  # (a stop shows in the answer)
 
         def collect() -> set[int]:
             try:

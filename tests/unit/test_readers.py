@@ -269,3 +269,18 @@ def test_a_linked_worktree_is_read_in_its_repository_s_object_format(tmp_path: P
     finally:
         reader.close()
 
+
+@pytest.mark.parametrize("bad", ["HEAD", "main", "HEAD~1", "--all", "0" * 39, "A" * 40])
+def test_ancestry_questions_take_object_ids_only(repo: WorkRepo, bad: str) -> None:
+    """Anything but a full id would reach git's argv as a revision expression or an option."""
+    gs = GitStream(str(repo.path / ".git"))
+    head = git(repo.path, "rev-parse", "HEAD").stdout.strip()
+    try:
+        for ask in (lambda: gs.merge_base(bad, head), lambda: gs.is_ancestor(head, bad),
+                    lambda: gs.merge_bases([(bad, head)])):
+            with pytest.raises(GateError) as err:
+                ask()
+            assert err.value.code == "GATE-GIT-UNREADABLE", err.value
+    finally:
+        gs.close()
+

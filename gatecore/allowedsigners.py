@@ -199,19 +199,23 @@ def _options_end(rest: str) -> int:
 # --- lines ----------------------------------------------------------------------------------
 
 
-def _parse_line(line: str, number: int, utc_offset: int | LocalTime) -> Signer | str:
-    """A Signer, or why a well-formed line is skipped; ValueError for a malformed one."""
+def _principals(line: str) -> tuple[str, str]:
+    """(the principals, the rest of the line): a quoted list, or one word up to a blank."""
     if line.startswith('"'):
         close = line.find('"', 1)
         if close < 0:
             raise ValueError("unterminated quote in principals")
-        principals, rest = line[1:close], line[close + 1:]
-    else:
-        m = re.match(r'[^ \t"]*', line)
-        assert m is not None
-        principals, rest = m.group(), line[m.end():]
-        if rest.startswith('"'):
-            raise ValueError("a quote inside principals")
+        return line[1:close], line[close + 1:]
+    m = re.match(r'[^ \t"]*', line)
+    assert m is not None
+    if line[m.end():].startswith('"'):
+        raise ValueError("a quote inside principals")
+    return m.group(), line[m.end():]
+
+
+def _parse_line(line: str, number: int, utc_offset: int | LocalTime) -> Signer | str:
+    """A Signer, or why a well-formed line is skipped; ValueError for a malformed one."""
+    principals, rest = _principals(line)
     rest = rest.lstrip(" \t")
     if not rest:
         raise ValueError("missing key")

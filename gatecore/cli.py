@@ -313,18 +313,21 @@ PlatformOpt = Annotated[str, Opt("--platform", help="auto, git, github, gitlab, 
 
 
 AllOpt = Annotated[Path | None, Opt("--all", help="Every repository under this directory (bare ones and work "
-                                                   "trees' .git), one summary line each.")]
+                                                   "trees' .git), one summary line each, then the counts.")]
+DryRunOpt = Annotated[bool, Opt("--dry-run", help="Check everything and write nothing: say what each repository "
+                                                  "would get.")]
 
 
 def _repositories(git_dir: Path | None, all_root: Path | None, action: str,
-                  run: Callable[[Path], tuple[list[str], bool]], gated_only: bool = False) -> int:
+                  run: Callable[[Path], tuple[list[str], str]], skip: Callable[[Path], str | None]) -> int:
     """GIT_DIR, or --all ROOT (server.install.over_all): print what `run` says, exit 1 if any failed."""
     from server.install import over_all
 
     if all_root is not None and git_dir is None:
-        lines, ok = over_all(all_root, action, run, gated_only)
+        lines, ok = over_all(all_root, action, run, skip)
     elif git_dir is not None and all_root is None:
-        lines, ok = run(git_dir)
+        lines, state = run(git_dir)
+        ok = state != "FAIL"
     else:
         raise GateError("GATE-INPUT-ARGUMENT", "give a repository (GIT_DIR) or --all ROOT, not both")
     for line in lines:
@@ -352,24 +355,36 @@ def server_install(
     audit_syslog: Annotated[str | None, Opt("--audit-syslog", help="Also send each audit line to this syslog "
                                                                    "socket (/dev/log: syslog or journald); off to "
                                                                    "stop.")] = None,
+    config_hook: Annotated[str | None, Opt("--config-hook", help="Install the gate as git's config-defined hook "
+                                                                 "hook.gate (git 2.54+) in the repository's or the "
+                                                                 "system config: repository, system; off for the "
+                                                                 "hook file.")] = None,
     all_root: AllOpt = None,
+    replace_policy: Annotated[bool, Opt("--replace-policy", help="With --all: install the given policy and keyring "
+                                                                 "even where a repository's own differ.")] = False,
+    dry_run: DryRunOpt = False,
 ) -> int:
     """Install or update the pre-receive hook, policy, keyring and signature keys (idempotent)."""
-    from server.install import install
+    from server.install import InstallRequest, install_one, uninstalled
 
     if all_root is not None and repository_id is not None:
         raise GateError("GATE-INPUT-ARGUMENT", "--repository-id names one repository: not with --all")
-    return _repositories(git_dir, all_root, "install", lambda repo: (install(
-        repo, policy, keyring, platform, repository_id, chain, fsck, allowed_signers, openpgp_keys, audit_syslog),
-        True))
+    if replace_policy and all_root is None:
+        raise GateError("GATE-INPUT-ARGUMENT", "--replace-policy is for --all: a repository named alone gets the "
+                                               "policy and keyring given")
+    request = InstallRequest(policy, keyring, platform, repository_id, chain, fsck, allowed_signers, openpgp_keys,
+                             audit_syslog, config_hook, keep_own=all_root is not None and not replace_policy)
+    return _repositories(git_dir, all_root, "install (dry run)" if dry_run else "install",
+                         lambda repo: install_one(repo, request, dry_run), uninstalled)
 
 
 @command(server_app, "upgrade")
-def server_upgrade(git_dir: RepoArg = None, all_root: AllOpt = None) -> int:
+def server_upgrade(git_dir: RepoArg = None, all_root: AllOpt = None, dry_run: DryRunOpt = False) -> int:
     """Re-install gated repositories with this version: policy and keyring validated again, hooks rewritten."""
-    from server.install import upgrade
+    from server.install import not_gated, upgrade
 
-    return _repositories(git_dir, all_root, "upgrade", lambda repo: (upgrade(repo), True), gated_only=True)
+    return _repositories(git_dir, all_root, "upgrade (dry run)" if dry_run else "upgrade",
+                         lambda repo: (upgrade(repo, dry_run), "ok"), not_gated)
 
 
 @command(server_app, "uninstall")
@@ -386,8 +401,13 @@ def server_uninstall(git_dir: Annotated[Path, typer.Argument(help="The repositor
 def server_doctor(git_dir: RepoArg = None, all_root: AllOpt = None) -> int:
     """Check the installation end to end, including a real throwaway probe push."""
     from server.doctor import doctor, summary
+    from server.install import not_gated
 
-    return _repositories(git_dir, all_root, "doctor", summary if all_root is not None else doctor, gated_only=True)
+    def run(repo: Path) -> tuple[list[str], str]:
+        lines, ok = (summary if all_root is not None else doctor)(repo)
+        return lines, "ok" if ok else "FAIL"
+
+    return _repositories(git_dir, all_root, "doctor", run, not_gated)
 
 
 # --- the trusted side ---------------------------------------------------------------------

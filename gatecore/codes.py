@@ -288,6 +288,10 @@ _ALL: tuple[Code, ...] = (
        "fixes it (gate keys check FILE), then runs gate server install GIT_DIR --keyring FILE"),
     _c("GATE-CONFIG-INSTALL", "the gate installation is incomplete or inconsistent",
        "run gate server doctor GIT_DIR"),
+    _c("GATE-CONFIG-LAYOUT", "the hook layout asked for would not run the gate here: a config-defined hook "
+                             "(--config-hook) on a git older than 2.54, or on a platform that runs hooks its own way",
+       "install the hook file (gate server install without --config-hook), or run git 2.54 or newer "
+       "(docs/servers.md, config-defined hooks)"),
     _c("GATE-CONFIG-KEYFILE", "the signing key file is missing or invalid",
        "create one with gate keys generate"),
     _c("GATE-CONFIG-SIGNERS", "the policy reads commit signatures but neither an allowed-signers file nor an OpenPGP "

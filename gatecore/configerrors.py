@@ -147,7 +147,7 @@ def _closest(word: str, choices: Sequence[str]) -> str | None:
     return close[0]
 
 
-def message(root: type[BaseModel], err: Mapping[str, Any]) -> str:
+def message(root: type[BaseModel], err: Mapping[str, Any]) -> str:  # noqa: PLR0912 - one branch per pydantic error kind; configerrors.py is helper models' (policy schema)
     """One pydantic error, reworded for the admin (the location is added by the caller)."""
     kind, loc, value = err["type"], tuple(err["loc"]), err.get("input")
     key = next((str(p) for p in reversed(loc) if isinstance(p, str)), "")

@@ -367,7 +367,7 @@ def parse_commit(oid: str, header: bytes, message: bytes = b"") -> Commit:
     return _careful_commit(oid, g, header, message)
 
 
-def _careful_commit(oid: str, g: _Grammar, header: bytes, message: bytes) -> Commit:
+def _careful_commit(oid: str, g: _Grammar, header: bytes, message: bytes) -> Commit:  # noqa: PLR0912 - git's commit grammar, header by header; objects.py is helper reading's
     """Every commit the fast road does not take: git's own reading, line by line."""
     lines = header.split(b"\n")
     first = lines[0]

@@ -257,7 +257,7 @@ class FreezeRule:
             return True
         return _any(self.pushers, pusher)
 
-    def restricted_identity(self, author: str, committer: str, pusher: str | None,
+    def restricted_identity(self, author: str, committer: str, pusher: str | None,  # noqa: PLR0912 - one branch per identity source; policy.py is helper models'
                             signals: Signals | None = None) -> str | None:
         """The identity that makes a commit restricted under this rule, or None: an email,
         `co-author:EMAIL`, `name:NAME`, `trailer:LINE` or `pusher:ACCOUNT`."""
@@ -283,7 +283,7 @@ class FreezeRule:
             return f"pusher:{pusher}"
         return None
 
-    def evidence(self, author: tuple[str, str], committer: tuple[str, str], pusher: str | None,
+    def evidence(self, author: tuple[str, str], committer: tuple[str, str], pusher: str | None,  # noqa: PLR0912 - one branch per evidence kind; policy.py is helper models'
                  signals: Signals | None = None) -> tuple[str, ...]:
         """Why this rule restricts a commit, every reason it has, strongest first (docs/agents.md,
         How strong each signal is): the platform's authenticated pusher, a verified signature,

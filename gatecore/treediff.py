@@ -195,7 +195,7 @@ class TreeDiff:
             self._same.clear()
         kept[(tree_id, prefix)] = self._kept[(tree_id, prefix, descend)] = self._same[memo_key] = got
 
-    def _read_level(self, level: Sequence[tuple[int, bytes, str | None, str | None]],
+    def _read_level(self, level: Sequence[tuple[int, bytes, str | None, str | None]],  # noqa: PLR0912 - the tree reader's batching; treediff.py is helper reading's
                     descend: DescendFilter | None, names: NamePatterns | None
                     ) -> tuple[dict[str, Entries], dict[tuple[str, bytes], Entries]]:
         """The entries each tree of a level needs: whole trees (parsed) where any name can

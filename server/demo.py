@@ -110,48 +110,10 @@ def run_demo(keep: Path | None = None) -> int:
 def _run(root: Path) -> int:
     d = _Demo(root)
     ok = True
-    _say("gate demo: frozen files and bound review receipts, enforced at push time")
-    _say(f"working in {root}" + ("" if keep_note(root) else " (removed at exit; --keep DIR keeps it)"))
-    _say()
-
-    # 1. The server: a bare repository with the gate installed and throwaway keys.
-    d.git("init", "-q", "--bare", "-b", "main", str(d.bare), cwd=root)
-    keys = root / "keys"
-    keys.mkdir(mode=0o700)
-    entries = []
-    for key_id, purpose in (("orchestrator-1", "attempt"), ("runner-1", "receipt")):
-        made = generate_key("ed25519", key_id, purpose)
-        write_private(keys / f"{key_id}.key", made.keyfile_text)
-        entries.append(made.keyring_entry)
-    (root / "keyring.toml").write_text("\n".join(entries))
-    (root / "policy.toml").write_text(POLICY)
-    install(d.bare, root / "policy.toml", root / "keyring.toml", "git", "demo/repo")
-    _say("1. A server: a bare repository with the gate's pre-receive hook, policy and keys.")
-    _say("   Agents (*@agents.example.com, pusher agent-*) may not write ci/**.")
-    _say("   Only gate-runner writes the ledger and review/runner/* refs.")
-    _say()
-
-    d.git("init", "-q", "-b", "main", str(d.work), cwd=root)
-    base = d.commit({"README": "demo\n", "ci/deploy.yml": "deploy: production\n", "src/app.py": "print(1)\n"},
-                    "initial import", HUMAN)
-    d.git("push", "-q", str(d.bare), "main")
-
-    # 2. Frozen files: the agent's write is rejected, the same write by a human accepted.
-    change = {"ci/deploy.yml": "deploy: production\nskip_review: true\n"}
-    d.commit(change, "agent: tweak CI", AGENT)
-    out = d.git("push", str(d.bare), "main", who=AGENT, check=False)
-    agent_ok = out.returncode != 0 and "GATE-FROZEN-PATH" in out.stderr
-    ok &= agent_ok
-    _say("2. Frozen files")
-    _say("   agent-7 pushes a change to ci/deploy.yml: " + ("rejected" if agent_ok else "ACCEPTED (wrong!)"))
-    for line in _gate_lines(out.stderr):
-        _say(line)
-    d.git("reset", "-q", "--hard", base)
-    d.commit(change, "tweak CI", HUMAN)
-    out = d.git("push", str(d.bare), "main", check=False)
-    ok &= out.returncode == 0
-    _say("   hana (a human) pushes the same change:   " + ("accepted" if out.returncode == 0 else "REJECTED (wrong!)"))
-    _say()
+    _say("gate demo: frozen files and bound review receipts, enforced at push time\n"
+         f"working in {root}" + ("" if keep_note(root) else " (removed at exit; --keep DIR keeps it)") + "\n")
+    keys, base = _server(d, root)
+    ok &= _frozen_files(d, base)
     base = d.git("rev-parse", "HEAD").stdout.strip()
 
     # 3. The incident.
@@ -206,6 +168,63 @@ def _run(root: Path) -> int:
     ok &= _decision_table()
     _say()
 
+    _audit(d)
+    _say("Every rejection carries a code: gate explain GATE-BIND-MODEL says what it means.")
+    _say(_on_path())
+    _say("demo " + ("passed: every push was decided as it should be" if ok else "FAILED: see above"))
+    return 0 if ok else 1
+
+
+def _server(d: _Demo, root: Path) -> tuple[Path, str]:
+    """Step 1, the server: a bare repository with the gate installed and throwaway keys (the
+    directory returned), and a first human push (the commit returned)."""
+    d.git("init", "-q", "--bare", "-b", "main", str(d.bare), cwd=root)
+    keys = root / "keys"
+    keys.mkdir(mode=0o700)
+    entries = []
+    for key_id, purpose in (("orchestrator-1", "attempt"), ("runner-1", "receipt")):
+        made = generate_key("ed25519", key_id, purpose)
+        write_private(keys / f"{key_id}.key", made.keyfile_text)
+        entries.append(made.keyring_entry)
+    (root / "keyring.toml").write_text("\n".join(entries))
+    (root / "policy.toml").write_text(POLICY)
+    install(d.bare, root / "policy.toml", root / "keyring.toml", "git", "demo/repo")
+    _say("1. A server: a bare repository with the gate's pre-receive hook, policy and keys.")
+    _say("   Agents (*@agents.example.com, pusher agent-*) may not write ci/**.")
+    _say("   Only gate-runner writes the ledger and review/runner/* refs.")
+    _say()
+
+    d.git("init", "-q", "-b", "main", str(d.work), cwd=root)
+    base = d.commit({"README": "demo\n", "ci/deploy.yml": "deploy: production\n", "src/app.py": "print(1)\n"},
+                    "initial import", HUMAN)
+    d.git("push", "-q", str(d.bare), "main")
+    return keys, base
+
+
+def _frozen_files(d: _Demo, base: str) -> bool:
+    """Step 2, frozen files: the agent's write is rejected, the same write by a human accepted
+    (True when both are)."""
+    ok = True
+    change = {"ci/deploy.yml": "deploy: production\nskip_review: true\n"}
+    d.commit(change, "agent: tweak CI", AGENT)
+    out = d.git("push", str(d.bare), "main", who=AGENT, check=False)
+    agent_ok = out.returncode != 0 and "GATE-FROZEN-PATH" in out.stderr
+    ok &= agent_ok
+    _say("2. Frozen files")
+    _say("   agent-7 pushes a change to ci/deploy.yml: " + ("rejected" if agent_ok else "ACCEPTED (wrong!)"))
+    for line in _gate_lines(out.stderr):
+        _say(line)
+    d.git("reset", "-q", "--hard", base)
+    d.commit(change, "tweak CI", HUMAN)
+    out = d.git("push", str(d.bare), "main", check=False)
+    ok &= out.returncode == 0
+    _say("   hana (a human) pushes the same change:   " + ("accepted" if out.returncode == 0 else "REJECTED (wrong!)"))
+    _say()
+    return ok
+
+
+def _audit(d: _Demo) -> None:
+    """Step 5: what the audit log holds."""
     audit = d.bare / "gate" / "audit.log"
     decisions = [json.loads(line) for line in audit.read_text().splitlines()]
     decisions = [x for x in decisions if x.get("event") == "decision"]
@@ -213,10 +232,6 @@ def _run(root: Path) -> int:
     _say(f"5. Audit log: {len(decisions)} push decisions, {rejected} rejected, one JSON line each:")
     _say(f"   {audit}")
     _say()
-    _say("Every rejection carries a code: gate explain GATE-BIND-MODEL says what it means.")
-    _say(_on_path())
-    _say("demo " + ("passed: every push was decided as it should be" if ok else "FAILED: see above"))
-    return 0 if ok else 1
 
 
 def _naive_verdict(work: Path, receipt: Path, base: str, head: str) -> bool:

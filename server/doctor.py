@@ -9,12 +9,14 @@ hook file the way the platform does.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import shlex
 import subprocess
 import tempfile
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 
 from gatecore.adapters.gitcmd import object_format
@@ -24,99 +26,324 @@ from gatecore.policy import Policy
 from gatecore.refs import REPLACE_PREFIX, display
 
 from . import gitolite, installation
-from .install import GATE_DIR_NAME, account_name, git_dir_of, is_ours, layout, owner_problem
+from .hooklist import PreReceive
+from .install import (
+    CONFIG_HOOK,
+    CONFIG_HOOKS_SINCE,
+    GATE_DIR_NAME,
+    Layout,
+    account_name,
+    git_dir_of,
+    is_ours,
+    layout,
+    owner_problem,
+)
+
+#: One line of the report: ("ok" | "FAIL" | "warn" | "note" | "", text); only "FAIL" fails doctor.
+Finding = tuple[str, str]
+
+
+class Site:
+    """One gated repository as doctor sees it: its git dir, installation record and hook layout,
+    and what the checks learn that later ones need (read once, when first asked)."""
+
+    def __init__(self, git_dir: Path, inst: installation.Installation, where: Layout) -> None:
+        self.git_dir, self.inst, self.where = git_dir, inst, where
+        self.failed: list[str] = []  # the checks that failed so far (the probe runs only when none did)
+
+    @functools.cached_property
+    def hook_ours(self) -> bool:
+        return self.where.hook.is_file() and is_ours(self.where.hook)
+
+    @functools.cached_property
+    def policy_problems(self) -> list[str]:
+        from gatecore.adapters.config import policy_problems
+
+        return policy_problems(self.inst.policy)
+
+    @functools.cached_property
+    def policy(self) -> Policy | None:
+        """The installed policy, None when it is invalid (the policy check fails then)."""
+        from gatecore.adapters.config import load_policy
+
+        return None if self.policy_problems else load_policy(self.inst.policy)
 
 
 def doctor(git_dir: Path) -> tuple[list[str], bool]:
-    """Check an installation end to end; returns (report lines, all good)."""
-    lines: list[str] = []
-    ok = True
-
-    def check(good: bool, what: str) -> bool:
-        nonlocal ok
-        ok &= good
-        lines.append(f"{'ok  ' if good else 'FAIL'} {what}")
-        return good
-
+    """Check an installation end to end; returns (report lines, all good). Every check of
+    CHECKS runs, in order; the probe push last, and only when nothing failed before it."""
     problem = owner_problem(git_dir)
     if problem is not None:  # nothing below may create a file as the wrong account (the probe would)
         raise GateError("GATE-CONFIG-INSTALL", problem)
+    site, findings = open_site(git_dir)
+    lines = [_line(f) for f in findings]
+    if site is None:
+        return lines, False
+    for check in CHECKS:
+        for status, text in check(site):
+            if status == "FAIL":
+                site.failed.append(text)
+            lines.append(_line((status, text)))
+    return lines, not site.failed
+
+
+def _line(finding: Finding) -> str:
+    status, text = finding
+    return f"{status:<4} {text}"
+
+
+def _ok(good: bool) -> str:
+    return "ok" if good else "FAIL"
+
+
+def _version(version: tuple[int, int]) -> str:
+    return ".".join(map(str, version))
+
+
+def open_site(git_dir: Path) -> tuple[Site | None, list[Finding]]:
+    """The repository, its installation record and its hook layout, or the first that cannot be read."""
     try:
         git_dir = git_dir_of(git_dir)
     except GateError as exc:
-        check(False, f"repository: {exc.code}: {exc.detail}")
-        return lines, False
-    gate_dir = git_dir / GATE_DIR_NAME
+        return None, [("FAIL", f"repository: {exc.code}: {exc.detail}")]
     try:
-        inst = installation.read(gate_dir)
+        inst = installation.read(git_dir / GATE_DIR_NAME)
     except GateError as exc:
-        check(False, f"installation record: {exc.code}: {exc.detail}")
-        return lines, False
-    check(True, f"installation record {gate_dir / installation.CONFIG_FILE} (platform {inst.platform})")
+        return None, [("FAIL", f"installation record: {exc.code}: {exc.detail}")]
+    layout_words = f", hook.{CONFIG_HOOK} in the {inst.config_hook} config" if inst.config_hook else ""
+    found: list[Finding] = [("ok", f"installation record {inst.gate_dir / installation.CONFIG_FILE} "
+                                   f"(platform {inst.platform}{layout_words})")]
     try:
         where = layout(git_dir, inst.platform, inst)
     except GateError as exc:
-        check(False, f"hook location: {exc.code}: {exc.detail}")
-        return lines, False
-    hook = where.hook
-    if check(hook.is_file(), f"hook present: {hook}"):
-        check(os.access(hook, os.X_OK), "hook is executable")
-        if check(is_ours(hook), "hook is the gate's"):
-            for good, what in hook_version(hook, git_dir):
-                check(good, what)
-            for kind, what in what_runs(hook, git_dir):
-                if kind == "note":
-                    lines.append("warn " + what)
-                else:
-                    check(kind == "ok", what)
-        elif gitolite.is_driver(hook):
-            lines.append("     it is gitolite's multi-hook driver: gitolite rewrites hooks/pre-receive; install "
-                         "with --platform gitolite (docs/servers.md)")
-    if inst.platform == "gitolite":
-        running, detail = gitolite.active(git_dir, hook)
-        check(running, detail)
-    if inst.landed is None:
-        lines.append(f"note no post-receive hook of the gate's ({where.landed} is someone else's): the audit "
-                     "log says what the gate decided, not what landed")
-    elif inst.platform == "gitolite":
-        landed, detail = gitolite.active(git_dir, inst.landed, "post-receive")
-        lines.append(("ok   " if landed else "note ") + detail)
-    else:
-        check(is_ours(inst.landed) and os.access(inst.landed, os.X_OK),
-              f"post-receive hook (logs what landed): {inst.landed}")
-    from gatecore.adapters.config import load_keyring, load_policy, policy_problems
+        return None, [*found, ("FAIL", f"hook location: {exc.code}: {exc.detail}")]
+    return Site(git_dir, inst, where), found
 
-    problems = policy_problems(inst.policy)
-    check(not problems, f"policy valid: {inst.policy}" + ("" if not problems else " - " + "; ".join(problems)))
-    if not problems:
-        policy = load_policy(inst.policy)
-        lines += frozen_patterns(git_dir, policy)
-        for good, what in replacements(git_dir, policy):
-            check(good, what)
-        if policy.needs_signers:
-            for good, what in signature_keys(inst):
-                check(good, what)
-    if inst.has_keyring:
-        try:
-            ring = load_keyring(inst.keyring, cached=False)
-            check(True, f"keyring valid: {inst.keyring} ({len(ring)} keys)")
-        except GateError as exc:
-            check(False, f"keyring: {exc.detail}")
-    else:
-        lines.append("note no keyring installed: pushes to refs/gate/* and refs/heads/review/runner/* are refused")
-    for good, what in gate_files(gate_dir):
-        check(good, what)
-    if inst.syslog is not None:
-        check(*syslog_sink(inst.syslog))
-    if _config(git_dir, "receive.fsckObjects") != "true":
-        lines.append("note receive.fsckObjects is off: bad modes in commits the gate does not read (unrestricted "
-                     "identities) are left to git; gate server install --fsck turns it on")
-    for c in inst.chain:
-        check(os.access(c, os.X_OK), f"chained hook runs: {c}")
-    if ok:
-        good, detail = _probe(git_dir, inst.platform)
-        check(good, detail)
-    return lines, ok
+
+def hook_file(site: Site) -> list[Finding]:
+    """The hook file is there, executable and the gate's (gitolite's driver is named, not misread)."""
+    hook = site.where.hook
+    if not hook.is_file():
+        return [("FAIL", f"hook present: {hook}")]
+    found: list[Finding] = [("ok", f"hook present: {hook}"),
+                            (_ok(os.access(hook, os.X_OK)), "hook is executable"),
+                            (_ok(site.hook_ours), "hook is the gate's")]
+    if not site.hook_ours and gitolite.is_driver(hook):
+        found.append(("", "it is gitolite's multi-hook driver: gitolite rewrites hooks/pre-receive; install with "
+                          "--platform gitolite (docs/servers.md)"))
+    return found
+
+
+def hook_version(site: Site) -> list[Finding]:
+    """The hook was written by this push-gate (an older one's hook may start it another way)."""
+    from gatecore import __version__
+
+    from .install import written_by
+
+    if not site.hook_ours:
+        return []
+    version = written_by(site.where.hook)
+    if version == __version__:
+        return [("ok", f"hook written by push-gate {version} (this version)")]
+    return [("FAIL", f"hook written by push-gate {version or '(unknown version)'}, this is {__version__}: "
+                     f"run gate server upgrade {site.git_dir}")]
+
+
+def interpreter(site: Site) -> list[Finding]:
+    """The hook's own interpreter and launcher run, and load push-gate's files (what_runs)."""
+    if not site.hook_ours:
+        return []
+    kinds = {"ok": "ok", "fail": "FAIL", "note": "warn"}
+    return [(kinds[kind], what) for kind, what in what_runs(site.where.hook, site.git_dir)]
+
+
+def gitolite_link(site: Site) -> list[Finding]:
+    """gitolite links the shared wrapper into this repository and its driver runs it."""
+    if site.inst.platform != "gitolite":
+        return []
+    running, detail = gitolite.active(site.git_dir, site.where.hook)
+    return [(_ok(running), detail)]
+
+
+def one_gate(site: Site) -> list[Finding]:
+    """Exactly one gate runs at pre-receive, read through git as the running version reads it;
+    a setting that takes the gate out is named with the file that sets it."""
+    if site.inst.platform == "gitlab":
+        return []  # Gitaly runs custom_hooks itself, whatever git's own hook settings say
+    from .hooklist import pre_receive
+
+    runs = pre_receive(site.git_dir)
+    found = _hook_file_findings(site, runs) + _config_hook_findings(site, runs)
+    gates = _gates(site, runs)
+    if len(gates) == 1:
+        found.append(("ok", f"one gate runs at pre-receive (git {_version(runs.version)}): {gates[0]}"))
+    elif gates:
+        found.append(("FAIL", f"{len(gates)} gates run at pre-receive: {', '.join(gates)}: every push is judged "
+                              "twice (two audit lines, two deadlines); keep the installed one, remove the other"))
+    elif site.inst.platform == "gitea":  # Gitea writes its runner itself (and rewrites it): absent, it is Gitea's
+        found.append(("note", f"{runs.hook_file} (Gitea's runner of hooks/pre-receive.d) is not there to run: Gitea "
+                              "writes it (Site Administration: resynchronize hooks)"))
+    elif not any(status == "FAIL" for status, _ in found):
+        found.append(("FAIL", f"no gate runs at pre-receive (git {_version(runs.version)}): run gate server install "
+                              f"{site.git_dir}"))
+    return found
+
+
+def _expected_file(site: Site) -> Path | None:
+    """The hook file git must run for the gate to run: the gate's own, or the platform's runner
+    (Gitea's hooks/pre-receive, gitolite's driver) that runs it; None for a config-defined gate."""
+    if site.inst.config_hook is not None:
+        return None
+    if site.inst.platform in ("gitea", "gitolite"):
+        return site.git_dir / "hooks" / "pre-receive"
+    return site.where.hook
+
+
+def _same(a: Path, b: Path) -> bool:
+    return os.path.realpath(a) == os.path.realpath(b)
+
+
+def _hook_file_findings(site: Site, runs: PreReceive) -> list[Finding]:
+    """`core.hooksPath` moves the hook file git runs away from the gate's (or the runner's)."""
+    expected = _expected_file(site)
+    if expected is not None and not _same(runs.hook_file, expected) and runs.hooks_path is not None:
+        value, where = runs.hooks_path
+        return [("FAIL", f"core.hooksPath = {value} ({where}) takes the gate out: git runs {runs.hook_file}, not "
+                         f"{expected}; remove the setting, or install with --config-hook repository (git 2.54+)")]
+    if expected is None and runs.hook_file_runs and not is_ours(runs.hook_file):
+        return [("note", f"{runs.hook_file} (not the gate's) runs too, after the gate")]
+    return []
+
+
+def _config_hook_findings(site: Site, runs: PreReceive) -> list[Finding]:
+    """A config-defined gate: git new enough, listed, and neither it nor its event disabled."""
+    from .hooklist import is_gate_command, setting
+
+    scope = site.inst.config_hook
+    found: list[Finding] = []
+    if scope is not None and runs.version < CONFIG_HOOKS_SINCE:
+        found.append(("FAIL", f"git {_version(runs.version)} runs no config-defined hook, so not the gate "
+                              f"(hook.{CONFIG_HOOK}): install with --config-hook off (the hook file), or run git "
+                              f"{_version(CONFIG_HOOKS_SINCE)} or newer"))
+    for hook in runs.configured:
+        gate = hook.name == CONFIG_HOOK or is_gate_command(hook.command, site.git_dir)
+        if hook.state and gate and scope is not None:
+            key = f"hook.{hook.name}.enabled" if hook.state == "disabled" else "hook.pre-receive.enabled"
+            value, where = setting(site.git_dir, key) or ("false", "git's config")
+            found.append(("FAIL", f"{key} = {value} ({where}) takes the gate out"
+                                  + ("" if hook.state == "disabled" else
+                                     ": git runs no config-defined pre-receive hook") + "; remove the setting"))
+        elif hook.runs and not gate:
+            found.append(("note", f"hook.{hook.name} ({hook.scope} config) runs at pre-receive too: {hook.command}"))
+    if scope is not None and runs.version >= CONFIG_HOOKS_SINCE and \
+            not any(h.name == CONFIG_HOOK for h in runs.configured):
+        found.append(("FAIL", f"git lists no hook.{CONFIG_HOOK} at pre-receive, so the gate does not run: "
+                              + ("run gate server install again" if scope == "repository" else
+                                 "set it in git's system config as root (gate server install says how)")))
+    return found
+
+
+def _gates(site: Site, runs: PreReceive) -> list[str]:
+    """Every gate git runs at pre-receive, in words."""
+    from .hooklist import is_gate_command
+
+    gates = [f"hook.{h.name} ({h.scope} config)" for h in runs.configured
+             if h.runs and is_gate_command(h.command, site.git_dir)]
+    expected = _expected_file(site)
+    runner = expected is not None and _same(runs.hook_file, expected) and site.inst.platform in ("gitea", "gitolite")
+    if runs.hook_file_runs and (is_ours(runs.hook_file) or runner):
+        gates.append(f"the hook file {runs.hook_file}")
+    return gates
+
+
+def post_receive(site: Site) -> list[Finding]:
+    """The post-receive hook that logs what landed."""
+    inst = site.inst
+    if inst.landed is None:
+        return [("note", f"no post-receive hook of the gate's ({site.where.landed} is someone else's): the audit "
+                         "log says what the gate decided, not what landed")]
+    if inst.platform == "gitolite":
+        landed, detail = gitolite.active(site.git_dir, inst.landed, "post-receive")
+        return [("ok" if landed else "note", detail)]
+    return [(_ok(is_ours(inst.landed) and os.access(inst.landed, os.X_OK)),
+             f"post-receive hook (logs what landed): {inst.landed}")]
+
+
+def policy_file(site: Site) -> list[Finding]:
+    problems = site.policy_problems
+    return [(_ok(not problems), f"policy valid: {site.inst.policy}" + (" - " + "; ".join(problems) if problems
+                                                                       else ""))]
+
+
+def policy_paths(site: Site) -> list[Finding]:
+    """Each frozen path pattern that matches nothing on the default branch (a warning)."""
+    return [] if site.policy is None else frozen_patterns(site.git_dir, site.policy)
+
+
+def replace_refs(site: Site) -> list[Finding]:
+    if site.policy is None:
+        return []
+    return [(_ok(good), what) for good, what in replacements(site.git_dir, site.policy)]
+
+
+def signature_key_files(site: Site) -> list[Finding]:
+    if site.policy is None or not site.policy.needs_signers:
+        return []
+    return [(_ok(good), what) for good, what in signature_keys(site.inst)]
+
+
+def keyring(site: Site) -> list[Finding]:
+    from gatecore.adapters.config import load_keyring
+
+    inst = site.inst
+    if not inst.has_keyring:
+        return [("note", "no keyring installed: pushes to refs/gate/* and refs/heads/review/runner/* are refused")]
+    try:
+        ring = load_keyring(inst.keyring, cached=False)
+    except GateError as exc:
+        return [("FAIL", f"keyring: {exc.detail}")]
+    return [("ok", f"keyring valid: {inst.keyring} ({len(ring)} keys)")]
+
+
+def hook_files_owned(site: Site) -> list[Finding]:
+    return [(_ok(good), what) for good, what in gate_files(site.inst.gate_dir)]
+
+
+def syslog(site: Site) -> list[Finding]:
+    if site.inst.syslog is None:
+        return []
+    good, what = syslog_sink(site.inst.syslog)
+    return [(_ok(good), what)]
+
+
+def fsck(site: Site) -> list[Finding]:
+    if _config(site.git_dir, "receive.fsckObjects") == "true":
+        return []
+    return [("note", "receive.fsckObjects is off: bad modes in commits the gate does not read (unrestricted "
+                     "identities) are left to git; gate server install --fsck turns it on")]
+
+
+def chain(site: Site) -> list[Finding]:
+    return [(_ok(os.access(c, os.X_OK)), f"chained hook runs: {c}") for c in site.inst.chain]
+
+
+def probe(site: Site) -> list[Finding]:
+    """The real throwaway push, once every check before it passed (else it would fail for the
+    same reason, or pass for none): when it is not run, doctor says so and why."""
+    if site.failed:
+        first = site.failed[0] if len(site.failed[0]) <= 100 else site.failed[0][:100] + "..."
+        more = f" and {len(site.failed) - 1} more" if len(site.failed) > 1 else ""
+        return [("note", f"probe push not run: a check above failed ({first}{more}); fix it and run gate server "
+                         "doctor again")]
+    good, detail = _probe(site.git_dir, site.inst.platform)
+    return [(_ok(good), detail)]
+
+
+#: The checks, in the order of the report (each returns its findings; the probe runs last).
+CHECKS: tuple[Callable[[Site], list[Finding]], ...] = (
+    hook_file, hook_version, interpreter, gitolite_link, one_gate, post_receive, policy_file, policy_paths,
+    replace_refs, signature_key_files, keyring, hook_files_owned, syslog, fsck, chain, probe,
+)
 
 
 def summary(git_dir: Path) -> tuple[list[str], bool]:
@@ -129,7 +356,7 @@ def summary(git_dir: Path) -> tuple[list[str], bool]:
     return ["every check passed, the probe push refused as it should be" + note], True
 
 
-def frozen_patterns(git_dir: Path, policy: Policy) -> list[str]:
+def frozen_patterns(git_dir: Path, policy: Policy) -> list[Finding]:
     """A warning for every frozen path pattern that matches no path on the default branch (it
     freezes nothing there: a typo such as `.github/workflow/**`, or a path yet to come)."""
     from gatecore.adapters.gitcmd import default_branch_paths
@@ -137,8 +364,8 @@ def frozen_patterns(git_dir: Path, policy: Policy) -> list[str]:
 
     listed = default_branch_paths(git_dir)
     if listed is None:
-        return ["note no commit on the default branch yet: frozen path patterns not checked against it"]
-    return ["warn " + w for w in unmatched_warnings(policy, *listed)]
+        return [("note", "no commit on the default branch yet: frozen path patterns not checked against it")]
+    return [("warn", w) for w in unmatched_warnings(policy, *listed)]
 
 
 def _exec_words(hook: Path) -> list[str]:
@@ -150,19 +377,6 @@ def _exec_words(hook: Path) -> list[str]:
             except ValueError:
                 return []
     return []
-
-
-def hook_version(hook: Path, git_dir: Path) -> list[tuple[bool, str]]:
-    """The hook was written by this push-gate (an older one's hook may start it another way)."""
-    from gatecore import __version__
-
-    from .install import written_by
-
-    version = written_by(hook)
-    if version == __version__:
-        return [(True, f"hook written by push-gate {version} (this version)")]
-    return [(False, f"hook written by push-gate {version or '(unknown version)'}, this is {__version__}: "
-                    f"run gate server upgrade {git_dir}")]
 
 
 def what_runs(hook: Path, git_dir: Path) -> list[tuple[str, str]]:

@@ -3,7 +3,7 @@
 `gate server install` creates `GIT_DIR/gate/` (outside any work tree, never in a pushed
 tree) holding `config.json`, `policy.toml`, optionally `keyring.toml`, their validated
 caches and `audit.log`. The hook is started with `--gate-dir` pointing there. A record
-without a key written by a later version (`syslog`) reads as that key's default.
+without a key written by a later version (`syslog`, `config_hook`) reads as that key's default.
 """
 
 from __future__ import annotations
@@ -21,6 +21,8 @@ ALLOWED_SIGNERS_FILE = "allowed_signers"  # ssh-keygen's format; read when the p
 OPENPGP_KEYS_FILE = "openpgp_keys.gpg"  # a binary OpenPGP keyring that gpgv verifies OpenPGP signatures with
 AUDIT_FILE = "audit.log"
 CONFIG_VERSION = 1
+#: Where a config-defined hook is set: the repository's own config, or the system's (every repository).
+CONFIG_HOOK_SCOPES = ("repository", "system")
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,6 +35,7 @@ class Installation:
     hook: Path | None = None  # the pre-receive hook file, when the platform does not place it in GIT_DIR (gitolite)
     landed: Path | None = None  # the post-receive hook that logs what landed, if installed
     syslog: str | None = None  # a syslog socket (/dev/log: syslog or journald) each audit line also goes to
+    config_hook: str | None = None  # "repository" or "system": git runs the gate as a config-defined hook (2.54+)
 
     @property
     def policy(self) -> Path:
@@ -60,7 +63,7 @@ class Installation:
             "keyring": self.has_keyring, "chain": [str(p) for p in self.chain],
             "hook": None if self.hook is None else str(self.hook),
             "landed": None if self.landed is None else str(self.landed),
-            "syslog": self.syslog,
+            "syslog": self.syslog, "config_hook": self.config_hook,
         }, indent=2, sort_keys=True) + "\n"
 
 
@@ -80,10 +83,12 @@ def read(gate_dir: Path) -> Installation:
     platform, repo_id = doc.get("platform"), doc.get("repository_id")
     keyring, chain = doc.get("keyring"), doc.get("chain")
     hook, landed, syslog = doc.get("hook"), doc.get("landed"), doc.get("syslog")
+    config_hook = doc.get("config_hook")
     if (not isinstance(platform, str) or not isinstance(repo_id, str) or not isinstance(keyring, bool)
             or not isinstance(chain, list) or not all(isinstance(c, str) for c in chain)
             or not isinstance(hook, str | None) or not isinstance(landed, str | None)
-            or not isinstance(syslog, str | None)):
+            or not isinstance(syslog, str | None) or config_hook not in (None, *CONFIG_HOOK_SCOPES)):
         raise GateError("GATE-CONFIG-INSTALL", f"{path}: malformed installation record")
     return Installation(gate_dir, platform, repo_id, keyring, tuple(Path(c) for c in chain),
-                        None if hook is None else Path(hook), None if landed is None else Path(landed), syslog)
+                        None if hook is None else Path(hook), None if landed is None else Path(landed), syslog,
+                        config_hook)

@@ -1,0 +1,116 @@
+"""What git runs at pre-receive, read through git as the running version reads it.
+
+Git runs the hook file it finds by name in its hooks directory (`core.hooksPath`, from any
+config, moves that directory) and, from 2.54 on, the hooks its configuration defines
+(`hook.<name>.command` with `hook.<name>.event = pre-receive`, from the system, global or
+repository config), those first. `git hook list --show-scope` says which it will run, the
+scope that set each, and which `hook.<name>.enabled = false` or `hook.pre-receive.enabled =
+false` turned off. Measured on 2.55: `hook.pre-receive.enabled = false` stops the
+config-defined hooks only, never the hook file; `core.hooksPath` stops the hook file only.
+Nothing here guesses from files what git would do: the answers are git's.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+from dataclasses import dataclass
+from pathlib import Path
+
+from gatecore.adapters.gitcmd import GitResult, run_git
+
+#: `git hook list` prints this for the hook file (translated: git is run with LC_ALL=C).
+HOOKDIR_ENTRY = "hook from hookdir"
+
+
+@dataclass(frozen=True, slots=True)
+class ConfiguredHook:
+    name: str
+    scope: str  # the config that set it, in git's words: system, global, local, worktree, command
+    state: str  # "" runs; "disabled": hook.<name>.enabled = false; "event-disabled": hook.pre-receive.enabled = false
+    command: str | None  # hook.<name>.command, the last value git reads (None: unset)
+
+    @property
+    def runs(self) -> bool:
+        return not self.state
+
+
+@dataclass(frozen=True, slots=True)
+class PreReceive:
+    version: tuple[int, int]
+    hook_file: Path  # the file git runs by name (core.hooksPath honoured), absolute
+    hook_file_runs: bool  # git lists it (2.54+), or it is an executable file (older git)
+    hooks_path: tuple[str, str] | None  # core.hooksPath's value and where it is set, when set
+    configured: tuple[ConfiguredHook, ...]  # in the order git runs them; () before git 2.54
+
+
+def _git(git_dir: Path, *args: str) -> GitResult:
+    return run_git([f"--git-dir={git_dir}", *args], cwd=git_dir, ok=None, env={"LC_ALL": "C", "LANGUAGE": ""})
+
+
+def setting(git_dir: Path, key: str) -> tuple[str, str] | None:
+    """(value, where it is set: `PATH (scope config)`) of a config key as git reads it (the last
+    value), or None when no config sets it."""
+    out = _git(git_dir, "config", "--show-origin", "--show-scope", "--get", key)
+    if not out.ok:
+        return None
+    scope, origin, value = [*out.stdout.decode("utf-8", "replace").rstrip("\n").split("\t", 2), "", ""][:3]
+    if origin.startswith("file:"):
+        origin = os.path.normpath(git_dir / origin.removeprefix("file:"))  # the repository's own: a relative name
+    return value, f"{origin} ({scope} config)"
+
+
+def pre_receive(git_dir: Path) -> PreReceive:
+    """What the git on PATH runs at pre-receive in `git_dir` (hooks run in the git dir, so a
+    relative `core.hooksPath` is taken from there, as receive-pack takes it)."""
+    from .install import CONFIG_HOOKS_SINCE, git_version
+
+    version = git_version()
+    named = _git(git_dir, "rev-parse", "--git-path", "hooks/pre-receive").stdout.decode("utf-8", "replace").strip()
+    hook_file = Path(os.path.normpath(git_dir / named))
+    hooks_path = setting(git_dir, "core.hooksPath")
+    if version < CONFIG_HOOKS_SINCE:
+        return PreReceive(version, hook_file, hook_file.is_file() and os.access(hook_file, os.X_OK), hooks_path, ())
+    listed = _git(git_dir, "hook", "list", "-z", "--show-scope", "pre-receive").stdout.decode("utf-8", "replace")
+    entries = [e for e in listed.split("\0") if e]
+    configured = []
+    for entry in entries:
+        if entry == HOOKDIR_ENTRY:
+            continue
+        fields = entry.split("\t")
+        scope, state, name = (fields[0], "", fields[1]) if len(fields) == 2 else (fields[0], fields[1], fields[-1])
+        command = setting(git_dir, f"hook.{name}.command")
+        configured.append(ConfiguredHook(name, scope, state, None if command is None else command[0]))
+    return PreReceive(version, hook_file, HOOKDIR_ENTRY in entries, hooks_path, tuple(configured))
+
+
+def is_gate_command(command: str | None, git_dir: Path) -> bool:
+    """A config-defined hook's command runs the gate: the system config's command, a hook file
+    the gate wrote, or the gate's launcher itself (an admin's own line)."""
+    from .install import SYSTEM_HOOK, is_ours
+
+    if command is None:
+        return False
+    if command == SYSTEM_HOOK:
+        return True
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return False
+    if len(words) == 1:
+        return is_ours(git_dir / words[0])  # an absolute path stays itself; hooks run in the git dir
+    return any(w.endswith("launch.py") for w in words) and "server.prereceive" in words
+
+
+def listed_gate(git_dir: Path) -> tuple[bool, str]:
+    """Does git run the config-defined gate in this repository? (what install reports)"""
+    from .install import CONFIG_HOOK
+
+    runs = pre_receive(git_dir)
+    for hook in runs.configured:
+        if hook.name == CONFIG_HOOK:
+            if hook.runs and is_gate_command(hook.command, git_dir):
+                return True, f"git runs the gate as hook.{CONFIG_HOOK} ({hook.scope} config) at pre-receive"
+            state = hook.state or "running another command"
+            return False, f"git lists hook.{CONFIG_HOOK} ({hook.scope} config) {state}"
+    return False, f"git lists no hook.{CONFIG_HOOK} at pre-receive (gate server doctor {shlex.quote(str(git_dir))})"

@@ -362,7 +362,10 @@ def frozen_patterns(git_dir: Path, policy: Policy) -> list[Finding]:
     from gatecore.adapters.gitcmd import default_branch_paths
     from gatecore.policyreport import unmatched_warnings
 
-    listed = default_branch_paths(git_dir)
+    try:
+        listed = default_branch_paths(git_dir)
+    except GateError as exc:
+        return [("FAIL", f"default branch: {exc.code}: {exc.detail}")]
     if listed is None:
         return [("note", "no commit on the default branch yet: frozen path patterns not checked against it")]
     return [("warn", w) for w in unmatched_warnings(policy, *listed)]

@@ -422,10 +422,34 @@ def sync_ref(repo: str | os.PathLike[str], remote: str, ref: str, code: str = "G
     return oid
 
 
+def cannot_read(repo: str | os.PathLike[str], result: GitResult) -> str:
+    """Why git cannot read a repository, in git's words, and the fix: another account's
+    repository is read as its owner (or, trusted, named in safe.directory)."""
+    reason = result.all_errors()
+    if "dubious ownership" not in reason:
+        return f"git cannot read {repo}: {reason}"
+    import pwd
+    import shlex
+
+    try:
+        owner = pwd.getpwuid(os.stat(repo).st_uid).pw_name
+    except (OSError, KeyError):
+        owner = "its owner"
+    path = shlex.quote(os.path.abspath(repo))
+    return (f"git cannot read {repo}: it belongs to {owner} (git: detected dubious ownership): run this as {owner} "
+            f"(runuser -u {owner} -- gate ...), or, if you trust the repository, "
+            f"git config --global --add safe.directory {path}")
+
+
 def default_branch_paths(repo: str | os.PathLike[str]) -> tuple[str, list[str]] | None:
     """(the branch HEAD names, every path in its tree) of a repository, bare or not; None when
-    HEAD names no commit yet (an empty repository)."""
+    HEAD names no commit yet (an empty repository). A repository git cannot read is a
+    GATE-GIT-REPOSITORY with git's reason and the fix, never taken for an empty one."""
+    if not os.path.isdir(repo):
+        raise GateError("GATE-GIT-REPOSITORY", f"{repo} is not a directory")
     head = run_git(["symbolic-ref", "-q", "HEAD"], cwd=repo, ok=None, code="GATE-GIT-REPOSITORY")
+    if head.returncode not in (0, 1):  # 1: HEAD is detached; anything else: git cannot read the repository
+        raise GateError("GATE-GIT-REPOSITORY", cannot_read(repo, head))
     branch = head.stdout.decode("utf-8", "replace").strip() or "HEAD"
     if run_git(["rev-parse", "--verify", "-q", "HEAD^{commit}"], cwd=repo, ok=None).returncode != 0:
         return None

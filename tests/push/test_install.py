@@ -593,6 +593,76 @@ def test_the_venv_trap_is_named_with_its_fix_at_install_and_by_doctor(tmp_path: 
         shutil.rmtree(top)
 
 
+def _documented_venv_line() -> str:
+    """docs/servers.md's line that makes the dedicated environment (the fix for the venv trap)."""
+    import re
+
+    text = (ROOT / "docs" / "servers.md").read_text()
+    found = re.findall(r"^(\S+ -m venv /opt/push-gate)\b", text, flags=re.M)
+    assert len(found) == 1, found
+    return found[0]
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to make a directory another account cannot search")
+def test_a_python_under_a_private_directory_is_named_and_the_documented_fix_works(tmp_path: Path) -> None:
+    """The environment is in an open directory, but the Python it was made from lives in a private
+    one (pyenv under a 0700 /root): its `python3` links there and the hosting account cannot
+    execute it. install, run as root, names the private directory instead of handing the owner a
+    command that fails with 'Permission denied', and names a Python the owner can run; the fix
+    as docs/servers.md writes it, run where `python3` is that private Python, gives an
+    environment the owner installs and checks the gate with."""
+    import shutil
+
+    from support.hosting import as_account, populate, server_python
+
+    server_python()  # skips where the system's Python is not the tests' version (compiled wheels)
+    top = open_dir()
+    try:
+        private = top / "home"
+        (private / "bin").mkdir(parents=True)
+        private.chmod(0o700)
+        (private / "bin" / "python3").symlink_to("/usr/bin/python3")  # "pyenv's" Python, reachable by root only
+        env = top / "env"
+        subprocess.run([str(private / "bin" / "python3"), "-m", "venv", "--without-pip", str(env)], check=True)
+        populate(env)
+        bare = top / "r.git"
+        git(top, "init", "-q", "--bare", "-b", "main", str(bare))
+        policy = top / "policy.toml"
+        policy.write_text(POLICY)
+        for p in [bare, *bare.rglob("*")]:
+            shutil.chown(p, "nobody")
+        out = subprocess.run([str(env / "bin" / "python3"), "-m", "gatecore.cli", "server", "install", str(bare),
+                              "--policy", str(policy)], capture_output=True, text=True, check=False)
+        assert out.returncode == 2 and "GATE-CONFIG-INSTALL" in out.stderr, out.stderr
+        assert f"nobody cannot run this environment: {private} (mode 0700, owner root) is not searchable by nobody" \
+            in out.stderr, out.stderr
+        assert "make it from a Python nobody can run (/usr/bin/python3, Python 3." in out.stderr, out.stderr
+        assert "/usr/bin/python3 -m venv /opt/push-gate" in out.stderr
+        assert f"runuser -u nobody -- /opt/push-gate/bin/gate server install {bare} --policy {policy}" in out.stderr
+        assert not (bare / "hooks" / "pre-receive").exists()
+        # The documented fix, run where `python3` is the private Python (first on PATH, as pyenv's shims are).
+        fixed = top / "opt-push-gate"
+        line = _documented_venv_line().replace("/opt/push-gate", str(fixed))
+        path = f"{private / 'bin'}:{os.environ['PATH']}"
+        subprocess.run(["sh", "-c", line], check=True, env={**os.environ, "PATH": path})
+        bare_python3 = subprocess.run(["sh", "-c", f"python3 -m venv --without-pip {top / 'trap'}"], check=True,
+                                      env={**os.environ, "PATH": path})
+        assert bare_python3.returncode == 0  # what the docs said before: `python3 -m venv` recreates the trap
+        trapped = as_account("nobody", str(top / "trap" / "bin" / "python3"), "-c", "pass", check=False)
+        assert trapped.returncode != 0
+        assert as_account("nobody", str(fixed / "bin" / "python3"), "-c", "import sys; print(sys.version)").stdout
+        populate(fixed)
+        out = as_account("nobody", str(fixed / "bin" / "python3"), "-m", "gatecore.cli", "server", "install", str(bare),
+                         "--policy", str(policy), check=False)
+        assert out.returncode == 0, out.stdout + out.stderr
+        out = as_account("nobody", str(fixed / "bin" / "python3"), "-m", "gatecore.cli", "server", "doctor", str(bare),
+                         check=False)
+        assert out.returncode == 0, out.stdout + out.stderr
+        assert "read the quarantined objects" in out.stdout
+    finally:
+        shutil.rmtree(top)
+
+
 FOREIGN = {  # another distribution with top-level `server` and `hooks` packages (a web framework, say)
     "server/__init__.py": "raise ImportError('this is another project\\'s server package')\n",
     "hooks/__init__.py": "raise ImportError('this is another project\\'s hooks package')\n",

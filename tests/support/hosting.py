@@ -87,10 +87,17 @@ def server_python() -> Path:
     venv.chmod(0o755)
     atexit.register(shutil.rmtree, venv, True)
     subprocess.run([str(base), "-m", "venv", "--without-pip", str(venv)], check=True)
+    populate(venv)
+    return venv / "bin" / "python3"
+
+
+def populate(venv: Path) -> None:
+    """Put push-gate and its run-time dependencies into a venv of a Python of the tests' version,
+    readable by every account (what `pip install push-gate` does, offline)."""
     dst = _site_packages(venv)
     src = Path(sys.prefix) / dst.relative_to(venv)
     for entry in src.iterdir():
-        if entry.name.startswith(_SKIP) or entry.name == "__pycache__":
+        if entry.name.startswith(_SKIP) or entry.name == "__pycache__" or (dst / entry.name).exists():
             continue
         (shutil.copytree if entry.is_dir() else shutil.copy2)(entry, dst / entry.name)
     for pkg in PACKAGES:
@@ -98,7 +105,6 @@ def server_python() -> Path:
     for path in [venv, *venv.rglob("*")]:
         if not path.is_symlink():
             path.chmod(path.stat().st_mode | 0o444 | (0o111 if path.is_dir() else 0))
-    return venv / "bin" / "python3"
 
 
 def gate_cmd() -> list[str]:

@@ -359,7 +359,7 @@ def _inputs(gate_dir: Path, request: InstallRequest) -> Inputs:
             policy = None
             kept.append(f"its own policy ({differs})")
     if request.keep_own and keyring is not None and request.keyring is not None:
-        differs = _differs(gate_dir / installation.KEYRING_FILE, keyring.data, request.keyring)
+        differs = _differs(gate_dir / installation.KEYRING_FILE, keyring.data, request.keyring, by_key_id=True)
         if differs is not None:
             keyring = None
             kept.append(f"its own keyring ({differs})")
@@ -367,9 +367,9 @@ def _inputs(gate_dir: Path, request: InstallRequest) -> Inputs:
     return Inputs(policy, keyring, signers, openpgp, tuple(kept))
 
 
-def _differs(installed: Path, given: bytes, source: Path) -> str | None:
+def _differs(installed: Path, given: bytes, source: Path, by_key_id: bool = False) -> str | None:
     """What the repository's installed file says that the given one does not (None: the same
-    settings, or nothing installed)."""
+    settings, or nothing installed); a keyring's `[[key]]` entries are told apart by their id."""
     import tomllib
 
     try:
@@ -381,13 +381,25 @@ def _differs(installed: Path, given: bytes, source: Path) -> str | None:
     if mine == given:
         return None
     try:
-        found = toml_differences(tomllib.loads(mine.decode("utf-8")), tomllib.loads(given.decode("utf-8")))
+        ours, theirs = tomllib.loads(mine.decode("utf-8")), tomllib.loads(given.decode("utf-8"))
     except (UnicodeDecodeError, tomllib.TOMLDecodeError):
         return f"differs from {source}; its installed file is not valid TOML"
+    if by_key_id:
+        ours, theirs = _by_id(ours), _by_id(theirs)
+    found = toml_differences(ours, theirs)
     if not found:
         return None
     shown = ", ".join(found[:5]) + (f" and {len(found) - 5} more" if len(found) > 5 else "")
     return f"differs from {source}: {shown}"
+
+
+def _by_id(keyring: dict[str, object]) -> dict[str, object]:
+    """A keyring with its `[[key]]` list as a table by key id (`key.runner-1`), so that what
+    differs is named by the keys'."""
+    keys = keyring.get("key")
+    if not isinstance(keys, list) or not all(isinstance(k, dict) and isinstance(k.get("id"), str) for k in keys):
+        return keyring
+    return {**keyring, "key": {k["id"]: k for k in keys}}
 
 
 def toml_differences(mine: object, given: object, where: str = "") -> list[str]:

@@ -535,7 +535,11 @@ def describe(plan: InstallPlan) -> list[str]:
             lines.append(f"would keep the installed {what} {gate_dir / name}")
     if plan.keep is not None:
         lines.append(f"would move the existing hook to {plan.keep} (runs after the gate)")
-    lines.append(f"would write the {_hook_words(plan.where)} {plan.where.hook}")
+    lines.append(f"would write {_hook_words(plan.where)}")
+    if plan.where.config_hook is not None:
+        lines.append(f"would set hook.{CONFIG_HOOK} and hook.{CONFIG_LANDED} in the {plan.where.config_hook} config")
+    if plan.unset_config:
+        lines.append(f"would remove hook.{CONFIG_HOOK} and hook.{CONFIG_LANDED} from {plan.git_dir / 'config'}")
     lines += [f"would remove {p} (the gate's hook of the layout left behind)" for p in plan.retire]
     lines += [f"would restore {chained_origin(c)}" for c in plan.restore]
     if plan.fsck:
@@ -546,8 +550,8 @@ def describe(plan: InstallPlan) -> list[str]:
 
 def _hook_words(where: Layout) -> str:
     if where.config_hook is None:
-        return f"{where.platform} pre-receive hook"
-    return f"pre-receive hook that git runs as the config-defined hook hook.{CONFIG_HOOK} ({where.config_hook} config)"
+        return f"the {where.platform} pre-receive hook {where.hook}"
+    return f"the pre-receive hook {where.hook}, run by git as hook.{CONFIG_HOOK} ({where.config_hook} config)"
 
 
 def _summary(plan: InstallPlan) -> str:
@@ -613,7 +617,7 @@ def _write_hooks(plan: InstallPlan) -> list[str]:
         atomic_write(landed, hook_script(pinned, LANDED_MODULE).encode(), 0o755)
     if where.config_hook is not None:
         done += _set_config_hooks(plan.git_dir, where)
-    done.append(f"installed the {_hook_words(where)} {where.hook}")
+    done.append(f"installed {_hook_words(where)}")
     if landed is not None:
         done.append(f"installed the post-receive hook {landed} (logs what landed)")
     return done
@@ -662,7 +666,7 @@ def _retire(plan: InstallPlan) -> list[str]:
     done = []
     for path in plan.retire:
         path.unlink(missing_ok=True)
-        done.append(f"removed {path} (the gate now runs as {_hook_words(plan.where)})")
+        done.append(f"removed {path} (the gate's hook of the layout left behind)")
     if plan.unset_config:
         done += _unset_config_hooks(plan.git_dir)
     for chained in plan.restore:

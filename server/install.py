@@ -299,6 +299,7 @@ def plan_install(git_dir: Path, request: InstallRequest) -> InstallPlan:
     scope = _config_scope(platform, previous, request)
     where = layout(git_dir, platform, config_hook=scope)
     if scope is None:
+        _no_system_gate(git_dir)
         place = _file_placement(git_dir, where, previous, request.chain)
     else:
         place = _config_placement(git_dir, platform, previous)
@@ -460,6 +461,18 @@ def _config_scope(platform: str, previous: installation.Installation | None, req
                         f"{'.'.join(map(str, version))}, which would not run the gate at all: install without "
                         "--config-hook (the hook file), or with --config-hook off")
     return scope
+
+
+def _no_system_gate(git_dir: Path) -> None:
+    """A hook file beside the system config's gate would be a second gate, and the system's
+    command, finding no GIT_DIR/gate/hooks/pre-receive, would refuse every push: refused."""
+    from .hooklist import pre_receive
+
+    for hook in pre_receive(git_dir).configured:
+        if hook.name == CONFIG_HOOK and hook.scope == "system" and hook.runs and hook.command == SYSTEM_HOOK:
+            raise GateError("GATE-CONFIG-LAYOUT", f"git's system config runs the gate in every repository "
+                                                  f"(hook.{CONFIG_HOOK}): install this one with --config-hook system "
+                                                  "(a hook file here would be a second gate)")
 
 
 @dataclass(frozen=True, slots=True)

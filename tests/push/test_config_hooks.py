@@ -172,7 +172,7 @@ def test_switching_layouts_leaves_exactly_one_gate(tmp_path: Path, modern: dict[
     assert git(bare, "config", "--get", "hook.gate.command", check=False).returncode == 1
     assert not (bare / "gate" / "hooks" / "pre-receive").exists()
     out = gate("server", "doctor", str(bare), env=modern)
-    assert out.returncode == 0 and f"one gate runs at pre-receive (git 2." in out.stdout, out.stdout
+    assert out.returncode == 0 and "one gate runs at pre-receive (git 2." in out.stdout, out.stdout
     out = gate("server", "install", str(bare), "--config-hook", "repository", "--chain", env=modern)
     assert out.returncode == 1 and "GATE-INPUT-ARGUMENT" in out.stderr  # --chain is for the hook file
     out = gate("server", "install", str(bare), "--config-hook", "system", "--platform", "gitlab", env=modern)
@@ -206,3 +206,13 @@ def test_a_gate_in_the_system_config_serves_every_repository(tmp_path: Path, mod
     out = run(*GATE, "server", "doctor", str(gated))
     assert out.returncode == 0, out.stdout
     assert "hook.gate (system config)" in out.stdout
+    # a hook file beside it would be a second gate (and the system's would refuse every push): refused
+    out = run(*GATE, "server", "install", str(other), "--policy", str(tmp_path / "policy.toml"))
+    assert out.returncode == 2 and "GATE-CONFIG-LAYOUT" in out.stderr and "--config-hook system" in out.stderr
+    out = run(*GATE, "server", "install", str(gated), "--config-hook", "off")
+    assert out.returncode == 2 and "GATE-CONFIG-LAYOUT" in out.stderr
+    assert (gated / "gate" / "hooks" / "pre-receive").exists()
+    out = run(*GATE, "server", "install", str(other), "--policy", str(tmp_path / "policy.toml"), "--config-hook",
+              "system")
+    assert out.returncode == 0, out.stderr
+    assert refused(run("git", "push", f"file://{other}", "main", cwd=work.path), "GATE-FROZEN-PATH")

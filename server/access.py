@@ -70,6 +70,7 @@ def blocked(path: str | Path, uid: int, want: int = os.R_OK) -> str | None:
     first directory it cannot search, or the file it cannot read or execute. Checked along the
     path as written, along every symlink it leads through, and along its resolved target."""
     name, _, gids = _groups(uid)
+    unreachable = None  # a link whose target cannot be reached: the next hop says which directory is in the way
     for candidate in hops(path):
         parts = Path(candidate).parts
         for i in range(1, len(parts)):
@@ -83,10 +84,11 @@ def blocked(path: str | Path, uid: int, want: int = os.R_OK) -> str | None:
         try:
             info = os.stat(candidate)
         except OSError as exc:
-            return f"{candidate}: {exc.strerror}"
+            unreachable = unreachable or f"{candidate}: {exc.strerror}"
+            continue
         if not _allowed(info, uid, gids, want):
             return f"{_describe(candidate, info)} is not {'executable' if want == os.X_OK else 'readable'} by {name}"
-    return None
+    return unreachable
 
 
 def _own_library() -> list[str]:

@@ -640,6 +640,23 @@ def test_a_python_under_a_private_directory_is_named_and_the_documented_fix_work
         assert "/usr/bin/python3 -m venv /opt/push-gate" in out.stderr
         assert f"runuser -u nobody -- /opt/push-gate/bin/gate server install {bare} --policy {policy}" in out.stderr
         assert not (bare / "hooks" / "pre-receive").exists()
+        # Installed all the same (as root, then handed over): doctor, as the owner, names the directory and the fix.
+        for p in [bare, *bare.rglob("*")]:
+            shutil.chown(p, "root")
+        out = subprocess.run([str(env / "bin" / "python3"), "-m", "gatecore.cli", "server", "install", str(bare),
+                              "--policy", str(policy)], capture_output=True, text=True, check=False)
+        assert out.returncode == 0, out.stderr
+        for p in [bare, *bare.rglob("*")]:
+            shutil.chown(p, "nobody")
+        out = as_account("nobody", str(server_python()), "-I", "-m", "gatecore.cli", "server", "doctor", str(bare),
+                         check=False)
+        line = next(ln for ln in out.stdout.splitlines() if "interpreter runs" in ln)
+        assert line.startswith(f"FAIL interpreter runs: {env / 'bin' / 'python3'}: Permission denied: {private} (mode "
+                               "0700, owner root) is not searchable by nobody"), line
+        assert "/usr/bin/python3 -m venv /opt/push-gate" in line, line
+        shutil.rmtree(bare / "gate")
+        (bare / "hooks" / "pre-receive").unlink()
+        (bare / "hooks" / "post-receive").unlink()
         # The documented fix, run where `python3` is the private Python (first on PATH, as pyenv's shims are).
         fixed = top / "opt-push-gate"
         line = _documented_venv_line().replace("/opt/push-gate", str(fixed))

@@ -234,7 +234,7 @@ def _config_hook_findings(site: Site, runs: PreReceive) -> list[Finding]:
                                   + ("" if hook.state == "disabled" else
                                      ": git runs no config-defined pre-receive hook") + "; remove the setting"))
         elif hook.runs and not gate:
-            found.append(("note", f"hook.{hook.name} ({hook.scope} config) runs at pre-receive too: {hook.command}"))
+            found.append(("note", f"{hook.label} runs at pre-receive too: {hook.command}"))
     if scope is not None and runs.version >= CONFIG_HOOKS_SINCE and \
             not any(h.name == CONFIG_HOOK for h in runs.configured):
         found.append(("FAIL", f"git lists no hook.{CONFIG_HOOK} at pre-receive, so the gate does not run: "
@@ -247,7 +247,7 @@ def _gates(site: Site, runs: PreReceive) -> list[str]:
     """Every gate git runs at pre-receive, in words."""
     from .hooklist import is_gate_command
 
-    gates = [f"hook.{h.name} ({h.scope} config)" for h in runs.configured
+    gates = [h.label for h in runs.configured
              if h.runs and is_gate_command(h.command, site.git_dir)]
     expected = _expected_file(site)
     runner = expected is not None and _same(runs.hook_file, expected) and site.inst.platform in ("gitea", "gitolite")

@@ -26,13 +26,18 @@ HOOKDIR_ENTRY = "hook from hookdir"
 @dataclass(frozen=True, slots=True)
 class ConfiguredHook:
     name: str
-    scope: str  # the config that set it, in git's words: system, global, local, worktree, command
+    scope: str  # the config that set it, in git's words: system, global, local, worktree, command ("": not said)
     state: str  # "" runs; "disabled": hook.<name>.enabled = false; "event-disabled": hook.pre-receive.enabled = false
     command: str | None  # hook.<name>.command, the last value git reads (None: unset)
 
     @property
     def runs(self) -> bool:
         return not self.state
+
+    @property
+    def label(self) -> str:
+        """`hook.NAME (SCOPE config)`, as the reports name it."""
+        return f"hook.{self.name} ({self.scope + ' ' if self.scope else ''}config)"
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,14 +76,18 @@ def pre_receive(git_dir: Path) -> PreReceive:
     hooks_path = setting(git_dir, "core.hooksPath")
     if version < CONFIG_HOOKS_SINCE:
         return PreReceive(version, hook_file, hook_file.is_file() and os.access(hook_file, os.X_OK), hooks_path, ())
-    listed = _git(git_dir, "hook", "list", "-z", "--show-scope", "pre-receive").stdout.decode("utf-8", "replace")
-    entries = [e for e in listed.split("\0") if e]
+    listed = _git(git_dir, "hook", "list", "-z", "--show-scope", "pre-receive")
+    scoped = listed.returncode != 129  # a git that lists hooks without --show-scope: usage, exit 129
+    if not scoped:
+        listed = _git(git_dir, "hook", "list", "-z", "pre-receive")
+    entries = [e for e in listed.stdout.decode("utf-8", "replace").split("\0") if e]
     configured = []
     for entry in entries:
         if entry == HOOKDIR_ENTRY:
             continue
         fields = entry.split("\t")
-        scope, state, name = (fields[0], "", fields[1]) if len(fields) == 2 else (fields[0], fields[1], fields[-1])
+        scope = fields.pop(0) if scoped and len(fields) > 1 else ""
+        state, name = (fields[0], fields[-1]) if len(fields) > 1 else ("", fields[0])
         command = setting(git_dir, f"hook.{name}.command")
         configured.append(ConfiguredHook(name, scope, state, None if command is None else command[0]))
     return PreReceive(version, hook_file, HOOKDIR_ENTRY in entries, hooks_path, tuple(configured))
@@ -110,7 +119,7 @@ def listed_gate(git_dir: Path) -> tuple[bool, str]:
     for hook in runs.configured:
         if hook.name == CONFIG_HOOK:
             if hook.runs and is_gate_command(hook.command, git_dir):
-                return True, f"git runs the gate as hook.{CONFIG_HOOK} ({hook.scope} config) at pre-receive"
+                return True, f"git runs the gate as {hook.label} at pre-receive"
             state = hook.state or "running another command"
-            return False, f"git lists hook.{CONFIG_HOOK} ({hook.scope} config) {state}"
+            return False, f"git lists {hook.label} {state}"
     return False, f"git lists no hook.{CONFIG_HOOK} at pre-receive (gate server doctor {shlex.quote(str(git_dir))})"

@@ -468,6 +468,8 @@ def _no_system_gate(git_dir: Path) -> None:
     command, finding no GIT_DIR/gate/hooks/pre-receive, would refuse every push: refused."""
     from .hooklist import pre_receive
 
+    if git_version() < CONFIG_HOOKS_SINCE:
+        return  # an older git runs no config-defined hook
     for hook in pre_receive(git_dir).configured:
         if hook.name == CONFIG_HOOK and hook.scope == "system" and hook.runs and hook.command == SYSTEM_HOOK:
             raise GateError("GATE-CONFIG-LAYOUT", f"git's system config runs the gate in every repository "

@@ -5,6 +5,11 @@ refuses with `GATE-DOCTOR-PROBE` after reading the quarantined objects: the hook
 saw the pushed objects and decided. For GitLab and Gitea layouts, whose hooks plain git
 does not run, the push goes through a temporary hooks directory that runs the installed
 hook file the way the platform does.
+
+The checks are the functions of CHECKS, each taking the `Site` (the repository, its
+installation record and hook layout) and returning its findings, `(status, line)`; one loop
+runs them in order and the probe is the last: it runs only when nothing failed before it, and
+says so when it does not. A new check is a function and its place in the tuple.
 """
 
 from __future__ import annotations

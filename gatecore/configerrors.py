@@ -164,7 +164,7 @@ def message(root: type[BaseModel], err: Mapping[str, Any]) -> str:
         return f"a string where a list belongs: write {key} = [{_quoted(value)}]"
     if kind == "missing":
         return f"{key} is required here"
-    if kind == "too_short":
+    if kind in ("too_short", "string_too_short"):
         return "must not be empty" if isinstance(value, list | str) else str(err["msg"])
     if kind == "literal_error":
         allowed = re.findall(r"'([^']*)'", str(ctx.get("expected", "")))

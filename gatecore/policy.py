@@ -33,7 +33,10 @@ import re
 import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, get_args
+from typing import TYPE_CHECKING, Any, Literal, get_args
+
+if TYPE_CHECKING:
+    from .modelnames import ModelNames
 
 MAX_POLICY_BYTES = 1 << 20
 #: The allowed values of each setting, defined once: `configschema.PolicyModel` validates with them.
@@ -333,6 +336,9 @@ DEFAULT_MAX_NEW_COMMITS = 100_000
 
 @dataclass(frozen=True, slots=True)
 class Policy:
+    """The policy as the engine reads it. Built by `from_plain` only, from the validated form:
+    every field is required here, and each default is written once, in `configschema.PolicyModel`."""
+
     mode: Mode
     rules: tuple[FreezeRule, ...]
     delete: str
@@ -340,24 +346,37 @@ class Policy:
     trusted_pushers: tuple[IdentityGlob, ...]
     deadline_seconds: float | None  # None: the platform's default (deadline_for)
     max_violations_shown: int
-    replace: str = "trusted"
-    noncanonical_modes: str = "refuse-frozen"
-    catalogue_version: str | None = None  # the agent catalogue the named sets were expanded from
+    replace: str
+    noncanonical_modes: str
+    catalogue_version: str | None  # the agent catalogue the named sets were expanded from
     #: refs whose every new commit must carry a valid signature by a key in the allowed signers
-    require_signatures: tuple[RefGlob, ...] = ()
+    require_signatures: tuple[RefGlob, ...]
     #: who may approve a restricted write of a frozen path ([approvals]; empty: approvals off)
-    approvers: tuple[IdentityGlob, ...] = ()
-    approval_max_seconds: int = 72 * 3600
-    #: [pushers] anonymous: "restricted" (default) or "unrestricted"
-    anonymous: str = "restricted"
-    max_ref_updates: int = DEFAULT_MAX_REF_UPDATES  # [limits]: more in one push is GATE-LIMIT-REFS
-    max_new_commits: int = DEFAULT_MAX_NEW_COMMITS  # [limits]: more in one walk is GATE-LIMIT-COMMITS
+    approvers: tuple[IdentityGlob, ...]
+    approval_max_seconds: int
+    #: [pushers] anonymous: "restricted" or "unrestricted"
+    anonymous: str
+    max_ref_updates: int  # [limits]: more in one push is GATE-LIMIT-REFS
+    max_new_commits: int  # [limits]: more in one walk is GATE-LIMIT-COMMITS
     #: [review] independent: "off", "model" or "vendor" (gatecore.independence)
-    independent: str = "off"
+    independent: str
     #: (glob on canonical model ids, vendor, where it came from): the policy's [review.vendors], then the
     #: packaged vendor table (gatecore.vendors.merged); filled when independent = "vendor"
-    review_vendors: tuple[tuple[str, str, str], ...] = ()
-    vendor_table_version: str | None = None
+    review_vendors: tuple[tuple[str, str, str], ...]
+    vendor_table_version: str | None
+    #: [review.models]: model ids no naming scheme places -> the model they serve (or themselves)
+    model_aliases: Mapping[str, str]
+    #: the model-id table's plain form (gatecore/data/models.toml), carried when independent is not "off"
+    model_names: Mapping[str, Any] | None
+
+    def model_reader(self) -> ModelNames | None:
+        """The model-id table and the policy's aliases, ready to read ids (None: not carried,
+        independent = "off"). Imported here, not at start-up: only a review push reads model ids."""
+        if self.model_names is None:
+            return None
+        from .modelnames import ModelNames
+
+        return ModelNames.from_plain(self.model_names, self.model_aliases)
 
     def deadline_for(self, platform: str) -> float:
         """The hook's deadline: the policy's, else the platform's default. GitHub Enterprise gives
@@ -449,9 +468,14 @@ class Policy:
             ))
         refs, limits, approvals, review = doc["refs"], doc["limits"], doc["approvals"], doc["review"]
         deadline = limits["deadline_seconds"]
-        rows = review["table"]
+        rows, names, aliases = review["table"], review["names"], review["models"]
         if not isinstance(rows, list) or not all(isinstance(r, list) and len(r) == 3 for r in rows):
             raise TypeError("review.table")
+        if names is not None and not isinstance(names, Mapping):
+            raise TypeError("review.names")
+        if not isinstance(aliases, Mapping) or not all(isinstance(k, str) and isinstance(v, str)
+                                                        for k, v in aliases.items()):
+            raise TypeError("review.models")
         return cls(
             mode=one_of(doc["mode"], Mode, "mode"), rules=tuple(rules),
             delete=one_of(refs["delete"], RefAction, "refs.delete"),
@@ -468,5 +492,5 @@ class Policy:
             max_ref_updates=number(limits["max_ref_updates"]), max_new_commits=number(limits["max_new_commits"]),
             independent=one_of(review["independent"], Independence, "review.independent"),
             review_vendors=tuple((str(g), str(v), str(o)) for g, v, o in rows),
-            vendor_table_version=review["table_version"],
+            vendor_table_version=review["table_version"], model_aliases=dict(aliases), model_names=names,
         )

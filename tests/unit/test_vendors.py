@@ -111,16 +111,26 @@ def test_the_policy_adds_to_the_table_before_it_and_only_under_vendor() -> None:
     assert off.model_reader() is None  # the hook reads no model id under "off"
 
 
+def test_policy_check_says_how_model_ids_are_read() -> None:
+    from gatecore.policyreport import describe
+
+    p = policy('[review]\nindependent = "model"\n[review.models]\n"azure/team-gpt" = "gpt-5"\n')
+    [line] = [x for x in describe(p) if "review.independent" in x]
+    assert f"model-id table {MODELS.version} and the policy's [review.models] (1)" in line
+    reader = p.model_reader()
+    assert reader is not None and getattr(reader.read("AZURE/team-gpt"), "canonical", None) == "gpt-5"
+
+
 @pytest.mark.parametrize("text,said", [
     ('[review]\nindependent = "vendors"\n', "review.independent: 'vendors' is not one of 'off', 'model', 'vendor': "
                                            "did you mean 'vendor'?"),
     ('[review.vendors]\nAcme = ["acme-*"]\n', "review.vendors.Acme"),
     ('[review.vendors]\nacme = []\n', "review.vendors.acme: must not be empty"),
     ('[review]\nindependant = "model"\n', "review.independant: unknown key: did you mean independent?"),
-    ('[review.models]\n"azure/x" = "gtp-5"\n', "policy.toml:2: review.models.azure/x: 'gtp-5' is placed by no "
+    ('[review.models]\n"azure/x" = "gtp-5"\n', "policy.toml:2: review.models.\"azure/x\": 'gtp-5' is placed by no "
                                                "model-id scheme (a word no model family's names begin with ('gtp')): "
                                                "name a model the model-id table"),
-    ('[review.models]\n"azure/x" = "azure/y"\n', "review.models.azure/x: 'azure/y' is placed by no model-id scheme "
+    ('[review.models]\n"azure/x" = "azure/y"\n', "review.models.\"azure/x\": 'azure/y' is placed by no model-id scheme "
                                                  "(a deployment, named by its owner"),
     ('[review.models]\n"x" = ""\n', "review.models.x: must not be empty"),
 ])

@@ -240,13 +240,14 @@ def validate_policy(data: bytes, origin: str, catalogue: Catalogue | None = None
 
 
 def _check_model_aliases(names: ModelTable, models: dict[str, str], origin: str, text: str) -> None:
-    """Each `[review.models]` id names a model the table places, or itself (a model of its own): a
-    typo must not declare a new model."""
+    """Each `[review.models]` id names a model the table places, or itself (a model of its own), or
+    a model of its own the table declares: a typo must not declare a new model."""
     from .modelnames import ModelNames, Unplaced
 
     reader = ModelNames.from_plain(names.plain)
+    own = {k.strip().casefold() for k, v in models.items() if k.strip().casefold() == v.strip().casefold()}
     for key, target in models.items():
-        if target.strip().casefold() == key.strip().casefold():
+        if target.strip().casefold() in own:  # a model of its own, or another name of one
             continue
         found = reader.read(target)
         if isinstance(found, Unplaced):

@@ -211,8 +211,8 @@ class ModelNames:
         if target is None:
             return self._read(model_id, text)
         target = target.strip().casefold()
-        if target == text:
-            return ModelName(model_id, text, "", how=("the policy's [review.models] (a model of its own)",))
+        if target == text or self.policy.get(target, "").strip().casefold() == target:
+            return ModelName(model_id, target, "", how=("the policy's [review.models] (a model of its own)",))
         found = self._read(model_id, target)
         if isinstance(found, Unplaced):
             return Unplaced(model_id, target, f"the policy's [review.models] names it {target!r}, which no scheme "

@@ -223,8 +223,11 @@ def test_an_id_no_scheme_places_is_unplaced_with_its_reason(model_id: str, part:
 
 
 def test_the_policys_aliases_place_a_deployment_or_a_model_of_its_own() -> None:
-    names = ModelNames.from_plain(TABLE.plain, {"azure/Team-GPT": "gpt-5", "acme-coder-1": "acme-coder-1"})
+    names = ModelNames.from_plain(TABLE.plain, {"azure/Team-GPT": "gpt-5", "acme-coder-1": "acme-coder-1",
+                                                "azure/acme": "ACME-coder-1"})
     deployment, own, other = names.read("AZURE/team-gpt"), names.read("acme-coder-1"), names.read("acme-coder-2")
+    served = names.read("azure/acme")  # a deployment of the model of its own
+    assert isinstance(served, ModelName) and isinstance(own, ModelName) and served.same_model(own)
     assert isinstance(deployment, ModelName) and deployment.canonical == "gpt-5"
     assert deployment.how[0] == "the policy's [review.models]"
     assert isinstance(own, ModelName) and own.family == "" and own.canonical == "acme-coder-1"

@@ -18,6 +18,10 @@ Three files, all TOML:
     not_after = 2027-01-01T00:00:00Z    # optional
     revoked = false                     # optional
 
+and the package's own data tables (the agent catalogue, the vendor table, the model-id table,
+`gatecore/data/*.toml`), validated the same way where pydantic is already loaded (validating a
+policy, `gate agents list`, `gate attempt show`; never on the hook's path).
+
 These models are the one definition of each file's keys, types, bounds and defaults. The
 hook never imports this module on its common path: it reads the validated plain form (the
 model's dump, every key present) from a cache next to the file (`adapters.files`) and builds

@@ -157,7 +157,8 @@ def test_bedrocks_ids_are_read_for_every_vendor_it_serves() -> None:
                                 ("qwen.qwen3-coder-480b-a35b-v1:0", "qwen-3-coder-480b-a35b"),
                                 ("openai.gpt-oss-120b-1:0", "gpt-oss-120b"), ("google.gemma-3-27b-it", "gemma-3-27b"),
                                 ("cohere.command-r-plus-v1:0", "command-r-plus"), ("minimax.minimax-m2", "minimax-m2"),
-                                ("moonshot.kimi-k2-thinking", "kimi-k2")):
+                                ("moonshot.kimi-k2-thinking", "kimi-k2"), ("ai21.jamba-1-5-large-v1:0", "jamba-1-5-large"),
+                                ("writer.palmyra-x5-v1:0", "palmyra-x5")):
             found = NAMES.read(region + bedrock)
             assert isinstance(found, ModelName) and found.canonical == native, (region + bedrock, found)
 

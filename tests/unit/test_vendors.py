@@ -50,6 +50,8 @@ REAL_IDS = {
     "zhipu": ["zai/glm-4.6", "glm-4.5-air"],
     "microsoft": ["microsoft/Phi-4", "phi-4-mini-instruct"],
     "minimax": ["MiniMax-M2", "minimax-m2-maas"],
+    "ai21": ["ai21.jamba-1-5-large-v1:0", "jamba-large"],
+    "writer": ["us.writer.palmyra-x5-v1:0", "writer.palmyra-x4-v1:0"],
 }
 
 

@@ -77,6 +77,9 @@ CORPUS: dict[str, tuple[str, list[str]]] = {
     "gemini-3-pro": ("google", ["gemini-3-pro-preview", "google/gemini-3-pro-preview"]),
     "gemma-3-27b": ("google", ["google/gemma-3-27b-it", "google.gemma-3-27b-it", "gemma-3-27b-it"]),
     "grok-4": ("xai", ["grok-4", "grok-4-0709", "x-ai/grok-4", "xai/grok-4"]),
+    "grok-4-1-fast": ("xai", ["grok-4-1-fast-reasoning", "grok-4-1-fast-non-reasoning", "xai/grok-4.1-fast-non-reasoning",
+                              "grok-4.1-fast-reasoning", "x-ai/grok-4-1-fast"]),
+    "grok-4-fast": ("xai", ["xai.grok-4-fast-reasoning", "grok-4-fast", "x-ai/grok-4-fast:free"]),
     "grok-1-code-fast": ("xai", ["grok-code-fast-1", "x-ai/grok-code-fast-1"]),
     "mistral-large": ("mistral", ["mistral-large-latest", "mistral-large-2411", "mistral.mistral-large-2407-v1:0",
                                   "mistralai/mistral-large-2411"]),
@@ -263,8 +266,9 @@ def test_the_shipped_table_is_documented_entry_by_entry() -> None:
     (('words = ["opus", "sonnet"', 'words = [1, "sonnet"'), "family[0].words[0]: must be a string"),
     (('checked = "2026-12-05"', 'checked = "yesterday"'), "scheme[0].checked"),
     (('needs = "word"', 'needs = "words"'), "family[0].needs: 'words' is not one of"),
-    (('sonnet = "claude-sonnet"', 'sonnet = "claude-sonet"'), "scheme[7].aliases.sonnet: 'claude-sonet' is placed by "
-                                                              "no scheme"),
+    (('sonnet = "claude-sonnet"', 'sonnet = "claude-sonet"'),
+     f"scheme[{[s.id for s in TABLE.schemes].index('claude-code')}].aliases.sonnet: 'claude-sonet' is placed by no "
+     "scheme"),
 ])
 def test_a_malformed_table_is_refused_with_the_line_and_location(edit: tuple[str, str], said: str) -> None:
     text = (Path(__file__).resolve().parents[2] / "gatecore" / "data" / "models.toml").read_text()

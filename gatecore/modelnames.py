@@ -24,8 +24,10 @@ it cannot be told apart from any other model, so under `independent = "model"` o
 is refused, never taken for a model of its own. Two placed ids name one model when their family
 and words are equal (in any order: `claude-4.5-sonnet` is `claude-sonnet-4-5`) and their versions
 and sizes are equal where both give them (a name without a version, `claude-sonnet`, is every
-version of its line). Every rule only merges: two names of one model never read as two models;
-two models may read as one (a preview and its release), refused the safe way.
+version of its line). Every rule only merges: two models may read as one (a preview and its
+release), refused the safe way; an id with a word the table does not know is refused, never read
+as another model. What the table cannot know is two different words for one model: those read as
+two models until the family lists the word as ignored.
 """
 
 from __future__ import annotations

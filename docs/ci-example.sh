@@ -20,6 +20,10 @@ pushers = ["agent-*"]
 pushers = ["ci-runner"]
 [review]
 independent = "model"    # a model never reviews the change it wrote ("vendor": nor its vendor's models)
+[review.models]          # ids no naming scheme places: this example's placeholder models, each its own
+model-a = "model-a"
+model-b = "model-b"
+model-c = "model-c"
 POLICY
 gate server install server.git --policy policy.toml --keyring keyring.toml --repository-id demo/repo
 

@@ -12,6 +12,7 @@ come from it:
   permissions (`AGENTS.md`, `.claude/**`, `.mcp.json`, `.cursor/**`, ...), files that can
   make an agent run code.
 
+The catalogue is validated where pydantic is already loaded (`configschema.parse_catalogue`).
 Validating the policy replaces a set by the catalogue's patterns for that key, each
 remembering where it came from (`@known-agents (claude)`), so that a rejection and the audit
 line can say why a commit was restricted; the hook never reads the catalogue itself. The
@@ -29,16 +30,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from .tables import MAX_TABLE_BYTES, data_document, entry_head, string_list
-
 KNOWN_AGENTS = "@known-agents"
 AGENT_CONFIG = "@agent-config"
 #: Rule key -> the catalogue field `@known-agents` takes its patterns from there.
 SET_KEYS = {"authors": "emails", "names": "names", "trailers": "trailers", "pushers": "pushers"}
 #: The rule key `@agent-config` is a set of.
 CONFIG_KEY = "paths"
-_AGENT_KEYS = {"id", "name", "sources", "checked", "emails", "names", "trailers", "pushers"}
-_CONFIG_KEYS = {"id", "tool", "sources", "checked", "paths"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,35 +97,6 @@ class Catalogue:
         """The catalogue as JSON-ready values (`gate agents list --json`)."""
         return {"version": self.version, "sets": {KNOWN_AGENTS: sorted(SET_KEYS), AGENT_CONFIG: [CONFIG_KEY]},
                 "agents": [a.as_plain() for a in self.agents], "agent_config": [c.as_plain() for c in self.config]}
-
-
-def parse(data: bytes) -> Catalogue:
-    """The catalogue from its TOML bytes. ValueError with a one-line reason if malformed."""
-    version, entries, doc = data_document(data, "agent catalogue", MAX_TABLE_BYTES, "agent")
-    config = doc.get("config", [])
-    if not isinstance(config, list) or set(doc) - {"version", "agent", "config"}:
-        raise ValueError("the agent catalogue has unknown keys (version, [[agent]] and [[config]] only)")
-    ids: set[str] = set()
-    agents = []
-    for i, e in enumerate(entries):
-        ident, sources, checked = entry_head(e, i, "agent", _AGENT_KEYS, ids)
-        name = e.get("name")
-        if not isinstance(name, str) or not name:
-            raise ValueError(f"agent {i}: needs a name")
-        where = f"agent {i}"
-        lists = {key: string_list(e, key, where) for key in ("emails", "names", "trailers", "pushers")}
-        if not any(lists.values()):
-            raise ValueError(f"agent {i}: lists no emails, names, trailers or pushers")
-        agents.append(Agent(ident, name, sources, checked, **lists))
-    paths = []
-    ids = set()  # an agent and the config paths of its tool may share an id
-    for i, c in enumerate(config):
-        ident, sources, checked = entry_head(c, i, "config", _CONFIG_KEYS, ids)
-        tool = c.get("tool")
-        if not isinstance(tool, str) or not tool:
-            raise ValueError(f"config {i}: needs a tool")
-        paths.append(ConfigPaths(ident, tool, sources, checked, string_list(c, "paths", f"config {i}", required=True)))
-    return Catalogue(version, tuple(agents), tuple(paths))
 
 
 def origin(set_name: str, entry: str) -> str:

@@ -83,7 +83,7 @@ _ACTOR = {"GATE-SEAL-UNKNOWN-KEY": "admin", "GATE-SIG-UNKNOWN-KEY": "admin", "GA
           "GATE-REVIEW-PUSHER": "pusher", "GATE-REF-DELETE": "maintainer", "GATE-REF-REPLACE": "maintainer",
           "GATE-INPUT-PUSHER": "admin", "GATE-GIT-UNREADABLE": "admin", "GATE-GIT-OBJECT-FORMAT": "admin",
           "GATE-GIT-REPOSITORY": "admin", "GATE-HOOK-DEADLINE": "pusher", "GATE-HOOK-CHAINED": "pusher",
-          "GATE-REVIEW-VENDOR-UNKNOWN": "admin"}
+          "GATE-REVIEW-VENDOR-UNKNOWN": "admin", "GATE-REVIEW-MODEL-UNPLACED": "admin"}
 #: Transient faults: the same push may pass when tried again.
 _RETRY = {"GATE-HOOK-DEADLINE", "GATE-AUDIT-WRITE"}
 _DOCTOR = "gate server doctor {git_dir}"
@@ -267,6 +267,12 @@ _ALL: tuple[Code, ...] = (
        "name the model's vendor in the server's policy, [review.vendors] acme = [\"acme-coder-*\"], and reinstall "
        "it (gate server install GIT_DIR --policy FILE); or propose it, with a source, for the packaged table "
        "gatecore/data/vendors.toml; the author's vendor can also be recorded (gate attempt open --author-vendor)"),
+    _c("GATE-REVIEW-MODEL-UNPLACED", "the author's or the reviewer's model id is placed by no model-id scheme, so "
+                                     "it cannot be told apart from the other model ([review] independent)",
+       "use the id as the provider lists it (gate attempt show says how each id reads); for a deployment "
+       "name only its owner knows (Azure, Foundry), name the model it serves in the server's policy, "
+       "[review.models] \"my-deployment\" = \"gpt-5\", and reinstall it (gate server install GIT_DIR --policy "
+       "FILE); or propose the naming scheme, with a source, for the packaged table gatecore/data/models.toml"),
     _c("GATE-REVIEW-AUTHOR-UNKNOWN", "the ledger does not say which model wrote the attempt's change, so the "
                                      "reviewer's independence cannot be shown ([review] independent)",
        "open attempts with the model that writes their change (gate attempt open ... --author-model M "

@@ -27,10 +27,12 @@ Loc = tuple[str | int, ...]
 
 
 def where(loc: Sequence[str | int]) -> str:
-    """`freeze[0].refs[0]`: keys joined with dots, list indexes in brackets."""
+    """`freeze[0].refs[0]`: keys joined with dots, list indexes in brackets, a key TOML would
+    quote in quotes (`review.models."azure/x"`)."""
     out = ""
     for part in loc:
-        out += f"[{part}]" if isinstance(part, int) else ("." if out else "") + str(part)
+        key = str(part) if re.fullmatch(r"[A-Za-z0-9_-]+", str(part)) else _quoted(str(part))
+        out += f"[{part}]" if isinstance(part, int) else ("." if out else "") + key
     return out or "(document)"
 
 
@@ -164,7 +166,7 @@ def message(root: type[BaseModel], err: Mapping[str, Any]) -> str:  # noqa: PLR0
         return f"a string where a list belongs: write {key} = [{_quoted(value)}]"
     if kind == "missing":
         return f"{key} is required here"
-    if kind == "too_short":
+    if kind in ("too_short", "string_too_short"):
         return "must not be empty" if isinstance(value, list | str) else str(err["msg"])
     if kind == "literal_error":
         allowed = re.findall(r"'([^']*)'", str(ctx.get("expected", "")))

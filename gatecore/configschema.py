@@ -18,6 +18,10 @@ Three files, all TOML:
     not_after = 2027-01-01T00:00:00Z    # optional
     revoked = false                     # optional
 
+and the package's own data tables (the agent catalogue, the vendor table, the model-id table,
+`gatecore/data/*.toml`), validated the same way where pydantic is already loaded (validating a
+policy, `gate agents list`, `gate attempt show`; never on the hook's path).
+
 These models are the one definition of each file's keys, types, bounds and defaults. The
 hook never imports this module on its common path: it reads the validated plain form (the
 model's dump, every key present) from a cache next to the file (`adapters.files`) and builds
@@ -38,13 +42,14 @@ from __future__ import annotations
 
 import datetime as dt
 import tomllib
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from . import configerrors
-from .catalogue import Catalogue, expand
+from .catalogue import Agent, Catalogue, ConfigPaths, expand
 from .envelope import b64decode_strict, b64encode
 from .errors import GateError
 from .ids import VENDOR_ID_RE
@@ -63,7 +68,8 @@ from .policy import (
     RefGlob,
     ReplaceAction,
 )
-from .vendors import VendorTable, merged
+from .tables import MAX_TABLE_BYTES
+from .vendors import Vendor, VendorTable, merged
 
 KEY_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"
 #: Purposes whose verifiers must not hold a secret: an HMAC key would let whoever verifies also seal.
@@ -157,12 +163,17 @@ VendorId = Annotated[str, Field(pattern=f"^{VENDOR_ID_RE.pattern}$")]
 ModelPattern = Annotated[str, Field(min_length=1, max_length=200), _compiles(IdentityGlob)]
 
 
+ModelId = Annotated[str, Field(min_length=1, max_length=200)]
+
+
 class ReviewModel(_Strict):
     #: docs/receipts.md, Reviewer independence: "off", "model" or "vendor"
     independent: Independence = "off"
     #: the admin's additions to the vendor table: vendor id -> globs on canonical model ids
     vendors: Annotated[dict[VendorId, Annotated[list[ModelPattern], Field(min_length=1, max_length=1000)]],
                        Field(max_length=1000)] = {}
+    #: model ids no naming scheme places (an Azure deployment): id -> the model it serves, or itself
+    models: Annotated[dict[ModelId, ModelId], Field(max_length=1000)] = {}
 
 
 class LimitsModel(_Strict):
@@ -188,12 +199,14 @@ class PolicyModel(_Strict):
 
 
 def validate_policy(data: bytes, origin: str, catalogue: Catalogue | None = None,
-                    vendors: VendorTable | None = None) -> dict[str, Any]:
+                    vendors: VendorTable | None = None, names: ModelTable | None = None) -> dict[str, Any]:
     """Validate policy TOML bytes; return the plain form `Policy.from_plain` takes, with every
     named set (`@known-agents`, `@agent-config`) replaced by the catalogue's patterns (each
     pattern's set in the rule's `origins`) and the catalogue's version recorded; under
     `[review] independent = "vendor"`, the vendor table the hook judges by (the form's review table: the
-    policy's `[review.vendors]`, then `vendors`'s entries) and its version."""
+    policy's `[review.vendors]`, then `vendors`'s entries) and its version; under "model" or
+    "vendor", the model-id table ids are read by (`names`, the form's review names). Every id the
+    policy's `[review.models]` names must read as a model the table places, or as itself."""
     if len(data) > MAX_POLICY_BYTES:
         raise GateError("GATE-CONFIG-POLICY", f"{origin} is larger than {MAX_POLICY_BYTES} bytes")
     doc, text = _toml(data, "GATE-CONFIG-POLICY", "policy", origin)
@@ -220,7 +233,212 @@ def validate_policy(data: bytes, origin: str, catalogue: Catalogue | None = None
     by_vendor = review["independent"] == "vendor"
     review["table"] = merged(vendors, review["vendors"]) if by_vendor else []
     review["table_version"] = vendors.version if vendors is not None and by_vendor else None
+    if names is not None:
+        _check_model_aliases(names, review["models"], origin, text)
+    elif review["independent"] != "off":
+        raise GateError("GATE-CONFIG-POLICY", configerrors.located(
+            origin, text, ("review", "independent"), "reading model ids needs the model-id table, which is not "
+                                                     "available"))
+    review["names"] = names.plain if names is not None and review["independent"] != "off" else None
     return plain
+
+
+def _check_model_aliases(names: ModelTable, models: dict[str, str], origin: str, text: str) -> None:
+    """Each `[review.models]` id names a model the table places, or itself (a model of its own), or
+    a model of its own the table declares: a typo must not declare a new model."""
+    from .modelnames import ModelNames, Unplaced
+
+    reader = ModelNames.from_plain(names.plain)
+    own = {k.strip().casefold() for k, v in models.items() if k.strip().casefold() == v.strip().casefold()}
+    for key, target in models.items():
+        if target.strip().casefold() in own:  # a model of its own, or another name of one
+            continue
+        found = reader.read(target)
+        if isinstance(found, Unplaced):
+            raise GateError("GATE-CONFIG-POLICY", configerrors.located(
+                origin, text, ("review", "models", key),
+                f"{target!r} is placed by no model-id scheme ({found.detail}): name a model the model-id table "
+                f"{names.version} places (such as gpt-5 or claude-sonnet-4-5), or map the id to itself for a model "
+                "of its own"))
+
+
+# --- the shipped data tables ------------------------------------------------------------
+#
+# The agent catalogue (gatecore/data/agents.toml), the vendor table (vendors.toml) and the model-id
+# table (models.toml) ship with the package. They are read where pydantic is already loaded
+# (validating a policy, `gate agents list`, `gate attempt show`); the hook never parses them: the
+# validated policy carries what it took from them.
+
+TableId = Annotated[str, Field(pattern=r"^[a-z0-9]+(?:-[a-z0-9]+)*$", max_length=64)]
+Text = Annotated[str, Field(min_length=1, max_length=2000)]
+Texts = Annotated[list[Annotated[str, Field(min_length=1, max_length=1000)]], Field(max_length=1000)]
+Word = Annotated[str, Field(pattern=r"^[a-z0-9#][a-z0-9#._-]*$", max_length=64)]
+Words = Annotated[list[Word], Field(max_length=1000)]
+
+
+def _unique(entries: Iterable[Any], key: str, origin: str, text: str) -> None:
+    """No id listed twice in a table's `[[key]]` entries (the second one is named, with its line)."""
+    seen: set[str] = set()
+    for i, entry in enumerate(entries):
+        if entry.id in seen:
+            raise GateError("GATE-CONFIG-POLICY", configerrors.located(
+                origin, text, (key, i, "id"), f"{entry.id!r} is listed twice"))
+        seen.add(entry.id)
+
+
+class _Sourced(_Strict):
+    """What every table entry says of itself: its id, the public pages it comes from and the day
+    they were checked (a TOML date or "YYYY-MM-DD")."""
+
+    id: TableId
+    sources: Annotated[Texts, Field(min_length=1)]
+    checked: Annotated[dt.date, Field(strict=False)]
+
+
+class AgentEntry(_Sourced):
+    name: Text
+    emails: Annotated[list[IdentityPattern], Field(max_length=1000)] = []
+    names: Annotated[list[IdentityPattern], Field(max_length=1000)] = []
+    trailers: Annotated[list[IdentityPattern], Field(max_length=1000)] = []
+    pushers: Annotated[list[IdentityPattern], Field(max_length=1000)] = []
+
+    @model_validator(mode="after")
+    def _says_something(self) -> AgentEntry:
+        if not (self.emails or self.names or self.trailers or self.pushers):
+            raise ValueError("lists no emails, names, trailers or pushers")
+        return self
+
+
+class ConfigEntry(_Sourced):
+    tool: Text
+    paths: Annotated[list[PathPattern], Field(min_length=1, max_length=1000)]
+
+
+class CatalogueFile(_Strict):
+    version: Text
+    agent: Annotated[list[AgentEntry], Field(min_length=1, max_length=10_000)]
+    config: Annotated[list[ConfigEntry], Field(max_length=10_000)] = []
+
+
+
+class VendorEntry(_Sourced):
+    id: VendorId
+    name: Text
+    models: Annotated[list[ModelPattern], Field(min_length=1, max_length=1000)]
+
+
+class VendorTableFile(_Strict):
+    version: Text
+    vendor: Annotated[list[VendorEntry], Field(min_length=1, max_length=10_000)]
+
+
+
+class SchemeEntry(_Sourced):
+    """How a host, router or tool wraps a vendor's model names (gatecore/modelnames.py)."""
+
+    name: Text
+    dates: Words = []  # snapshot shapes: "########", "####-##-##"
+    modifiers: Words = []  # words the gate ignores (latest, thinking, high)
+    regions: Words = []  # Bedrock's geographic prefixes
+    providers: Words = []  # Bedrock's provider prefixes
+    suffixes: Words = []  # a version suffix after the last "-" of a Bedrock or Vertex id (v1)
+    iterated: Words = []  # one that is a version only before Bedrock's ":iteration" (gpt-oss-120b-1:0)
+    variants: Words = []  # after ":" (free, nitro; Bedrock's 0)
+    versions: Words = []  # after "@" (Vertex: 20250929, 001)
+    namespaces: Words = []  # path segments before "/"
+    deployments: Words = []  # path segments after which the name is the owner's
+    renames: Annotated[dict[str, Word], Field(max_length=1000)] = {}  # "provider.name" -> the vendor's name
+    aliases: Annotated[dict[Word, Word], Field(max_length=1000)] = {}  # a whole id -> the vendor's name
+    brackets: Words = []  # a "[...]" suffix (Claude Code's [1m])
+
+
+class FamilyEntry(_Sourced):
+    """How a vendor names its own models: the first word, the words that tell them apart."""
+
+    id: Annotated[str, Field(pattern=r"^[a-z][a-z0-9]*$", max_length=32)]
+    vendor: VendorId
+    also: Words = []  # other first words read as this family (chatgpt)
+    prefixes: Words = []  # words that may stand before the family word (meta, open)
+    words: Words = []
+    marks: Words = []  # version shapes besides numbers (v#, r#, #o)
+    drop: Words = []  # this family's words the gate ignores
+    sizes: bool = False  # sizes (70b, a22b) belong to its names
+    needs: Literal["", "word", "version", "either"] = ""
+    order: Literal["", "words-first"] = ""
+
+
+class ModelNamesFile(_Strict):
+    version: Text
+    scheme: Annotated[list[SchemeEntry], Field(min_length=1, max_length=1000)]
+    family: Annotated[list[FamilyEntry], Field(min_length=1, max_length=1000)]
+
+
+
+_T = TypeVar("_T", bound=BaseModel)
+
+
+def _table(model: type[_T], data: bytes, origin: str, what: str) -> tuple[_T, str]:
+    if len(data) > MAX_TABLE_BYTES:
+        raise GateError("GATE-CONFIG-POLICY", f"{origin}: the {what} is larger than {MAX_TABLE_BYTES} bytes")
+    doc, text = _toml(data, "GATE-CONFIG-POLICY", what, origin)
+    return _validated(model, doc, text, "GATE-CONFIG-POLICY", origin), text
+
+
+def parse_catalogue(data: bytes, origin: str) -> Catalogue:
+    """The agent catalogue (gatecore/catalogue.py) from its TOML; GATE-CONFIG-POLICY with each
+    problem's line and location (`agent[3].emails[0]: ...`) if malformed."""
+    model, text = _table(CatalogueFile, data, origin, "agent catalogue")
+    _unique(model.agent, "agent", origin, text)  # an agent and the config paths of its tool may share an id
+    _unique(model.config, "config", origin, text)
+    agents = tuple(Agent(a.id, a.name, tuple(a.sources), a.checked.isoformat(), tuple(a.emails), tuple(a.names),
+                         tuple(a.trailers), tuple(a.pushers)) for a in model.agent)
+    config = tuple(ConfigPaths(c.id, c.tool, tuple(c.sources), c.checked.isoformat(), tuple(c.paths))
+                   for c in model.config)
+    return Catalogue(model.version, agents, config)
+
+
+def parse_vendor_table(data: bytes, origin: str) -> VendorTable:
+    """The vendor table (gatecore/vendors.py) from its TOML; GATE-CONFIG-POLICY as the catalogue's."""
+    model, text = _table(VendorTableFile, data, origin, "vendor table")
+    _unique(model.vendor, "vendor", origin, text)
+    return VendorTable(model.version, tuple(Vendor(v.id, v.name, tuple(v.sources), v.checked.isoformat(),
+                                                   tuple(v.models)) for v in model.vendor))
+
+
+@dataclass(frozen=True, slots=True)
+class ModelTable:
+    """The model-id table: its entries (for docs and `gate attempt show`) and the plain form the
+    validated policy carries (`ModelNames.from_plain`)."""
+
+    version: str
+    schemes: tuple[SchemeEntry, ...]
+    families: tuple[FamilyEntry, ...]
+
+    @property
+    def plain(self) -> dict[str, Any]:
+        drop = {"name", "sources", "checked"}
+        return {"version": self.version,
+                "schemes": [s.model_dump(mode="json", exclude=drop) for s in self.schemes],
+                "families": [f.model_dump(mode="json", exclude=drop) for f in self.families]}
+
+
+def parse_model_names(data: bytes, origin: str) -> ModelTable:
+    """The model-id table (gatecore/modelnames.py) from its TOML; GATE-CONFIG-POLICY as the
+    catalogue's, and when an alias or rename names a model the table itself does not place."""
+    from .modelnames import ModelNames, Unplaced
+
+    model, text = _table(ModelNamesFile, data, origin, "model-id table")
+    _unique(model.scheme, "scheme", origin, text)
+    _unique(model.family, "family", origin, text)
+    table = ModelTable(model.version, tuple(model.scheme), tuple(model.family))
+    names = ModelNames.from_plain(table.plain)
+    for i, scheme in enumerate(model.scheme):
+        for key in ("aliases", "renames"):
+            for name, target in getattr(scheme, key).items():
+                if isinstance(found := names.read(target), Unplaced):
+                    raise GateError("GATE-CONFIG-POLICY", configerrors.located(
+                        origin, text, ("scheme", i, key, name), f"{target!r} is placed by no scheme: {found.detail}"))
+    return table
 
 
 # --- keyrings and key files -------------------------------------------------------------

@@ -7,8 +7,11 @@ another agent of the same vendor wrote; `[review] independent` makes the gate as
 * `"off"` (default): not asked;
 * `"model"`: the reviewing model (the one the ledger has on record for the attempt) must not be
   the model that wrote the change (the ledger's `author_model`, sealed by the orchestrator when it
-  opened the attempt), compared in canonical form (`vendors.canonical_model`):
-  `GATE-REVIEW-SAME-MODEL`;
+  opened the attempt), both ids read by their providers' naming schemes (`gatecore.modelnames`:
+  `us.deepseek.r1-v1:0` and `deepseek/deepseek-r1` are one model): `GATE-REVIEW-SAME-MODEL`. An
+  id no scheme places (a customer's deployment name, a word the table does not know) cannot be
+  told apart from the other model, so it is refused, `GATE-REVIEW-MODEL-UNPLACED`, until the
+  table or the policy's `[review.models]` names it;
 * `"vendor"`: that, and no vendor in common (`GATE-REVIEW-SAME-VENDOR`). The author's vendors are
   the one the orchestrator recorded (`author_vendor`) and those the vendor table gives its model;
   the reviewer's, those the table gives the reviewing model. A model without a known vendor is
@@ -27,7 +30,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from .findings import Failure
-from .vendors import canonical_model, vendors_of
+from .modelnames import ModelName, ModelNames, Unplaced
+from .vendors import vendors_of
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,12 +53,14 @@ class Independence:
     setting: str  # [review] independent
     author: Author
     table: Sequence[tuple[str, str, str]] = ()  # Policy.review_vendors
+    names: ModelNames | None = None  # Policy.model_reader(): how model ids are read (None: none placed)
 
     def failures(self, reviewer: str) -> list[Failure]:
-        return failures(self.setting, self.author, reviewer, self.table)
+        return failures(self.setting, self.author, reviewer, self.table, self.names)
 
 
-def failures(setting: str, author: Author, reviewer: str, table: Sequence[tuple[str, str, str]]) -> list[Failure]:
+def failures(setting: str, author: Author, reviewer: str, table: Sequence[tuple[str, str, str]],
+             names: ModelNames | None = None) -> list[Failure]:
     """Why `reviewer` (the model on record for the attempt) is not independent of `author` under
     `setting` ("off", "model" or "vendor"); empty when it is, or when nothing is asked."""
     if setting == "off":
@@ -64,24 +70,34 @@ def failures(setting: str, author: Author, reviewer: str, table: Sequence[tuple[
                         "the ledger does not say which model wrote this attempt's change (opened without "
                         "--author-model, or before the gate recorded authors), so the reviewer's independence "
                         f"cannot be shown ([review] independent = {setting!r})")]
-    if canonical_model(author.model) == canonical_model(reviewer):
+    theirs_name, ours_name = _read(names, author.model), _read(names, reviewer)
+    unplaced = [Failure("GATE-REVIEW-MODEL-UNPLACED", field,
+                        f"the {role} {r.id} is placed by no model-id scheme ({r.detail}), so it cannot be told "
+                        f"apart from {other}: name it in the policy's [review.models]")
+                for role, field, r, other in (("author's model", "author_model", theirs_name, "the reviewing model"),
+                                              ("reviewing model", "model_id", ours_name, "the author's model"))
+                if isinstance(r, Unplaced)]
+    if isinstance(theirs_name, Unplaced) or isinstance(ours_name, Unplaced):
+        return unplaced
+    if theirs_name.same_model(ours_name):
+        both = (f"both read {ours_name.canonical}" if ours_name.canonical == theirs_name.canonical else
+                f"{ours_name.canonical} and {theirs_name.canonical} are one model")
         return [Failure("GATE-REVIEW-SAME-MODEL", "model_id",
-                        f"the reviewing model {reviewer} is the model that wrote the change ({author.model}; both "
-                        f"read {canonical_model(reviewer)})")]
+                        f"the reviewing model {reviewer} is the model that wrote the change ({author.model}; {both})")]
     if setting != "vendor":
         return []
-    theirs = vendors_of(author.model, table)
+    theirs = vendors_of(theirs_name.canonical, table)
     if author.vendor is not None:
         theirs.setdefault(author.vendor, "the ledger's author_vendor")
-    ours = vendors_of(reviewer, table)
+    ours = vendors_of(ours_name.canonical, table)
     out = []
     if not theirs:
         out.append(Failure("GATE-REVIEW-VENDOR-UNKNOWN", "author_model",
-                           f"no vendor is known for the author's model {author.model} ({canonical_model(author.model)})"
+                           f"no vendor is known for the author's model {author.model} ({theirs_name.canonical})"
                            ": name it in the policy's [review.vendors], or record --author-vendor"))
     if not ours:
         out.append(Failure("GATE-REVIEW-VENDOR-UNKNOWN", "model_id",
-                           f"no vendor is known for the reviewing model {reviewer} ({canonical_model(reviewer)}): "
+                           f"no vendor is known for the reviewing model {reviewer} ({ours_name.canonical}): "
                            "name it in the policy's [review.vendors]"))
     if out:
         return out
@@ -92,3 +108,9 @@ def failures(setting: str, author: Author, reviewer: str, table: Sequence[tuple[
                         f"the reviewing model {reviewer} is {v}'s ({ours[v]}), and so is the model that wrote the "
                         f"change, {author.model} ({theirs[v]})")]
     return []
+
+
+def _read(names: ModelNames | None, model_id: str) -> ModelName | Unplaced:
+    if names is None:
+        return Unplaced(model_id, "", "the policy carries no model-id table")
+    return names.read(model_id)

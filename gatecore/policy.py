@@ -31,9 +31,12 @@ from __future__ import annotations
 import posixpath
 import re
 import unicodedata
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, get_args
+from typing import TYPE_CHECKING, Any, Literal, get_args
+
+if TYPE_CHECKING:
+    from .modelnames import ModelNames
 
 MAX_POLICY_BYTES = 1 << 20
 #: The allowed values of each setting, defined once: `configschema.PolicyModel` validates with them.
@@ -333,6 +336,9 @@ DEFAULT_MAX_NEW_COMMITS = 100_000
 
 @dataclass(frozen=True, slots=True)
 class Policy:
+    """The policy as the engine reads it. Built by `from_plain` only, from the validated form:
+    every field is required here, and each default is written once, in `configschema.PolicyModel`."""
+
     mode: Mode
     rules: tuple[FreezeRule, ...]
     delete: str
@@ -340,24 +346,37 @@ class Policy:
     trusted_pushers: tuple[IdentityGlob, ...]
     deadline_seconds: float | None  # None: the platform's default (deadline_for)
     max_violations_shown: int
-    replace: str = "trusted"
-    noncanonical_modes: str = "refuse-frozen"
-    catalogue_version: str | None = None  # the agent catalogue the named sets were expanded from
+    replace: str
+    noncanonical_modes: str
+    catalogue_version: str | None  # the agent catalogue the named sets were expanded from
     #: refs whose every new commit must carry a valid signature by a key in the allowed signers
-    require_signatures: tuple[RefGlob, ...] = ()
+    require_signatures: tuple[RefGlob, ...]
     #: who may approve a restricted write of a frozen path ([approvals]; empty: approvals off)
-    approvers: tuple[IdentityGlob, ...] = ()
-    approval_max_seconds: int = 72 * 3600
-    #: [pushers] anonymous: "restricted" (default) or "unrestricted"
-    anonymous: str = "restricted"
-    max_ref_updates: int = DEFAULT_MAX_REF_UPDATES  # [limits]: more in one push is GATE-LIMIT-REFS
-    max_new_commits: int = DEFAULT_MAX_NEW_COMMITS  # [limits]: more in one walk is GATE-LIMIT-COMMITS
+    approvers: tuple[IdentityGlob, ...]
+    approval_max_seconds: int
+    #: [pushers] anonymous: "restricted" or "unrestricted"
+    anonymous: str
+    max_ref_updates: int  # [limits]: more in one push is GATE-LIMIT-REFS
+    max_new_commits: int  # [limits]: more in one walk is GATE-LIMIT-COMMITS
     #: [review] independent: "off", "model" or "vendor" (gatecore.independence)
-    independent: str = "off"
+    independent: str
     #: (glob on canonical model ids, vendor, where it came from): the policy's [review.vendors], then the
     #: packaged vendor table (gatecore.vendors.merged); filled when independent = "vendor"
-    review_vendors: tuple[tuple[str, str, str], ...] = ()
-    vendor_table_version: str | None = None
+    review_vendors: tuple[tuple[str, str, str], ...]
+    vendor_table_version: str | None
+    #: [review.models]: model ids no naming scheme places -> the model they serve (or themselves)
+    model_aliases: Mapping[str, str]
+    #: the model-id table's plain form (gatecore/data/models.toml), carried when independent is not "off"
+    model_names: Mapping[str, Any] | None
+
+    def model_reader(self) -> ModelNames | None:
+        """The model-id table and the policy's aliases, ready to read ids (None: not carried,
+        independent = "off"). Imported here, not at start-up: only a review push reads model ids."""
+        if self.model_names is None:
+            return None
+        from .modelnames import ModelNames
+
+        return ModelNames.from_plain(self.model_names, self.model_aliases)
 
     def deadline_for(self, platform: str) -> float:
         """The hook's deadline: the policy's, else the platform's default. GitHub Enterprise gives
@@ -410,63 +429,133 @@ class Policy:
         validation, keyed by the source's SHA-256). Nothing is validated again here: the
         globs are compiled and each setting is taken to be one of its `Literal` values, so a
         form that is not such a dump raises KeyError, TypeError or ValueError, never yields a
-        policy."""
-        def strs(value: Any) -> list[str]:
-            if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-                raise TypeError("expected a list of strings")
-            return value
+        policy. Every field but the rules is read by `SETTINGS`; a key is added there and in
+        the model."""
+        values = {name: read(_at(doc, path)) for name, path, read in SETTINGS}
+        restricted = values["anonymous"] == "restricted"
+        rules = tuple(_rule(i, r, restricted) for i, r in enumerate(_list(doc["freeze"])))
+        return cls(rules=rules, **values)
 
-        def globs(kind: type[IdentityGlob] | type[RefGlob], value: Any) -> tuple[Any, ...]:
-            return tuple(kind.compile(x) for x in strs(value))
 
-        def number(value: Any, kinds: type | tuple[type, ...] = int) -> Any:
-            if isinstance(value, bool) or not isinstance(value, kinds):
-                raise TypeError("expected a number")
-            return value
+# --- reading the plain form ---------------------------------------------------------------------
 
-        anonymous = one_of(doc["pushers"]["anonymous"], AnonymousAction, "pushers.anonymous")
-        rules = []
-        for i, r in enumerate(doc["freeze"]):
-            name = r["name"]
-            if not isinstance(name, str):
-                raise TypeError("rule name")
-            origins = r.get("origins", {})  # key -> pattern -> the named set it came from
-            if not isinstance(origins, Mapping) or not all(isinstance(v, Mapping) for v in origins.values()):
-                raise TypeError("rule origins")
+def _at(doc: Mapping[str, Any], path: tuple[str, ...]) -> Any:
+    value: Any = doc
+    for key in path:
+        if not isinstance(value, Mapping):
+            raise TypeError(f"{'.'.join(path)}: expected a table")
+        value = value[key]
+    return value
 
-            def identities(key: str, rule: Mapping[str, Any] = r, origins: Mapping[str, Any] = origins
-                           ) -> tuple[IdentityGlob, ...]:
-                where = origins.get(key, {})
-                return tuple(IdentityGlob.compile(p, str(where.get(p, ""))) for p in strs(rule[key]))
 
-            rules.append(FreezeRule(
-                index=i, name=name,
-                paths=tuple(PathGlob.compile(p, str(origins.get("paths", {}).get(p, ""))) for p in strs(r["paths"])),
-                authors=identities("authors"), pushers=identities("pushers"),
-                refs=None if r["refs"] is None else globs(RefGlob, r["refs"]),
-                names=identities("names"), trailers=identities("trailers"), signers=identities("signers"),
-                anonymous_restricted=anonymous == "restricted",
-            ))
-        refs, limits, approvals, review = doc["refs"], doc["limits"], doc["approvals"], doc["review"]
-        deadline = limits["deadline_seconds"]
-        rows = review["table"]
-        if not isinstance(rows, list) or not all(isinstance(r, list) and len(r) == 3 for r in rows):
-            raise TypeError("review.table")
-        return cls(
-            mode=one_of(doc["mode"], Mode, "mode"), rules=tuple(rules),
-            delete=one_of(refs["delete"], RefAction, "refs.delete"),
-            force=one_of(refs["force"], RefAction, "refs.force"),
-            trusted_pushers=globs(IdentityGlob, doc["trusted"]["pushers"]),
-            deadline_seconds=None if deadline is None else float(number(deadline, (int, float))),
-            max_violations_shown=number(limits["max_violations_shown"]),
-            replace=one_of(refs["replace"], ReplaceAction, "refs.replace"),
-            noncanonical_modes=one_of(doc["objects"]["noncanonical_modes"], ModeAction, "objects.noncanonical_modes"),
-            catalogue_version=doc["catalogue_version"],
-            require_signatures=globs(RefGlob, doc["signatures"]["require"]),
-            approvers=globs(IdentityGlob, approvals["approvers"]),
-            approval_max_seconds=number(approvals["max_hours"]) * 3600, anonymous=anonymous,
-            max_ref_updates=number(limits["max_ref_updates"]), max_new_commits=number(limits["max_new_commits"]),
-            independent=one_of(review["independent"], Independence, "review.independent"),
-            review_vendors=tuple((str(g), str(v), str(o)) for g, v, o in rows),
-            vendor_table_version=review["table_version"],
-        )
+def _list(value: Any) -> list[Any]:
+    if not isinstance(value, list):
+        raise TypeError("expected a list")
+    return value
+
+
+def _strs(value: Any) -> list[str]:
+    items = _list(value)
+    if not all(isinstance(v, str) for v in items):
+        raise TypeError("expected a list of strings")
+    return items
+
+
+def _int(value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError("expected an integer")
+    return value
+
+
+def _seconds(value: Any) -> float | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise TypeError("expected a number")
+    return float(value)
+
+
+def _text(value: Any) -> str | None:
+    if value is not None and not isinstance(value, str):
+        raise TypeError("expected a string")
+    return value
+
+
+def _literal(allowed: Any, where: str) -> Callable[[Any], Any]:
+    return lambda value: one_of(value, allowed, where)
+
+
+def _globs(kind: type[IdentityGlob] | type[RefGlob]) -> Callable[[Any], tuple[Any, ...]]:
+    return lambda value: tuple(kind.compile(x) for x in _strs(value))
+
+
+def _rows(value: Any) -> tuple[tuple[str, str, str], ...]:
+    rows = _list(value)
+    if not all(isinstance(r, list) and len(r) == 3 and all(isinstance(x, str) for x in r) for r in rows):
+        raise TypeError("review.table: expected [glob, vendor, origin] rows")
+    return tuple((g, v, o) for g, v, o in rows)
+
+
+def _aliases(value: Any) -> dict[str, str]:
+    if not isinstance(value, Mapping) or not all(isinstance(k, str) and isinstance(v, str) for k, v in value.items()):
+        raise TypeError("review.models: expected a table of strings")
+    return dict(value)
+
+
+def _names(value: Any) -> Mapping[str, Any] | None:
+    """The model-id table's plain form (read when a review push asks, `Policy.model_reader`)."""
+    if value is None:
+        return None
+    if not isinstance(value, Mapping) or not isinstance(value.get("version"), str) or not (
+            isinstance(value.get("schemes"), list) and isinstance(value.get("families"), list)):
+        raise TypeError("review.names: expected the model-id table's plain form")
+    return value
+
+
+#: Every `Policy` field but `rules`: (field, its path in the plain form, how it is read). The model
+#: (`configschema.PolicyModel`) holds each key's bounds and default; `validate_policy` adds what it
+#: took from the data tables (catalogue_version, review.table, review.table_version, review.names).
+SETTINGS: tuple[tuple[str, tuple[str, ...], Callable[[Any], Any]], ...] = (
+    ("mode", ("mode",), _literal(Mode, "mode")),
+    ("delete", ("refs", "delete"), _literal(RefAction, "refs.delete")),
+    ("force", ("refs", "force"), _literal(RefAction, "refs.force")),
+    ("trusted_pushers", ("trusted", "pushers"), _globs(IdentityGlob)),
+    ("deadline_seconds", ("limits", "deadline_seconds"), _seconds),
+    ("max_violations_shown", ("limits", "max_violations_shown"), _int),
+    ("replace", ("refs", "replace"), _literal(ReplaceAction, "refs.replace")),
+    ("noncanonical_modes", ("objects", "noncanonical_modes"), _literal(ModeAction, "objects.noncanonical_modes")),
+    ("catalogue_version", ("catalogue_version",), _text),
+    ("require_signatures", ("signatures", "require"), _globs(RefGlob)),
+    ("approvers", ("approvals", "approvers"), _globs(IdentityGlob)),
+    ("approval_max_seconds", ("approvals", "max_hours"), lambda value: _int(value) * 3600),
+    ("anonymous", ("pushers", "anonymous"), _literal(AnonymousAction, "pushers.anonymous")),
+    ("max_ref_updates", ("limits", "max_ref_updates"), _int),
+    ("max_new_commits", ("limits", "max_new_commits"), _int),
+    ("independent", ("review", "independent"), _literal(Independence, "review.independent")),
+    ("review_vendors", ("review", "table"), _rows),
+    ("vendor_table_version", ("review", "table_version"), _text),
+    ("model_aliases", ("review", "models"), _aliases),
+    ("model_names", ("review", "names"), _names),
+)
+
+
+def _rule(index: int, r: Any, anonymous_restricted: bool) -> FreezeRule:
+    """One `[[freeze]]` rule of the plain form, its globs compiled with the named set each came from."""
+    if not isinstance(r, Mapping) or not isinstance(r["name"], str):
+        raise TypeError("rule name")
+    origins = r.get("origins", {})  # key -> pattern -> the named set it came from
+    if not isinstance(origins, Mapping) or not all(isinstance(v, Mapping) for v in origins.values()):
+        raise TypeError("rule origins")
+
+    def identities(key: str) -> tuple[IdentityGlob, ...]:
+        where = origins.get(key, {})
+        return tuple(IdentityGlob.compile(p, str(where.get(p, ""))) for p in _strs(r[key]))
+
+    return FreezeRule(
+        index=index, name=r["name"],
+        paths=tuple(PathGlob.compile(p, str(origins.get("paths", {}).get(p, ""))) for p in _strs(r["paths"])),
+        authors=identities("authors"), pushers=identities("pushers"),
+        refs=None if r["refs"] is None else _globs(RefGlob)(r["refs"]),
+        names=identities("names"), trailers=identities("trailers"), signers=identities("signers"),
+        anonymous_restricted=anonymous_restricted,
+    )

@@ -26,12 +26,16 @@ def describe(policy: Policy) -> list[str]:
     lines.append(f"  pushers.anonymous: {policy.anonymous}" + (
         " (git daemon and unauthenticated http pushes are restricted)" if policy.anonymous == "restricted" else ""))
     own = sorted({vendor for _, vendor, origin in policy.review_vendors if origin == FROM_POLICY})
+    names = "" if policy.model_names is None else (
+        f"; model ids read by the model-id table {policy.model_names.get('version')}"
+        + (f" and the policy's [review.models] ({len(policy.model_aliases)})" if policy.model_aliases else "")
+        + ", an id none places refused")
     lines.append(f"  review.independent: {policy.independent}" + {
         "off": " (a review by the model that wrote the change is not refused)",
-        "model": " (a review by the model that wrote the change is refused)",
+        "model": f" (a review by the model that wrote the change is refused{names})",
         "vendor": f" (a review by a model of the author's vendor is refused; vendor table "
                   f"{policy.vendor_table_version}" + (f", and the policy's vendors {', '.join(own)}" if own else "")
-                  + ")"}[policy.independent])
+                  + f"{names})"}[policy.independent])
     lines.append(f"  limits: at most {policy.max_ref_updates} ref updates and {policy.max_new_commits} new commits "
                  "a push")
     return lines

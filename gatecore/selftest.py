@@ -19,6 +19,7 @@ from . import strictjson
 from .binding import Decision, Expectations, decide
 from .independence import Author, Independence
 from .keys import Keyring, SigningKey, ephemeral_pair
+from .modelnames import ModelNames
 from .seal import sign
 
 NOW = 1_790_000_000
@@ -64,6 +65,27 @@ DECISION_TABLE: tuple[TableRow, ...] = (
 SELFTEST_VENDORS = (("claude-*", "anthropic", "selftest"), ("gpt-*", "openai", "selftest"))
 AUTHOR = "claude-sonnet-4-5-20250929"
 
+
+def _scheme(**fields: Any) -> dict[str, Any]:
+    keys = ("dates", "modifiers", "regions", "providers", "suffixes", "iterated", "variants", "versions", "namespaces",
+            "deployments", "brackets")
+    return {"id": "selftest", **{key: [] for key in keys}, "renames": {}, "aliases": {}, **fields}
+
+
+def _family(fid: str, words: list[str], **fields: Any) -> dict[str, Any]:
+    return {"id": fid, "vendor": "selftest", "also": [], "prefixes": [], "words": words, "marks": [], "drop": [],
+            "sizes": False, "needs": "", "order": "", **fields}
+
+
+#: How the independence rows read model ids (the packaged table, gatecore/data/models.toml, is data
+#: the engine is given): Anthropic's and OpenRouter's names for Claude and GPT, a family of no known
+#: vendor (acme), and nothing else.
+SELFTEST_NAMES = ModelNames.from_plain({
+    "version": "selftest",
+    "schemes": [_scheme(dates=["########"], namespaces=["anthropic", "openai"], deployments=["azure"])],
+    "families": [_family("claude", ["opus", "sonnet", "haiku"], needs="word", order="words-first"),
+                 _family("gpt", ["mini"], needs="either"), _family("acme", ["coder"])]})
+
 #: Reviewer independence (docs/receipts.md): rows the naive gate, which never asks, accepts.
 INDEPENDENCE_TABLE: tuple[TableRow, ...] = (
     TableRow("same model as the author (model)", "accept", "reject", ("model_id",),
@@ -75,6 +97,9 @@ INDEPENDENCE_TABLE: tuple[TableRow, ...] = (
              independent="vendor", author=AUTHOR, reviewer="acme-coder-1", codes=("GATE-REVIEW-VENDOR-UNKNOWN",)),
     TableRow("no author on record (model)", "accept", "reject", ("author_model",),
              independent="model", author=None, reviewer="gpt-5", codes=("GATE-REVIEW-AUTHOR-UNKNOWN",)),
+    TableRow("reviewer's model name unplaced (model)", "accept", "reject", ("model_id",),
+             independent="model", author=AUTHOR, reviewer="azure/team-deployment",
+             codes=("GATE-REVIEW-MODEL-UNPLACED",)),
     TableRow("another vendor's reviewer (vendor)", "accept", "accept", (),
              independent="vendor", author=AUTHOR, reviewer="gpt-5"),
 )
@@ -137,7 +162,7 @@ def run_row(kit: Kit, row: TableRow) -> tuple[Decision, bool | None]:
     observed = replace(kit.expected, **reviewer, **row.observed_changes)
     data = None if row.missing else kit.seal(doc)
     question = (None if row.independent == "off"
-                else Independence(row.independent, Author(row.author), SELFTEST_VENDORS))
+                else Independence(row.independent, Author(row.author), SELFTEST_VENDORS, SELFTEST_NAMES))
     decision = decide(data, observed, kit.keyring, NOW, question)
     naive = None if row.missing else naive_accept(doc, observed.diff_sha256)
     return decision, naive

@@ -9,10 +9,9 @@ policy from a commit). Every failure is a configuration error with the file's co
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 from ..errors import GateError
 from ..keys import MAX_KEYFILE_BYTES, MAX_KEYRING_BYTES, Keyring, SigningKey, keyring_from_plain
@@ -22,65 +21,66 @@ from . import files
 if TYPE_CHECKING:
     from ..allowedsigners import AllowedSigners
     from ..catalogue import Catalogue
+    from ..configschema import ModelTable
     from ..signatures import TrustedKeys
     from ..vendors import VendorTable
 
-T = TypeVar("T")
-
-#: The package's data tables, shipped with it: the agent catalogue (gatecore/catalogue.py) and the
-#: vendor table (gatecore/vendors.py).
+#: The package's data tables, shipped with it: the agent catalogue (gatecore/catalogue.py), the
+#: vendor table (gatecore/vendors.py) and the model-id table (gatecore/modelnames.py).
 CATALOGUE_PATH = Path(__file__).resolve().parent.parent / "data" / "agents.toml"
 VENDORS_PATH = CATALOGUE_PATH.with_name("vendors.toml")
+MODELS_PATH = CATALOGUE_PATH.with_name("models.toml")
 
 
-def _data_bytes(path: Path, what: str, cap: int) -> bytes:
-    return files.read_capped(path, "GATE-CONFIG-POLICY", what, cap)
+def _data_bytes(path: Path, what: str) -> bytes:
+    from ..tables import MAX_TABLE_BYTES
 
-
-def _data_table(path: Path, data: bytes, parse: Callable[[bytes], T]) -> T:
-    try:
-        return parse(data)
-    except ValueError as exc:
-        raise GateError("GATE-CONFIG-POLICY", f"{path}: {exc}") from None
+    return files.read_capped(path, "GATE-CONFIG-POLICY", what, MAX_TABLE_BYTES)
 
 
 def catalogue_bytes() -> bytes:
-    from ..tables import MAX_TABLE_BYTES
-
-    return _data_bytes(CATALOGUE_PATH, "agent catalogue", MAX_TABLE_BYTES)
+    return _data_bytes(CATALOGUE_PATH, "agent catalogue")
 
 
 def load_catalogue() -> Catalogue:
-    from ..catalogue import parse
+    from ..configschema import parse_catalogue
 
-    return _data_table(CATALOGUE_PATH, catalogue_bytes(), parse)
+    return parse_catalogue(catalogue_bytes(), str(CATALOGUE_PATH))
 
 
 def vendor_bytes() -> bytes:
-    from ..tables import MAX_TABLE_BYTES
-
-    return _data_bytes(VENDORS_PATH, "vendor table", MAX_TABLE_BYTES)
+    return _data_bytes(VENDORS_PATH, "vendor table")
 
 
 def load_vendor_table() -> VendorTable:
-    from ..vendors import parse
+    from ..configschema import parse_vendor_table
 
-    return _data_table(VENDORS_PATH, vendor_bytes(), parse)
+    return parse_vendor_table(vendor_bytes(), str(VENDORS_PATH))
+
+
+def model_names_bytes() -> bytes:
+    return _data_bytes(MODELS_PATH, "model-id table")
+
+
+def load_model_names() -> ModelTable:
+    from ..configschema import parse_model_names
+
+    return parse_model_names(model_names_bytes(), str(MODELS_PATH))
 
 
 def _policy_salt() -> str:
-    """What a policy's validated form depends on besides its bytes: the catalogue's and the
-    vendor table's bytes."""
+    """What a policy's validated form depends on besides its bytes: the data tables' bytes."""
     import hashlib
 
     return ("catalogue:" + hashlib.sha256(catalogue_bytes()).hexdigest()[:32]
-            + " vendors:" + hashlib.sha256(vendor_bytes()).hexdigest()[:32])
+            + " vendors:" + hashlib.sha256(vendor_bytes()).hexdigest()[:32]
+            + " models:" + hashlib.sha256(model_names_bytes()).hexdigest()[:32])
 
 
 def _validate_policy(data: bytes, origin: str) -> Any:
     from ..configschema import validate_policy
 
-    return validate_policy(data, origin, load_catalogue(), load_vendor_table())
+    return validate_policy(data, origin, load_catalogue(), load_vendor_table(), load_model_names())
 
 
 def _validate_keyring(data: bytes, origin: str) -> Any:

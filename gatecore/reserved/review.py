@@ -138,7 +138,7 @@ def _decide(ctx: ReservedContext, u: RefUpdate, attempt: str, state: AttemptStat
         from ..independence import Author, Independence
 
         question = Independence(ctx.policy.independent, Author(state.author_model, state.author_vendor),
-                                ctx.policy.review_vendors)
+                                ctx.policy.review_vendors, ctx.policy.model_reader())
         failures += question.failures(state.model_id or "")
     if receipt is None or data is None:
         return failures

@@ -137,19 +137,22 @@ def people(state: ledger.AttemptState) -> list[str]:
     """`gate attempt show`'s first lines: who wrote the change, who reviews it, who started it,
     each model with its vendors (the ledger's, then the packaged vendor table's; a server's policy
     may add more) and its canonical form (`gatecore.vendors`)."""
-    from ..adapters.config import load_vendor_table
-    from ..vendors import canonical_model, merged, vendors_of
+    from ..adapters.config import load_model_names, load_vendor_table
+    from ..modelnames import ModelNames, Unplaced, reading
+    from ..vendors import merged, vendors_of
 
     table = load_vendor_table()
     rows = [(g, v, o) for g, v, o in merged(table, {})]
+    names = ModelNames.from_plain(load_model_names().plain)
 
     def model(m: str | None, recorded: str | None = None) -> str:
         if m is None:
             return "not recorded"
-        found = list(vendors_of(m, rows))
+        read = names.read(m)
+        found = [] if isinstance(read, Unplaced) else list(vendors_of(read.canonical, rows))
         vendors = ([f"{recorded} (on record)"] if recorded else []) + [
             f"{v} (vendor table {table.version})" for v in found if v != recorded]
-        return m + f", read as {canonical_model(m)}; vendor " + (", ".join(vendors) or "unknown")
+        return m + f", {reading(read)}; vendor " + (", ".join(vendors) or "unknown")
 
     return [f"author: {model(state.author_model, state.author_vendor)}",
             f"reviewer: {model(state.model_id) if state.model_id else 'no model selected yet'}",

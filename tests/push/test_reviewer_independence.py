@@ -5,10 +5,12 @@ Every ledger record and review is written and pushed by the trusted side's own c
 policy is installed with `gate server install`: a review by another model of the author's vendor
 is refused (`GATE-REVIEW-SAME-VENDOR`) and nothing moves; after a failover to another vendor's
 model the same change passes; an attempt opened without an author cannot show independence; a
-reviewer of unknown vendor passes once the policy names its vendor; under `"model"` the author's
-model under another name is refused. `gate attempt show` names author, reviewer and initiator, and
+reviewer whose id no naming scheme places (an Azure deployment) is refused until the policy names
+the model it serves, and a model of its own passes once the policy names its vendor; under
+`"model"` the author's model under another name (OpenRouter's and Bedrock's, Cursor's word order,
+the policy's alias) is refused. `gate attempt show` names author, reviewer and initiator, and
 the exported attestation carries them. The decision's permutations run in-process
-(tests/unit/test_vendors.py).
+(tests/unit/test_vendors.py, tests/unit/test_modelnames.py).
 """
 
 from __future__ import annotations
@@ -104,16 +106,23 @@ def test_an_attempt_opened_without_an_author_cannot_show_independence(lab: Lab) 
     assert "gate attempt open ... --author-model" in out.output  # the hint says what to do
 
 
-def test_a_reviewer_of_unknown_vendor_passes_once_the_policy_names_its_vendor(lab: Lab, policy: Path) -> None:
+def test_a_reviewer_no_scheme_places_is_refused_until_the_policy_names_its_model_and_vendor(
+        lab: Lab, policy: Path) -> None:
     attempt = opened(lab, "acme-coder-1")
     receipt = lab.record(attempt, lab.change(f"c-{attempt}"))
     before = lab.snapshot()
     out = lab.push_review(attempt, receipt)
+    assert_refused(lab, before, out, "GATE-REVIEW-MODEL-UNPLACED")
+    assert "acme-coder-1 is placed by no model-id scheme" in out.output and "[review.models]" in out.output
+    policy.write_text(VENDOR_POLICY + '[review.models]\n"acme-coder-1" = "acme-coder-1"\n')
+    lab.server.install("--policy", str(policy))
+    out = lab.push_review(attempt, receipt)  # a model of its own: of no known vendor yet
     assert_refused(lab, before, out, "GATE-REVIEW-VENDOR-UNKNOWN")
     assert "[review.vendors]" in out.output
-    policy.write_text(VENDOR_POLICY + '[review.vendors]\nacme = ["acme-*"]\n')
+    policy.write_text(VENDOR_POLICY + '[review.models]\n"acme-coder-1" = "acme-coder-1"\n'
+                                      '[review.vendors]\nacme = ["acme-coder-*"]\n')
     lab.server.install("--policy", str(policy))
-    out = lab.push_review(attempt, receipt)  # the same receipt: the refused push used nothing
+    out = lab.push_review(attempt, receipt)  # the same receipt: the refused pushes used nothing
     assert out.ok, out.output
 
 
@@ -129,3 +138,44 @@ def test_under_model_the_authors_model_by_another_name_is_refused(lab: Lab, poli
     result = lab.append(attempt, "failover", model_id="claude-opus-4-1")  # the vendor's other model: "model" allows it
     assert result is not None and result.ok, result
     assert lab.push_review(attempt, lab.record(attempt, head)).ok
+
+
+@pytest.mark.parametrize("author,reviewer,read", [
+    ("deepseek/deepseek-r1", "us.deepseek.r1-v1:0", "both read deepseek-r1"),  # OpenRouter's, Bedrock's
+    ("claude-4.5-sonnet", "claude-sonnet-4-5-20250929", "both read claude-sonnet-4-5"),  # Cursor's word order
+    ("claude-sonnet-4-5-20250929", "sonnet", "claude-sonnet and claude-sonnet-4-5 are one model"),  # Claude Code
+])
+def test_under_model_two_names_of_one_model_are_refused(lab: Lab, policy: Path, author: str, reviewer: str,
+                                                         read: str) -> None:
+    """Both were accepted before: Bedrock's prefix was stripped with its vendor (the id read `r1`),
+    and Cursor's word order read as another model."""
+    policy.write_text(LAB_POLICY + '[review]\nindependent = "model"\n')
+    lab.server.install("--policy", str(policy))
+    attempt = opened(lab, reviewer, author=Author(author))
+    before = lab.snapshot()
+    out = lab.push_review(attempt, lab.record(attempt, lab.change(f"c-{attempt}")))
+    assert_refused(lab, before, out, "GATE-REVIEW-SAME-MODEL")
+    assert codes_of(out) == {"GATE-REVIEW-SAME-MODEL"} and read in out.output, out.output
+
+
+def test_a_deployment_name_is_refused_until_the_policy_says_which_model_it_serves(lab: Lab, policy: Path) -> None:
+    """Azure's deployment names are chosen by their owner: `azure/team-gpt` could be any model, so
+    it is refused under "model"; once the policy names the model it serves, it is judged as that."""
+    policy.write_text(LAB_POLICY + '[review]\nindependent = "model"\n')
+    lab.server.install("--policy", str(policy))
+    attempt = opened(lab, "azure/team-claude")
+    head = lab.change(f"c-{attempt}")
+    receipt = lab.record(attempt, head)
+    before = lab.snapshot()
+    out = lab.push_review(attempt, receipt)
+    assert_refused(lab, before, out, "GATE-REVIEW-MODEL-UNPLACED")
+    assert "'azure/'" in out.output and "named by its owner" in out.output
+    policy.write_text(LAB_POLICY + '[review]\nindependent = "model"\n[review.models]\n'
+                                   '"azure/team-claude" = "claude-sonnet-4-5"\n')
+    lab.server.install("--policy", str(policy))
+    out = lab.push_review(attempt, receipt)  # the author's model, by the policy's word
+    assert_refused(lab, before, out, "GATE-REVIEW-SAME-MODEL")
+    policy.write_text(LAB_POLICY + '[review]\nindependent = "model"\n[review.models]\n'
+                                   '"azure/team-claude" = "gpt-5"\n')
+    lab.server.install("--policy", str(policy))
+    assert lab.push_review(attempt, receipt).ok

@@ -17,7 +17,8 @@ from support.gitutil import ROOT, gate
 
 from gatecore import catalogue, trailers
 from gatecore.adapters.config import load_catalogue
-from gatecore.configschema import validate_policy
+from gatecore.configschema import parse_catalogue, validate_policy
+from gatecore.errors import GateError
 from gatecore.policy import FreezeRule, IdentityGlob, PathGlob, Policy, Signals, normalize_path
 
 
@@ -246,10 +247,25 @@ def test_named_sets_expand_with_their_origin() -> None:
                                      ("paths", ["@Agent-Config"], cat), ("paths", ["@known-agent"], cat)):
         with pytest.raises(ValueError):
             catalogue.expand(key, values, cat_or_none)
-    for bad in (b'version = "1"\n', b'version = "1"\n[[agent]]\nid = "x"\nname = "x"\nchecked = "2026-01-01"\n'
-                b'sources = ["s"]\n', b'version = "1"\n[[agent]]\nid = "x"\nname = "x"\nsources = ["s"]\nemails = ["a"]\n'):
-        with pytest.raises(ValueError):
-            catalogue.parse(bad)
+
+
+@pytest.mark.parametrize("text,said", [
+    ('version = "1"\n', "agents.toml: agent: agent is required here"),
+    ('version = "1"\n[[agent]]\nid = "x"\nname = "x"\nchecked = "2026-01-01"\nsources = ["s"]\n',
+     "agents.toml:2: agent[0]: lists no emails, names, trailers or pushers"),
+    ('version = "1"\n[[agent]]\nid = "x"\nname = "x"\nsources = ["s"]\nemails = ["a"]\n',
+     "agents.toml:2: agent[0].checked: checked is required here"),
+    ('version = "1"\n[[agent]]\nid = "x"\nname = "x"\nchecked = 2026-01-01\nsources = ["s"]\nemails = [3]\n',
+     "agents.toml:7: agent[0].emails[0]: must be a string (in quotes), not an integer"),
+    ('version = "1"\n[[agent]]\nid = "x"\nname = "x"\nchecked = 2026-01-01\nsources = ["s"]\nemails = ["a"]\n'
+     '[[config]]\nid = "y"\ntool = "t"\nchecked = 2026-01-01\nsources = ["s"]\npath = ["AGENTS.md"]\n',
+     "agents.toml:13: config[0].path: unknown key: did you mean paths?"),
+])
+def test_a_malformed_catalogue_is_refused_with_the_line_and_location(text: str, said: str) -> None:
+    """The catalogue is validated like the policy (pydantic, configerrors): file, line, location, fix."""
+    with pytest.raises(GateError) as err:
+        parse_catalogue(text.encode(), "agents.toml")
+    assert err.value.code == "GATE-CONFIG-POLICY" and said in err.value.detail, err.value.detail
 
 
 # --- @agent-config ----------------------------------------------------------------------------

@@ -107,6 +107,13 @@ def test_the_hooks_start_up_import_set_excludes_pydantic_and_typer() -> None:
     assert "pydantic" not in _imported("hooks.frozen_commit, hooks.frozen_push")
 
 
+def test_a_review_push_reads_model_ids_without_pydantic_or_the_tables_parsers() -> None:
+    """Reviewer independence reads model ids by the table the validated policy carries: the modules
+    a review push loads for it parse no table and load no pydantic (nor tomllib)."""
+    loaded = _imported("gatecore.reserved.review, gatecore.independence, gatecore.modelnames, gatecore.vendors")
+    assert not loaded & {"pydantic", "tomllib", "gatecore.configschema", "gatecore.catalogue"}, loaded
+
+
 def test_a_whole_hook_run_reads_through_git_without_pygit2_or_pydantic(tmp_path: Path) -> None:
     """The hook, run as receive-pack runs it on a real agent push (rejected: it writes a frozen
     file), loads neither pygit2 (git's own processes read the objects) nor pydantic, nor modules
@@ -128,7 +135,8 @@ def test_a_whole_hook_run_reads_through_git_without_pygit2_or_pydantic(tmp_path:
     assert rc == "1" and "GATE-FROZEN-PATH" in out.stderr, out.stdout[-500:] + out.stderr[-2000:]
     assert not set(modules.split()) & {"pygit2", "pydantic", "typer"}
     # nor the shipped tables' parsers (their bytes are hashed only), nor what parsing them needs
-    assert not set(modules.split()) & {"gatecore.catalogue", "gatecore.vendors", "tomllib", "datetime", "shutil"}
+    assert not set(modules.split()) & {"gatecore.catalogue", "gatecore.vendors", "gatecore.modelnames",
+                                       "gatecore.configschema", "tomllib", "datetime", "shutil"}
 
 
 def _code_arguments(tree: ast.AST) -> list[tuple[int, ast.expr]]:

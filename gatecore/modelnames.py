@@ -227,6 +227,15 @@ class ModelNames:
         if not text or len(text) > MAX_ID or _CHARS.fullmatch(text) is None:
             return Unplaced(given, "", "empty, too long, or holding characters no model id has")
         how: list[str] = []
+        unwrapped = self._suffixes(given, text, how)
+        if isinstance(unwrapped, Unplaced):
+            return unwrapped
+        text, variant, at = unwrapped
+        return self._spaces(given, text, variant, at, how)
+
+    def _suffixes(self, given: str, text: str, how: list[str]) -> tuple[str, str, str] | Unplaced:
+        """An ARN, a bracketed suffix, `:variant`s and an `@version` taken off the end (each named
+        in `how`): the rest, the variants and the `@`, or why no scheme names one of them."""
         if text.startswith("arn:"):
             arn = _ARN.fullmatch(text)
             if arn is None:
@@ -250,6 +259,11 @@ class ModelNames:
             if owner is None:
                 return Unplaced(given, f"@{version}", "a version no scheme names")
             how.append(owner)
+        return text, variant, at
+
+    def _spaces(self, given: str, text: str, variant: str, at: str, how: list[str]) -> ModelName | Unplaced:
+        """Namespaces (`vendor/`, a Vertex resource path) and a Bedrock provider prefix taken off the
+        front, host suffixes, renames and aliases applied; then the vendor's name read."""
         *spaces, core = text.split("/")
         if spaces[:1] == ["projects"] and len(spaces) >= 4 and spaces[2] == "locations":
             spaces = spaces[4:]  # a Vertex resource name: projects/P/locations/L/publishers/V/models/M

@@ -57,9 +57,10 @@ class NameSearch:
     stops only at an entry whose name starts like one of them (and then only if it is one),
     at a name starting outside ASCII, at anything that is not a whole entry, or at the end.
 
-    A name starting with any other ASCII byte is skipped whatever follows (no folding turns
-    its first character into one the names start with); a name starting like one of them
-    must be ASCII throughout, without `/`, or the tree is read whole. Names of dots (and
+    A name starting with any other ASCII byte is skipped whatever else it holds but `/` (no
+    folding turns its first character into one the names start with); a name starting like one
+    of them must be ASCII throughout, and no name may hold `/` (the whole parse refuses it, so
+    the tree is then read whole and refused: tests/unit/test_tree_names.py). Names of dots (and
     spaces) alone are always found, for `checked_entries` to refuse `.` and `..`."""
 
     def __init__(self, names: Sequence[str]) -> None:
@@ -80,7 +81,8 @@ class NameSearch:
     def _patterns(self, id_bytes: int) -> tuple[re.Pattern[bytes], re.Pattern[bytes]]:
         got = self._compiled.get(id_bytes)
         if got is None:
-            plain = rb"[^\0/\x80-\xff%s][^\0]*+" % self._first
+            # (no `/` anywhere in a name: the whole parse refuses one, git fsck's fullPathname)
+            plain = rb"[^\0/\x80-\xff%s][^\0/]*+" % self._first
             other = (rb"|(?!%s\0)[%s][^\0/\x80-\xff]*+" % (self._name, self._first)) if self._first else b""
             # (possessive everywhere: about twice as fast as backtracking on a 500-entry tree)
             skip = re.compile(rb"(?:[0-7]++ (?:%s%s)\0.{%d})*+" % (plain, other, id_bytes), re.DOTALL)

@@ -78,8 +78,9 @@ def test_a_name_is_found_only_where_it_is_an_entry() -> None:
     ])
     assert hits.find(data, 20) == [(b"40000", b"CI", b"\x22" * 20), (b"100644", b"Gate.TOML. .", b"\x33" * 20),
                                    (b"100664", b"ci ", b"\x55" * 20)]
-    # a name starting with a byte no frozen name starts with is passed over, whatever follows
-    assert hits.find(_entry(b"100644", "x\u00e9/../ci".encode()), 20) == []
+    # a name starting with a byte no frozen name starts with is passed over, whatever follows but `/`
+    assert hits.find(_entry(b"100644", "x\u00e9.ci".encode()), 20) == []
+    assert hits.find(_entry(b"100644", "x\u00e9/../ci".encode()), 20) is None  # read whole, and refused
 
 
 @pytest.mark.parametrize("data", [
@@ -244,6 +245,28 @@ def test_two_entries_of_a_frozen_name_are_refused_and_elsewhere_left_to_fsck(tmp
     assert check(dup_other, True) == []  # two READMEs: not a frozen path, left to git fsck (install --fsck)
     with pytest.raises(GateError):
         check(dup_other, False)  # what reading the tree whole said
+
+
+def test_a_root_entry_holding_a_slash_is_refused_searched_or_parsed_whole(tmp_path: Path) -> None:
+    """`x/../ci` at the root of an agent's commit: a reader that joins names reads it as `ci`. The
+    whole parse refuses it (fullPathname, hasDotdot); the name search passed over it as a name no
+    frozen name starts like, and accepted the push."""
+    raw = Raw(tmp_path / "r.git")
+    blob = raw.write("blob", b"x\n")
+    base = raw.commit(raw.tree({b"README": (b"100644", blob)}), [])
+    sub = raw.tree({b"deploy.yml": (b"100644", blob)})
+    tip = raw.commit(raw.write("tree", b"40000 x/../ci\0" + bytes.fromhex(sub) + b"100644 README\0"
+                               + bytes.fromhex(blob)), [base])
+    for search in (True, False):
+        reader = GitStream(str(raw.path))
+        try:
+            objects = Objects(reader)
+            with pytest.raises(GateError) as got:
+                walk_violations(FrozenChecker(objects, search_names=search), objects.walk([tip], [base], None),
+                                RULES, "refs/heads/main", None)
+            assert got.value.code == "GATE-GIT-MALFORMED"
+        finally:
+            reader.close()
 
 
 # --- real histories -----------------------------------------------------------------------------

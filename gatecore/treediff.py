@@ -45,12 +45,6 @@ _NOTHING: Entries = {}
 #: matter there (`NameSearch`), or None when any name can (read the tree whole).
 NamePatterns = Callable[[bytes], "NameSearch | None"]
 
-#: A reader's search in a second process (`GitStream.scan_pairs`): given tree pairs, the names
-#: and the id length, it starts the search and returns what waits for the indices of the pairs
-#: whose entries found differ, or could not be searched (those are compared again here).
-PairScan = Callable[[Sequence[tuple[str | None, str | None]], Sequence[str], int], Callable[[], set[int]]]
-
-
 class NameSearch:
     """Finds, in a raw tree, the entries whose names are one of some ASCII names in any case,
     with trailing dots and spaces (`find`). One regular expression tokenises the tree and
@@ -165,7 +159,7 @@ class TreeDiff:
     def __init__(self, objects: Objects) -> None:
         self.objects = objects
         self._kept: dict[tuple[str, bytes, DescendFilter], Entries] = {}
-        #: bytes of raw trees searched so far (what tells a big push: `FrozenChecker._compared`)
+        #: bytes of raw trees searched so far (what tells a big push: `frozenbatch.Batches`)
         self.searched_bytes = 0
         self._same: dict[tuple[bytes, DescendFilter, tuple[tuple[bytes, bytes, bytes], ...]], Entries] = {}
 

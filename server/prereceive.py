@@ -53,6 +53,7 @@ from .deadline import Deadline
 
 if TYPE_CHECKING:
     from gatecore.allowedsigners import AllowedSigners
+    from gatecore.frozenbatch import PairScan
     from gatecore.objects import Objects
     from gatecore.reserved.approvals import ApprovalContext, Used
     from gatecore.signatures import TrustedKeys
@@ -134,30 +135,36 @@ def check_push(inst: installation.Installation, hook_env: environment.HookEnv, u
                conf: Configuration, deadline: Deadline) -> Outcome:
     """Stages 4-7: push rules, the reserved stage, the verdict, the report."""
     from gatecore.adapters.gitstream import GitStream
+    from gatecore.adapters.treescan import TreeScanner
     from gatecore.refs import object_format_problem
+    from server import launch
 
     policy = conf.policy
     live = [u for u in updates if not u.is_noop]
     if not live:
         return Outcome(exit_code=0, decision="accept", mode=policy.mode, catalogue=policy.catalogue_version)
     repo = GitStream(hook_env.git_dir, hook_env.quarantine)
+    # The second process a big push's tree search starts (not before: most pushes never do),
+    # by file path and bound as this hook is (gatecore/adapters/treescan.py).
+    scan = TreeScanner(launch.helper_argv(launch.TREE_WORKER, hook_env.git_dir), launch.identity)
     try:
         if (problem := object_format_problem(live, repo.object_format)) is not None:
             raise GateError("GATE-GIT-OBJECT-FORMAT", problem)
-        return _checked(inst, hook_env, live, conf, deadline, repo)
+        return _checked(inst, hook_env, live, conf, deadline, repo, scan)
     finally:
+        scan.close()
         repo.close()
 
 
 def _checked(inst: installation.Installation, hook_env: environment.HookEnv, live: Sequence[RefUpdate],
-             conf: Configuration, deadline: Deadline, repo: GitReader) -> Outcome:
+             conf: Configuration, deadline: Deadline, repo: GitReader, scan: PairScan | None = None) -> Outcome:
     from gatecore.objects import Objects
     from gatecore.pushcheck import PushChecker
 
     policy = conf.policy
     objects = Objects(repo)
     # 4. push rules
-    rules = PushChecker(objects, policy, hook_env.pusher, None, deadline.at, conf.signers).check(live)
+    rules = PushChecker(objects, policy, hook_env.pusher, None, deadline.at, conf.signers, scan).check(live)
     violations: list[Violation] = rules.violations
     attempt_ids: list[str] = []
     used: list[Used] = []

@@ -234,10 +234,10 @@ def signals(commit: Commit, rules: Sequence[FreezeRule], sigs: SignatureChecker 
             raise GateError("GATE-CONFIG-SIGNERS", "a rule names signers but no allowed-signers file is available")
         signed = sigs.state(commit.id).principals
     found: tuple[tuple[str, str], ...] = ()
-    encoding = commit.encoding
+    shown = commit.shown  # (the message as git log shows it, for a commit that names an encoding)
     # most messages hold no trailer: that is decided first, on the bytes
-    if (encoding is not None or trailers.may_have(commit.message)) and any(r.reads_messages for r in rules):
-        found = tuple(trailers.found(commit.message, encoding))
+    if (shown is not None or trailers.may_have(commit.message)) and any(r.reads_messages for r in rules):
+        found = tuple(trailers.found(commit.message, shown))
     # Names only where a rule matches them (reading one that readers disagree on refuses the commit).
     names = any(r.names for r in rules)
     return Signals(author.name if names else "", committer.name if names else "",

@@ -7,9 +7,9 @@ than git's own walk:
 * **batches**: `walk_violations` takes the restricted commits `BATCH_COMMITS` at a time while
   git goes on walking, and `Batches.prepare` compares all of a batch's tree pairs together,
   one level of directories at a time (each level's trees read in one request), so that
-  `FrozenChecker.written` finds its comparisons done (`FrozenChecker.prepared`);
+  `FrozenChecker.written` finds its comparisons done (the checker's `prepared` table);
 * **merge bases**: the merges whose parents differ at some frozen path have their merge
-  bases asked for in one request (`FrozenChecker.bases`);
+  bases asked for in one request (kept in the checker's `bases` table);
 * **a second process**: on a big push, half of each batch's pairs are searched by a second
   process (a `PairScan`, handed in by the composition root: `server/prereceive.py` starts
   `gatecore/adapters/treeworker.py` the way the hook itself starts, by file path), and the
@@ -170,13 +170,14 @@ def walk_violations(batches: Batches, commits: Iterable[Commit], rules: Sequence
         commits = list(commits)
         checker.signatures.prefetch([c.id for c in commits])
     # A commit's signals can restrict it only through names, signers or a trailer: without a rule
-    # on names or signers and without a trailer in its message, they are read as none at all.
+    # on names or signers and without a trailer in its message, they are read as none at all. (A
+    # commit git re-encodes is read whatever its raw bytes: what git shows may hold a trailer.)
     names_or_signers = any(r.names or r.signers for r in rules)
     reads_trailers = any(r.reads_messages for r in rules)
     for c in commits:
         author, committer = c.identities()
-        seen = (signals(c, rules, checker.signatures)
-                if names_or_signers or (reads_trailers and trailers.may_have(c.message)) else None)
+        seen = (signals(c, rules, checker.signatures) if names_or_signers or (
+            reads_trailers and (c.shown is not None or trailers.may_have(c.message))) else None)
         key = (author.email, committer.email, seen)
         applicable = restricted.get(key)
         if applicable is None:

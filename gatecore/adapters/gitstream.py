@@ -33,7 +33,7 @@ import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 
 from ..errors import GateError, malformed, unreadable
-from ..gitmodel import FORMATS, WalkedCommit
+from ..gitmodel import FORMATS, ShownCommit, WalkedCommit
 from . import gitcmd
 
 _OIDS = {name: re.compile(rf"[0-9a-f]{{{f.hexsz}}}") for name, f in FORMATS.items()}
@@ -324,6 +324,9 @@ class GitStream:
     def walk(self, tips: Iterable[str], hide: Iterable[str] | None, deadline: float | None,
              messages: bool = False) -> Iterator[WalkedCommit]:
         return gitcmd.walk(self.path, list(tips), hide, deadline, messages)
+
+    def shown_commits(self, oids: Sequence[str]) -> dict[str, ShownCommit]:
+        return gitcmd.shown_commits(self.path, [self._valid(o) for o in oids])
 
     def walk_ids(self, tips: Sequence[str], hide: Sequence[str], limit: int
                  ) -> list[tuple[str, tuple[str, ...]]] | None:

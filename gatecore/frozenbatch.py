@@ -20,6 +20,7 @@ than git's own walk:
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
+from typing import Protocol
 
 from . import trailers
 from .findings import Violation
@@ -28,10 +29,43 @@ from .objects import Commit
 from .policy import FreezeRule, Signals
 from .treediff import Change
 
+Pair = tuple[str | None, str | None]
+
 #: A search of tree pairs in a second process: given the pairs, the names that can matter at
 #: the root and the id length, it starts the search and returns what waits for the indices of
 #: the pairs whose entries found differ, or could not be searched (those are compared again).
-PairScan = Callable[[Sequence[tuple[str | None, str | None]], Sequence[str], int], Callable[[], set[int]]]
+PairScan = Callable[[Sequence[Pair], Sequence[str], int], Callable[[], set[int]]]
+
+
+class Scanner(Protocol):
+    """A second process's search (`PairScan`) that ends it on `close()` (`adapters.treescan.TreeScanner`)."""
+
+    def __call__(self, pairs: Sequence[Pair], names: Sequence[str], id_bytes: int) -> Callable[[], set[int]]: ...
+
+    def close(self) -> None: ...
+
+
+class ScanOnDemand:
+    """A `PairScan` whose scanner is made by `start` on first use: a push that never proves big
+    loads nothing for it (not even the module that starts it)."""
+
+    def __init__(self, start: Callable[[], Scanner]) -> None:
+        self._start = start
+        self._scanner: Scanner | None = None
+
+    @property
+    def started(self) -> bool:
+        return self._scanner is not None
+
+    def __call__(self, pairs: Sequence[Pair], names: Sequence[str], id_bytes: int) -> Callable[[], set[int]]:
+        if self._scanner is None:
+            self._scanner = self._start()
+        return self._scanner(pairs, names, id_bytes)
+
+    def close(self) -> None:
+        if self._scanner is not None:
+            self._scanner.close()
+
 
 #: A second process searches half of a batch's tree pairs once the push has proved big: this
 #: many pairs in the batch, after this many bytes of trees searched (some 2,000 root trees of a
@@ -43,8 +77,6 @@ SCAN_AFTER_BYTES = 32 << 20
 #: Restricted commits whose trees are compared together (`Batches.prepare`): large enough that
 #: git streams each level's trees, small enough to bound what is held.
 BATCH_COMMITS = 1024
-
-Pair = tuple[str | None, str | None]
 
 
 class Batches:

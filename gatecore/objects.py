@@ -21,7 +21,9 @@ per `git fsck` message id.
   tolerates them (`badTimezone`, `zeroPaddedDate`, a missing date...): `Commit.oddities`
   names what `git fsck` would say. An `encoding` header is honoured only for
   ASCII-compatible encodings Python knows (git re-encodes the whole commit with it: a
-  UTF-16 header makes git's `%ae` empty); no NUL byte in the header. The parents a walk
+  UTF-16 header makes git's `%ae` empty), and then the commit is also read as `git log`
+  shows it, re-encoded by git itself through iconv (`Objects` asks git: `with_shown`),
+  its idents held to git's; no NUL byte in the header. The parents a walk
   used (`git rev-list --parents`) must equal the parents parsed here.
 * **trees**: every entry `<octal mode> SP <name> NUL <raw id>`, names non-empty,
   without `/`, not `.` or `..`, sorted the way git sorts them, each name once. Modes are
@@ -159,16 +161,6 @@ class Commit:
     @property
     def author_email(self) -> str:
         return self.identities()[0].email
-
-    @property
-    def encoding(self) -> str | None:
-        """The `encoding` header (what `git log` re-encodes the message from), or None."""
-        if b"encoding " not in self.extra:
-            return None  # the common case, decided without splitting the headers
-        for line in self.extra.split(b"\n"):
-            if line.startswith(b"encoding "):
-                return line[9:].decode("ascii", "replace")
-        return None
 
     @property
     def committer_email(self) -> str:

@@ -52,6 +52,7 @@ from . import audit, installation
 from .deadline import Deadline
 
 if TYPE_CHECKING:
+    from gatecore.adapters.treescan import TreeScanner
     from gatecore.allowedsigners import AllowedSigners
     from gatecore.frozenbatch import PairScan
     from gatecore.objects import Objects
@@ -135,18 +136,15 @@ def check_push(inst: installation.Installation, hook_env: environment.HookEnv, u
                conf: Configuration, deadline: Deadline) -> Outcome:
     """Stages 4-7: push rules, the reserved stage, the verdict, the report."""
     from gatecore.adapters.gitstream import GitStream
-    from gatecore.adapters.treescan import TreeScanner
+    from gatecore.frozenbatch import ScanOnDemand
     from gatecore.refs import object_format_problem
-    from server import launch
 
     policy = conf.policy
     live = [u for u in updates if not u.is_noop]
     if not live:
         return Outcome(exit_code=0, decision="accept", mode=policy.mode, catalogue=policy.catalogue_version)
     repo = GitStream(hook_env.git_dir, hook_env.quarantine)
-    # The second process a big push's tree search starts (not before: most pushes never do),
-    # by file path and bound as this hook is (gatecore/adapters/treescan.py).
-    scan = TreeScanner(launch.helper_argv(launch.TREE_WORKER, hook_env.git_dir), launch.identity)
+    scan = ScanOnDemand(lambda: tree_scanner(hook_env.git_dir))  # (most pushes never start it)
     try:
         if (problem := object_format_problem(live, repo.object_format)) is not None:
             raise GateError("GATE-GIT-OBJECT-FORMAT", problem)
@@ -154,6 +152,15 @@ def check_push(inst: installation.Installation, hook_env: environment.HookEnv, u
     finally:
         scan.close()
         repo.close()
+
+
+def tree_scanner(git_dir: str) -> TreeScanner:
+    """The second process a big push's tree search starts: by file path, bound as this hook is
+    (gatecore/adapters/treescan.py)."""
+    from gatecore.adapters.treescan import TreeScanner
+    from server import launch
+
+    return TreeScanner(launch.helper_argv(launch.TREE_WORKER, git_dir), launch.identity)
 
 
 def _checked(inst: installation.Installation, hook_env: environment.HookEnv, live: Sequence[RefUpdate],

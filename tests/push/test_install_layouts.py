@@ -138,17 +138,16 @@ def test_the_big_push_reaches_the_second_process(tmp_path: Path, history: WorkRe
     half of a batch (else the pushes above would prove nothing about it)."""
     from gatecore.adapters.config import load_policy
     from gatecore.adapters.gitstream import GitStream
-    from gatecore.adapters.treescan import TreeScanner
     from gatecore.frozen import FrozenChecker
-    from gatecore.frozenbatch import Batches, walk_violations
+    from gatecore.frozenbatch import Batches, ScanOnDemand, walk_violations
     from gatecore.objects import Objects
-    from server import launch
+    from server.prereceive import tree_scanner
 
     (tmp_path / "policy.toml").write_text(POLICY)
     policy = load_policy(tmp_path / "policy.toml", cached=False)
     git_dir = history.path / ".git"
     reader = GitStream(str(git_dir))
-    scan = TreeScanner(launch.helper_argv(launch.TREE_WORKER, str(git_dir)), launch.identity)
+    scan = ScanOnDemand(lambda: tree_scanner(str(git_dir)))  # as the hook composes it
     asked: list[int] = []
 
     def counted(pairs, names, id_bytes):  # type: ignore[no-untyped-def]
@@ -163,4 +162,4 @@ def test_the_big_push_reaches_the_second_process(tmp_path: Path, history: WorkRe
         scan.close()
         reader.close()
     assert found == []
-    assert asked[0] == 0 and max(asked) >= 256, asked
+    assert scan.started and asked[0] == 0 and max(asked) >= 256, asked

@@ -8,11 +8,14 @@ whole change), identical subtrees skipped by id. For a merge, a path counts as w
 when it differs from every parent. A tree-entry mode that is not one of git's canonical
 modes, in a change the gate examines, is refused (`GATE-GIT-MODE`): git reads such an
 entry as another kind than other tools do.
+
+This module is the rule, one commit at a time; checking a walk's commits in batches (and
+on two cores) is `gatecore.frozenbatch`'s.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from . import trailers
@@ -23,7 +26,7 @@ from .objects import Commit, Objects
 from .policy import FreezeRule, Signals, normalize_path
 from .refs import display
 from .signatures import SignatureChecker
-from .treediff import Change, NamePatterns, NameSearch, PairScan, TreeDiff, name_pattern
+from .treediff import Change, NamePatterns, NameSearch, TreeDiff, name_pattern
 
 
 def change_kind(old_mode: int, new_mode: int) -> str:
@@ -41,7 +44,7 @@ def change_kind(old_mode: int, new_mode: int) -> str:
     return "modify"
 
 
-def _rules_key(rules: Sequence[FreezeRule]) -> tuple[int, ...]:
+def rules_key(rules: Sequence[FreezeRule]) -> tuple[int, ...]:
     return tuple(r.index for r in rules)
 
 
@@ -94,19 +97,17 @@ class FrozenChecker:
         self.signatures: SignatureChecker | None = None
         self._descenders: dict[tuple[int, ...], DescendFilter] = {}
         self._names: dict[tuple[int, ...], NamePatterns] = {}
-        #: (first parent, second parent) -> merge base, asked for in batches by `prepare`
-        self._bases: dict[tuple[str, str], str | None] = {}
-        #: the second process searching trees (`_compared`): starting, or in use
-        self._warming: Callable[[], set[int]] | None = None
-        self._scanning = False
-        #: (old tree, new tree, rules, with modes) -> (changes, non-canonical modes), from `prepare`.
-        self._prepared: dict[tuple[str | None, str | None, tuple[int, ...], bool],
-                             tuple[list[Change], list[tuple[bytes, int]]]] = {}
+        #: (first parent, second parent) -> merge base, filled in batches (`frozenbatch.Batches`)
+        self.bases: dict[tuple[str, str], str | None] = {}
+        #: (old tree, new tree, rules, with modes) -> (changes, non-canonical modes): the comparisons
+        #: a batch prepared (`frozenbatch.Batches.prepare`), found here by `frozen_changes`.
+        self.prepared: dict[tuple[str | None, str | None, tuple[int, ...], bool],
+                            tuple[list[Change], list[tuple[bytes, int]]]] = {}
 
-    def _descender(self, rules: Sequence[FreezeRule]) -> DescendFilter:
+    def descender(self, rules: Sequence[FreezeRule]) -> DescendFilter:
         """One memoised filter per set of rules (paths repeat from commit to commit, and the
         tree comparison caches the entries it keeps per tree, filter and directory)."""
-        key = _rules_key(rules)
+        key = rules_key(rules)
         got = self._descenders.get(key)
         if got is None:
             memo: dict[bytes, bool] = {}
@@ -121,13 +122,13 @@ class FrozenChecker:
             got = self._descenders[key] = descend
         return got
 
-    def _name_patterns(self, rules: Sequence[FreezeRule]) -> NamePatterns | None:
+    def name_patterns(self, rules: Sequence[FreezeRule]) -> NamePatterns | None:
         """Which names can matter in a directory, as a pattern `TreeDiff` searches raw trees
         with: the rules' next literal segments below it (`ci` and `gate.toml` at the root for
         `ci/**` and `gate.toml`); None where a pattern's wildcards start (any name can)."""
         if not self.search_names:
             return None
-        key = _rules_key(rules)
+        key = rules_key(rules)
         got = self._names.get(key)
         if got is None:
             literals = [g.literal for r in rules for g in r.paths]
@@ -157,14 +158,14 @@ class FrozenChecker:
         non-canonical mode in the examined change (the whole change, or its frozen paths) is
         appended to it."""
         whole = bad is not None and self.whole_change
-        prepared = self._prepared.get((old_tree, new_tree, _rules_key(rules), bad is not None))
+        prepared = self.prepared.get((old_tree, new_tree, rules_key(rules), bad is not None))
         modes: list[tuple[bytes, int]] | None
         if prepared is not None:
             changes, modes = prepared
         else:
             modes = None if bad is None else []
             changes = (self.diff.changes(old_tree, new_tree, None, modes) if whole else
-                       self.diff.changes(old_tree, new_tree, self._descender(rules), modes, self._name_patterns(rules)))
+                       self.diff.changes(old_tree, new_tree, self.descender(rules), modes, self.name_patterns(rules)))
         out: dict[bytes, FrozenChange] = {}
         for c in changes:
             hits = tuple(r for r in rules if r.matches_path(_norm(c.path)))
@@ -175,92 +176,10 @@ class FrozenChecker:
                     if whole or any(r.matches_path(_norm(path)) for r in rules)]
         return out
 
-    def prepare(self, jobs: Sequence[tuple[Commit, Sequence[FreezeRule]]]) -> set[str]:
-        """Compare in one pass the trees that `written(commit, rules, bad)` compares for each
-        job, a level of directories at a time for all of them (each level's trees read in one
-        request); `frozen_changes` finds the results here until the next `prepare`.
-
-        Returns the commits whose comparisons found anything: for every other job, `written`
-        finds no frozen path and no non-canonical mode.
-        """
-        self._prepared.clear()
-        self.objects.prefetch_commits(p for c, _ in jobs for p in c.parent_ids)
-        groups: dict[tuple[int, ...], tuple[Sequence[FreezeRule], dict[tuple[str | None, str | None], list[str]]]] = {}
-        by_rules: dict[int, dict[tuple[str | None, str | None], list[str]]] = {}  # id(rules) -> its group's pairs
-        tree_of = self.objects.tree_id
-        for c, rules in jobs:
-            pairs = by_rules.get(id(rules))
-            if pairs is None:
-                pairs = by_rules[id(rules)] = groups.setdefault(_rules_key(rules), (rules, {}))[1]
-            parents = c.parent_ids
-            if not parents:
-                pairs.setdefault((None, c.tree_id), []).append(c.id)
-            elif len(parents) == 1:
-                before = tree_of(parents[0])
-                if before != c.tree_id:
-                    pairs.setdefault((before, c.tree_id), []).append(c.id)
-            else:
-                for p in parents:
-                    pairs.setdefault((tree_of(p), c.tree_id), []).append(c.id)
-        touched: set[str] = set()
-        for key, (rules, unique) in groups.items():
-            listed: list[tuple[str | None, str | None]] = list(unique)
-            per_pair: list[list[tuple[bytes, int]]] = [[] for _ in listed]
-            found = (self.diff.changes_many(listed, None, per_pair) if self.whole_change else
-                     self._compared(listed, rules, per_pair))
-            for (old, new), changes, m in zip(listed, found, per_pair, strict=True):
-                self._prepared[(old, new, key, True)] = (changes, m)
-                if changes or m:
-                    touched.update(unique[(old, new)])
-        self._prefetch_bases([(c, rules) for c, rules in jobs if c.id in touched and len(c.parent_ids) == 2])
-        return touched
-
-    def _compared(self, listed: Sequence[tuple[str | None, str | None]], rules: Sequence[FreezeRule],
-                  per_pair: Sequence[list[tuple[bytes, int]]]) -> list[list[Change]]:
-        """`TreeDiff.changes_many` of the pairs, on both cores when the reader can search trees in
-        a second process (`PairScan`) and the push is big: that process takes half of a batch,
-        and the pairs it does not call clean are compared here again (treescan's docstring)."""
-        descend, names = self._descender(rules), self._name_patterns(rules)
-        root = None if names is None else names(b"")
-        scan: PairScan | None = getattr(self.objects.reader, "scan_pairs", None)
-        if root is None or scan is None or len(listed) < SCAN_PAIRS or (
-                not self._scanning and self._warming is None and self.diff.searched_bytes < SCAN_AFTER_BYTES):
-            return self.diff.changes_many(listed, descend, per_pair, names)
-        id_bytes = len(self.objects.zero_id) // 2
-        if self._warming is None and not self._scanning:  # the push proved big: start it, no split yet
-            self._warming = scan([], root.literals, id_bytes)
-            return self.diff.changes_many(listed, descend, per_pair, names)
-        if self._warming is not None:
-            self._warming()
-            self._warming, self._scanning = None, True
-        half = len(listed) // 2
-        collect = scan(listed[half:], root.literals, id_bytes)
-        mine = self.diff.changes_many(listed[:half], descend, per_pair[:half], names)
-        again = sorted(half + i for i in collect())
-        redone = self.diff.changes_many([listed[i] for i in again], descend, [per_pair[i] for i in again], names)
-        out: list[list[Change]] = [*mine, *([] for _ in range(len(listed) - half))]
-        for i, changes in zip(again, redone, strict=True):
-            out[i] = changes
-        return out
-
-    def _prefetch_bases(self, merges: Sequence[tuple[Commit, Sequence[FreezeRule]]]) -> None:
-        """The merge bases `written` will ask for (merges whose parents differ at some frozen
-        path), from one request (`GitReader.merge_bases`) instead of one git process each."""
-        need = []
-        for c, rules in merges:
-            first, second = c.parent_ids
-            if (first, second) in self._bases:
-                continue
-            ours, theirs = (self.frozen_changes(self.tree_of(p), c.tree_id, rules, []) for p in (first, second))
-            if ours.keys() != theirs.keys():
-                need.append((first, second))
-        if need:
-            self._bases.update(self.objects.reader.merge_bases(need))
-
     def merge_base(self, first: str, second: str) -> str | None:
-        if (first, second) not in self._bases:
-            self._bases[(first, second)] = self.objects.reader.merge_base(first, second)
-        return self._bases[(first, second)]
+        if (first, second) not in self.bases:
+            self.bases[(first, second)] = self.objects.reader.merge_base(first, second)
+        return self.bases[(first, second)]
 
     def tree_of(self, commit: str | None) -> str | None:
         return None if commit is None else self.objects.tree_id(commit)
@@ -315,10 +234,10 @@ def signals(commit: Commit, rules: Sequence[FreezeRule], sigs: SignatureChecker 
             raise GateError("GATE-CONFIG-SIGNERS", "a rule names signers but no allowed-signers file is available")
         signed = sigs.state(commit.id).principals
     found: tuple[tuple[str, str], ...] = ()
-    encoding = commit.encoding
+    shown = commit.shown  # (the message as git log shows it, for a commit that names an encoding)
     # most messages hold no trailer: that is decided first, on the bytes
-    if (encoding is not None or trailers.may_have(commit.message)) and any(r.reads_messages for r in rules):
-        found = tuple(trailers.found(commit.message, encoding))
+    if (shown is not None or trailers.may_have(commit.message)) and any(r.reads_messages for r in rules):
+        found = tuple(trailers.found(commit.message, shown))
     # Names only where a rule matches them (reading one that readers disagree on refuses the commit).
     names = any(r.names for r in rules)
     return Signals(author.name if names else "", committer.name if names else "",
@@ -362,62 +281,6 @@ def commit_violations(checker: FrozenChecker, commit: Commit, rules: Sequence[Fr
                       path=display(w.path), rule=r.label, detail=f"{w.kind} of a frozen path",
                       evidence=by_rule[r.index][1])
             for w in written for r in w.rules]
-    return out
-
-
-#: A second process searches half of a batch's tree pairs once the push has proved big: this
-#: many pairs in the batch, after this many bytes of trees searched (some 2,000 root trees of a
-#: big C project, 40,000 of a small one). The first such batch only starts it: below that, its
-#: start-up (a Python process) costs more than it saves.
-SCAN_PAIRS = 512
-SCAN_AFTER_BYTES = 32 << 20
-
-#: Restricted commits whose trees are compared together (`FrozenChecker.prepare`): large
-#: enough that git streams each level's trees, small enough to bound what is held.
-BATCH_COMMITS = 1024
-
-
-def walk_violations(checker: FrozenChecker, commits: Iterable[Commit], rules: Sequence[FreezeRule],
-                    ref: str, pusher: str | None) -> list[Violation]:
-    """`commit_violations` for each commit some rule restricts; trees are read for those only.
-
-    The restricted commits are checked `BATCH_COMMITS` at a time, their trees compared
-    together, while git goes on walking (a parent the walk has not reached yet is read with
-    its batch's, in one request): git's walk and the tree comparisons overlap, and only one
-    batch of commits is held.
-    """
-    restricted: dict[tuple[str, str, Signals | None], list[FreezeRule]] = {}  # identities repeat: match once
-    picked: list[tuple[Commit, list[FreezeRule]]] = []
-    out: list[Violation] = []
-
-    def check(batch: Sequence[tuple[Commit, list[FreezeRule]]]) -> None:
-        touched = checker.prepare(batch)
-        for c, _ in batch:
-            if c.id in touched:
-                out.extend(commit_violations(checker, c, rules, ref, pusher))
-
-    if checker.signatures is not None and any(r.signers for r in rules):
-        commits = list(commits)
-        checker.signatures.prefetch([c.id for c in commits])
-    # A commit's signals can restrict it only through names, signers or a trailer: without a rule
-    # on names or signers and without a trailer in its message, they are read as none at all.
-    names_or_signers = any(r.names or r.signers for r in rules)
-    reads_trailers = any(r.reads_messages for r in rules)
-    for c in commits:
-        author, committer = c.identities()
-        seen = (signals(c, rules, checker.signatures)
-                if names_or_signers or (reads_trailers and trailers.may_have(c.message)) else None)
-        key = (author.email, committer.email, seen)
-        applicable = restricted.get(key)
-        if applicable is None:
-            applicable = restricted[key] = [r for r in rules if r.restricted_identity(*key[:2], pusher, key[2])
-                                            is not None]
-        if applicable:
-            picked.append((c, applicable))
-            if len(picked) >= BATCH_COMMITS:
-                check(picked)
-                picked = []
-    check(picked)
     return out
 
 

@@ -111,6 +111,18 @@ class WalkedCommit:
     headed: bool = True
 
 
+@dataclass(frozen=True, slots=True)
+class ShownCommit:
+    """A commit as `git log` shows it to a person (`%an`, `%ae`, `%cn`, `%ce`, `%B`): for a
+    commit whose `encoding` header names another encoding than UTF-8, git re-encodes the whole
+    commit to UTF-8 through the system's iconv before it reads anything from it, and shows the
+    raw bytes where iconv cannot convert them (`logmsg_reencode`)."""
+
+    author: tuple[bytes, bytes]  # (name, email)
+    committer: tuple[bytes, bytes]
+    message: bytes
+
+
 #: Decides, for a directory path (no trailing slash, b"" for the root), whether any path
 #: below it could matter. Used to prune tree walks; `None` walks everything.
 DescendFilter = Callable[[bytes], bool]
@@ -150,6 +162,10 @@ class GitReader(Protocol):
         """Commits reachable from `tips` and from none of `hide` (None: every branch and tag),
         as git's own walk finds them, with replacement objects and grafts ignored (their
         messages only when asked for)."""
+        ...
+
+    def shown_commits(self, oids: Sequence[str]) -> dict[str, ShownCommit]:
+        """Each commit as `git log` shows it, re-encoded by git (one request for all of them)."""
         ...
 
     def walk_ids(self, tips: Sequence[str], hide: Sequence[str], limit: int

@@ -21,7 +21,9 @@ per `git fsck` message id.
   tolerates them (`badTimezone`, `zeroPaddedDate`, a missing date...): `Commit.oddities`
   names what `git fsck` would say. An `encoding` header is honoured only for
   ASCII-compatible encodings Python knows (git re-encodes the whole commit with it: a
-  UTF-16 header makes git's `%ae` empty); no NUL byte in the header. The parents a walk
+  UTF-16 header makes git's `%ae` empty), and then the commit is also read as `git log`
+  shows it, re-encoded by git itself through iconv (`Objects` asks git: `with_shown`),
+  its idents held to git's; no NUL byte in the header. The parents a walk
   used (`git rev-list --parents`) must equal the parents parsed here.
 * **trees**: every entry `<octal mode> SP <name> NUL <raw id>`, names non-empty,
   without `/`, not `.` or `..`, sorted the way git sorts them, each name once. Modes are
@@ -47,7 +49,7 @@ from dataclasses import dataclass, replace
 from functools import cache
 
 from .errors import GateError, malformed
-from .gitmodel import MODE_BLOB, MODE_TREE, GitReader, ObjectFormat, WalkedCommit, format_of
+from .gitmodel import MODE_BLOB, MODE_TREE, GitReader, ObjectFormat, ShownCommit, WalkedCommit, format_of
 
 MAX_TAG_DEPTH = 16
 
@@ -139,11 +141,21 @@ class Commit:
     #: (`author: badTimezone`, ...): git's default receive accepts it and every reader reads
     #: the same name and email. Empty for a well-formed commit.
     oddities: tuple[str, ...] = ()
+    #: The header names an encoding other than UTF-8: `git log` re-encodes the commit through
+    #: iconv before it reads anything from it (`reencoded_header`).
+    reencoded: bool = False
+    #: For a `reencoded` commit, once `Objects` asked git how it shows it (`with_shown`): its
+    #: message as `git log` shows it (empty when its raw message was not read), and its idents
+    #: held to git's. None before that, and for every other commit.
+    shown: bytes | None = None
 
     def identities(self) -> tuple[Ident, Ident]:
         """(author, committer); GATE-GIT-MALFORMED if git would not read them as they are parsed here."""
         if self.idents is None:
             raise malformed(f"commit {self.id}: {self.problem}")
+        if self.reencoded and self.shown is None:  # (read past `Objects`: never decided unseen)
+            raise GateError("GATE-HOOK-INTERNAL", f"commit {self.id} names an encoding and was not read as git "
+                                                  "shows it")
         return self.idents
 
     @property
@@ -151,18 +163,41 @@ class Commit:
         return self.identities()[0].email
 
     @property
-    def encoding(self) -> str | None:
-        """The `encoding` header (what `git log` re-encodes the message from), or None."""
-        if b"encoding " not in self.extra:
-            return None  # the common case, decided without splitting the headers
-        for line in self.extra.split(b"\n"):
-            if line.startswith(b"encoding "):
-                return line[9:].decode("ascii", "replace")
-        return None
-
-    @property
     def committer_email(self) -> str:
         return self.identities()[1].email
+
+
+def reencoded_header(encodings: Sequence[bytes]) -> bool:
+    """Whether `git log` re-encodes a commit whose `encoding` header values are `encodings`: git
+    reads the first, and converts unless it is `UTF-8` or `utf8` in any case, as it stands
+    (`logmsg_reencode`, `is_encoding_utf8`)."""
+    return bool(encodings) and encodings[0].lower() not in (b"utf-8", b"utf8")
+
+
+def with_shown(commit: Commit, shown: ShownCommit) -> Commit:
+    """`commit` with what `git log` shows of it (`Commit.shown`): its message as git shows it,
+    and its author and committer held to git's. An email git shows otherwise than the gate
+    reads it refuses the commit's identities (GATE-GIT-MALFORMED when read); a name, only where a
+    rule reads names (`Ident.name`)."""
+    message = shown.message if commit.message else b""  # (no message read: nothing to show)
+    if commit.idents is None:
+        return replace(commit, shown=message)
+    idents = []
+    for role, ours, (name, email) in zip(("author", "committer"), commit.idents, (shown.author, shown.committer),
+                                         strict=True):
+        git_email = email.decode("utf-8", "surrogateescape")
+        if git_email != ours.email:
+            return replace(commit, shown=message, idents=None, problem=(
+                f"{role}: git shows the email as {git_email!r} (the commit re-encoded by iconv from its encoding), "
+                f"the gate reads {ours.email!r}"))
+        git_name = name.decode("utf-8", "surrogateescape")
+        if git_name != ours.git_name and not ours.name_problem:
+            idents.append(Ident(ours.git_name, ours.email, f"commit {commit.id}: {role}: git shows the name as "
+                                                           f"{git_name!r} (re-encoded by iconv), the gate reads "
+                                                           f"{ours.git_name!r}"))
+        else:
+            idents.append(ours)
+    return replace(commit, shown=message, idents=(idents[0], idents[1]))
 
 
 def _ascii_compatible(name: str) -> codecs.CodecInfo | None:
@@ -421,7 +456,7 @@ def _careful_commit(oid: str, g: _Grammar, header: bytes, message: bytes) -> Com
                                                                  ("committer", fsck_ident(c_value))) if odd)
     after = rest[2:] if idents is not None else rest
     return Commit(oid, first[5:].decode("ascii"), tuple(parents), idents, problem, message, b"\n".join(after),
-                  oddities)
+                  oddities, reencoded_header(encodings))
 
 
 def mode_value(text: bytes) -> int:
@@ -498,11 +533,31 @@ class Objects:
         return data
 
     def commit(self, oid: str) -> Commit:
+        """A commit, parsed; one that names an encoding, with what `git log` shows of it (`with_shown`)."""
         got = self._commits.get(oid)
         if got is None:
-            header, message = split_commit(self._read(oid, "commit"))
+            raw = self._read(oid, "commit")
+            header, message = split_commit(raw)
             got = self._commits[oid] = parse_commit(oid, header, message)
+            if got.reencoded and b"\n\n" not in raw and got.idents is not None:
+                # git re-encodes the commit, then looks for its message past the end of it
+                got = self._commits[oid] = replace(got, idents=None, problem=(
+                    "it names an encoding and has no message (no blank line after its header): git's reading of "
+                    "such a commit, once re-encoded, is not defined"))
+        if got.reencoded and got.shown is None and got.idents is not None:
+            got = self._commits[oid] = self.shown([got], [oid])[0]
         return got
+
+    def shown(self, commits: list[Commit], oids: Sequence[str]) -> list[Commit]:
+        """`commits`, those named in `oids` with what `git log` shows of them (`with_shown`), asked
+        of git in one request. (Those whose idents are refused already are not asked for: git's
+        reading of a commit it cannot re-encode line by line, UTF-16's say, is not defined.)"""
+        readable = {c.id for c in commits if c.idents is not None}
+        wanted = [o for o in dict.fromkeys(oids) if o in readable]
+        if not wanted:
+            return commits
+        got = self.reader.shown_commits(wanted)
+        return [c if c.id not in got or c.shown is not None else with_shown(c, got[c.id]) for c in commits]
 
     def tree_id(self, commit: str) -> str:
         """A commit's tree (remembered from walks, so that a walked parent is not read again)."""
@@ -599,7 +654,15 @@ class Objects:
         trimmed from line ends), which can move where git's trailer readings start and stop,
         so a message is read again from the object unless its printed form proves the
         readings alike (`trailers.reflowed_alike`), and always when the commit names an
-        encoding. Those read again are read `RAW_MESSAGE_BATCH` at a time, one request each.
+        encoding.
+
+        A commit whose header names an encoding other than UTF-8 (rare) is also read as
+        `git log` shows it, re-encoded by git (`with_shown`): its idents held to git's, and, with
+        `messages`, its message as git shows it (`Commit.shown`).
+
+        Those read again are read `RAW_MESSAGE_BATCH` at a time, one request each (a `cat-file`
+        request for raw messages, one `git log` for what git shows); the commits walked
+        meanwhile are held, in order, `RAW_MESSAGE_HELD` at most.
         """
         from .limits import bounded
         from .trailers import reflowed_alike
@@ -610,24 +673,26 @@ class Objects:
         walked = self.reader.walk(start, hide, deadline, messages)
         if limit is not None:
             walked = bounded(walked, *limit)
-        if not messages:
-            for w in walked:
-                yield self._walked(w)
-            return
         held: list[Commit] = []
         again: list[str] = []
+        encoded: list[str] = []
         for w in walked:
             c = self._walked(w)
-            held.append(c)
-            if not reflowed_alike(c.message) or (c.extra and c.encoding is not None):
+            if c.reencoded and c.shown is None:
+                encoded.append(c.id)
+                if messages:
+                    again.append(c.id)
+            elif messages and not reflowed_alike(c.message):
                 again.append(c.id)
-                if len(again) >= self.RAW_MESSAGE_BATCH:
-                    yield from self._raw_messages(held, again)
-                    held, again = [], []
-            elif len(held) >= self.RAW_MESSAGE_HELD:
-                yield from self._raw_messages(held, again)
-                held, again = [], []
-        yield from self._raw_messages(held, again)
+            elif not held:
+                yield c  # (nothing waits: the common case)
+                continue
+            held.append(c)
+            if len(again) >= self.RAW_MESSAGE_BATCH or len(encoded) >= self.RAW_MESSAGE_BATCH or (
+                    len(held) >= self.RAW_MESSAGE_HELD):
+                yield from self.shown(self._raw_messages(held, again), encoded)
+                held, again, encoded = [], [], []
+        yield from self.shown(self._raw_messages(held, again), encoded)
 
     def _raw_messages(self, commits: list[Commit], again: list[str]) -> list[Commit]:
         """`commits`, those named in `again` with the message their object holds (one request)."""

@@ -38,7 +38,8 @@ from dataclasses import dataclass, field, replace
 
 from .errors import GateError
 from .findings import Violation
-from .frozen import FrozenChecker, discarded_violations, walk_violations
+from .frozen import FrozenChecker, discarded_violations
+from .frozenbatch import Batches, PairScan, walk_violations
 from .limits import check_ref_updates
 from .objects import Commit, Objects
 from .policy import FreezeRule, Policy, RefGlob
@@ -73,10 +74,11 @@ def _in_scope(scope: tuple[RefGlob, ...] | None, ref: str) -> bool:
 class PushChecker:
     def __init__(self, objects: Objects, policy: Policy, pusher: str,
                  existing: dict[bytes, str] | None, deadline: float | None = None,
-                 signers: TrustedKeys | None = None) -> None:
+                 signers: TrustedKeys | None = None, scan: PairScan | None = None) -> None:
         """`existing` None: the refs of the repository itself (the server). They are then listed
         only for rules scoped to refs; for the others git enumerates them (`--not --branches
-        --tags`), which with many refs is far cheaper than listing them through libgit2."""
+        --tags`), which with many refs is far cheaper than listing them through libgit2.
+        `scan`: a second process that searches trees beside this one on a big push (`frozenbatch`)."""
         self.objects = objects
         self.reader = objects.reader
         self.policy = policy
@@ -84,6 +86,7 @@ class PushChecker:
         self._existing = existing
         self.deadline = deadline
         self.frozen = FrozenChecker(objects, whole_change=policy.noncanonical_modes == "refuse")
+        self.batches = Batches(self.frozen, scan)
         self.signatures = None if signers is None else SignatureChecker(objects, signers)
         self.frozen.signatures = self.signatures
 
@@ -185,7 +188,7 @@ class PushChecker:
             report.walks.append(how)
             commits = self.objects.walk([u.new for u in in_scope], hide, self.deadline,
                                         messages=any(r.reads_messages for r in rules), limit=self._limit(scope))
-            found = walk_violations(self.frozen, self._counted(commits, report), rules, "", self.pusher)
+            found = walk_violations(self.batches, self._counted(commits, report), rules, "", self.pusher)
             out += [replace(v, ref=self._first_ref(in_scope, v.commit)) for v in found]
         return out
 

@@ -19,15 +19,16 @@ what the policy matches (an agent writing `---` in its message does not hide a t
 
 Both readings take the message as the commit object holds it (never as `git log` or
 `rev-list` print it: they drop leading blank lines and trailing blanks, which changes where
-the title ends, whether a line is a scissors line or a `Conflicts:` block). A commit with an
-`encoding` header is also read the way `git log` shows it, re-encoded to UTF-8 from that
-encoding (an ISO-2022-JP escape inside a key hides the key from the raw reading only):
-`found` is every trailer of every reading.
+the title ends, whether a line is a scissors line or a `Conflicts:` block). A commit whose
+`encoding` header names another encoding than UTF-8 is also read the way `git log` shows
+it: re-encoded to UTF-8 by git itself, through the system's iconv, never by Python's codecs,
+which read escape sequences cut short or alone otherwise than glibc does (an ISO-2022-JP
+escape inside a key, or a line of escapes alone that vanishes from git's text, hides a
+trailer from the raw reading only). `found` is every trailer of every reading.
 """
 
 from __future__ import annotations
 
-import codecs
 import re
 
 _GIT_GENERATED = ("Signed-off-by: ", "(cherry picked from commit ")
@@ -41,7 +42,6 @@ _EMAIL = re.compile(r"<([^<>]*)>")
 #: A line any reading could take for a trailer starts so (git's find_separator: key characters,
 #: optional blanks, the ':' separator).
 _KEYED_LINE = re.compile(rb"^[A-Za-z0-9-]+[ \t]*:", re.MULTILINE)
-_UTF8_NAMES = ("utf-8", "utf8")
 
 
 #: Lines whose reading depends on blanks `rev-list` trims: comments and scissors, `---`,
@@ -182,31 +182,23 @@ def signals(message: str) -> list[tuple[str, str]]:
     return found
 
 
-def readings(message: bytes, encoding: str | None = None) -> list[str]:
+def readings(message: bytes, shown: bytes | None = None) -> list[str]:
     """The texts git reads trailers in: the raw message (bytes that are not UTF-8 shown as
-    U+FFFD; left out when it cannot hold a trailer, `may_have`), and, when the commit names an
-    encoding other than UTF-8, the message re-encoded
-    from it as `git log` shows it (if it does not decode, git shows the raw bytes; the gate
-    also reads what does decode, replacing the rest: trailers only add restrictions)."""
+    U+FFFD; left out when it cannot hold a trailer, `may_have`), and, for a commit whose header
+    names an encoding other than UTF-8, `shown`: the message as `git log` shows it, re-encoded
+    by git itself through iconv (or the raw bytes, where iconv cannot convert them:
+    `objects.with_shown`). Trailers only add restrictions: both are read."""
     texts = [message.decode("utf-8", "replace")] if may_have(message) else []
-    name = (encoding or "").strip()
-    if name and name.lower() not in _UTF8_NAMES:
-        try:
-            info = codecs.lookup(name)
-        except (LookupError, ValueError):
-            return texts
-        try:
-            texts.append(info.decode(message)[0])
-        except (UnicodeDecodeError, ValueError):
-            texts.append(info.decode(message, "replace")[0])
+    if shown is not None and shown != message and may_have(shown):
+        texts.append(shown.decode("utf-8", "replace"))
     return texts
 
 
-def found(message: bytes, encoding: str | None = None) -> list[tuple[str, str]]:
+def found(message: bytes, shown: bytes | None = None) -> list[tuple[str, str]]:
     """Every trailer any of git's readings finds (`signals`) in any of the texts git reads the
     message as (`readings`), in order, each once: what the policy matches."""
     out: list[tuple[str, str]] = []
-    for text in readings(message, encoding):
+    for text in readings(message, shown):
         out += [item for item in signals(text) if item not in out]
     return out
 

@@ -45,21 +45,16 @@ _NOTHING: Entries = {}
 #: matter there (`NameSearch`), or None when any name can (read the tree whole).
 NamePatterns = Callable[[bytes], "NameSearch | None"]
 
-#: A reader's search in a second process (`GitStream.scan_pairs`): given tree pairs, the names
-#: and the id length, it starts the search and returns what waits for the indices of the pairs
-#: whose entries found differ, or could not be searched (those are compared again here).
-PairScan = Callable[[Sequence[tuple[str | None, str | None]], Sequence[str], int], Callable[[], set[int]]]
-
-
 class NameSearch:
     """Finds, in a raw tree, the entries whose names are one of some ASCII names in any case,
     with trailing dots and spaces (`find`). One regular expression tokenises the tree and
     stops only at an entry whose name starts like one of them (and then only if it is one),
     at a name starting outside ASCII, at anything that is not a whole entry, or at the end.
 
-    A name starting with any other ASCII byte is skipped whatever follows (no folding turns
-    its first character into one the names start with); a name starting like one of them
-    must be ASCII throughout, without `/`, or the tree is read whole. Names of dots (and
+    A name starting with any other ASCII byte is skipped whatever else it holds but `/` (no
+    folding turns its first character into one the names start with); a name starting like one
+    of them must be ASCII throughout, and no name may hold `/` (the whole parse refuses it, so
+    the tree is then read whole and refused: tests/unit/test_tree_names.py). Names of dots (and
     spaces) alone are always found, for `checked_entries` to refuse `.` and `..`."""
 
     def __init__(self, names: Sequence[str]) -> None:
@@ -80,7 +75,8 @@ class NameSearch:
     def _patterns(self, id_bytes: int) -> tuple[re.Pattern[bytes], re.Pattern[bytes]]:
         got = self._compiled.get(id_bytes)
         if got is None:
-            plain = rb"[^\0/\x80-\xff%s][^\0]*+" % self._first
+            # (no `/` anywhere in a name: the whole parse refuses one, git fsck's fullPathname)
+            plain = rb"[^\0/\x80-\xff%s][^\0/]*+" % self._first
             other = (rb"|(?!%s\0)[%s][^\0/\x80-\xff]*+" % (self._name, self._first)) if self._first else b""
             # (possessive everywhere: about twice as fast as backtracking on a 500-entry tree)
             skip = re.compile(rb"(?:[0-7]++ (?:%s%s)\0.{%d})*+" % (plain, other, id_bytes), re.DOTALL)
@@ -163,7 +159,7 @@ class TreeDiff:
     def __init__(self, objects: Objects) -> None:
         self.objects = objects
         self._kept: dict[tuple[str, bytes, DescendFilter], Entries] = {}
-        #: bytes of raw trees searched so far (what tells a big push: `FrozenChecker._compared`)
+        #: bytes of raw trees searched so far (what tells a big push: `frozenbatch.Batches`)
         self.searched_bytes = 0
         self._same: dict[tuple[bytes, DescendFilter, tuple[tuple[bytes, bytes, bytes], ...]], Entries] = {}
 

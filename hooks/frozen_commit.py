@@ -10,6 +10,9 @@ all count); the pusher is `GATE_PUSHER` if set, else unknown. The engine is the 
 differs from every parent. Rules scoped to refs apply if they match the checked-out
 branch (all of them on a detached HEAD).
 
+Under `i18n.commitEncoding` (other than UTF-8) the commit is read as git will show it,
+re-encoded from that encoding by git itself (`as_git_shows`), as the server reads it.
+
 A handful of git calls whatever the size of the change; no per-file work outside the
 tree comparison below directories a frozen pattern can match (git's processes read the
 objects, as in the server's hook: no pygit2).
@@ -23,14 +26,25 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 
 from gatecore.adapters import environment
+from gatecore.adapters.gitcmd import run_git, shown_commits
 from gatecore.errors import GateError, unreadable
 from gatecore.findings import Violation
 from gatecore.frozen import FrozenChecker, commit_violations
 from gatecore.ids import OID_RE
-from gatecore.objects import Commit, Ident, Objects, parse_ident
+from gatecore.objects import (
+    Commit,
+    Ident,
+    Objects,
+    parse_commit,
+    parse_ident,
+    reencoded_header,
+    split_commit,
+    with_shown,
+)
 from gatecore.policy import Policy
 from gatecore.refs import display
 from gatecore.signatures import SignatureChecker
@@ -42,18 +56,47 @@ from .common import ClientRepo, HelpFormatter, current_branch, git, open_repo, r
 STAGED = "(staged)"
 
 
-def ident(var: str) -> Ident:
-    """The identity git will record (`git var GIT_AUTHOR_IDENT`), read by the server's parser."""
+def ident(var: str) -> tuple[Ident, bytes]:
+    """The identity git will record (`git var GIT_AUTHOR_IDENT`), read by the server's parser,
+    and its line as git will write it."""
     _, text = git("var", var)
-    got = parse_ident(text.strip().encode("utf-8", "surrogateescape"))
+    line = text.strip().encode("utf-8", "surrogateescape")
+    got = parse_ident(line)
     if isinstance(got, str):
         raise GateError("GATE-INPUT-ARGUMENT", f"git var {var}: {got} ({text.strip()!r})")
-    return got
+    return got, line
 
 
-def commit_identities() -> tuple[Ident, Ident]:
-    """(author, committer) that git will record for the commit being made."""
+def commit_identities() -> tuple[tuple[Ident, bytes], tuple[Ident, bytes]]:
+    """(author, committer) that git will record for the commit being made, each with its line."""
     return ident("GIT_AUTHOR_IDENT"), ident("GIT_COMMITTER_IDENT")
+
+
+def commit_encoding() -> bytes | None:
+    """The encoding `git commit` will name in the commit's header (`i18n.commitEncoding`, as it
+    is spelled), or None: UTF-8, which git names nowhere."""
+    _, text = git("config", "--get", "i18n.commitEncoding", ok_codes=(0, 1))
+    value = text.removesuffix("\n").encode("utf-8", "surrogateescape")
+    return value if value and reencoded_header([value]) else None
+
+
+def as_git_shows(repo: ClientRepo, staged: Commit, lines: tuple[bytes, bytes], encoding: bytes) -> Commit:
+    """The commit-to-be as `git commit` will write it under `i18n.commitEncoding` (its header
+    naming the encoding) and as `git log` will show it, re-encoded by git (`objects.with_shown`):
+    the object is written to a temporary object directory and read back through git, so that the
+    client reads it as the server will (the repository's own objects are not touched)."""
+    import tempfile
+
+    raw = (b"tree " + staged.tree_id.encode("ascii") + b"\n"
+           + b"".join(b"parent " + p.encode("ascii") + b"\n" for p in staged.parent_ids)
+           + b"author " + lines[0] + b"\ncommitter " + lines[1] + b"\nencoding " + encoding + b"\n\n" + staged.message)
+    with tempfile.TemporaryDirectory(prefix="gate-commit-") as tmp:
+        env = {"GIT_OBJECT_DIRECTORY": tmp}
+        written = run_git(["hash-object", "-t", "commit", "-w", "--literally", "--stdin"], input=raw, env=env)
+        oid = written.stdout.decode("ascii", "replace").strip()
+        shown = shown_commits(repo.path, [oid], env=env)
+    header, message = split_commit(raw)
+    return replace(with_shown(parse_commit(oid, header, message), shown[oid]), id=STAGED)
 
 
 def staged_tree() -> str:
@@ -80,15 +123,19 @@ def merge_heads(git_dir: str) -> list[str]:
     return heads
 
 
-def staged_violations(repo: ClientRepo, policy: Policy, tree: str, parents: Sequence[str], author: Ident,
-                      committer: Ident, pusher: str, branch: str | None, message: bytes = b"") -> list[Violation]:
+def staged_violations(repo: ClientRepo, policy: Policy, tree: str, parents: Sequence[str],
+                      author: tuple[Ident, bytes], committer: tuple[Ident, bytes], pusher: str, branch: str | None,
+                      message: bytes = b"", encoding: bytes | None = None) -> list[Violation]:
     """Every frozen path the commit-to-be writes, per rule that restricts one of its identities
-    (`message`: its message, at the commit-msg stage; its trailers count as the server counts them).
+    (`message`: its message, at the commit-msg stage; its trailers count as the server counts them;
+    `encoding`: the one its header will name, which git shows it re-encoded from: `as_git_shows`).
 
     The same function the server applies to each pushed commit.
     """
     rules = [r for r in policy.rules if branch is None or r.applies_to_ref(branch)]
-    staged = Commit(STAGED, tree, tuple(parents), (author, committer), "", message, b"")
+    staged = Commit(STAGED, tree, tuple(parents), (author[0], committer[0]), "", message, b"")
+    if encoding is not None:
+        staged = as_git_shows(repo, staged, (author[1], committer[1]), encoding)
     objects = Objects(repo)
     checker = FrozenChecker(objects, whole_change=policy.noncanonical_modes == "refuse")
     checker.signatures = SignatureChecker(objects, None)  # not signed yet: `signers` rules cannot see it here
@@ -103,8 +150,9 @@ def check(policy_path: Path | None, pusher: str, message: bytes = b"") -> tuple[
     repo = open_repo()
     parents = ([head] if head else []) + merge_heads(repo.path)
     policy, origin = clientconfig.load_policy(repo, ["HEAD"], policy_path)
-    violations = staged_violations(repo, policy, tree, parents, author, committer, pusher, branch, message)
-    notes = [f"gate: note: policy {origin}; author {author.email}, committer {committer.email}, "
+    violations = staged_violations(repo, policy, tree, parents, author, committer, pusher, branch, message,
+                                   commit_encoding())
+    notes = [f"gate: note: policy {origin}; author {author[0].email}, committer {committer[0].email}, "
              f"pusher {pusher or '(unknown: set GATE_PUSHER)'}"]
     return verdict_lines(violations, policy, "commit", notes)
 

@@ -11,6 +11,13 @@ the same way (`gatecore/cli.py`).
 `--where` prints, as one JSON object, what the hook would run: the version, the
 interpreter, the file of each package, and every other distribution in the environment that
 ships one of the three names (`gate server doctor` shows it).
+
+The hook's helper processes start the same way (`helper_argv`: the hook's interpreter, `-I`,
+this file by its path, a module of `HELPERS`), so that they run the hook's own code in every
+install layout (site-packages, `pip install --user` or `--target`, a source tree), never a
+`gatecore` that happens to be importable by name. Before the helper's own output, this file
+writes one line, `identity JSON` (`identity()`), which the hook compares with its own
+(`gatecore/adapters/treescan.py`).
 """
 
 from __future__ import annotations
@@ -20,6 +27,9 @@ import sys
 
 NAMES = ("gatecore", "server", "hooks")
 MODULES = ("server.prereceive", "server.postreceive")
+#: The helper processes a hook starts (`helper_argv`), which say first what code they run.
+TREE_WORKER = "gatecore.adapters.treeworker"
+HELPERS = (TREE_WORKER,)
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
@@ -70,6 +80,28 @@ def where() -> dict[str, object]:
             "files": files, "rivals": rivals()}
 
 
+def identity() -> str:
+    """What code this process runs, as one line of JSON: push-gate's version, the interpreter
+    (its path and version) and the directory each of the three packages was bound from. A
+    helper started by `helper_argv` says it first; the hook compares it with its own."""
+    import json
+
+    from gatecore import __version__
+
+    for name in NAMES:
+        __import__(name)  # (bound already in a hook: `bind`)
+    return json.dumps({"version": __version__, "executable": sys.executable, "python": sys.version,
+                       "packages": {name: _origin(sys.modules[name]) for name in NAMES}}, sort_keys=True)
+
+
+def helper_argv(module: str, *args: str) -> list[str]:
+    """How the hook starts one of its `HELPERS`: as the hook itself is started, by this file's
+    path, with the hook's interpreter, isolated (`-I`)."""
+    if module not in HELPERS:
+        raise ValueError(f"{module} is not a helper the hook starts")
+    return [sys.executable, "-I", os.path.join(ROOT, "server", "launch.py"), module, *args]
+
+
 def main() -> int:
     args = sys.argv[1:]
     try:
@@ -82,12 +114,15 @@ def main() -> int:
 
         sys.stdout.write(json.dumps(where(), sort_keys=True) + "\n")
         return 0
-    if not args or args[0] not in MODULES:
+    if not args or args[0] not in (*MODULES, *HELPERS):
         sys.stderr.write(f"usage: python -I {__file__} {{{','.join(MODULES)}}} --gate-dir DIR | --where\n")
         return 2
     module = args.pop(0)
     sys.argv[1:] = args
     __import__(module)
+    if module in HELPERS:
+        sys.stdout.buffer.write(b"identity " + identity().encode("utf-8", "surrogateescape") + b"\n")
+        sys.stdout.buffer.flush()
     code: int = sys.modules[module].main()
     return code
 

@@ -52,7 +52,9 @@ from . import audit, installation
 from .deadline import Deadline
 
 if TYPE_CHECKING:
+    from gatecore.adapters.treescan import TreeScanner
     from gatecore.allowedsigners import AllowedSigners
+    from gatecore.frozenbatch import PairScan
     from gatecore.objects import Objects
     from gatecore.reserved.approvals import ApprovalContext, Used
     from gatecore.signatures import TrustedKeys
@@ -134,6 +136,7 @@ def check_push(inst: installation.Installation, hook_env: environment.HookEnv, u
                conf: Configuration, deadline: Deadline) -> Outcome:
     """Stages 4-7: push rules, the reserved stage, the verdict, the report."""
     from gatecore.adapters.gitstream import GitStream
+    from gatecore.frozenbatch import ScanOnDemand
     from gatecore.refs import object_format_problem
 
     policy = conf.policy
@@ -141,23 +144,34 @@ def check_push(inst: installation.Installation, hook_env: environment.HookEnv, u
     if not live:
         return Outcome(exit_code=0, decision="accept", mode=policy.mode, catalogue=policy.catalogue_version)
     repo = GitStream(hook_env.git_dir, hook_env.quarantine)
+    scan = ScanOnDemand(lambda: tree_scanner(hook_env.git_dir))  # (most pushes never start it)
     try:
         if (problem := object_format_problem(live, repo.object_format)) is not None:
             raise GateError("GATE-GIT-OBJECT-FORMAT", problem)
-        return _checked(inst, hook_env, live, conf, deadline, repo)
+        return _checked(inst, hook_env, live, conf, deadline, repo, scan)
     finally:
+        scan.close()
         repo.close()
 
 
+def tree_scanner(git_dir: str) -> TreeScanner:
+    """The second process a big push's tree search starts: by file path, bound as this hook is
+    (gatecore/adapters/treescan.py)."""
+    from gatecore.adapters.treescan import TreeScanner
+    from server import launch
+
+    return TreeScanner(launch.helper_argv(launch.TREE_WORKER, git_dir), launch.identity)
+
+
 def _checked(inst: installation.Installation, hook_env: environment.HookEnv, live: Sequence[RefUpdate],
-             conf: Configuration, deadline: Deadline, repo: GitReader) -> Outcome:
+             conf: Configuration, deadline: Deadline, repo: GitReader, scan: PairScan | None = None) -> Outcome:
     from gatecore.objects import Objects
     from gatecore.pushcheck import PushChecker
 
     policy = conf.policy
     objects = Objects(repo)
     # 4. push rules
-    rules = PushChecker(objects, policy, hook_env.pusher, None, deadline.at, conf.signers).check(live)
+    rules = PushChecker(objects, policy, hook_env.pusher, None, deadline.at, conf.signers, scan).check(live)
     violations: list[Violation] = rules.violations
     attempt_ids: list[str] = []
     used: list[Used] = []

@@ -8,7 +8,8 @@ Apache and `git daemon` on 127.0.0.1 run by their hosting accounts; root only), 
 pre-commit hooks), `offline/` (the CLI without a server), `fuzz/` (parsers and the decision).
 
 The tiers that push through a transport (`push/`, `client/`, `servers/`) are marked
-`transport`; `./dev test --fast` runs the others (`-m "not transport"`), the loop to run
+`transport`; `./dev test --fast` runs the others (`-m "not transport and not corpus"`: the real-history
+parity tests are marked `corpus`), the loop to run
 while editing.
 """
 

@@ -10,6 +10,7 @@ unexpected status, is a `GateError`, never an empty answer.
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import threading
 import time
@@ -18,7 +19,7 @@ from dataclasses import dataclass
 from typing import IO
 
 from ..errors import GateError, malformed, unreadable
-from ..gitmodel import WalkedCommit
+from ..gitmodel import ShownCommit, WalkedCommit
 from ..refs import REVIEW_PREFIX
 
 #: What every git command the gate runs reads the repository without.
@@ -292,6 +293,40 @@ def walk_ids(git_dir: str, tips: Sequence[str], hide: Sequence[str], limit: int,
         oid, *parents = line.split(" ")
         rows.append((oid, tuple(parents)))
     return None if len(rows) > limit else rows
+
+
+#: Fields of a commit as `git log` shows it (`shown_commits`), each ended by a NUL; `-z` ends a
+#: commit with one more. git converts the commit from its `encoding` to UTF-8 (`--encoding`,
+#: whatever the repository's `i18n.logOutputEncoding`), and reads the fields as C strings: none
+#: can hold a NUL.
+_FULL_ID = re.compile("[0-9a-f]{40}|[0-9a-f]{64}")
+_SHOWN_FORMAT = "format:%H%x00%an%x00%ae%x00%cn%x00%ce%x00%B"
+
+
+def shown_commits(git_dir: str, oids: Sequence[str], env: Mapping[str, str] | None = None
+                  ) -> dict[str, ShownCommit]:
+    """Each commit as `git log` shows it to a person (`ShownCommit`): one `git log --no-walk
+    --stdin` for all of them. (Of a commit without a blank line after its header, git's `%B` is
+    not its message: read that one from the object.)"""
+    if not oids:
+        return {}
+    for oid in oids:
+        if _FULL_ID.fullmatch(oid) is None:  # (anything else, git would read as a revision expression)
+            raise unreadable(f"{oid[:80]!r} is not a full object id")
+    args = [f"--git-dir={git_dir}", "log", "--no-walk=unsorted", "--stdin", "--encoding=UTF-8",
+            "--no-show-signature", "-z", f"--format={_SHOWN_FORMAT}"]
+    wanted = list(dict.fromkeys(oids))
+    out = run_git(args, input="".join(f"{o}\n" for o in wanted).encode("ascii"), env=env).stdout
+    fields = out.split(b"\0")
+    if len(fields) != 6 * len(wanted):
+        raise unreadable(f"git log showed {len(fields)} fields for {len(wanted)} commits")
+    shown: dict[str, ShownCommit] = {}
+    for i, oid in enumerate(wanted):
+        got, an, ae, cn, ce, message = fields[6 * i:6 * i + 6]
+        if got != oid.encode("ascii"):
+            raise unreadable(f"git log showed {got[:80]!r} where {oid} was asked for")
+        shown[oid] = ShownCommit((an, ae), (cn, ce), message)
+    return shown
 
 
 #: What git sets in a pre-receive hook's environment to show it the pushed objects.

@@ -20,7 +20,7 @@ import pygit2
 from pygit2.enums import ObjectType, RepositoryOpenFlag
 
 from ..errors import GateError, malformed, unreadable
-from ..gitmodel import MODE_BLOB, MODE_TREE, WalkedCommit
+from ..gitmodel import MODE_BLOB, MODE_TREE, ShownCommit, WalkedCommit
 from . import gitcmd
 
 _TYPE_NAMES = {ObjectType.COMMIT: "commit", ObjectType.TREE: "tree", ObjectType.BLOB: "blob",
@@ -139,6 +139,9 @@ class GitRepo:
     def walk(self, tips: Iterable[str], hide: Iterable[str] | None, deadline: float | None,
              messages: bool = False) -> Iterator[WalkedCommit]:
         return gitcmd.walk(self.path, list(tips), hide, deadline, messages)
+
+    def shown_commits(self, oids: Sequence[str]) -> dict[str, ShownCommit]:
+        return gitcmd.shown_commits(self.path, oids)
 
     def walk_ids(self, tips: Sequence[str], hide: Sequence[str], limit: int
                  ) -> list[tuple[str, tuple[str, ...]]] | None:

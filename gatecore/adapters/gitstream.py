@@ -31,14 +31,10 @@ import os
 import re
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import TYPE_CHECKING
 
 from ..errors import GateError, malformed, unreadable
-from ..gitmodel import FORMATS, WalkedCommit
+from ..gitmodel import FORMATS, ShownCommit, WalkedCommit
 from . import gitcmd
-
-if TYPE_CHECKING:
-    from .treescan import TreeScanner
 
 _OIDS = {name: re.compile(rf"[0-9a-f]{{{f.hexsz}}}") for name, f in FORMATS.items()}
 #: A whole request of ids, one per line, by format (checked in one pass).
@@ -195,7 +191,6 @@ class GitStream:
         self.workdir = workdir
         self._batch: _CatFile | None = None
         self._check: _CatFile | None = None
-        self._scanner: TreeScanner | None = None
         self._blob_digests: dict[str, str] = {}
 
     def _process(self, mode: str) -> _CatFile:
@@ -215,19 +210,6 @@ class GitStream:
             if p is not None:
                 p.close()
         self._batch = self._check = None
-        if self._scanner is not None:
-            self._scanner.close()
-            self._scanner = None
-
-    def scan_pairs(self, pairs: Sequence[tuple[str | None, str | None]], names: Sequence[str], id_bytes: int
-                   ) -> Callable[[], set[int]]:
-        """Search these pairs' trees for `names` in a second process (`treescan`), which starts
-        on first use; returns what waits for the indices of the pairs to compare again."""
-        if self._scanner is None:
-            from .treescan import TreeScanner
-
-            self._scanner = TreeScanner(self.path)
-        return self._scanner.submit(pairs, names, id_bytes)
 
     # --- objects ---------------------------------------------------------------------
     def _valid(self, oid: str) -> str:
@@ -342,6 +324,9 @@ class GitStream:
     def walk(self, tips: Iterable[str], hide: Iterable[str] | None, deadline: float | None,
              messages: bool = False) -> Iterator[WalkedCommit]:
         return gitcmd.walk(self.path, list(tips), hide, deadline, messages)
+
+    def shown_commits(self, oids: Sequence[str]) -> dict[str, ShownCommit]:
+        return gitcmd.shown_commits(self.path, [self._valid(o) for o in oids])
 
     def walk_ids(self, tips: Sequence[str], hide: Sequence[str], limit: int
                  ) -> list[tuple[str, tuple[str, ...]]] | None:

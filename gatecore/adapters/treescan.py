@@ -1,63 +1,74 @@
-"""A second process that searches trees for the frozen names beside the hook (both cores).
+"""A second process that searches trees for the frozen names beside the hook (both cores): the hook's side.
 
 A big push's cost is reading one root tree per restricted commit and searching it for the
 frozen names (`gatecore.treediff.NameSearch`); the regular expressions hold Python's lock,
-so a thread would not help. For a batch of tree pairs the hook hands half to this worker,
-`python -I -m gatecore.adapters.treescan GIT_DIR`, started once for the hook's life with the
-hook's environment (the quarantine's objects included), and searches the other half itself.
-The worker reads its trees through its own `git cat-file --batch` (`GitStream`), searches
-each with the same `NameSearch`, and answers with the pairs it cannot call clean: a pair is
-clean only when both trees were searched (plain entries, ASCII names), the entries found are
-the same in both, byte for byte, and well-formed (`treediff.checked_entries`). Every other
-pair - a root commit's, a tree read whole, entries that differ or are malformed, anything the
-worker failed to read - is compared again by the hook itself, the careful way. A clean pair
-is exactly one the hook's own comparison would find nothing in (the same entries found in
-both trees: nothing below them differs either), so the split changes who searches, not what
-is found (tests/unit/test_tree_search.py holds it to the whole parse over real histories).
-A worker that dies or answers out of turn is GATE-GIT-UNREADABLE.
+so a thread would not help. For a batch of tree pairs the hook hands half to a worker
+(`treeworker.py`), started once for the hook's life with the hook's environment (the
+quarantine's objects included), and searches the other half itself (`gatecore.frozenbatch`).
+The worker answers with the pairs it cannot call clean; every other pair - a root commit's, a
+tree read whole, entries that differ or are malformed, anything the worker failed to read - is
+compared again by the hook itself, the careful way. A clean pair is exactly one the hook's own
+comparison would find nothing in (the same entries found in both trees: nothing below them
+differs either), so the split changes who searches, not what is found
+(tests/unit/test_tree_search.py holds it to the whole parse over real histories).
 
-Protocol (bytes, one request at a time): `batch N ID_BYTES NAMES_JSON\n` then N lines
-`OLD NEW\n` (`-` for no tree); the answer is one line per pair to compare again (its index),
-or `all\n`, then `done N\n`.
+**The worker runs the hook's own code.** The composition root (`server/prereceive.py`) hands
+in how to start it: the hook's interpreter with `-I`, the hook's own `server/launch.py` by its
+file path, which binds `gatecore`, `server` and `hooks` to the directories beside it and
+refuses any imported from elsewhere (`server.launch.helper_argv`), whatever the install
+layout: site-packages, `pip install --user` or `--target`, a source tree. Before it reads
+anything else, the hook reads the worker's first line, which says what code it runs
+(`server.launch.identity`: push-gate's version, the interpreter, and the directory each of
+the three packages was bound from), and compares it with its own: a worker that runs other
+code (another installation, another version, another interpreter) is refused,
+`GATE-CONFIG-INSTALL`, and never asked anything.
+
+A worker that cannot start, dies or answers out of turn is GATE-GIT-UNREADABLE and never asked
+again.
+
+Protocol (bytes, one request at a time): the worker's first line is `identity JSON\n`; a
+request is `batch N ID_BYTES NAMES_JSON\n` then N lines `OLD NEW\n` (`-` for no tree); the
+answer is one line per pair to compare again (its index), or `all\n`, then `done N\n`.
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
-import os
-import sys
+import subprocess
 from collections.abc import Callable, Sequence
-from typing import IO, TYPE_CHECKING
+from typing import IO
 
 from ..errors import GateError, unreadable
 from . import gitcmd
 
-if TYPE_CHECKING:
-    from ..objects import Objects
-    from ..treediff import NameSearch
-
-#: The entries a search found in one tree (mode text, name, raw id), as the worker keeps them.
-Found = tuple[tuple[bytes, bytes, bytes], ...]
-
-#: Trees whose search results the worker keeps (a tree is one pair's new side and the next's old).
-KEPT = 1 << 16
-
 
 class TreeScanner:
-    """The hook's side of the worker: started on first use, asked one batch at a time."""
+    """The hook's side of the worker (a `frozenbatch.PairScan`): started on first use, asked one
+    batch at a time; `close()` ends it."""
 
-    def __init__(self, git_dir: str) -> None:
-        self.proc, self.stdin, self.stdout = gitcmd.helper(
-            [sys.executable, "-I", "-m", "gatecore.adapters.treescan", git_dir], "start the tree search process")
+    def __init__(self, argv: Sequence[str], identity: Callable[[], str]) -> None:
+        """`argv`: how to start the worker (`server.launch.helper_argv`); `identity`: what the
+        worker must say it runs (`server.launch.identity` of the hook itself)."""
+        self.argv = list(argv)
+        self.identity = identity
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.stdin: IO[bytes] | None = None
+        self.stdout: IO[bytes] | None = None
         self.broken = False
+        self._expected = b""
+        self._greeted = False
 
-    def submit(self, pairs: Sequence[tuple[str | None, str | None]], names: Sequence[str], id_bytes: int
-               ) -> Callable[[], set[int]]:
+    def __call__(self, pairs: Sequence[tuple[str | None, str | None]], names: Sequence[str], id_bytes: int
+                 ) -> Callable[[], set[int]]:
         """Send a batch (from a writer thread: the hook goes on with its own half at once) and
         return what waits for the answer: the indices of the pairs to compare again."""
         if self.broken:
             raise unreadable("the tree search process failed earlier in this check")
+        if self.proc is None:
+            self._expected = b"identity " + self.identity().encode("utf-8", "surrogateescape") + b"\n"
+            self.proc, self.stdin, self.stdout = gitcmd.helper(self.argv, "start the tree search process")
+        assert self.stdin is not None
         head = b"batch %d %d %s\n" % (len(pairs), id_bytes, json.dumps(list(names)).encode("ascii"))
         body = "".join(f"{o or '-'} {n or '-'}\n" for o, n in pairs).encode("ascii")
         writer, _ = gitcmd.start_writer(self.stdin, head + body, "gate-tree-scan")  # (a stop shows in the answer)
@@ -67,7 +78,8 @@ class TreeScanner:
                 return self._answer(len(pairs))
             except BaseException:
                 self.broken = True
-                self.proc.kill()
+                if self.proc is not None:
+                    self.proc.kill()
                 raise
             finally:
                 writer.join()
@@ -75,6 +87,16 @@ class TreeScanner:
         return collect
 
     def _answer(self, n: int) -> set[int]:
+        assert self.stdout is not None
+        if not self._greeted:
+            line = self.stdout.readline()
+            if line != self._expected:
+                if not line.startswith(b"identity "):
+                    raise self._died(f"answered {line[:80]!r} before saying what code it runs" if line else "ended")
+                raise GateError("GATE-CONFIG-INSTALL", "the tree search process runs other code than the hook: it "
+                                f"says {line[9:-1][:300]!r}, the hook is {self._expected[9:-1][:300]!r} "
+                                "(re-run gate server install)")
+            self._greeted = True
         again: set[int] = set()
         while True:
             line = self.stdout.readline()
@@ -88,90 +110,19 @@ class TreeScanner:
                 raise self._died(f"answered {line[:80]!r}" if line else "ended")
 
     def _died(self, what: str) -> GateError:
+        assert self.proc is not None
         return unreadable(f"the tree search process {what}{gitcmd.killed_saying(self.proc)}")
 
     def close(self) -> None:
-        with contextlib.suppress(OSError):
-            self.stdin.close()
+        if self.proc is None:
+            return
+        if self.stdin is not None:
+            with contextlib.suppress(OSError):
+                self.stdin.close()
         if self.proc.poll() is None:
             self.proc.kill()
         self.proc.wait()
         for pipe in (self.stdout, self.proc.stderr):
             if pipe is not None:
                 pipe.close()
-
-
-def serve(git_dir: str, requests: IO[bytes], answers: IO[bytes]) -> int:
-    """The worker: answer batches until the hook closes the pipe."""
-    from ..objects import Objects
-    from ..treediff import NameSearch
-    from .gitstream import GitStream
-
-    reader = GitStream(git_dir)
-    objects = Objects(reader)
-    found: dict[tuple[str, tuple[str, ...]], Found | None] = {}
-    searches: dict[tuple[str, ...], NameSearch] = {}
-    try:
-        while True:
-            head = requests.readline()
-            if not head:
-                return 0
-            word, n_text, id_text, names_json = head.rstrip(b"\n").split(b" ", 3)
-            if word != b"batch":
-                raise ValueError(f"not a batch: {head[:60]!r}")
-            names = tuple(json.loads(names_json))
-            search = searches.get(names) or searches.setdefault(names, NameSearch(names))
-            id_bytes = int(id_text)
-            pairs = []
-            for _ in range(int(n_text)):
-                old, new = requests.readline().decode("ascii").split()
-                pairs.append((None if old == "-" else old, None if new == "-" else new))
-            try:
-                again = _compare(pairs, names, search, id_bytes, objects, found)
-                answers.write(b"".join(b"%d\n" % i for i in again) + b"done %d\n" % len(pairs))
-            except GateError:  # the hook compares them all itself, and says what is wrong
-                answers.write(b"all\ndone %d\n" % len(pairs))
-                reader.close()
-                reader = GitStream(git_dir)
-                objects = Objects(reader)
-            answers.flush()
-    finally:
-        reader.close()
-
-
-def _compare(pairs: Sequence[tuple[str | None, str | None]], names: tuple[str, ...], search: NameSearch,
-             id_bytes: int, objects: Objects, found: dict[tuple[str, tuple[str, ...]], Found | None]) -> list[int]:
-    """The indices of the pairs the hook must compare again (module docstring)."""
-    from ..treediff import checked_entries
-
-    wanted = list(dict.fromkeys(t for pair in pairs for t in pair if t is not None and (t, names) not in found))
-    if len(found) + len(wanted) > KEPT:
-        found.clear()
-        wanted = list(dict.fromkeys(t for pair in pairs for t in pair if t is not None))
-    for oid, data in objects.raw_trees(wanted):
-        got = search.find(data, id_bytes)
-        if got is not None:
-            try:
-                checked_entries(oid, got)
-            except GateError:
-                got = None  # malformed: the hook finds it so itself
-        found[(oid, names)] = None if got is None else tuple(got)
-    again = []
-    for i, (old, new) in enumerate(pairs):
-        a = None if old is None else found[(old, names)]
-        b = None if new is None else found[(new, names)]
-        if a is None or b is None or a != b:
-            again.append(i)
-    return again
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    args = list(sys.argv[1:] if argv is None else argv)
-    if len(args) != 1 or not os.path.isdir(args[0]):
-        sys.stderr.write("usage: python -m gatecore.adapters.treescan GIT_DIR (the hook starts it)\n")
-        return 2
-    return serve(args[0], sys.stdin.buffer, sys.stdout.buffer)
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+        self.proc = None

@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 import pytest
-from support.gitutil import AGENT, HUMAN, WorkRepo, git, git_env
+from support.gitutil import AGENT, HUMAN, WorkRepo, git, git_bytes, git_env
 from support.precommit import (
     CLIENT_POLICY,
     PRE_COMMIT,
@@ -282,3 +282,31 @@ def test_the_commit_hook_reads_a_policy_with_signers_and_trailers(tmp_path: Path
                              capture_output=True, text=True)
         assert out.returncode == rc, out.stderr
 
+
+
+def test_a_co_author_behind_escapes_is_seen_by_both_stages_as_git_shows_it(tmp_path: Path, hook_repo: HookRepo,
+                                                                           pc_home: Path) -> None:
+    """Under `i18n.commitEncoding = ISO-2022-JP`, a human's commit writing a frozen path whose
+    message names an agent as co-author behind a line of escapes: `git log` shows the trailer
+    (the escape line vanishes from git's text), so the commit-msg stage refuses it, and so do the
+    pre-push stage and the server, alike."""
+    s = Server(tmp_path, policy=CLIENT_POLICY)
+    w = s.work
+    w.write("README", "hello\n")
+    w.write("ci/deploy.yml", "deploy: true\n")
+    w.commit("base", identity=HUMAN)
+    install_client(w, hook_repo, pc_home)
+    assert s.push("main", url="origin", pusher_env=pc_env(pc_home)).returncode == 0
+    git(w.path, "config", "i18n.commitEncoding", "ISO-2022-JP")
+    before = w.head()
+    w.write("ci/deploy.yml", "deploy: co-authored\n")
+    git(w.path, "add", "-A")
+    message = "update ci\n\x1b(B\nCo-authored-by: Bot <bot@agents.example.com>\n"
+    out = commit(w, message, HUMAN, pc_env(pc_home), "--cleanup=verbatim")
+    assert out.returncode != 0 and w.head() == before, text(out)
+    assert "gate frozen files (commit message)" in text(out) and "Failed" in text(out)
+    assert client_verdict(out) == Verdict(1, frozenset({"GATE-FROZEN-PATH"}))
+    assert commit(w, message, HUMAN, pc_env(pc_home), "--cleanup=verbatim", "--no-verify").returncode == 0
+    assert b"encoding ISO-2022-JP" in git_bytes(w.path, "cat-file", "commit", "HEAD")
+    client, server, _ = push_both(s, "main", env=pc_env(pc_home))
+    assert client == server == Verdict(1, frozenset({"GATE-FROZEN-PATH"}))

@@ -137,6 +137,8 @@ def test_a_whole_hook_run_reads_through_git_without_pygit2_or_pydantic(tmp_path:
     # nor the shipped tables' parsers (their bytes are hashed only), nor what parsing them needs
     assert not set(modules.split()) & {"gatecore.catalogue", "gatecore.vendors", "gatecore.modelnames",
                                        "gatecore.configschema", "tomllib", "datetime", "shutil"}
+    # nor what starts the second process of a big push's tree search
+    assert not set(modules.split()) & {"gatecore.adapters.treescan", "server.launch"}
 
 
 def _code_arguments(tree: ast.AST) -> list[tuple[int, ast.expr]]:

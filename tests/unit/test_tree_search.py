@@ -20,12 +20,15 @@ import pytest
 from support.gitutil import AGENT, git
 
 from gatecore.adapters.gitstream import GitStream
+from gatecore.adapters.treescan import TreeScanner
 from gatecore.errors import GateError
 from gatecore.findings import Violation
-from gatecore.frozen import FrozenChecker, walk_violations
+from gatecore.frozen import FrozenChecker
+from gatecore.frozenbatch import Batches, walk_violations
 from gatecore.objects import Objects
 from gatecore.policy import FreezeRule, PathGlob
 from gatecore.treediff import NameSearch, checked_entries, name_pattern
+from server import launch
 
 DATA = Path("/work/shared/data")
 
@@ -42,20 +45,28 @@ def _key(v: Violation) -> tuple[str, ...]:
 SECOND_PROCESS: list[bool] = []  # whether the searched reading used treescan, per call
 
 
+def scanner(git_dir: Path) -> TreeScanner:
+    """The second process, started as the hook starts it (by file path, bound to these packages)."""
+    return TreeScanner(launch.helper_argv(launch.TREE_WORKER, str(git_dir)), launch.identity)
+
+
 def both_readings(git_dir: Path, tips: list[str], rules: list[FreezeRule],
                   whole_change: bool = False) -> tuple[list[Violation], list[Violation]]:
     """Every violation of the commits reachable from `tips`, with trees searched and parsed whole."""
     out = []
     for search in (True, False):
         reader = GitStream(str(git_dir))
+        scan = scanner(git_dir)
         try:
             objects = Objects(reader)
             checker = FrozenChecker(objects, whole_change=whole_change, search_names=search)
             commits = objects.walk(tips, [], None)
-            out.append(sorted(walk_violations(checker, commits, rules, "refs/heads/main", "someone"), key=_key))
+            out.append(sorted(walk_violations(Batches(checker, scan), commits, rules, "refs/heads/main", "someone"),
+                              key=_key))
             if search:
-                SECOND_PROCESS.append(reader._scanner is not None)
+                SECOND_PROCESS.append(scan.proc is not None)
         finally:
+            scan.close()
             reader.close()
     return out[0], out[1]
 
@@ -78,8 +89,9 @@ def test_a_name_is_found_only_where_it_is_an_entry() -> None:
     ])
     assert hits.find(data, 20) == [(b"40000", b"CI", b"\x22" * 20), (b"100644", b"Gate.TOML. .", b"\x33" * 20),
                                    (b"100664", b"ci ", b"\x55" * 20)]
-    # a name starting with a byte no frozen name starts with is passed over, whatever follows
-    assert hits.find(_entry(b"100644", "x\u00e9/../ci".encode()), 20) == []
+    # a name starting with a byte no frozen name starts with is passed over, whatever follows but `/`
+    assert hits.find(_entry(b"100644", "x\u00e9.ci".encode()), 20) == []
+    assert hits.find(_entry(b"100644", "x\u00e9/../ci".encode()), 20) is None  # read whole, and refused
 
 
 @pytest.mark.parametrize("data", [
@@ -230,8 +242,8 @@ def test_two_entries_of_a_frozen_name_are_refused_and_elsewhere_left_to_fsck(tmp
         reader = GitStream(str(raw.path))
         try:
             objects = Objects(reader)
-            return walk_violations(FrozenChecker(objects, search_names=search), objects.walk([tip], [base], None),
-                                   RULES, "refs/heads/main", None)
+            return walk_violations(Batches(FrozenChecker(objects, search_names=search)),
+                                   objects.walk([tip], [base], None), RULES, "refs/heads/main", None)
         finally:
             reader.close()
 
@@ -244,6 +256,28 @@ def test_two_entries_of_a_frozen_name_are_refused_and_elsewhere_left_to_fsck(tmp
     assert check(dup_other, True) == []  # two READMEs: not a frozen path, left to git fsck (install --fsck)
     with pytest.raises(GateError):
         check(dup_other, False)  # what reading the tree whole said
+
+
+def test_a_root_entry_holding_a_slash_is_refused_searched_or_parsed_whole(tmp_path: Path) -> None:
+    """`x/../ci` at the root of an agent's commit: a reader that joins names reads it as `ci`. The
+    whole parse refuses it (fullPathname, hasDotdot); the name search passed over it as a name no
+    frozen name starts like, and accepted the push."""
+    raw = Raw(tmp_path / "r.git")
+    blob = raw.write("blob", b"x\n")
+    base = raw.commit(raw.tree({b"README": (b"100644", blob)}), [])
+    sub = raw.tree({b"deploy.yml": (b"100644", blob)})
+    tip = raw.commit(raw.write("tree", b"40000 x/../ci\0" + bytes.fromhex(sub) + b"100644 README\0"
+                               + bytes.fromhex(blob)), [base])
+    for search in (True, False):
+        reader = GitStream(str(raw.path))
+        try:
+            objects = Objects(reader)
+            with pytest.raises(GateError) as got:
+                walk_violations(Batches(FrozenChecker(objects, search_names=search)),
+                                objects.walk([tip], [base], None), RULES, "refs/heads/main", None)
+            assert got.value.code == "GATE-GIT-MALFORMED"
+        finally:
+            reader.close()
 
 
 # --- real histories -----------------------------------------------------------------------------
@@ -275,12 +309,13 @@ def _tips(repo: Path) -> list[str]:
     return git(repo, "for-each-ref", "--format=%(objectname)", "refs/heads").stdout.split()
 
 
+@pytest.mark.corpus
 @pytest.mark.parametrize("name", sorted(REAL_RULES))
 def test_real_histories_read_the_same_searched_or_parsed_whole(tmp_path_factory: pytest.TempPathFactory,
                                                              monkeypatch: pytest.MonkeyPatch, name: str) -> None:
-    from gatecore import frozen
+    from gatecore import frozenbatch
 
-    monkeypatch.setattr(frozen, "SCAN_AFTER_BYTES", 0)  # the second process from the first big batch on
+    monkeypatch.setattr(frozenbatch, "SCAN_AFTER_BYTES", 0)  # the second process from the first big batch on
     repo = _real(tmp_path_factory, name)
     rules = REAL_RULES[name]
     searched, parsed = both_readings(repo, _tips(repo), rules)
@@ -316,29 +351,61 @@ def test_the_second_process_sends_back_every_pair_it_cannot_call_clean(tmp_path:
         (dup, dup),  # 5: two entries named ci, the same in both: the hook refuses it
         (readme_changed, base),  # 6: clean
     ]
-    reader = GitStream(str(raw.path))
+    scan = scanner(raw.path)
     try:
-        assert reader.scan_pairs(pairs, ["ci"], 20)() == {1, 2, 3, 4, 5}
-        assert reader.scan_pairs([], ["ci"], 20)() == set()
-        assert reader.scan_pairs(pairs[:1], ["readme"], 20)() == {0}  # the file itself changed
+        assert scan(pairs, ["ci"], 20)() == {1, 2, 3, 4, 5}
+        assert scan([], ["ci"], 20)() == set()
+        assert scan(pairs[:1], ["readme"], 20)() == {0}  # the file itself changed
     finally:
-        reader.close()
+        scan.close()
 
 
 def test_a_second_process_that_dies_fails_closed(tmp_path: Path) -> None:
     raw = Raw(tmp_path / "r.git")
     tree = raw.tree({b"ci": (b"100644", raw.write("blob", b"a\n"))})
-    reader = GitStream(str(raw.path))
+    scan = scanner(raw.path)
     try:
-        assert reader.scan_pairs([(tree, tree)], ["ci"], 20)() == set()
-        scanner = reader._scanner
-        assert scanner is not None
-        scanner.proc.kill()
-        scanner.proc.wait()
+        assert scan([(tree, tree)], ["ci"], 20)() == set()
+        assert scan.proc is not None
+        scan.proc.kill()
+        scan.proc.wait()
         with pytest.raises(GateError) as got:
-            reader.scan_pairs([(tree, tree)], ["ci"], 20)()
+            scan([(tree, tree)], ["ci"], 20)()
         assert got.value.code == "GATE-GIT-UNREADABLE"
         with pytest.raises(GateError):
-            reader.scan_pairs([(tree, tree)], ["ci"], 20)  # never asked again
+            scan([(tree, tree)], ["ci"], 20)  # never asked again
     finally:
-        reader.close()
+        scan.close()
+
+
+def test_a_second_process_that_runs_other_code_is_refused(tmp_path: Path) -> None:
+    """The worker says first what code it runs; one that runs another copy of push-gate (another
+    installation, say, importable by name) is refused before it is asked anything, and so is one
+    started by module name, which says nothing of the kind."""
+    import shutil
+    import sys
+
+    from support.gitutil import ROOT
+
+    raw = Raw(tmp_path / "r.git")
+    tree = raw.tree({b"ci": (b"100644", raw.write("blob", b"a\n"))})
+    other = tmp_path / "other"
+    for name in ("gatecore", "server", "hooks"):
+        shutil.copytree(ROOT / name, other / name, ignore=shutil.ignore_patterns("__pycache__"))
+    starts = {
+        "GATE-CONFIG-INSTALL": [sys.executable, "-I", str(other / "server" / "launch.py"), launch.TREE_WORKER,
+                                str(raw.path)],
+        "GATE-GIT-UNREADABLE": [sys.executable, "-m", launch.TREE_WORKER, str(raw.path)],
+    }
+    for code, argv in starts.items():
+        scan = TreeScanner(argv, launch.identity)
+        try:
+            with pytest.raises(GateError) as got:
+                scan([(tree, tree)], ["ci"], 20)()
+            assert got.value.code == code, got.value.detail
+            if code == "GATE-CONFIG-INSTALL":
+                assert "runs other code than the hook" in got.value.detail and str(other) in got.value.detail
+            with pytest.raises(GateError):
+                scan([(tree, tree)], ["ci"], 20)  # never asked again
+        finally:
+            scan.close()

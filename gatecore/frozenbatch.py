@@ -1,0 +1,224 @@
+"""Checking many commits for frozen-file writes at once: the batching beside the rule (pure).
+
+The rule (`gatecore.frozen`) says what one commit wrote. This module decides how the trees
+of a walk's restricted commits are read so that a push of 50,000 commits costs little more
+than git's own walk:
+
+* **batches**: `walk_violations` takes the restricted commits `BATCH_COMMITS` at a time while
+  git goes on walking, and `Batches.prepare` compares all of a batch's tree pairs together,
+  one level of directories at a time (each level's trees read in one request), so that
+  `FrozenChecker.written` finds its comparisons done (the checker's `prepared` table);
+* **merge bases**: the merges whose parents differ at some frozen path have their merge
+  bases asked for in one request (kept in the checker's `bases` table);
+* **a second process**: on a big push, half of each batch's pairs are searched by a second
+  process (a `PairScan`, handed in by the composition root: `server/prereceive.py` starts
+  `gatecore/adapters/treeworker.py` the way the hook itself starts, by file path), and the
+  pairs it cannot call clean are compared here again (`gatecore/adapters/treescan.py`). It
+  changes who searches, never what is found: without one, every pair is compared here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from typing import Protocol
+
+from . import trailers
+from .findings import Violation
+from .frozen import FrozenChecker, commit_violations, rules_key, signals
+from .objects import Commit
+from .policy import FreezeRule, Signals
+from .treediff import Change
+
+Pair = tuple[str | None, str | None]
+
+#: A search of tree pairs in a second process: given the pairs, the names that can matter at
+#: the root and the id length, it starts the search and returns what waits for the indices of
+#: the pairs whose entries found differ, or could not be searched (those are compared again).
+PairScan = Callable[[Sequence[Pair], Sequence[str], int], Callable[[], set[int]]]
+
+
+class Scanner(Protocol):
+    """A second process's search (`PairScan`) that ends it on `close()` (`adapters.treescan.TreeScanner`)."""
+
+    def __call__(self, pairs: Sequence[Pair], names: Sequence[str], id_bytes: int) -> Callable[[], set[int]]: ...
+
+    def close(self) -> None: ...
+
+
+class ScanOnDemand:
+    """A `PairScan` whose scanner is made by `start` on first use: a push that never proves big
+    loads nothing for it (not even the module that starts it)."""
+
+    def __init__(self, start: Callable[[], Scanner]) -> None:
+        self._start = start
+        self._scanner: Scanner | None = None
+
+    @property
+    def started(self) -> bool:
+        return self._scanner is not None
+
+    def __call__(self, pairs: Sequence[Pair], names: Sequence[str], id_bytes: int) -> Callable[[], set[int]]:
+        if self._scanner is None:
+            self._scanner = self._start()
+        return self._scanner(pairs, names, id_bytes)
+
+    def close(self) -> None:
+        if self._scanner is not None:
+            self._scanner.close()
+
+
+#: A second process searches half of a batch's tree pairs once the push has proved big: this
+#: many pairs in the batch, after this many bytes of trees searched (some 2,000 root trees of a
+#: big C project, 40,000 of a small one). The first such batch only starts it: below that, its
+#: start-up (a Python process) costs more than it saves.
+SCAN_PAIRS = 512
+SCAN_AFTER_BYTES = 32 << 20
+
+#: Restricted commits whose trees are compared together (`Batches.prepare`): large enough that
+#: git streams each level's trees, small enough to bound what is held.
+BATCH_COMMITS = 1024
+
+
+class Batches:
+    """Prepares a `FrozenChecker`'s comparisons a batch of commits at a time (one per check,
+    kept across its walks: the second process, once started, serves them all)."""
+
+    def __init__(self, checker: FrozenChecker, scan: PairScan | None = None) -> None:
+        """`scan`: the second process's search, or None to compare every pair here."""
+        self.checker = checker
+        self.scan = scan
+        #: the second process: starting (what waits for its first answer), or in use
+        self._warming: Callable[[], set[int]] | None = None
+        self._scanning = False
+
+    def prepare(self, jobs: Sequence[tuple[Commit, Sequence[FreezeRule]]]) -> set[str]:
+        """Compare in one pass the trees that `written(commit, rules, bad)` compares for each
+        job, a level of directories at a time for all of them (each level's trees read in one
+        request); `frozen_changes` finds the results until the next `prepare`.
+
+        Returns the commits whose comparisons found anything: for every other job, `written`
+        finds no frozen path and no non-canonical mode.
+        """
+        checker = self.checker
+        checker.prepared.clear()
+        checker.objects.prefetch_commits(p for c, _ in jobs for p in c.parent_ids)
+        groups: dict[tuple[int, ...], tuple[Sequence[FreezeRule], dict[Pair, list[str]]]] = {}
+        by_rules: dict[int, dict[Pair, list[str]]] = {}  # id(rules) -> its group's pairs
+        tree_of = checker.objects.tree_id
+        for c, rules in jobs:
+            pairs = by_rules.get(id(rules))
+            if pairs is None:
+                pairs = by_rules[id(rules)] = groups.setdefault(rules_key(rules), (rules, {}))[1]
+            parents = c.parent_ids
+            if not parents:
+                pairs.setdefault((None, c.tree_id), []).append(c.id)
+            elif len(parents) == 1:
+                before = tree_of(parents[0])
+                if before != c.tree_id:
+                    pairs.setdefault((before, c.tree_id), []).append(c.id)
+            else:
+                for p in parents:
+                    pairs.setdefault((tree_of(p), c.tree_id), []).append(c.id)
+        touched: set[str] = set()
+        for key, (rules, unique) in groups.items():
+            listed: list[Pair] = list(unique)
+            per_pair: list[list[tuple[bytes, int]]] = [[] for _ in listed]
+            found = (checker.diff.changes_many(listed, None, per_pair) if checker.whole_change else
+                     self._compared(listed, rules, per_pair))
+            for (old, new), changes, m in zip(listed, found, per_pair, strict=True):
+                checker.prepared[(old, new, key, True)] = (changes, m)
+                if changes or m:
+                    touched.update(unique[(old, new)])
+        self._prefetch_bases([(c, rules) for c, rules in jobs if c.id in touched and len(c.parent_ids) == 2])
+        return touched
+
+    def _compared(self, listed: Sequence[Pair], rules: Sequence[FreezeRule],
+                  per_pair: Sequence[list[tuple[bytes, int]]]) -> list[list[Change]]:
+        """`TreeDiff.changes_many` of the pairs, on both cores when a second process was handed in
+        and the push is big: that process takes half of a batch, and the pairs it does not call
+        clean are compared here again (treescan's docstring)."""
+        checker = self.checker
+        diff = checker.diff
+        descend, names = checker.descender(rules), checker.name_patterns(rules)
+        root = None if names is None else names(b"")
+        scan = self.scan
+        if root is None or scan is None or len(listed) < SCAN_PAIRS or (
+                not self._scanning and self._warming is None and diff.searched_bytes < SCAN_AFTER_BYTES):
+            return diff.changes_many(listed, descend, per_pair, names)
+        id_bytes = len(checker.objects.zero_id) // 2
+        if self._warming is None and not self._scanning:  # the push proved big: start it, no split yet
+            self._warming = scan([], root.literals, id_bytes)
+            return diff.changes_many(listed, descend, per_pair, names)
+        if self._warming is not None:
+            self._warming()
+            self._warming, self._scanning = None, True
+        half = len(listed) // 2
+        collect = scan(listed[half:], root.literals, id_bytes)
+        mine = diff.changes_many(listed[:half], descend, per_pair[:half], names)
+        again = sorted(half + i for i in collect())
+        redone = diff.changes_many([listed[i] for i in again], descend, [per_pair[i] for i in again], names)
+        out: list[list[Change]] = [*mine, *([] for _ in range(len(listed) - half))]
+        for i, changes in zip(again, redone, strict=True):
+            out[i] = changes
+        return out
+
+    def _prefetch_bases(self, merges: Sequence[tuple[Commit, Sequence[FreezeRule]]]) -> None:
+        """The merge bases `written` will ask for (merges whose parents differ at some frozen
+        path), from one request (`GitReader.merge_bases`) instead of one git process each."""
+        checker = self.checker
+        need = []
+        for c, rules in merges:
+            first, second = c.parent_ids
+            if (first, second) in checker.bases:
+                continue
+            ours, theirs = (checker.frozen_changes(checker.tree_of(p), c.tree_id, rules, []) for p in (first, second))
+            if ours.keys() != theirs.keys():
+                need.append((first, second))
+        if need:
+            checker.bases.update(checker.objects.reader.merge_bases(need))
+
+
+def walk_violations(batches: Batches, commits: Iterable[Commit], rules: Sequence[FreezeRule],
+                    ref: str, pusher: str | None) -> list[Violation]:
+    """`commit_violations` for each commit some rule restricts; trees are read for those only.
+
+    The restricted commits are checked `BATCH_COMMITS` at a time, their trees compared
+    together, while git goes on walking (a parent the walk has not reached yet is read with
+    its batch's, in one request): git's walk and the tree comparisons overlap, and only one
+    batch of commits is held.
+    """
+    checker = batches.checker
+    restricted: dict[tuple[str, str, Signals | None], list[FreezeRule]] = {}  # identities repeat: match once
+    picked: list[tuple[Commit, list[FreezeRule]]] = []
+    out: list[Violation] = []
+
+    def check(batch: Sequence[tuple[Commit, list[FreezeRule]]]) -> None:
+        touched = batches.prepare(batch)
+        for c, _ in batch:
+            if c.id in touched:
+                out.extend(commit_violations(checker, c, rules, ref, pusher))
+
+    if checker.signatures is not None and any(r.signers for r in rules):
+        commits = list(commits)
+        checker.signatures.prefetch([c.id for c in commits])
+    # A commit's signals can restrict it only through names, signers or a trailer: without a rule
+    # on names or signers and without a trailer in its message, they are read as none at all. (A
+    # commit git re-encodes is read whatever its raw bytes: what git shows may hold a trailer.)
+    names_or_signers = any(r.names or r.signers for r in rules)
+    reads_trailers = any(r.reads_messages for r in rules)
+    for c in commits:
+        author, committer = c.identities()
+        seen = (signals(c, rules, checker.signatures) if names_or_signers or (
+            reads_trailers and (c.shown is not None or trailers.may_have(c.message))) else None)
+        key = (author.email, committer.email, seen)
+        applicable = restricted.get(key)
+        if applicable is None:
+            applicable = restricted[key] = [r for r in rules if r.restricted_identity(*key[:2], pusher, key[2])
+                                            is not None]
+        if applicable:
+            picked.append((c, applicable))
+            if len(picked) >= BATCH_COMMITS:
+                check(picked)
+                picked = []
+    check(picked)
+    return out

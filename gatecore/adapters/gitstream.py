@@ -176,13 +176,17 @@ class GitStream:
     """The `GitReader` of a running hook (or of any repository, by its git dir). Not
     thread-safe; one per process; `close()` ends the git processes it started."""
 
-    def __init__(self, git_dir: str, quarantine: str | None = None, workdir: str | None = None) -> None:
+    def __init__(self, git_dir: str, quarantine: str | None = None, workdir: str | None = None,
+                 object_format: str | None = None) -> None:
         """`quarantine`: git's quarantine directory of the running push (`GIT_QUARANTINE_PATH`),
         if any; it lets `preexisting` tell what this push brought. `workdir`: the work tree
-        (a client hook's), if any."""
-        if not os.path.isfile(os.path.join(git_dir, "HEAD")):
-            raise GateError("GATE-GIT-REPOSITORY", f"cannot open repository {git_dir}: not a git directory")
-        fmt = gitcmd.object_format(git_dir)
+        (a client hook's), if any. `object_format`: as git said it, if it was asked (else read
+        from the repository's config: `gitlayout.object_format`)."""
+        if object_format is None:
+            if not os.path.isfile(os.path.join(git_dir, "HEAD")):
+                raise GateError("GATE-GIT-REPOSITORY", f"cannot open repository {git_dir}: not a git directory")
+            object_format = gitcmd.object_format(git_dir)
+        fmt = object_format
         if fmt not in FORMATS:
             raise GateError("GATE-GIT-OBJECT-FORMAT", f"{git_dir} declares extensions.objectFormat = {fmt[:40]!r}, "
                                                       "which git does not know")

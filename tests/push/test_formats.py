@@ -114,6 +114,8 @@ def test_the_hook_decides_frozen_writes_in_every_format(fmt_server: Server, modu
     assert out.returncode == 0, out.stderr
     assert s.audit()[-1]["refs"] == [{"ref": "refs/heads/main", "old": before["refs/heads/main"], "new": human}]
     assert len(human) == module_format.hexsz
+    doctor = gate("server", "doctor", str(s.bare))  # its probe push too
+    assert doctor.returncode == 0, doctor.stdout + doctor.stderr
 
 
 def test_a_push_creating_many_branches_in_every_format(fmt_server: Server) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from support.formats import RepoFormat
 from support.gitutil import AGENT, WorkRepo, git, git_bytes
 from support.libgit2 import Libgit2
 
@@ -341,3 +342,28 @@ def test_gitrepo_moves_a_ref_only_from_the_value_it_expects(repo: WorkRepo) -> N
             assert err.value.code == "GATE-INPUT-ARGUMENT", bad
     finally:
         gr.close()
+
+
+def test_the_symbolic_ref_questions_of_a_push_are_one_batch_in_every_backend(repo_format: RepoFormat,
+                                                                            tmp_path: Path) -> None:
+    """A push creating 200 branches asked `git symbolic-ref` once per branch where refs were not
+    loose files (reftable: 415-749 ms against 78-91 ms): now one `for-each-ref` and one `cat-file`
+    for any number of names, in any backend, and `symbolic-ref` only for the dangling ones."""
+    w = WorkRepo(tmp_path / "w")
+    w.commit("base")
+    git(w.path, "symbolic-ref", "refs/heads/alias", "refs/heads/main")
+    git(w.path, "symbolic-ref", "refs/heads/dangling", "refs/heads/review/runner/a1")
+    names = [f"refs/heads/new/b{i:03d}" for i in range(200)] + ["refs/heads/alias", "refs/heads/dangling",
+                                                               "refs/heads/main"]
+    trace = tmp_path / "trace"
+    gs = GitStream(str(w.path / ".git"))
+    try:
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setenv("GIT_TRACE", str(trace))
+            found = gs.symbolic_targets(names)
+    finally:
+        gs.close()
+    assert found == {"refs/heads/alias": "refs/heads/main", "refs/heads/dangling": "refs/heads/review/runner/a1"}
+    ran = [line.split("built-in: git ", 1)[1].split(" ")[0] for line in trace.read_text().splitlines()
+           if "built-in: git " in line]
+    assert sorted(ran) == ["cat-file", "for-each-ref", "symbolic-ref"], ran

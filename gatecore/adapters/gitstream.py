@@ -22,8 +22,8 @@ exactly the objects the push brought.
 Both of git's object formats are read: the repository's, as `git rev-parse
 --show-object-format` says it once, gives the width every id is checked against before it
 reaches git, 40 hex digits for sha1 and 64 for sha256, and the all-zero id of that width. An
-object git reports missing is `GATE-GIT-UNREADABLE`; a process that ends or answers out of turn is too, and is never
-asked again (a request that failed leaves the stream out of step).
+object git reports missing is `GATE-GIT-UNREADABLE`; a process that ends or answers out of
+turn is too, and is never asked again (a request that failed leaves the stream out of step).
 """
 
 from __future__ import annotations
@@ -191,8 +191,8 @@ class GitStream:
         (else git is asked here)."""
         fmt = gitcmd.object_format(git_dir) if object_format is None else object_format
         if fmt not in FORMATS:
-            raise GateError("GATE-GIT-OBJECT-FORMAT", f"{git_dir} declares extensions.objectFormat = {fmt[:40]!r}, "
-                                                      "which git does not know")
+            raise GateError("GATE-GIT-OBJECT-FORMAT", f"{git_dir} uses the object format {fmt[:40]!r}, "
+                                                      "which the gate does not know")
         self.object_format = fmt
         self.zero_id = FORMATS[fmt].zero_id
         self._oid = _OIDS[fmt]

@@ -177,6 +177,16 @@ def _earlier(by: dict[str, list[Case]]) -> list[Target]:
                           "gives all pre-receive hooks 5 s)",
                           "-" if alone is None else f"{alone * 1000:.0f} ms", f"{MOVED_REFS_SECONDS:.0f} s",
                           clean(c, ok), text))
+    backends = {c.note: c for c in by.get("reftable", [])}
+    if {"files", "reftable"} <= set(backends):
+        files, reftable = backends["files"], backends["reftable"]
+        ok, text = _verdict(_ratio(reftable.overhead("gate"), files.overhead("gate")), 1.2)
+        out.append(Target(f"{reftable.size} branches created in one push: gate overhead with reftable refs <= 1.2x "
+                          "with files",
+                          _measured(reftable.overhead("gate"), files.overhead("gate"),
+                                    _cross(_alone(reftable, "gate"), _alone(files, "gate"))
+                                    + _cpu(_cpu_of(reftable, "gate"), _cpu_of(files, "gate"))), "1.20x",
+                          clean(reftable, clean(files, ok)), text))
     if "review" in by:
         c = by["review"][0]
         ok, text = _verdict(_ratio(c.overhead("gate"), c.overhead("native-digest")), 1.5)

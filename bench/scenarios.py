@@ -41,13 +41,14 @@ class Sizes:
     real_back: int = 200          # incremental push: the real history's last N first-parent commits
     real_replays: tuple[int, ...] = (9,)  # the real history replayed N times in a row (9 x 5.5k: 50k commits)
     signed_commits: int = 10_000  # every commit SSH-signed, pushed into a signature-requiring scope
+    new_branches: int = 200       # branches one push creates, into files and reftable refs (GATE_MODERN_GIT)
 
 
 FULL = Sizes()
 QUICK = Sizes(files=200, small_commits=300, small_refs=30, large_commits=(300, 600), many_refs=2_000,
               review_files=40, review_bytes=1024 * 1024, client_files=200, ledger_attempts=(5, 50, 500),
               wide_commits=2_000, wide_root_files=100,
-              real_back=50, real_replays=(), signed_commits=100)
+              real_back=50, real_replays=(), signed_commits=100, new_branches=20)
 
 
 @dataclass
@@ -447,6 +448,50 @@ class Bench:
                                                                 "(set GATE_BENCH_BUNDLE)")]
         return self.run_specs("real")
 
+    def reftable(self) -> list[Case]:
+        """One push creating `new_branches` branches into the small history's repository, its refs
+        as files and as a reftable stack (`git refs migrate`), on the git of `GATE_MODERN_GIT`
+        (reftable needs 2.45; `./dev modern-git` builds 2.55). The symbolic-ref questions of the
+        push are one batch in either backend: the gate costs the same on both."""
+        modern = os.environ.get("GATE_MODERN_GIT")
+        if not modern or not (Path(modern) / "git").exists():
+            return [Case("reftable", "reftable", {}, skipped="needs git >= 2.45: "
+                                                          "GATE_MODERN_GIT=$(./dev modern-git) ./dev bench --scenario reftable")]
+        s = self.sizes
+        hist = self.cache.history(s.small_commits, s.files)
+        client = self.cache.push_client(hist, s.small_files)
+        new = self.git.out("rev-parse", "refs/heads/bench-new", cwd=client)
+        refspecs = [f"{new}:refs/heads/new/b{i:04d}" for i in range(s.new_branches)]
+        cases = []
+        with self._git_of(modern):
+            for backend in ("files", "reftable"):
+                template = self.work / f"template-{backend}.git"
+                link_copy(self.cache.with_refs(hist, s.small_refs), template)
+                (template / "bench-done").unlink(missing_ok=True)
+                if backend == "reftable":
+                    self.git.run("refs", "migrate", "--ref-format=reftable", cwd=template)
+                assert self.git.out("rev-parse", "--show-ref-format", cwd=template) == backend
+                spec = PushSpec("reftable", f"{s.new_branches} branches created in one push, refs in {backend} "
+                                f"({_k(s.small_commits)} commits / {_k(s.small_refs)} refs; git "
+                                f"{self.git.out('version').split()[-1]})", template, client, refspecs,
+                                ("none", "gate"), size=s.new_branches, note=backend,
+                                short=f"{s.new_branches} new branches, {backend}")
+                cases.append(self.push_case(spec))
+        return cases
+
+    @contextlib.contextmanager
+    def _git_of(self, bin_dir: str) -> Iterator[None]:
+        """Every git this bench runs (its own, the in-process installer's, the hooks') from `bin_dir`."""
+        saved, saved_path = self.git, os.environ.get("PATH", "")
+        path = f"{bin_dir}{os.pathsep}{saved.env.get('PATH', saved_path)}"
+        self.git = Git({**saved.env, "PATH": path})
+        os.environ["PATH"] = path
+        try:
+            yield
+        finally:
+            self.git = saved
+            os.environ["PATH"] = saved_path
+
     def ledger(self) -> list[Case]:
         """Opening, review and plain pushes with 50, 5,000 and 50,000 attempts on record (bench/ledger.py)."""
         from . import ledger
@@ -765,10 +810,11 @@ def cpu_of_children() -> Iterator[list[float]]:
 
 
 def _gate_elapsed(git_dir: Path) -> float | None:
+    """The last decision's `elapsed_ms` (post-receive's "landed" line, which may follow it, has none)."""
     try:
         lines = (git_dir / "gate" / "audit.log").read_text().splitlines()
-        return float(json.loads(lines[-1])["elapsed_ms"])
-    except (OSError, ValueError, KeyError, IndexError):
+        return next(float(doc["elapsed_ms"]) for doc in map(json.loads, reversed(lines)) if "elapsed_ms" in doc)
+    except (OSError, ValueError, StopIteration):
         return None
 
 

@@ -30,6 +30,7 @@ from . import strictjson
 from .envelope import PAYLOAD_APPROVAL, Envelope, pae
 from .errors import GateError
 from .findings import Failure
+from .ids import OID_RE
 from .keys import Keyring
 from .policy import Policy
 from .schema import Member, describe, integer, read, text, text_list
@@ -42,7 +43,9 @@ SSH_NAMESPACE = "gate-approval"
 RECORD_FILE = "approval.json"
 CLOCK_SKEW = 300  # seconds a record's creation may lie in the future
 MAX_PATHS = 1000
-_HEX40 = re.compile(r"[0-9a-f]{40}")
+#: `old` and `new` are commit ids of either object format (`ids.OID_RE`: 40 or 64 hex digits), both
+#: of one width. An approval serves only the update whose ids it names (its id binds them), so one
+#: of the other width never serves a repository: ids are compared whole, never shortened.
 
 
 def approval_id(repository_id: str, ref: str, old: str, new: str) -> str:
@@ -82,8 +85,8 @@ def _malformed(detail: str) -> GateError:
 MEMBERS = (
     Member("repository_id", text(256)),
     Member("ref", text(1024, 6, pattern=re.compile(r"refs/.+", re.S))),
-    Member("old", text(40, 40, pattern=_HEX40)),
-    Member("new", text(40, 40, pattern=_HEX40)),
+    Member("old", text(64, 40, pattern=OID_RE)),
+    Member("new", text(64, 40, pattern=OID_RE)),
     Member("paths", text_list(text(4096, 1), 1, MAX_PATHS)),
     Member("approver", text(256, 1)),
     Member("created_at", integer(0, 2**63 - 1)),
@@ -97,6 +100,8 @@ def parse_payload(payload: bytes) -> Approval:
     values, problems = read(strictjson.loads(payload, code="GATE-APPROVAL-MALFORMED"), MEMBERS)
     if not problems and len(set(values["paths"])) != len(values["paths"]):
         problems.append(("paths", "must be distinct"))
+    if not problems and len(values["old"]) != len(values["new"]):
+        problems.append(("new", "must have as many hex digits as old (one object format)"))
     if problems:
         raise _malformed(f"approval: {describe(problems)}")
     return Approval(**{**values, "paths": tuple(values["paths"])})

@@ -330,10 +330,10 @@ _ALL: tuple[Code, ...] = (
        "(docs/security.md); rewrite the history without the object"),
     _c("GATE-GIT-MODE", "a tree entry has a mode that is not one of git's five canonical modes",
        "write files with git itself (modes 100644, 100755, 120000, 160000, 40000); see objects.noncanonical_modes"),
-    _c("GATE-GIT-OBJECT-FORMAT", "the repository's object format is not supported here: ids of another width "
-                                 "than the repository's, or a SHA-256 repository where pygit2 reads it",
-       "the server hook checks SHA-256 repositories; the trusted side, receipts, the ledger, approvals and the "
-       "client hooks need sha1 (docs/security.md, object formats)", CONFIG),
+    _c("GATE-GIT-OBJECT-FORMAT", "ids of another width than the repository's object format, or a format git "
+                                 "does not know",
+       "every command reads SHA-1 and SHA-256 repositories, each with ids of its own width: check what fed the "
+       "hook its input (docs/security.md, object formats)", CONFIG),
     _c("GATE-GIT-REPOSITORY", "the repository cannot be opened",
        "check GIT_DIR and the repository's permissions", CONFIG),
     # --- hook ------------------------------------------------------------------

@@ -3,12 +3,12 @@
 The engine (`objects`, `treediff`, `digest`, `frozen`, `pushcheck`, the `reserved`
 stage) reads a repository only through a `GitReader`. The reader hands out raw
 object bytes and ref values; every fact a decision uses is parsed from those bytes by
-`gatecore.objects`, one parser whose reading matches git's. The one implementation over
-a real repository are `gatecore.adapters.gitstream.GitStream` (git's own processes:
-`cat-file --batch`, `for-each-ref`, `rev-list`; the pre-receive hook's reader, which never
-imports pygit2) and `gatecore.adapters.gitrepo.GitRepo` (pygit2 for objects and refs, for
-the trusted side and the client hooks, which also write), both with replacement objects
-and grafts switched off.
+`gatecore.objects`, one parser whose reading matches git's. The implementation over a real
+repository is `gatecore.adapters.gitstream.GitStream` (git's own processes: `cat-file --batch`,
+`for-each-ref`, `rev-list`), the hooks' reader; `gatecore.adapters.gitrepo.GitRepo`, the trusted
+side's, is the same reader plus writes through git's plumbing. Both read every repository the
+local git opens (files or reftable refs, SHA-1 or SHA-256), with replacement objects and grafts
+switched off.
 """
 
 from __future__ import annotations

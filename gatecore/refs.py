@@ -125,10 +125,8 @@ def object_format_problem(updates: Sequence[RefUpdate], object_format: str) -> s
     (for GATE-GIT-OBJECT-FORMAT).
 
     The ids git hands the hook must have the width of the repository's format (40 hex digits
-    for sha1, 64 for sha256; the zero id of that width). In a repository of any format but
-    sha1, the reserved namespaces (the ledger, generations, receipts, review refs, approvals)
-    are refused: the trusted side that writes them reads repositories through libgit2, which
-    cannot open SHA-256 ones, so nothing legitimate can be pushed there.
+    for sha1, 64 for sha256; the zero id of that width). Both formats serve every namespace:
+    the trusted side writes the ledger, receipts and approvals through git's plumbing.
     """
     fmt = FORMATS.get(object_format)
     if fmt is None:
@@ -137,11 +135,6 @@ def object_format_problem(updates: Sequence[RefUpdate], object_format: str) -> s
         if len(u.old) != fmt.hexsz:
             return (f"ref {display(u.raw_ref)}: object ids of {len(u.old)} hex digits in a {fmt.name} repository "
                     f"(its ids have {fmt.hexsz})")
-    if fmt.name != "sha1":
-        for u in updates:
-            if is_reserved(u.ref) and not u.ref.startswith(DOCTOR_PREFIX):  # the probe is refused anyway
-                return (f"ref {display(u.raw_ref)}: the ledger, receipts, review refs and approvals are written by "
-                        f"the trusted side, which cannot open {fmt.name} repositories (libgit2)")
     return None
 
 

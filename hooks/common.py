@@ -14,7 +14,6 @@ and the lines are `gatecore.report`'s, so a client rejection reads like the serv
 
 from __future__ import annotations
 
-import argparse
 import atexit
 import os
 import sys
@@ -42,32 +41,13 @@ def git(*args: str, ok_codes: tuple[int, ...] = (0,)) -> tuple[int, str]:
     return out.returncode, out.stdout.decode("utf-8", "surrogateescape")
 
 
-class HelpFormatter(argparse.HelpFormatter):
-    """argparse's formatter, told the terminal's width as `shutil.get_terminal_size` finds it
-    but without importing shutil (with bz2 and lzma: about 3 ms of every hook run, for the
-    formatter argparse builds at each `add_argument`)."""
-
-    def __init__(self, prog: str, indent_increment: int = 2, max_help_position: int = 24,
-                 width: int | None = None) -> None:
-        if width is None:
-            try:
-                width = int(os.environ["COLUMNS"])
-            except (KeyError, ValueError):
-                try:
-                    width = os.get_terminal_size(sys.__stdout__.fileno()).columns if sys.__stdout__ else 80
-                except (AttributeError, ValueError, OSError):
-                    width = 80
-            width -= 2
-        super().__init__(prog, indent_increment, max_help_position, width)
-
-
 class ClientRepo(GitStream):
     """The repository a client hook runs in, read as the server's hook reads one; its refs are
     listed once (one `git for-each-ref`: a hook moves none), and full ref names resolve to
     commits from that listing instead of one `git rev-parse` each."""
 
-    def __init__(self, git_dir: str, workdir: str | None) -> None:
-        super().__init__(git_dir, workdir=workdir)
+    def __init__(self, git_dir: str, workdir: str | None, object_format: str | None = None) -> None:
+        super().__init__(git_dir, workdir=workdir, object_format=object_format)
         self._rows: dict[bytes, tuple[bytes, bytes]] | None = None
 
     def _listing(self) -> dict[bytes, tuple[bytes, bytes]]:
@@ -90,8 +70,15 @@ class ClientRepo(GitStream):
         return row[1].decode("utf-8", "surrogateescape") or None
 
     def symbolic_targets(self, names: Sequence[str]) -> dict[str, str]:
-        found = {n: self.symbolic_target(n) for n in names}
-        return {n: t for n, t in found.items() if t is not None}
+        """From the listing for the refs it holds; the others in one batch (`unlisted_symbolic`)."""
+        listing = self._listing()
+        out = {}
+        for name in names:
+            row = listing.get(name.encode("utf-8", "surrogateescape"))
+            if row is not None and row[1]:
+                out[name] = row[1].decode("utf-8", "surrogateescape")
+        out.update(self.unlisted_symbolic([n for n in names if n.encode("utf-8", "surrogateescape") not in listing]))
+        return out
 
     def commit_of(self, rev: str) -> str | None:
         """`rev_commit(rev)`, from the listing for a full ref name (a symbolic one included)."""
@@ -108,10 +95,10 @@ class ClientRepo(GitStream):
 def open_repo() -> ClientRepo:
     """The repository the hook runs in (GIT_DIR, else found from the current directory, as git
     finds it), with its work tree if it has one; its git processes end with the hook."""
-    _, out = git("rev-parse", "--absolute-git-dir", "--is-inside-work-tree", "--show-cdup")
+    _, out = git("rev-parse", "--absolute-git-dir", "--show-object-format", "--is-inside-work-tree", "--show-cdup")
     lines = out.split("\n")
-    workdir = os.path.abspath(lines[2] or ".") if len(lines) > 2 and lines[1] == "true" else None
-    repo = ClientRepo(lines[0], workdir)
+    workdir = os.path.abspath(lines[3] or ".") if len(lines) > 3 and lines[2] == "true" else None
+    repo = ClientRepo(lines[0], workdir, lines[1])
     atexit.register(repo.close)
     return repo
 

@@ -29,7 +29,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
-from gatecore.adapters import environment
+from gatecore.adapters import environment, gitlayout
 from gatecore.adapters.gitcmd import run_git, shown_commits
 from gatecore.errors import GateError, unreadable
 from gatecore.findings import Violation
@@ -50,7 +50,7 @@ from gatecore.refs import display
 from gatecore.signatures import SignatureChecker
 
 from . import clientconfig
-from .common import ClientRepo, HelpFormatter, current_branch, git, open_repo, rev_commit, verdict_lines
+from .common import ClientRepo, current_branch, git, open_repo, rev_commit, verdict_lines
 
 #: The commit id shown for the staged change (it has none yet).
 STAGED = "(staged)"
@@ -109,17 +109,10 @@ def staged_tree() -> str:
 
 
 def merge_heads(git_dir: str) -> list[str]:
-    """The other parents of a merge being concluded (MERGE_HEAD), or none."""
-    path = Path(git_dir) / "MERGE_HEAD"
-    try:
-        text = path.read_text("ascii")
-    except FileNotFoundError:
-        return []
-    except (OSError, UnicodeDecodeError) as exc:
-        raise unreadable(f"cannot read {path}: {exc}") from None
-    heads = text.split()
-    if not all(OID_RE.fullmatch(h) for h in heads):
-        raise unreadable(f"{path} does not hold object ids")
+    """The other parents of a merge being concluded (MERGE_HEAD: `gitlayout.merge_heads`), or none."""
+    heads = gitlayout.merge_heads(git_dir)
+    if heads is None:
+        raise unreadable(f"{git_dir}/MERGE_HEAD cannot be read as object ids")
     return heads
 
 
@@ -158,7 +151,7 @@ def check(policy_path: Path | None, pusher: str, message: bytes = b"") -> tuple[
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="gate-frozen-commit", formatter_class=HelpFormatter, description=(
+    p = argparse.ArgumentParser(prog="gate-frozen-commit", description=(
         "pre-commit stage: reject a staged change that writes a frozen path for the identity that will "
         "commit it (docs/client.md)."))
     p.add_argument("--policy", type=Path, default=None,

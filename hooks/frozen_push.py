@@ -24,7 +24,7 @@ from gatecore.pushcheck import PushChecker, PushReport
 from gatecore.refs import RefUpdate, display
 
 from . import clientconfig, pushset
-from .common import ClientRepo, HelpFormatter, open_repo, verdict_lines
+from .common import ClientRepo, open_repo, verdict_lines
 
 if TYPE_CHECKING:
     from gatecore.allowedsigners import AllowedSigners
@@ -149,7 +149,7 @@ def with_approvals(repo: ClientRepo, policy: Policy, repository_id: str | None, 
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="gate-frozen-push", formatter_class=HelpFormatter, description=(
+    p = argparse.ArgumentParser(prog="gate-frozen-push", description=(
         "pre-push stage: reject a push the server would reject for frozen files or ref rules (docs/client.md)."))
     p.add_argument("remote", nargs="?", default=None, help="the remote (git passes it to a pre-push hook)")
     p.add_argument("url", nargs="?", default=None, help=argparse.SUPPRESS)

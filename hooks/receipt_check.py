@@ -29,7 +29,7 @@ from gatecore.reserved import check as reserved_check
 from gatecore.reserved.approvals import is_approval_ref
 
 from . import clientconfig, pushset
-from .common import ClientRepo, HelpFormatter, git, open_repo, verdict_lines
+from .common import ClientRepo, git, open_repo, verdict_lines
 
 FETCH_LEDGER = "git fetch {remote} '+refs/gate/*:refs/gate/*'"
 
@@ -210,7 +210,7 @@ def check(args: argparse.Namespace, env: Mapping[str, str], stdin: bytes) -> tup
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="gate-receipt-push", formatter_class=HelpFormatter, description=(
+    p = argparse.ArgumentParser(prog="gate-receipt-push", description=(
         "pre-push stage: check a push to refs/heads/review/runner/* (and the ledger) as the server would "
         "(docs/client.md)."))
     p.add_argument("remote", nargs="?", default=None, help="the remote (git passes it to a pre-push hook)")

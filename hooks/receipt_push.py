@@ -68,59 +68,9 @@ def _no_reserved_lines(stdin: bytes) -> bool:
     return stdin.endswith(b"\n") or not stdin.strip()
 
 
-def _common_dir(env: Mapping[str, str]) -> str | None:
-    """The repository's common git directory, found as git finds it in the usual layouts (a
-    `.git` directory, or a `.git` file naming a worktree's); None for anything else."""
-    git_dir = env.get("GIT_DIR")
-    if git_dir is None:
-        here = os.getcwd()
-        while True:
-            dot = os.path.join(here, ".git")
-            if os.path.isdir(dot):
-                git_dir = dot
-                break
-            if os.path.isfile(dot):
-                with open(dot, encoding="utf-8", errors="replace") as f:
-                    text = f.read(4096).strip()
-                if not text.startswith("gitdir: "):
-                    return None
-                git_dir = os.path.join(here, text[len("gitdir: "):])
-                break
-            up = os.path.dirname(here)
-            if up == here or env.get("GIT_CEILING_DIRECTORIES"):
-                return None
-            here = up
-    common = env.get("GIT_COMMON_DIR")
-    if common is None and os.path.isfile(os.path.join(git_dir, "commondir")):
-        with open(os.path.join(git_dir, "commondir"), encoding="utf-8", errors="replace") as f:
-            common = os.path.join(git_dir, f.read(4096).strip())
-    return common or git_dir
-
-
-def _no_local_receipts(env: Mapping[str, str]) -> bool:
-    """No local receipt ref that could travel with a push pre-commit names only one ref of:
-    none under refs/gate/receipts/ as a file, none in packed-refs, and refs stored in files
-    (a repository that stores them otherwise is asked through git)."""
-    common = _common_dir(env)
-    try:
-        if common is None:
-            return _asked_git()
-        with open(os.path.join(common, "config"), "rb") as f:
-            if b"refstorage" in f.read(1 << 20).lower():
-                return _asked_git()  # reftable: the files below are not where refs live
-        for _root, _dirs, names in os.walk(os.path.join(common, "refs", "gate", "receipts")):
-            if names:
-                return False
-        try:
-            with open(os.path.join(common, "packed-refs"), "rb") as f:
-                return b" refs/gate/receipts/" not in f.read()
-        except FileNotFoundError:
-            return True
-    except OSError:
-        return _asked_git()
-
-
-def _asked_git() -> bool:
+def _no_local_receipts() -> bool:
+    """No local receipt ref that could travel with a push pre-commit names only one ref of, as
+    git lists them (one `for-each-ref`, in any ref backend; nothing is read from the directory)."""
     import subprocess
 
     try:
@@ -144,7 +94,7 @@ def nothing_reserved(argv: Sequence[str], stdin: bytes, env: Mapping[str, str]) 
     if (not named.startswith("refs/") or named.encode("utf-8", "surrogateescape").startswith(RESERVED)
             or not _plain_ref_name(named)):
         return False
-    return _no_local_receipts(env)
+    return _no_local_receipts()
 
 
 def _plain_ref_name(name: str) -> bool:

@@ -11,6 +11,12 @@ The tiers that push through a transport (`push/`, `client/`, `servers/`) are mar
 `transport`; `./dev test --fast` runs the others (`-m "not transport and not corpus"`: the real-history
 parity tests are marked `corpus`), the loop to run
 while editing.
+
+The format-sensitive tests take `repo_format` (or `module_format`, one per module and format)
+and are marked `formats`: each runs in the four formats git makes (files or reftable refs,
+SHA-1 or SHA-256 objects) on `GATE_MODERN_GIT`'s git, else on the machine's, skipping what
+that git cannot make (`support.formats`). `GATE_MODERN_GIT=$(./dev modern-git) ./dev test -m formats`
+runs just them on git 2.55.
 """
 
 from __future__ import annotations
@@ -19,6 +25,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from support import formats
 from support.gitutil import WorkRepo
 
 #: The directories whose tests push through a real transport (the slow tiers).
@@ -31,6 +38,25 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         tier = item.path.resolve().relative_to(_TESTS).parts[0]
         if tier in TRANSPORT_TIERS:
             item.add_marker(pytest.mark.transport)
+        if {"repo_format", "module_format"} & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.formats)
+
+
+@pytest.fixture(params=formats.FORMATS, ids=formats.IDS)
+def repo_format(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> formats.RepoFormat:
+    """This test's repositories in one of the four formats, made by the format tests' git."""
+    fmt = formats.repo_format(*request.param)
+    fmt.apply(monkeypatch)
+    return fmt
+
+
+@pytest.fixture(scope="module", params=formats.FORMATS, ids=formats.IDS)
+def module_format(request: pytest.FixtureRequest) -> Iterator[formats.RepoFormat]:
+    """`repo_format` for a module's shared fixtures (every test of the module takes it)."""
+    fmt = formats.repo_format(*request.param)
+    with pytest.MonkeyPatch.context() as mp:
+        fmt.apply(mp)
+        yield fmt
 
 
 @pytest.fixture

@@ -1,2 +1,3 @@
-"""The only code in the package that touches the machine: git (pygit2 and the git command),
-files, the environment. The engine in `gatecore/` reads and writes through these."""
+"""The only code in the package that touches the machine: git (through its own commands, in every
+repository format it opens), files, the environment. The engine in `gatecore/` reads and writes
+through these."""

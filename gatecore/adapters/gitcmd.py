@@ -232,51 +232,15 @@ def _walked(record: bytes, messages: bool) -> WalkedCommit:
 
 
 def object_format(git_dir: str) -> str:
-    """The repository's object format as git reads it: `extensions.objectFormat` in its config
-    ("sha1" when absent; the last value wins, as git reads it). Read from the file, no process
-    (this runs on every push); the caller holds it against the ids git hands the hook.
-
-    A value git itself would not take (anything but `sha1` or `sha256`) is returned as it is,
-    for the caller to refuse (GATE-GIT-OBJECT-FORMAT): git cannot open such a repository either.
-    A linked worktree's git directory has no config of its own: git reads the repository's,
-    in the common directory its `commondir` file names.
-    """
-    config_dir = git_dir
-    try:
-        with open(os.path.join(git_dir, "commondir"), "rb") as f:
-            common = f.read(4096).decode("utf-8", "surrogateescape").strip()
-        if common:
-            config_dir = os.path.join(git_dir, common)  # (an absolute path replaces git_dir)
-    except OSError:
-        pass
-    try:
-        with open(os.path.join(config_dir, "config"), "rb") as f:
-            text = f.read(1 << 20).decode("utf-8", "replace")
-    except OSError:
-        return "sha1"
-    section: str | None = None
-    found = "sha1"
-    for raw in text.splitlines():
-        line = raw.strip()
-        if line.startswith("["):
-            end = line.find("]")
-            header = line[1:end].strip() if end > 0 else ""
-            # [extensions] (any case); a subsection ([extensions "x"]) is another section
-            section = header.lower() if end > 0 and not any(c in header for c in ' "\t') else None
-            line = line[end + 1:].strip() if end > 0 else ""
-        if not line or line[0] in "#;" or section != "extensions":
-            continue
-        key, eq, value = line.partition("=")
-        if key.strip().lower() != "objectformat":
-            continue
-        value = value.strip()
-        if value.startswith('"'):
-            value = value[1:value.find('"', 1)] if value.find('"', 1) > 0 else value[1:]
-        else:
-            for mark in "#;":
-                value = value.split(mark, 1)[0]
-        found = value.strip() if eq else "true"
-    return found
+    """The repository's object format, as git says it (`git rev-parse --show-object-format`: the
+    common directory's `extensions.objectFormat`, "sha1" when absent). GATE-GIT-REPOSITORY when git
+    cannot open the repository (an unknown format included: git refuses it too). One process
+    (about 2 ms) rather than the config read by hand: below gitlayout's budget."""
+    out = run_git([f"--git-dir={git_dir}", "rev-parse", "--show-object-format"], ok=None)
+    fmt = out.stdout.decode("utf-8", "replace").strip()
+    if not out.ok or not fmt:
+        raise GateError("GATE-GIT-REPOSITORY", f"cannot open repository {git_dir}: {out.last_error()}")
+    return fmt
 
 
 def walk_ids(git_dir: str, tips: Sequence[str], hide: Sequence[str], limit: int, deadline: float | None

@@ -1,280 +1,238 @@
-"""The one module that talks to pygit2: `GitRepo`, the engine's `GitReader`, plus the writes
-the trusted side makes.
+"""The trusted side's repository: `GitRepo`, the engine's `GitReader` plus the writes the
+trusted commands make, all through git's own plumbing.
 
-Inside a pre-receive hook the repository is opened with `RepositoryOpenFlag.FROM_ENV`, so
-that objects still in git's quarantine directory are visible; an object that cannot be
-read is `GATE-GIT-UNREADABLE` (fail closed), never "nothing to check". Objects are handed
-out as raw bytes for `gatecore.objects` to parse: libgit2's own reading of trees, modes
-and commit headers is never used for a decision. libgit2 does not honour
-`refs/replace/*`; it does honour `info/grafts`, so where a graft file exists, ancestry
-questions go to git with grafts switched off (`gitcmd`).
+Reads are the hook's (`GitStream`: `cat-file --batch`, `for-each-ref`, `rev-list`); writes go
+to `hash-object`, `mktree`, `commit-tree` and `update-ref --stdin` transactions. So every
+repository the local git opens is served, whatever libgit2 can open: files or reftable refs,
+refs kept at a path of their own (`extensions.refStorage = files://DIR`), SHA-1 or SHA-256
+objects. Ids have the repository's width (`object_format`, as `git rev-parse
+--show-object-format` says it); an id of the other width is refused before it reaches git.
+
+Every git process gets `gitcmd`'s hardened environment (no replacement objects, no grafts,
+no lazy fetch). Objects are handed out as raw bytes for `gatecore.objects` to parse; what
+this module writes is exactly what libgit2 wrote before it (a differential test holds the
+ids equal: tests/unit/test_readers.py), so ledgers written by either read the same.
 """
 
 from __future__ import annotations
 
-import hashlib
 import os
-from collections.abc import Callable, Iterable, Iterator, Sequence
+import tempfile
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 
-import pygit2
-from pygit2.enums import ObjectType, RepositoryOpenFlag
-
-from ..errors import GateError, malformed, unreadable
-from ..gitmodel import MODE_BLOB, MODE_TREE, ShownCommit, WalkedCommit
+from ..errors import GateError, malformed
+from ..gitmodel import FORMATS, MODE_BLOB, MODE_GITLINK, MODE_TREE
 from . import gitcmd
+from .gitstream import GitStream
 
-_TYPE_NAMES = {ObjectType.COMMIT: "commit", ObjectType.TREE: "tree", ObjectType.BLOB: "blob",
-               ObjectType.TAG: "tag"}
-
-
-def _sha1_only(git_dir: str) -> None:
-    """GATE-GIT-OBJECT-FORMAT for a repository of any object format but sha1.
-
-    Everything that reads through pygit2 (the client hooks, the trusted side's commands,
-    receipts, the ledger, approvals) works on sha1 repositories only: no released libgit2
-    opens SHA-256 ones. The pre-receive hook reads through git itself (`gitstream`) and
-    works in both; docs/security.md has the table. When libgit2 reads SHA-256, this is
-    the one check to lift (with `object_format` below) once those paths are tested there.
-    """
-    fmt = gitcmd.object_format(git_dir) if os.path.isfile(os.path.join(git_dir, "config")) else "sha1"
-    if fmt != "sha1":
-        raise GateError("GATE-GIT-OBJECT-FORMAT",
-                        f"{git_dir} uses the {fmt} object format: the client hooks and the trusted side read "
-                        "repositories through libgit2, which cannot open it (the server's pre-receive hook can)")
+#: The object type a tree entry's mode names (`mktree` checks it): any other mode is a blob's.
+_KIND_OF_MODE = {MODE_TREE: "tree", MODE_GITLINK: "commit"}
+#: Bytes a tree entry's name is written with as they are in `mktree`'s input; any other is
+#: C-quoted (git's `unquote_c_style` reads it back byte for byte).
+_PLAIN_NAME = frozenset(range(0x20, 0x7F)) - {ord('"'), ord("\\")}
 
 
-class GitRepo:
-    """A repository handle. Not thread-safe; one per process."""
+class GitRepo(GitStream):
+    """A repository opened by path, read and written through git. Not thread-safe; one per
+    command; its git processes end with `close()` (or when it is collected)."""
 
-    object_format = "sha1"
-    zero_id = "0" * 40
+    def __init__(self, git_dir: str, object_format: str, workdir: str | None) -> None:
+        super().__init__(git_dir, workdir=workdir, object_format=object_format)
 
-    def __init__(self, repo: pygit2.Repository) -> None:
-        self._repo = repo
-        self._blob_digests: dict[str, str] = {}
-        self._grafts = os.path.exists(os.path.join(str(repo.path), "info", "grafts"))
+    def __del__(self) -> None:
+        if hasattr(self, "_scanner"):  # (not when opening failed half-way)
+            self.close()
 
     # --- opening -------------------------------------------------------------
     @classmethod
-    def for_hook(cls, git_dir: str) -> GitRepo:
-        """Open the repository of a running hook: `git_dir` plus the quarantine, from the env."""
-        # A hook is its own short process that keeps what it needs (parsed trees, digests):
-        # libgit2's object cache for commits and trees would only hold memory.
-        pygit2.settings.cache_object_limit(ObjectType.COMMIT, 0)
-        pygit2.settings.cache_object_limit(ObjectType.TREE, 0)
-        return cls._open(git_dir, RepositoryOpenFlag.FROM_ENV)
-
-    @classmethod
     def at(cls, path: str | os.PathLike[str]) -> GitRepo:
-        """Open a repository by path (work tree or git dir), for commands outside hooks."""
-        return cls._open(os.fspath(path), RepositoryOpenFlag(0))
+        """Open a repository by path (a work tree, a directory in one, or a git directory), as
+        `git -C PATH` finds it: its git directory, object format and work tree, from one
+        `git rev-parse`. GATE-GIT-REPOSITORY when git cannot open it."""
+        where = os.fspath(path)
+        if not os.path.isdir(where):
+            raise GateError("GATE-GIT-REPOSITORY", f"cannot open repository {where}: no such directory")
+        out = gitcmd.run_git(["rev-parse", "--absolute-git-dir", "--show-object-format", "--is-inside-work-tree",
+                              "--show-cdup"], cwd=where, ok=None)
+        lines = out.stdout.decode("utf-8", "surrogateescape").split("\n")
+        if not out.ok or len(lines) < 3:
+            raise GateError("GATE-GIT-REPOSITORY", f"cannot open repository {where}: {out.last_error()}")
+        git_dir, fmt, inside = lines[0], lines[1], lines[2]
+        if fmt not in FORMATS:
+            raise GateError("GATE-GIT-OBJECT-FORMAT", f"{git_dir} uses the object format {fmt[:40]!r}, "
+                                                      "which the gate does not know")
+        workdir = os.path.abspath(os.path.join(where, lines[3])) if inside == "true" and len(lines) > 3 else None
+        return cls(git_dir, fmt, workdir)
 
-    @classmethod
-    def _open(cls, path: str, flags: RepositoryOpenFlag) -> GitRepo:
-        try:
-            repo = pygit2.Repository(path, flags=flags)
-        except (pygit2.GitError, KeyError, ValueError, OSError) as exc:
-            for git_dir in (path, os.path.join(path, ".git")):
-                _sha1_only(git_dir)
-            raise GateError("GATE-GIT-REPOSITORY", f"cannot open repository {path}: {exc}") from None
-        _sha1_only(str(repo.path))  # a libgit2 that opens SHA-256 repositories: still not read here, untested
-        return cls(repo)
-
-    @property
-    def path(self) -> str:
-        return str(self._repo.path)
-
-    @property
-    def workdir(self) -> str | None:
-        wd = self._repo.workdir
-        return None if wd is None else str(wd)
-
-    # --- objects (the GitReader port) -------------------------------------------------
-    def header(self, oid: str) -> tuple[str, int]:
-        try:
-            otype, size = self._repo.odb.read_header(oid)
-        except (KeyError, pygit2.GitError, ValueError):
-            raise unreadable(f"object {oid} is not in the repository (quarantine not visible?)") from None
-        return _TYPE_NAMES.get(otype, "unknown"), int(size)
-
-    def exists(self, oid: str) -> bool:
-        try:
-            return oid in self._repo.odb
-        except (pygit2.GitError, ValueError):
-            return False
-
-    def read(self, oid: str) -> tuple[str, bytes]:
-        try:
-            otype, data = self._repo.odb.read(oid)
-        except (KeyError, pygit2.GitError, ValueError):
-            raise unreadable(f"object {oid} is not in the repository (quarantine not visible?)") from None
-        return _TYPE_NAMES.get(otype, "unknown"), bytes(data)
-
-    def read_many(self, oids: Sequence[str]) -> Iterator[tuple[str, str, bytes]]:
-        for oid in oids:
-            yield (oid, *self.read(oid))
-
-    def blob_digests(self, oids: Iterable[str]) -> dict[str, str]:
-        return {oid: self.blob_sha256(oid) for oid in oids}
-
-    def blob_sha256(self, oid: str) -> str:
-        """SHA-256 of a blob's bytes; each blob is read at most once per process."""
-        digest = self._blob_digests.get(oid)
-        if digest is None:
-            kind, _size = self.header(oid)
-            if kind != "blob":
-                raise malformed(f"object {oid} is a {kind}, not a blob")
-            try:
-                obj = self._repo[oid]
-            except (KeyError, pygit2.GitError, ValueError):
-                raise unreadable(f"blob {oid} cannot be read") from None
-            if not isinstance(obj, pygit2.Blob):
-                raise malformed(f"object {oid} is not a blob")
-            # The buffer protocol hands libgit2's bytes to OpenSSL: `obj.data` costs a second
-            # pass over every blob (as much as reading it).
-            digest = hashlib.sha256(memoryview(obj)).hexdigest()
-            self._blob_digests[oid] = digest
-        return digest
-
-    def walk(self, tips: Iterable[str], hide: Iterable[str] | None, deadline: float | None,
-             messages: bool = False) -> Iterator[WalkedCommit]:
-        return gitcmd.walk(self.path, list(tips), hide, deadline, messages)
-
-    def shown_commits(self, oids: Sequence[str]) -> dict[str, ShownCommit]:
-        return gitcmd.shown_commits(self.path, oids)
-
-    def walk_ids(self, tips: Sequence[str], hide: Sequence[str], limit: int
-                 ) -> list[tuple[str, tuple[str, ...]]] | None:
-        return gitcmd.walk_ids(self.path, tips, hide, limit, None)
-
-    def preexisting(self, oids: Sequence[str]) -> set[str] | None:
-        return None  # the trusted side and the client hooks do not run inside a push
-
-    def _graph_error(self, exc: Exception, *oids: str | None) -> GateError:
-        missing = [o for o in oids if o is not None and not self.exists(o)]
-        if missing:
-            return unreadable(f"object {missing[0]} is not in the repository")
-        return malformed(f"libgit2 cannot walk the history of {', '.join(o for o in oids if o)}: {exc}")
-
-    def is_ancestor(self, ancestor: str, descendant: str) -> bool:
-        if ancestor == descendant:
-            return True
-        if self._grafts:
-            return gitcmd.is_ancestor(self.path, ancestor, descendant)
-        try:
-            return bool(self._repo.descendant_of(descendant, ancestor))
-        except (pygit2.GitError, KeyError, ValueError) as exc:
-            raise self._graph_error(exc, ancestor, descendant) from None
-
-    def merge_base(self, a: str, b: str) -> str | None:
-        if self._grafts:
-            return gitcmd.merge_base(self.path, a, b)
-        try:
-            oid = self._repo.merge_base(a, b)
-        except (pygit2.GitError, KeyError, ValueError) as exc:
-            raise self._graph_error(exc, a, b) from None
-        return None if oid is None else str(oid)
-
-    def merge_bases(self, pairs: Sequence[tuple[str, str]]) -> dict[tuple[str, str], str | None]:
-        if self._grafts:
-            return gitcmd.merge_bases(self.path, pairs)
-        return {(a, b): self.merge_base(a, b) for a, b in pairs}
-
-    # --- refs ------------------------------------------------------------------
-    def ref_targets(self, keep: Callable[[bytes], bool] | None = None) -> dict[bytes, str]:
-        out: dict[bytes, str] = {}
-        try:
-            for ref in self._repo.listall_reference_objects():
-                name: bytes = ref.raw_name
-                if keep is not None and not keep(name):
-                    continue
-                target = ref.target
-                if isinstance(target, pygit2.Oid):
-                    out[name] = str(target)
-        except pygit2.GitError as exc:
-            raise unreadable(f"cannot list refs: {exc}") from None
-        return out
-
-    def _lookup(self, name: str) -> pygit2.Reference | None:
-        try:
-            return self._repo.references.get(name)
-        except (pygit2.GitError, ValueError) as exc:
-            raise unreadable(f"cannot read ref {name}: {exc}") from None
-
-    def ref_target(self, name: str) -> str | None:
-        ref = self._lookup(name)
-        target = None if ref is None else ref.target
-        return str(target) if isinstance(target, pygit2.Oid) else None
-
-    def ref_values(self, names: Sequence[str]) -> dict[str, str]:
-        found = {n: self.ref_target(n) for n in names}
-        return {n: t for n, t in found.items() if t is not None}
-
-    def symbolic_target(self, name: str) -> str | None:
-        ref = self._lookup(name)
-        target = None if ref is None else ref.target
-        return target if isinstance(target, str) else None
-
-    def symbolic_targets(self, names: Sequence[str]) -> dict[str, str]:
-        found = {n: self.symbolic_target(n) for n in names}
-        return {n: t for n, t in found.items() if t is not None}
-
-    # --- revisions and writes (trusted side and tests only; never from a hook) ----------
+    # --- revisions -------------------------------------------------------------------
     def resolve(self, rev: str) -> str:
-        """A revision expression to a commit id."""
+        """A revision expression to a commit id (GATE-INPUT-ARGUMENT when it names none)."""
         from ..objects import Objects
 
-        try:
-            obj = self._repo.revparse_single(rev)
-        except (KeyError, pygit2.GitError, ValueError) as exc:
-            raise GateError("GATE-INPUT-ARGUMENT", f"cannot resolve {rev!r}: {exc}") from None
-        commit = Objects(self).peel_to_commit(str(obj.id))
+        if rev.startswith("-") or not rev or "\n" in rev:
+            raise GateError("GATE-INPUT-ARGUMENT", f"cannot resolve {rev!r}: not a revision")
+        out = self._git(["rev-parse", "--verify", "-q", rev], ok=None)
+        oid = out.stdout.decode("ascii", "replace").strip()
+        if not out.ok or not self._oid.fullmatch(oid):
+            why = out.last_error() if out.stderr.strip() else "no such revision here"
+            raise GateError("GATE-INPUT-ARGUMENT", f"cannot resolve {rev!r}: {why}")
+        commit = Objects(self).peel_to_commit(oid)
         if commit is None:
             raise GateError("GATE-INPUT-ARGUMENT", f"{rev!r} does not name a commit")
         return commit
 
+    # --- writes (the trusted side only; never from a hook) -----------------------------
+    def _git(self, args: Sequence[str], *, input: bytes | None = None, env: Mapping[str, str] | None = None,
+             ok: tuple[int, ...] | None = (0,), code: str = "GATE-GIT-REPOSITORY") -> gitcmd.GitResult:
+        return gitcmd.run_git([f"--git-dir={self.path}", *args], input=input, env=env, ok=ok, code=code)
+
+    def write_blobs(self, datas: Sequence[bytes]) -> list[str]:
+        """Blobs of these bytes (as they are: no filters), their ids in order: one
+        `git hash-object` for one blob, one `--stdin-paths` run for many."""
+        distinct = list(dict.fromkeys(datas))
+        if len(distinct) == 1:
+            oid = self._written(self._git(["hash-object", "-w", "--stdin"], input=distinct[0]), 1)[0]
+            return [oid for _ in datas]
+        if not distinct:
+            return []
+        with tempfile.TemporaryDirectory(prefix="gate-blobs-") as tmp:
+            paths = []
+            for n, data in enumerate(distinct):
+                paths.append(os.path.join(tmp, str(n)))
+                with open(paths[-1], "wb") as f:
+                    f.write(data)
+            listed = "".join(p + "\n" for p in paths).encode("utf-8", "surrogateescape")
+            ids = self._written(self._git(["hash-object", "-w", "--no-filters", "--stdin-paths"], input=listed),
+                                len(distinct))
+        by_data = dict(zip(distinct, ids, strict=True))
+        return [by_data[d] for d in datas]
+
+    def _written(self, out: gitcmd.GitResult, count: int) -> list[str]:
+        """The ids a writing command printed, one a line, each of this repository's width."""
+        ids = out.stdout.decode("ascii", "replace").split()
+        if len(ids) != count or not all(self._oid.fullmatch(i) for i in ids):
+            raise GateError("GATE-GIT-REPOSITORY", f"git wrote {len(ids)} object(s) where {count} were asked "
+                                                   f"({out.stdout[:80]!r})")
+        return ids
+
+    def write_trees(self, trees: Sequence[Mapping[bytes, tuple[int, str]]]) -> list[str]:
+        """Trees of these entries (name -> (mode, id)), their ids in order: one `git mktree --batch`
+        (git sorts the entries and checks that every one names an object of its mode's type)."""
+        if not trees:
+            return []
+        lines = []
+        for entries in trees:
+            for name, (mode, oid) in entries.items():
+                if not name or b"/" in name or b"\0" in name:
+                    raise malformed(f"cannot write a tree entry named {name!r}")
+                lines.append(b"%o %s %s\t%s\n" % (mode, _KIND_OF_MODE.get(mode, "blob").encode(), oid.encode("ascii"),
+                                                  _quoted(name)))
+            lines.append(b"\n")
+        return self._written(self._git(["mktree", "--batch"], input=b"".join(lines)), len(trees))
+
     def write_tree(self, files: dict[str, bytes]) -> str:
         """A flat tree of regular files (names without '/')."""
-        builder = self._repo.TreeBuilder()
-        for name, data in sorted(files.items()):
-            builder.insert(name, self._repo.create_blob(data), MODE_BLOB)
-        return str(builder.write())
+        names = sorted(files)
+        blobs = self.write_blobs([files[n] for n in names])
+        return self.write_trees([{n.encode("utf-8"): (MODE_BLOB, b) for n, b in zip(names, blobs, strict=True)}])[0]
 
     def write_nested_tree(self, base_tree: str | None, files: dict[str, bytes]) -> str:
-        """`base_tree` (None: empty) with regular files added at nested paths ('a/b/c')."""
-        here: dict[str, bytes] = {}
-        below: dict[str, dict[str, bytes]] = {}
-        for path, data in files.items():
-            head, _, rest = path.partition("/")
-            if rest:
-                below.setdefault(head, {})[rest] = data
-            else:
-                here[head] = data
-        base = None if base_tree is None else self._repo[base_tree]
-        if base is not None and not isinstance(base, pygit2.Tree):
-            raise malformed(f"object {base_tree} is not a tree")
-        builder = self._repo.TreeBuilder() if base is None else self._repo.TreeBuilder(base)
-        for name, data in here.items():
-            builder.insert(name, self._repo.create_blob(data), MODE_BLOB)
-        for name, sub in below.items():
-            existing = str(base[name].id) if base is not None and name in base else None
-            builder.insert(name, pygit2.Oid(hex=self.write_nested_tree(existing, sub)), MODE_TREE)
-        return str(builder.write())
+        """`base_tree` (None: empty) with regular files added at nested paths ('a/b/c'): every
+        blob in one `hash-object`, the trees level by level, one `mktree --batch` per level."""
+        from ..objects import Objects
+
+        objects = Objects(self)
+        names = sorted(files)
+        blobs = dict(zip(names, self.write_blobs([files[n] for n in names]), strict=True))
+        root = _Dir(base_tree)
+        for path, oid in blobs.items():
+            node = root
+            *dirs, leaf = path.split("/")
+            for d in dirs:
+                node = node.below.setdefault(d.encode("utf-8"), _Dir(None))
+            node.files[leaf.encode("utf-8")] = oid
+        levels: list[list[_Dir]] = [[root]]
+        while True:  # read each level's base trees (top down), to know the next level's
+            for node in levels[-1]:
+                node.entries = dict(objects.tree(node.base)) if node.base is not None else {}
+                for name, child in node.below.items():
+                    have = node.entries.get(name)
+                    if have is not None:
+                        if have[0] != MODE_TREE:
+                            raise malformed(f"tree {node.base}: {name!r} is not a directory")
+                        child.base = have[1]
+            nxt = [child for node in levels[-1] for child in node.below.values()]
+            if not nxt:
+                break
+            levels.append(nxt)
+        for level in reversed(levels):  # write them bottom up
+            for node in level:
+                node.entries.update({name: (MODE_BLOB, oid) for name, oid in node.files.items()})
+                node.entries.update({name: (MODE_TREE, child.written) for name, child in node.below.items()})
+            for node, oid in zip(level, self.write_trees([n.entries for n in level]), strict=True):
+                node.written = oid
+        return root.written
 
     def write_commit(self, tree_id: str, parents: list[str], message: str, name: str, email: str,
                      when: int) -> str:
-        sig = pygit2.Signature(name, email, when, 0)
-        oid = self._repo.create_commit(None, sig, sig, message, pygit2.Oid(hex=tree_id),
-                                       [pygit2.Oid(hex=p) for p in parents])
-        return str(oid)
+        """A commit of `tree_id` by `name <email>` (author and committer) at `when` (UTC), the
+        message byte for byte: `git commit-tree`, never signed, never re-encoded."""
+        for oid in (tree_id, *parents):
+            self._valid(oid)
+        stamp = f"{when} +0000"
+        env = {"GIT_AUTHOR_NAME": name, "GIT_AUTHOR_EMAIL": email, "GIT_AUTHOR_DATE": stamp,
+               "GIT_COMMITTER_NAME": name, "GIT_COMMITTER_EMAIL": email, "GIT_COMMITTER_DATE": stamp}
+        args = ["-c", "i18n.commitEncoding=UTF-8", "commit-tree", "--no-gpg-sign", tree_id]
+        for p in parents:
+            args += ["-p", p]
+        return self._written(self._git(args, input=message.encode("utf-8"), env=env), 1)[0]
+
+    def update_refs(self, updates: Sequence[tuple[str, str | None, str | None]]) -> bool:
+        """One `git update-ref --stdin` transaction of (ref, new, expected old) updates (new None:
+        delete; old None: must not exist), each ref written as itself (a symbolic ref is
+        replaced, never followed): all of them land, or none (False)."""
+        zero = self.zero_id
+        lines = []
+        for ref, new, old in updates:
+            if not ref.startswith("refs/") or any(c in ref for c in " \n\0"):
+                raise GateError("GATE-INPUT-ARGUMENT", f"cannot write the ref {ref!r}")
+            for oid in (new, old):
+                if oid is not None:
+                    self._valid(oid)
+            lines += ["option no-deref", f"update {ref} {new or zero} {old or zero}"]
+        lines.append("")
+        out = self._git(["update-ref", "--stdin"], input="\n".join(lines).encode("utf-8"), ok=None)
+        return out.ok
 
     def set_ref(self, name: str, target: str, expected_old: str | None) -> None:
         """Compare-and-swap a direct ref (`expected_old` None means: must not exist)."""
-        current = self.ref_target(name)
-        if current != expected_old:
-            raise GateError("GATE-LEDGER-REWRITE", f"ref {name} moved: expected {expected_old}, found {current}")
-        self._repo.references.create(name, pygit2.Oid(hex=target), force=current is not None)
+        if not self.update_refs([(name, target, expected_old)]):
+            current = self.ref_target(name)
+            detail = (f"expected {expected_old}, found {current}" if current != expected_old
+                      else "git refused to write it")
+            raise GateError("GATE-LEDGER-REWRITE", f"ref {name} moved: {detail}")
 
     def delete_ref(self, name: str, expected_old: str) -> None:
-        if self.ref_target(name) == expected_old:
-            self._repo.references.delete(name)
+        """Delete `name` if it still points at `expected_old` (else leave it)."""
+        self.update_refs([(name, None, expected_old)])
+
+
+@dataclass(eq=False)
+class _Dir:
+    """A directory of a nested tree being written: its base tree, the blobs and directories
+    added below it, its entries once read, its id once written."""
+
+    base: str | None
+    files: dict[bytes, str] = field(default_factory=dict)
+    below: dict[bytes, _Dir] = field(default_factory=dict)
+    entries: dict[bytes, tuple[int, str]] = field(default_factory=dict)
+    written: str = ""
+
+
+def _quoted(name: bytes) -> bytes:
+    """A tree entry's name as `mktree` reads it: as it is, or C-quoted when it holds a byte
+    that is not plain printable ASCII (or starts with a quote)."""
+    if all(b in _PLAIN_NAME for b in name):
+        return name
+    return b'"' + b"".join(bytes([b]) if b in _PLAIN_NAME else b"\\%03o" % b for b in name) + b'"'

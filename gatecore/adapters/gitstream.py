@@ -9,18 +9,21 @@ out one call at a time. So inside the hook every read goes to git itself:
   request and its answer; many objects (`read_many`, `blob_digests`) are one pipelined
   request: a writer thread feeds the ids while the answers are read back, so git streams
   them at its own speed instead of waiting for a round trip per object.
-* **refs**: `git for-each-ref` (every ref at once, or one name), `git symbolic-ref`.
+* **refs**: `git for-each-ref` (every ref at once, or the names asked), in any ref backend
+  (files, reftable, refs at a path of their own): nothing is read from the directory. The
+  symbolic refs among a push's names are one `for-each-ref` and, for the names it does not list,
+  one `cat-file` (`unlisted_symbolic`), whatever the number of names and the backend.
 * **walks and ancestry**: `gitcmd.walk` (`rev-list`), `merge-base`.
 
 Every process gets `gitcmd`'s hardened environment (no replacement objects, no grafts, no
 lazy fetch) and inherits `GIT_DIR` and the quarantine's object directories, so it sees
 exactly the objects the push brought.
 
-Both of git's object formats are read: the repository's (`extensions.objectFormat`, read once
-from its config) gives the width every id is checked against before it reaches git, 40 hex
-digits for sha1 and 64 for sha256, and the all-zero id of that width. An object git reports missing is
-`GATE-GIT-UNREADABLE`; a process that ends or answers out of turn is too, and is never
-asked again (a request that failed leaves the stream out of step).
+Both of git's object formats are read: the repository's, as `git rev-parse
+--show-object-format` says it once, gives the width every id is checked against before it
+reaches git, 40 hex digits for sha1 and 64 for sha256, and the all-zero id of that width. An
+object git reports missing is `GATE-GIT-UNREADABLE`; a process that ends or answers out of
+turn is too, and is never asked again (a request that failed leaves the stream out of step).
 """
 
 from __future__ import annotations
@@ -51,6 +54,10 @@ PARALLEL_BLOBS = 256
 _CHUNK = 64  # blobs asked for at once by each of the two processes
 #: Characters no ref name can hold (git check-ref-format), and for-each-ref would read as a pattern.
 _NOT_IN_REFS = re.compile(r"[*?\[\\\s]")
+#: A ref name `cat-file` reads as that ref alone (no `:`, `^`, `~`, `@{`, `..`: checked apart).
+_PLAIN_REF = re.compile(r"refs/[^\x00-\x20\x7f*?\[\\:^~]+")
+#: What git says (LC_ALL=C) when a name resolves through a symbolic ref to nothing (`expand_ref`).
+_DANGLING = "warning: ignoring dangling symref "
 
 
 class _CatFile:
@@ -172,16 +179,16 @@ class GitStream:
     """The `GitReader` of a running hook (or of any repository, by its git dir). Not
     thread-safe; one per process; `close()` ends the git processes it started."""
 
-    def __init__(self, git_dir: str, quarantine: str | None = None, workdir: str | None = None) -> None:
+    def __init__(self, git_dir: str, quarantine: str | None = None, workdir: str | None = None,
+                 object_format: str | None = None) -> None:
         """`quarantine`: git's quarantine directory of the running push (`GIT_QUARANTINE_PATH`),
         if any; it lets `preexisting` tell what this push brought. `workdir`: the work tree
-        (a client hook's), if any."""
-        if not os.path.isfile(os.path.join(git_dir, "HEAD")):
-            raise GateError("GATE-GIT-REPOSITORY", f"cannot open repository {git_dir}: not a git directory")
-        fmt = gitcmd.object_format(git_dir)
+        (a client hook's), if any. `object_format`: as git said it, if the caller asked already
+        (else git is asked here)."""
+        fmt = gitcmd.object_format(git_dir) if object_format is None else object_format
         if fmt not in FORMATS:
-            raise GateError("GATE-GIT-OBJECT-FORMAT", f"{git_dir} declares extensions.objectFormat = {fmt[:40]!r}, "
-                                                      "which git does not know")
+            raise GateError("GATE-GIT-OBJECT-FORMAT", f"{git_dir} uses the object format {fmt[:40]!r}, "
+                                                      "which the gate does not know")
         self.object_format = fmt
         self.zero_id = FORMATS[fmt].zero_id
         self._oid = _OIDS[fmt]
@@ -381,20 +388,43 @@ class GitStream:
 
     def symbolic_targets(self, names: Sequence[str]) -> dict[str, str]:
         """One `for-each-ref` for all the names (a push of 1,000 refs asked `symbolic-ref` 1,000
-        times: 1.4 s). for-each-ref passes over a symbolic ref whose target is missing, so a
-        name it does not list is asked of `git symbolic-ref` itself, unless refs are files here
-        and none is at that name (a symbolic ref is always a loose file: packed-refs holds none)."""
+        times: 1.4 s), then `unlisted_symbolic` for the names it did not list."""
         wanted = {n.encode("utf-8", "surrogateescape"): n for n in names
                   if n.startswith("refs/") and not _NOT_IN_REFS.search(n)}
         listed = {ref: symref for ref, _, symref in self._for_each_ref(*wanted.values()) if ref in wanted} \
             if wanted else {}
         out = {wanted[ref]: symref.decode("utf-8", "surrogateescape") for ref, symref in listed.items() if symref}
-        files = not any(os.path.exists(os.path.join(self.path, f)) for f in ("reftable", "commondir"))
-        for name in names:
-            raw = name.encode("utf-8", "surrogateescape")
-            if raw in listed or (files and raw in wanted and not os.path.lexists(os.path.join(self.path, name))):
-                continue
+        out.update(self.unlisted_symbolic([n for n in names if n.encode("utf-8", "surrogateescape") not in listed]))
+        return out
+
+    def unlisted_symbolic(self, names: Sequence[str]) -> dict[str, str]:
+        """The symbolic refs among names `for-each-ref` did not list, and their targets.
+
+        `for-each-ref` passes over a symbolic ref whose target is missing (a dangling one, through
+        which a push creates its target), in every ref backend. The names are asked of one
+        `git cat-file --batch-check`, whatever the backend: git resolves each as a revision and
+        warns `ignoring dangling symref NAME` for every dangling one, which is then asked of
+        `git symbolic-ref` (a push creating 1,000 branches costs one process, not 1,000). A
+        name cat-file would read as more than a ref name, or anything else git says on stderr,
+        sends every name to `symbolic-ref` (the certain way, one process each)."""
+        plain = [n for n in names if _PLAIN_REF.fullmatch(n) and ".." not in n and "@{" not in n]
+        plain_set = set(plain)
+        ask = [n for n in names if n not in plain_set]
+        if plain:
+            request = "".join(n + "\n" for n in plain).encode("utf-8", "surrogateescape")
+            out = gitcmd.run_git([f"--git-dir={self.path}", "-c", "core.warnAmbiguousRefs=false", "cat-file",
+                                  "--batch-check=%(objectname)"], input=request, env={"LC_ALL": "C", "LANGUAGE": "C"})
+            flagged: set[str] = set()
+            certain = out.stdout.count(b"\n") == len(plain)
+            for line in out.stderr.decode("utf-8", "surrogateescape").splitlines():
+                if line.startswith(_DANGLING):
+                    flagged.add(line[len(_DANGLING):].strip())
+                elif line.strip():
+                    certain = False
+            ask += [n for n in plain if n in flagged or not certain]
+        found = {}
+        for name in ask:
             target = self.symbolic_target(name)
             if target is not None:
-                out[name] = target
-        return out
+                found[name] = target
+        return found

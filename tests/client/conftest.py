@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from support.formats import RepoFormat
 from support.gitutil import HUMAN
 from support.precommit import CLIENT_POLICY, HookRepo, Review, install_client, pc_env
 from support.server import Server
@@ -29,6 +30,16 @@ def pc_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture
 def gated(tmp_path: Path, hook_repo: HookRepo, pc_home: Path) -> Server:
     """A server with the gate installed and a work repository with the client hooks, in sync."""
+    return _gated(tmp_path, hook_repo, pc_home)
+
+
+@pytest.fixture
+def fmt_gated(repo_format: RepoFormat, tmp_path: Path, hook_repo: HookRepo, pc_home: Path) -> Server:
+    """`gated` in one of the four repository formats (support.formats)."""
+    return _gated(tmp_path, hook_repo, pc_home)
+
+
+def _gated(tmp_path: Path, hook_repo: HookRepo, pc_home: Path) -> Server:
     s = Server(tmp_path, policy=CLIENT_POLICY)
     w = s.work
     w.write("README", "hello\n")
@@ -44,4 +55,11 @@ def gated(tmp_path: Path, hook_repo: HookRepo, pc_home: Path) -> Server:
 
 @pytest.fixture
 def review(tmp_path: Path, hook_repo: HookRepo, pc_home: Path, monkeypatch: pytest.MonkeyPatch) -> Review:
+    return Review(tmp_path, hook_repo, pc_home, monkeypatch)
+
+
+@pytest.fixture
+def fmt_review(repo_format: RepoFormat, tmp_path: Path, hook_repo: HookRepo, pc_home: Path,
+               monkeypatch: pytest.MonkeyPatch) -> Review:
+    """`review` in one of the four repository formats (support.formats)."""
     return Review(tmp_path, hook_repo, pc_home, monkeypatch)

@@ -44,7 +44,9 @@ def test_try_repo_pre_commit_stage_rejects_an_agents_staged_frozen_change(tmp_pa
 
 
 def test_git_commit_by_an_agent_touching_a_frozen_file_is_stopped_with_the_servers_code(
-        gated: Server, pc_home: Path) -> None:
+        fmt_gated: Server, pc_home: Path) -> None:
+    """In every repository format (the client hooks read through git, as the server's hook does)."""
+    gated = fmt_gated
     w = gated.work
     before = w.head()
     w.write("ci/deploy.yml", "deploy: false\n")

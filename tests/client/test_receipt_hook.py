@@ -15,7 +15,10 @@ from support.precommit import (
 )
 
 
-def test_parity_review_good_receipt_is_accepted_by_both(review: Review) -> None:
+def test_parity_review_good_receipt_is_accepted_by_both(fmt_review: Review) -> None:
+    """In every repository format: the ledger, the receipt and the review ref carry the
+    repository's ids (64 hex digits in SHA-256), written and checked through git."""
+    review = fmt_review
     review.open("att-1")  # the ledger pushes go through the receipt hook too
     assert review.server.push("feature", url="origin").returncode == 0
     receipt = review.record("att-1", "receipt.json")

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from support.formats import RepoFormat
 from support.gitutil import AGENT, HUMAN, gate, git
 from support.keygen import needs_ssh_keygen, ssh_key
 from support.server import APPROVALS_POLICY as POLICY
@@ -76,7 +77,15 @@ def _lab(tmp_path: Path, policy: str) -> Lab:
     return Lab(s, maint, keys, base)
 
 
-def test_reject_approve_accept_once(lab: Lab) -> None:
+@pytest.fixture
+def fmt_lab(repo_format: RepoFormat, tmp_path: Path) -> Lab:
+    """`lab` in one of the four repository formats (support.formats)."""
+    return _lab(tmp_path, POLICY)
+
+
+def test_reject_approve_accept_once(fmt_lab: Lab) -> None:
+    """In every repository format: an approval of a SHA-256 repository's update names 64-digit ids."""
+    lab = fmt_lab
     s = lab.server
     head = lab.agent_commit()
     out = s.push("main", pusher_env=AGENT_PUSH)

@@ -10,12 +10,10 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from support.gitutil import ROOT, gate
+from support.gitutil import gate
 from support.lab import RUNNER, Lab, now
 from support.verdicts import assert_refused, refused
 
@@ -43,19 +41,6 @@ def test_the_incident_stale_receipt_after_failover_is_rejected_fresh_one_accepte
     assert lab.server.ref(REVIEW_PREFIX + attempt) == head
     audit = lab.server.audit()[-1]
     assert audit["decision"] == "accept" and audit["attempt_ids"] == [attempt]
-
-
-def test_cli_end_to_end_as_in_docs(tmp_path: Path) -> None:
-    """docs/ci.md's worked example script runs the whole flow against a local bare repository."""
-    script = ROOT / "docs" / "ci-example.sh"
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("GIT_", "REMOTE_USER"))}
-    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env['PATH']}"
-    out = subprocess.run(["bash", str(script), str(tmp_path / "ci")], env=env, capture_output=True, text=True,
-                         timeout=300)
-    assert out.returncode == 0, out.stdout + out.stderr
-    assert "stale receipt rejected" in out.stdout
-    assert "GATE-BIND-MODEL" in out.stdout + out.stderr
-    assert "fresh receipt accepted" in out.stdout
 
 
 def test_gate_demo_runs(tmp_path: Path) -> None:

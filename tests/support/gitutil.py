@@ -11,10 +11,13 @@ ROOT = Path(__file__).resolve().parents[2]  # the project's checkout
 HUMAN = ("Hana Human", "hana@example.com")
 AGENT = ("Agent Smith", "bot-7@agents.example.com")
 GATE = [sys.executable, "-m", "gatecore.cli"]
+#: git's variables a test's git keeps: the format of the repositories it makes (support.formats).
+KEPT = frozenset({"GIT_DEFAULT_HASH", "GIT_DEFAULT_REF_FORMAT"})
 
 
 def git_env(identity: tuple[str, str] = HUMAN, **extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("GIT_", "GL_", "GITEA_", "GITHUB_"))}
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("GIT_", "GL_", "GITEA_", "GITHUB_"))
+           or k in KEPT}
     name, email = identity
     env.update({
         "GIT_AUTHOR_NAME": name, "GIT_AUTHOR_EMAIL": email,
@@ -55,9 +58,11 @@ def gate(*args: str, cwd: Path | str | None = None, env: dict[str, str] | None =
 class WorkRepo:
     """A non-bare repository with helpers to write files and commit as someone."""
 
-    def __init__(self, path: Path, object_format: str = "sha1") -> None:
+    def __init__(self, path: Path, object_format: str | None = None) -> None:
+        """`object_format`: None for git's default (sha1, or a format test's)."""
         self.path = path
-        git(path.parent, "init", "-q", "-b", "main", f"--object-format={object_format}", str(path))
+        fmt = [] if object_format is None else [f"--object-format={object_format}"]
+        git(path.parent, "init", "-q", "-b", "main", *fmt, str(path))
         git(path, "config", "commit.gpgsign", "false")
 
     def write(self, rel: str, data: str | bytes, mode: int | None = None) -> None:

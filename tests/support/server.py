@@ -30,10 +30,14 @@ APPROVALS_POLICY = (POLICY.replace('paths = ["ci/**", "gate.toml", ".pre-commit-
 
 class Server:
     def __init__(self, root: Path, policy: str = POLICY, keyring: str | None = None,
-                 platform: str = "git", extra: tuple[str, ...] = (), object_format: str = "sha1") -> None:
+                 platform: str = "git", extra: tuple[str, ...] = (), object_format: str | None = None,
+                 init_env: dict[str, str] | None = None) -> None:
+        """`object_format`: None for git's default (sha1, or a format test's: support.formats);
+        `init_env`: for `git init` (`GIT_REFERENCE_BACKEND`: refs at a path of their own)."""
         self.root = root
         self.bare = root / "server.git"
-        git(root, "init", "-q", "--bare", "-b", "main", f"--object-format={object_format}", str(self.bare))
+        fmt = [] if object_format is None else [f"--object-format={object_format}"]
+        git(root, "init", "-q", "--bare", "-b", "main", *fmt, str(self.bare), env=init_env)
         self.policy_file = root / "policy.toml"
         self.policy_file.write_text(policy)
         args = ["server", "install", str(self.bare), "--policy", str(self.policy_file), "--platform", platform,

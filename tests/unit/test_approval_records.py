@@ -100,3 +100,15 @@ def test_hmac_approval_keys_are_refused_in_a_keyring() -> None:
     text = b'[[key]]\nid = "h"\nalgorithm = "hmac-sha256"\npurpose = "approval"\nsecret = "' + b"A" * 44 + b'"\n'
     with pytest.raises(GateError, match="approval key is ed25519"):
         keyring_from_bytes(text, "ring")
+
+
+def test_sha256_ids_serve_and_never_the_other_width(ring: tuple[SigningKey, dict[str, VerifyKey]]) -> None:
+    """An approval in a SHA-256 repository names 64-digit ids; ids of mixed widths (a SHA-1 id where a
+    SHA-256 one belongs) or of any other width are malformed."""
+    a64, b64 = "a" * 64, "b" * 64
+    assert _codes(_approval(old=a64, new=b64), ring) == set()
+    assert approvals.parse_payload(_approval(old=a64, new=b64).payload()).new == b64
+    for old, new in ((A, b64), (a64, B), ("a" * 41, "b" * 41), ("A" * 64, b64)):
+        with pytest.raises(GateError) as err:
+            approvals.parse_payload(_approval(old=old, new=new).payload())
+        assert err.value.code == "GATE-APPROVAL-MALFORMED", (old, new)

@@ -1,5 +1,6 @@
-"""The object format as the hook reads it (`gitcmd.object_format`, from the config file, no
-process) is the one git reads (`git rev-parse --show-object-format`), config spelling aside."""
+"""The object format the hook reads ids in is the one git reads (`gitcmd.object_format` asks
+`git rev-parse --show-object-format`: no reading of the config by hand), whatever the config's
+spelling; a format git does not know opens no repository."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import pytest
 from support.gitutil import git
 
 from gatecore.adapters.gitcmd import object_format
+from gatecore.errors import GateError
 from gatecore.gitmodel import FORMATS, SHA1, SHA256, format_of
 
 BASE = "[core]\n\trepositoryformatversion = 1\n\tbare = true\n"
@@ -36,12 +38,14 @@ def test_the_format_read_from_the_config_is_the_one_git_reads(tmp_path: Path, ex
     assert object_format(str(bare)) == shown.stdout.strip()
 
 
-def test_a_format_git_does_not_know_is_returned_for_the_caller_to_refuse(tmp_path: Path) -> None:
+def test_a_format_git_does_not_know_opens_no_repository(tmp_path: Path) -> None:
     bare = tmp_path / "r.git"
     git(tmp_path, "init", "-q", "--bare", str(bare))
     (bare / "config").write_text(BASE + "[extensions]\n\tobjectformat = sha512\n")
     assert git(bare, "rev-parse", "--show-object-format", check=False).returncode != 0
-    assert object_format(str(bare)) == "sha512" and "sha512" not in FORMATS
+    with pytest.raises(GateError) as err:
+        object_format(str(bare))
+    assert err.value.code == "GATE-GIT-REPOSITORY" and "sha512" not in FORMATS
 
 
 def test_ids_and_zero_ids_by_format() -> None:

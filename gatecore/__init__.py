@@ -4,6 +4,9 @@
 # X.Y.(Z+1).devN+g<commit> between releases; docs/upgrading.md, "Versions"). Imported, never
 # computed: no git process on the hook's start-up path.
 try:
-    from ._build import COMMIT as COMMIT, VERSION as __version__
+    from ._build import COMMIT as COMMIT
+    from ._build import VERSION as __version__
 except ImportError:  # a tree no build ran in: ./dev and every sdist and wheel write gatecore/_build.py
     __version__, COMMIT = "0+unknown", ""
+
+__all__ = ["COMMIT", "__version__"]

@@ -158,11 +158,27 @@ def hook_version(hook: Path, git_dir: Path) -> list[tuple[bool, str]]:
 
     from .install import written_by
 
-    version = written_by(hook)
-    if version == __version__:
-        return [(True, f"hook written by push-gate {version} (this version)")]
-    return [(False, f"hook written by push-gate {version or '(unknown version)'}, this is {__version__}: "
-                    f"run gate server upgrade {git_dir}")]
+    return [version_age(written_by(hook), __version__, git_dir)]
+
+
+def version_age(hook: str | None, here: str, git_dir: Path) -> tuple[bool, str]:
+    """The installed hook's version against this environment's: the same, or which one is older
+    (gatecore.versions), and the command that makes them one."""
+    from gatecore.versions import order
+
+    if hook == here:
+        return True, f"hook written by push-gate {hook} (this version)"
+    upgrade = f"run gate server upgrade {git_dir}"
+    if hook is None:
+        return False, f"hook written by an unknown push-gate version, this environment holds {here}: {upgrade}"
+    older = order(hook, here)
+    if older == -1:
+        return False, f"hook written by push-gate {hook}, older than this environment's {here}: {upgrade}"
+    if older == 1:
+        return False, (f"hook written by push-gate {hook}, newer than this environment's {here} (rolled back, or "
+                       f"another environment's gate wrote it): {upgrade} with the version it should run")
+    return False, (f"hook written by push-gate {hook}, this environment holds {here}, built from another commit "
+                   f"(neither is older): {upgrade}")
 
 
 def what_runs(hook: Path, git_dir: Path) -> list[tuple[str, str]]:

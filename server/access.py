@@ -92,5 +92,6 @@ def fix(account: str, gate_args: list[str]) -> str:
     import shlex
 
     command = shlex.join(["runuser", "-u", account, "--", f"{RECOMMENDED}/bin/gate", *gate_args])
-    return (f"put push-gate in an environment {account} can read (a dedicated one: python3 -m venv {RECOMMENDED} "
-            f"&& {RECOMMENDED}/bin/pip install push-gate; docs/servers.md), then run: {command}")
+    return (f"put push-gate in an environment {account} can read (a dedicated one: python3 -m venv {RECOMMENDED}, "
+            f"then {RECOMMENDED}/bin/pip install from a wheel, a clone or a git URL: docs/servers.md), then run: "
+            f"{command}")

@@ -5,11 +5,13 @@ version in a tree without git (an unpacked sdist), and no tag read anywhere."""
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 
+from support.docblocks import block
 from support.gitutil import ROOT, git
 
 from gatecore.versions import order
@@ -91,3 +93,15 @@ def test_without_git_the_recorded_version_else_unknown(tmp_path: Path) -> None:
     assert f'COMMIT = "{head}"' in (sdist / "gatecore" / "_build.py").read_text()
     (sdist / "gatecore" / "_build.py").unlink()
     assert version(sdist) == "1.4.2+unknown"
+
+
+def test_the_changelog_holds_the_release_and_rollback_names_one_of_its_versions() -> None:
+    release = (ROOT / "VERSION").read_text().strip()
+    changelog = (ROOT / "CHANGELOG.md").read_text()
+    released = re.findall(r"^## (\d+\.\d+\.\d+)$", changelog, re.M)
+    assert released and released[0] == release, "the newest release heading of CHANGELOG.md is VERSION's"
+    assert all("Upgrade notes" in part for part in re.split(r"^## ", changelog, flags=re.M)[1:]), \
+        "every version has upgrade notes"
+    rollback = block("rollback").body
+    named = re.findall(r"push_gate-(\d+\.\d+\.\d+)-py3-none-any\.whl", rollback)
+    assert named and set(named) <= set(released), (named, released)

@@ -164,7 +164,7 @@ def hook_version(hook: Path, git_dir: Path) -> list[tuple[bool, str]]:
 def version_age(hook: str | None, here: str, git_dir: Path) -> tuple[bool, str]:
     """The installed hook's version against this environment's: the same, or which one is older
     (gatecore.versions), and the command that makes them one."""
-    from gatecore.versions import order
+    from gatecore.versions import FORM, order
 
     if hook == here:
         return True, f"hook written by push-gate {hook} (this version)"
@@ -177,8 +177,10 @@ def version_age(hook: str | None, here: str, git_dir: Path) -> tuple[bool, str]:
     if older == 1:
         return False, (f"hook written by push-gate {hook}, newer than this environment's {here} (rolled back, or "
                        f"another environment's gate wrote it): {upgrade} with the version it should run")
-    return False, (f"hook written by push-gate {hook}, this environment holds {here}, built from another commit "
-                   f"(neither is older): {upgrade}")
+    if FORM.fullmatch(hook) and FORM.fullmatch(here):
+        return False, (f"hook written by push-gate {hook}, this environment holds {here}, built from another "
+                       f"commit (neither is older): {upgrade}")
+    return False, f"hook written by push-gate {hook}, this environment holds {here} (not to be ordered): {upgrade}"
 
 
 def what_runs(hook: Path, git_dir: Path) -> list[tuple[str, str]]:

@@ -105,3 +105,20 @@ def test_the_changelog_holds_the_release_and_rollback_names_one_of_its_versions(
     rollback = block("rollback").body
     named = re.findall(r"push_gate-(\d+\.\d+\.\d+)-py3-none-any\.whl", rollback)
     assert named and set(named) <= set(released), (named, released)
+
+
+def test_doctor_says_which_of_hook_and_environment_is_older() -> None:
+    from server.doctor import version_age
+
+    where = Path("/srv/git/p.git")
+    fix = "run gate server upgrade /srv/git/p.git"
+    assert version_age("0.1.0", "0.1.0", where) == (True, "hook written by push-gate 0.1.0 (this version)")
+    assert version_age("0.1.0", "0.1.1.dev4+g0123456789ab", where) == (
+        False, f"hook written by push-gate 0.1.0, older than this environment's 0.1.1.dev4+g0123456789ab: {fix}")
+    assert version_age("0.1.1.dev4+g0123456789ab", "0.1.0", where)[1].startswith(
+        "hook written by push-gate 0.1.1.dev4+g0123456789ab, newer than this environment's 0.1.0 (rolled back")
+    assert "built from another commit (neither is older)" in version_age(
+        "0.1.1.dev4+g0123456789ab", "0.1.1.dev4+gba9876543210", where)[1]
+    assert "(not to be ordered)" in version_age("0+unknown", "0.1.0", where)[1]
+    assert version_age(None, "0.1.0", where) == (
+        False, f"hook written by an unknown push-gate version, this environment holds 0.1.0: {fix}")

@@ -564,7 +564,7 @@ def _attempt_words(state: AttemptState, verified: bool) -> list[str]:
         + ("closed: no receipt is accepted for it any more" if state.closed else "open"),
         f"workspace: {state.workspace}, generation {state.workspace_generation}",
         f"prompt: sha256 {state.prompt_sha256}",
-        f"reviews go onto: {state.target or 'the branch the server HEAD names'}",
+        "reviews go onto: " + (state.target or "the branch the server's HEAD names"),
         "models on record: " + (history or "none selected yet"),
         f"ledger: {state.seq + 1} record(s) on {ATTEMPTS_PREFIX}{state.attempt_id}, the last written "
         f"{when(state.updated)}; opened by commit {state.root[:12]}; last record sha256 {state.head[:16]}",

@@ -431,20 +431,44 @@ KeyOpt = Annotated[Path, Opt("--key", help="Signing key file (purpose attempt)."
 RemoteOpt = Annotated[str | None, Opt("--push", help="Remote to sync the ledger with and push it to.")]
 
 
-def _ledger_result(state: AttemptState, result: PushResult | None, exports: str = "") -> int:
+VerboseOpt = Annotated[bool, Opt("--verbose", "-v", help="Also print git's own output of the push.")]
+
+
+def push_lines(output: str, verbose: bool) -> list[str]:
+    """What a trusted command shows of its `git push --porcelain`: everything with -v; else the
+    server's own lines (the gate's rejection: codes, hints, gate-json) and each ref it refused."""
+    if verbose:
+        return output.splitlines()
+    shown = []
+    for line in output.splitlines():
+        if line.startswith("remote: "):
+            if line[8:].strip():
+                shown.append(line[8:].rstrip())
+        elif line.startswith("!\t"):
+            _, refspec, why = [*line.split("\t"), "", ""][:3]
+            shown.append(f"refused: {refspec.rpartition(':')[2]} {why}".rstrip())
+    return shown
+
+
+def _ledger_result(state: AttemptState, result: PushResult | None, exports: str = "", kind: str = "",
+                   remote: str | None = None, verbose: bool = False) -> int:
+    from .refs import ATTEMPTS_PREFIX
     from .trusted.attempts import ALREADY
 
     if exports:
         _out(exports)
     if result is not None:
-        if not result.ok:
-            _err(result.output)
-            _err("the server refused the ledger update; the local ledger was put back")
-            return 1
+        ref = ATTEMPTS_PREFIX + state.attempt_id
         if result.output == ALREADY:
-            _err(f"refs/gate/attempts/{state.attempt_id} has this record already (record {state.seq}): {ALREADY}")
+            _err(f"{ref} has this record already (record {state.seq}): {ALREADY}")
             return 0
-        _err(f"pushed refs/gate/attempts/{state.attempt_id} (record {state.seq})")
+        for line in push_lines(result.output, verbose):
+            _err(line)
+        if not result.ok:
+            _err(f"ledger record {state.seq} ({kind}) of attempt {state.attempt_id} refused by {remote}; the local "
+                 "ledger was put back")
+            return 1
+        _err(f"ledger record {state.seq} ({kind}) of attempt {state.attempt_id} accepted by {remote} on {ref}")
     return 0
 
 
@@ -463,6 +487,7 @@ def attempt_open(
                                                                      "default: the vendor table's).")] = None,
     initiator: Annotated[str | None, Opt("--initiator", help="Who started the attempt (an account or "
                                                              "email).")] = None,
+    verbose: VerboseOpt = False,
 ) -> int:
     """Record a new attempt: its generation, workspace, prompt digest, target branch and author."""
     from .adapters.config import load_keyfile
@@ -474,44 +499,44 @@ def attempt_open(
                                   repository=repository_id, workspace=workspace, workspace_generation=workspace_gen,
                                   prompt_sha256=prompt_digest(prompt_file), target=target,
                                   author=Author(author_model, author_vendor, initiator))
-    return _ledger_result(state, result)
+    return _ledger_result(state, result, kind="opened", remote=push, verbose=verbose)
 
 
 @command(attempt_app, "select-model")
 def attempt_select_model(repo: RepoDirOpt, attempt: AttemptOpt, key: KeyOpt, model: ModelOpt,
-                         push: RemoteOpt = None) -> int:
+                         push: RemoteOpt = None, verbose: VerboseOpt = False) -> int:
     """Record the model selected for the attempt (once; later changes are failovers)."""
     from .adapters.config import load_keyfile
     from .trusted.attempts import append_record
 
     state, result = append_record(repo, attempt, load_keyfile(key), "model-selected", push, int(time.time()),
                                   model_id=model)
-    return _ledger_result(state, result, f"export MODEL_ID={model}")
+    return _ledger_result(state, result, f"export MODEL_ID={model}", "model-selected", push, verbose)
 
 
 @command(attempt_app, "failover")
 def attempt_failover(repo: RepoDirOpt, attempt: AttemptOpt, key: KeyOpt, model: ModelOpt,
                      reason: Annotated[str | None, Opt("--reason", help="Why the model changed.")] = None,
-                     push: RemoteOpt = None) -> int:
+                     push: RemoteOpt = None, verbose: VerboseOpt = False) -> int:
     """Record a failover to another model: receipts of the previous model become stale."""
     from .adapters.config import load_keyfile
     from .trusted.attempts import append_record
 
     state, result = append_record(repo, attempt, load_keyfile(key), "failover", push, int(time.time()),
                                   model_id=model, note=reason)
-    return _ledger_result(state, result, f"export MODEL_ID={model}")
+    return _ledger_result(state, result, f"export MODEL_ID={model}", "failover", push, verbose)
 
 
 @command(attempt_app, "close")
 def attempt_close(repo: RepoDirOpt, attempt: AttemptOpt, key: KeyOpt,
                   reason: Annotated[str | None, Opt("--reason", help="Why the attempt ended.")] = None,
-                  push: RemoteOpt = None) -> int:
+                  push: RemoteOpt = None, verbose: VerboseOpt = False) -> int:
     """Close the attempt: no receipt is accepted for it afterwards."""
     from .adapters.config import load_keyfile
     from .trusted.attempts import append_record
 
     state, result = append_record(repo, attempt, load_keyfile(key), "closed", push, int(time.time()), note=reason)
-    return _ledger_result(state, result)
+    return _ledger_result(state, result, kind="closed", remote=push, verbose=verbose)
 
 
 @command(attempt_app, "show")
@@ -540,11 +565,32 @@ def attempt_show(
     if as_json:
         _out(json.dumps(dataclasses.asdict(state), sort_keys=True))
     else:
-        for line in people(state):
+        for line in [*people(state), *_attempt_words(state, ring is not None)]:
             _out(line)
-        for k, v in dataclasses.asdict(state).items():
-            _out(f"{k}: {v}")
     return 0
+
+
+def _attempt_words(state: AttemptState, verified: bool) -> list[str]:
+    """`gate attempt show` after its first lines (author, reviewer, initiator): the state in dates
+    and words; `--json` has the same as values."""
+    from .refs import ATTEMPTS_PREFIX
+
+    def when(t: int) -> str:
+        return time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(t))
+
+    history = ", then ".join(state.models[:1] + tuple(f"{m} (failover)" for m in state.models[1:]))
+    return [
+        f"attempt: {state.attempt_id} of repository {state.repository}, "
+        + ("closed: no receipt is accepted for it any more" if state.closed else "open"),
+        f"workspace: {state.workspace}, generation {state.workspace_generation}",
+        f"prompt: sha256 {state.prompt_sha256}",
+        "reviews go onto: " + (state.target or "the branch the server's HEAD names"),
+        "models on record: " + (history or "none selected yet"),
+        f"ledger: {state.seq + 1} record(s) on {ATTEMPTS_PREFIX}{state.attempt_id}, the last written "
+        f"{when(state.updated)}; opened by commit {state.root[:12]}; last record sha256 {state.head[:16]}",
+        "seals: " + ("every record verified with the keyring given" if verified else
+                     "not verified (give --keyring to verify every record's seal)"),
+    ]
 
 
 @command(review_app, "record")
@@ -561,6 +607,7 @@ def review_record(
     ttl: Annotated[int, Opt("--ttl", help="Seconds the receipt stays valid.")] = 86400,
     base: Annotated[str | None, Opt("--base", help="Base revision of the reviewed change (default: the merge "
                                                    "base with the attempt's target branch on --remote).")] = None,
+    verbose: VerboseOpt = False,
 ) -> int:
     """The runner: seal a receipt for the change from its server-side base to --head."""
     from .adapters.config import load_keyfile
@@ -583,17 +630,25 @@ def review_record(
                          origin=str(model_output))
     _err(f"wrote {path}")
     if push and remote is not None:
-        return _pushed(push_review(repo, attempt, path, remote, now))
+        return _pushed(push_review(repo, attempt, path, remote, now), attempt, path, remote, verbose)
     return 0
 
 
-def _pushed(result: PushResult) -> int:
+def _pushed(result: PushResult, attempt: str, receipt: Path, remote: str, verbose: bool) -> int:
+    """The review push's summary line, after the server's lines (git's own with -v)."""
+    from .refs import RECEIPTS_PREFIX, REVIEW_PREFIX
     from .trusted.attempts import ALREADY
 
-    if result.ok:
-        _err(result.output if result.output == ALREADY else "review pushed")
+    if result.output == ALREADY:
+        _err(f"the review of attempt {attempt} is on {remote} already: {ALREADY}")
         return 0
-    _err(result.output)
+    for line in push_lines(result.output, verbose):
+        _err(line)
+    if result.ok:
+        _err(f"review ref {REVIEW_PREFIX}{attempt} accepted by {remote}, receipt {receipt.name} recorded on "
+             f"{RECEIPTS_PREFIX}{attempt}")
+        return 0
+    _err(f"review ref {REVIEW_PREFIX}{attempt} refused by {remote}; nothing of it landed (one atomic push)")
     return 1
 
 
@@ -602,11 +657,12 @@ def review_push(
     repo: RepoDirOpt, attempt: AttemptOpt,
     receipt: Annotated[Path, Opt("--receipt", help="The receipt file to push.")],
     remote: Annotated[str, Opt("--remote", help="The server remote.")],
+    verbose: VerboseOpt = False,
 ) -> int:
     """Push a receipt with its review ref (refs/heads/review/runner/ID) in one atomic push."""
     from .trusted.review import push_review
 
-    return _pushed(push_review(repo, attempt, receipt, remote, int(time.time())))
+    return _pushed(push_review(repo, attempt, receipt, remote, int(time.time())), attempt, receipt, remote, verbose)
 
 
 def _seconds(text: str, flag: str = "--older-than") -> int:
@@ -661,6 +717,7 @@ def approve_cmd(
                                                        "--no-push to keep it local).")] = "origin",
     no_push: Annotated[bool, Opt("--no-push", help="Write the approval locally only.")] = False,
     yes: Annotated[bool, Opt("--yes", help="Approve without asking (after showing the changes).")] = False,
+    verbose: VerboseOpt = False,
 ) -> int:
     """Approve an agent's write of frozen paths in exactly one ref update (the rejection prints this command)."""
     from .trusted import approve
@@ -671,8 +728,8 @@ def approve_cmd(
     if not yes and not typer.confirm(f"Approve these writes of {', '.join(req.paths)} on {ref} as {req.approver}?"):
         _err("not approved")
         return 1
-    lines, ok = approve.complete(repo, prepared, None if no_push else remote, int(time.time()))
-    for line in lines:
+    lines, ok, pushed = approve.complete(repo, prepared, None if no_push else remote, int(time.time()))
+    for line in [*lines[:1], *push_lines(pushed, verbose), *lines[1:]]:
         _out(line)
     return 0 if ok else 1
 

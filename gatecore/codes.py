@@ -51,6 +51,7 @@ AREAS: dict[str, str] = {
     "REVIEW": "Review refs under refs/heads/review/runner/",
     "ATTEST": "Exporting what the gate accepted as attestations (gate attest export)",
     "CONFIG": "Server-side configuration: policy, keyring, installation",
+    "CLIENT": "The client hooks' own files, committed in the repository (.gate/policy.toml, .gate/keyring.toml)",
     "LIMIT": "Limits on what one push may ask of the gate ([limits] in the policy)",
     "INPUT": "Hook input and command-line input",
     "GIT": "Reading the repository",
@@ -66,7 +67,7 @@ REJECT, CONFIG, INTERNAL = 1, 2, 3
 EXIT_CLASSES = {REJECT: "reject", CONFIG: "configuration", INTERNAL: "internal"}
 
 #: The exit class of each area; a code of another class says so itself.
-_AREA_EXIT = {"CONFIG": CONFIG, "HOOK": INTERNAL, "AUDIT": INTERNAL}
+_AREA_EXIT = {"CONFIG": CONFIG, "CLIENT": CONFIG, "HOOK": INTERNAL, "AUDIT": INTERNAL}
 
 #: Who must act on a rejection (the `actor` of the gate-json line and of `gate explain --json`).
 ACTORS = {
@@ -74,12 +75,15 @@ ACTORS = {
     "runner": "the trusted runner or orchestrator in CI (review again, record the attempt in the ledger)",
     "maintainer": "a maintainer: a human with rights over the frozen paths (make or approve the change)",
     "admin": "the server admin (fix the installation; the pusher cannot)",
+    "developer": "the developer of this clone (commit the file the client hooks need; the change is not at fault)",
 }
 #: Who acts, by area; the codes below that differ say so in _ACTOR.
 _AREA_ACTOR = {"RECEIPT": "runner", "SEAL": "runner", "BIND": "runner", "LEDGER": "runner", "REVIEW": "runner",
                "FROZEN": "maintainer", "APPROVAL": "maintainer", "CONFIG": "admin", "HOOK": "admin",
-               "CLI": "admin", "AUDIT": "admin", "DOCTOR": "admin"}
-_ACTOR = {"GATE-SEAL-UNKNOWN-KEY": "admin", "GATE-SIG-UNKNOWN-KEY": "admin", "GATE-LEDGER-PUSHER": "pusher",
+               "CLI": "admin", "AUDIT": "admin", "DOCTOR": "admin",
+               "CLIENT": "developer"}
+_ACTOR = {"GATE-SEAL-UNKNOWN-KEY": "admin", "GATE-LEDGER-NEWER": "admin", "GATE-SIG-UNKNOWN-KEY": "admin",
+          "GATE-LEDGER-PUSHER": "pusher",
           "GATE-REVIEW-PUSHER": "pusher", "GATE-REF-DELETE": "maintainer", "GATE-REF-REPLACE": "maintainer",
           "GATE-INPUT-PUSHER": "admin", "GATE-GIT-UNREADABLE": "admin", "GATE-GIT-OBJECT-FORMAT": "admin",
           "GATE-GIT-REPOSITORY": "admin", "GATE-HOOK-DEADLINE": "pusher", "GATE-HOOK-CHAINED": "pusher",
@@ -230,6 +234,10 @@ _ALL: tuple[Code, ...] = (
        "the ledger is append-only; append a new record instead"),
     _c("GATE-LEDGER-RECORD", "a ledger commit is not a well-formed attempt record (or is over the size cap)",
        "ledger commits hold exactly one sealed record.json and one parent"),
+    _c("GATE-LEDGER-NEWER", "a ledger record was written by a newer push-gate than this one: it has members (or a "
+       "record version) this one does not know",
+       "upgrade push-gate here first: servers before the trusted side's job images (docs/upgrading.md); until every "
+       "server runs the new version, the trusted side leaves out its new options"),
     _c("GATE-LEDGER-SEQUENCE", "the ledger records are out of order or break the chain",
        "records go opened, model-selected, failover..., closed, each naming its predecessor"),
     _c("GATE-LEDGER-ATTEMPT", "the record's attempt id does not match its ref name",
@@ -292,6 +300,14 @@ _ALL: tuple[Code, ...] = (
     _c("GATE-CONFIG-KEYRING", "the server keyring is missing or invalid",
        "not the pusher's fault: the server admin makes one (gate keys generate ... >> keyring.toml, docs/ci.md) or "
        "fixes it (gate keys check FILE), then runs gate server install GIT_DIR --keyring FILE"),
+    _c("GATE-CLIENT-NO-POLICY", "the repository has no client policy: .gate/policy.toml is in no commit the hook "
+       "reads and not in the work tree",
+       "commit .gate/policy.toml (a copy of the server's policy; docs/client.md) before other changes, or give the "
+       "hook --policy PATH"),
+    _c("GATE-CLIENT-NO-KEYRING", "the repository has no client keyring: .gate/keyring.toml is in no commit the hook "
+       "reads and not in the work tree",
+       "commit .gate/keyring.toml (the public keys of the server's keyring; docs/client.md), or give the hook "
+       "--keyring PATH"),
     _c("GATE-CONFIG-INSTALL", "the gate installation is incomplete or inconsistent",
        "run gate server doctor GIT_DIR"),
     _c("GATE-CONFIG-LAYOUT", "the hook layout asked for would not run the gate here: a config-defined hook "

@@ -192,8 +192,26 @@ def open_record(data: bytes, keyring: Keyring | None, now: int) -> tuple[Attempt
         return None, [*failures, Failure(exc.code, "record", exc.detail)]
     rec, problems = parse_record(doc)
     if rec is None:
+        newer = from_newer(doc, problems)
+        if newer is not None:
+            return None, [*failures, newer]
         return None, [*failures, *(Failure("GATE-LEDGER-RECORD", member, problem) for member, problem in problems)]
     return (rec if not failures else None), failures
+
+
+def from_newer(doc: Any, problems: list[tuple[str, str]]) -> Failure | None:
+    """GATE-LEDGER-NEWER when what is wrong with a record is only what a newer push-gate writes:
+    members this one does not know, or a higher record version (docs/upgrading.md: servers first)."""
+    from . import __version__
+
+    unknown = [member for member, problem in problems if problem == "is not a known member"]
+    version = doc.get("version") if isinstance(doc, dict) else None
+    later = type(version) is int and version > 1
+    if not unknown and not later:
+        return None
+    what = ", ".join([*([f"record version {version}"] if later else []), *(f"member {m}" for m in unknown)])
+    return Failure("GATE-LEDGER-NEWER", "record", f"{what} is unknown to push-gate {__version__}: a newer push-gate "
+                                                  "wrote this record; upgrade push-gate here first (docs/upgrading.md)")
 
 
 @dataclass(frozen=True, slots=True)

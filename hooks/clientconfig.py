@@ -11,8 +11,9 @@ the policy as committed before it (docs/client.md, "Where the policy lives"):
 * when none of those commits has the file (the commit that adds it), the work tree copy;
 * `--policy PATH` / `--keyring PATH` read that file instead.
 
-Anything missing or invalid is a configuration error (exit 2): GATE-CONFIG-POLICY,
-GATE-CONFIG-KEYRING.
+Anything missing or invalid is a configuration error (exit 2): a file no commit and no work
+tree holds is the developer's to commit (GATE-CLIENT-NO-POLICY, GATE-CLIENT-NO-KEYRING, naming
+the file); an invalid one is GATE-CONFIG-POLICY, GATE-CONFIG-KEYRING.
 
 The policy's validated form is kept in the repository's git directory
 (`gate/client-policy.toml.validated.json`, with the SHA-256 of the bytes it came from), so
@@ -67,7 +68,7 @@ def committed_file(objects: Objects, commit: str, path: str, code: str, cap: int
 
 
 def find(repo: ClientRepo, path: str, revisions: Sequence[str], explicit: Path | None, *,
-         code: str, what: str, cap: int) -> Found:
+         code: str, missing: str, what: str, cap: int) -> Found:
     """The configuration file: `explicit`, else the first of `revisions` holding `path`, else the work tree."""
     objects = Objects(repo)
     if explicit is not None:
@@ -85,21 +86,23 @@ def find(repo: ClientRepo, path: str, revisions: Sequence[str], explicit: Path |
         file = Path(repo.workdir) / path
         if file.exists() or file.is_symlink():
             return Found(files.read_capped(file, code, what, cap), str(file))
-    where = ", ".join(tried) if tried else "no commit"
-    raise GateError(code, f"no {what}: {path} is in neither {where} nor the work tree; "
-                          f"commit one (docs/client.md) or pass --{what} PATH")
+    where = f"not in {' or '.join(tried)} nor in the work tree" if tried else \
+        "not in the work tree, and nothing is committed yet"
+    raise GateError(missing, f"commit {path} (docs/client.md): the client hooks read the {what} from it, and it "
+                             f"is {where}")
 
 
 def load_policy(repo: ClientRepo, revisions: Sequence[str], explicit: Path | None) -> tuple[Policy, str]:
-    found = find(repo, POLICY_FILE, revisions, explicit, code="GATE-CONFIG-POLICY", what="policy",
-                 cap=MAX_POLICY_BYTES)
+    found = find(repo, POLICY_FILE, revisions, explicit, code="GATE-CONFIG-POLICY", missing="GATE-CLIENT-NO-POLICY",
+                 what="policy", cap=MAX_POLICY_BYTES)
     cache = Path(repo.path) / "gate" / "client-policy.toml"
     return config.policy_from_bytes_cached(found.data, found.origin, cache), found.origin
 
 
 def load_keyring(repo: ClientRepo, revisions: Sequence[str], explicit: Path | None) -> Keyring:
     """The receipt hook's keyring. One read from the repository holds public keys only."""
-    found = find(repo, KEYRING_FILE, revisions, explicit, code="GATE-CONFIG-KEYRING", what="keyring",
+    found = find(repo, KEYRING_FILE, revisions, explicit, code="GATE-CONFIG-KEYRING", missing="GATE-CLIENT-NO-KEYRING",
+                 what="keyring",
                  cap=MAX_KEYRING_BYTES)
     ring = config.keyring_from_bytes(found.data, found.origin)
     secret = sorted(k.id for k in ring.values() if k.algorithm != "ed25519")

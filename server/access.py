@@ -177,5 +177,5 @@ def fix(account: str, gate_args: list[str]) -> str:
                 f"any private home (apt-get install python3 python3-venv) and make it from that: "
                 f"/usr/bin/python3 -m venv{clear} {RECOMMENDED}")
     command = shlex.join(["runuser", "-u", account, "--", f"{RECOMMENDED}/bin/gate", *gate_args])
-    return (f"put push-gate in a dedicated environment {account} can run: {make}, install push-gate into it "
-            f"(docs/servers.md), then run: {command}")
+    return (f"put push-gate in a dedicated environment {account} can run: {make}, then {RECOMMENDED}/bin/pip install "
+            f"push-gate from a wheel, a clone or a git URL (docs/servers.md), then run: {command}")

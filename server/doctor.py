@@ -140,18 +140,15 @@ def hook_file(site: Site) -> list[Finding]:
 
 
 def hook_version(site: Site) -> list[Finding]:
-    """The hook was written by this push-gate (an older one's hook may start it another way)."""
+    """The hook was written by this push-gate, else which of the two builds is older (version_age)."""
     from gatecore import __version__
 
     from .install import written_by
 
     if not site.hook_ours:
         return []
-    version = written_by(site.where.hook)
-    if version == __version__:
-        return [("ok", f"hook written by push-gate {version} (this version)")]
-    return [("FAIL", f"hook written by push-gate {version or '(unknown version)'}, this is {__version__}: "
-                     f"run gate server upgrade {site.git_dir}")]
+    good, text = version_age(written_by(site.where.hook), __version__, site.git_dir)
+    return [(_ok(good), text)]
 
 
 def interpreter(site: Site) -> list[Finding]:
@@ -385,6 +382,28 @@ def _exec_words(hook: Path) -> list[str]:
             except ValueError:
                 return []
     return []
+
+
+def version_age(hook: str | None, here: str, git_dir: Path) -> tuple[bool, str]:
+    """The installed hook's version against this environment's: the same, or which one is older
+    (gatecore.versions), and the command that makes them one."""
+    from gatecore.versions import FORM, order
+
+    if hook == here:
+        return True, f"hook written by push-gate {hook} (this version)"
+    upgrade = f"run gate server upgrade {git_dir}"
+    if hook is None:
+        return False, f"hook written by an unknown push-gate version, this environment holds {here}: {upgrade}"
+    older = order(hook, here)
+    if older == -1:
+        return False, f"hook written by push-gate {hook}, older than this environment's {here}: {upgrade}"
+    if older == 1:
+        return False, (f"hook written by push-gate {hook}, newer than this environment's {here} (rolled back, or "
+                       f"another environment's gate wrote it): {upgrade} with the version it should run")
+    if FORM.fullmatch(hook) and FORM.fullmatch(here):
+        return False, (f"hook written by push-gate {hook}, this environment holds {here}, built from another "
+                       f"commit (neither is older): {upgrade}")
+    return False, f"hook written by push-gate {hook}, this environment holds {here} (not to be ordered): {upgrade}"
 
 
 def what_runs(hook: Path, git_dir: Path) -> list[tuple[str, str]]:

@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from gatecore import __version__
 from gatecore.adapters import environment
 from gatecore.errors import GateError
 from gatecore.refs import MAX_INPUT_BYTES, display, parse_pre_receive
@@ -36,6 +37,7 @@ def landed_record(gate_dir: Path, data: bytes) -> dict[str, Any]:
     return {
         "event": "landed",
         "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "version": __version__,
         **who,
         "refs": [{"ref": display(u.raw_ref), "old": u.old, "new": u.new} for u in parse_pre_receive(data)],
         "pid": os.getpid(),

@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from gatecore import __version__
 from gatecore.adapters import config, environment
 from gatecore.errors import GateError
 from gatecore.findings import Violation
@@ -240,6 +241,7 @@ def audit_record(hook_env: environment.HookEnv | None, updates: Sequence[RefUpda
     return {
         "event": "decision",
         "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(now)),
+        "version": __version__,  # the push-gate that decided (docs/upgrading.md, "Versions")
         "pusher": None if hook_env is None else hook_env.pusher,
         "pusher_source": None if hook_env is None else hook_env.pusher_source,
         "platform": None if hook_env is None else hook_env.platform,

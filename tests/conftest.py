@@ -5,9 +5,10 @@ this conftest); the tests are grouped by what they threaten or check:
 `unit/` (pure modules), `engine/` (the attacks' permutations decided by the engine in process,
 on real objects: no transport), `push/` (real `git push` into a gated server), `servers/` (real
 Apache and `git daemon` on 127.0.0.1 run by their hosting accounts; root only), `client/` (the
-pre-commit hooks), `offline/` (the CLI without a server), `fuzz/` (parsers and the decision).
+pre-commit hooks), `offline/` (the CLI without a server), `fuzz/` (parsers and the decision),
+`install/` (the documented install lines, the built wheels in fresh environments: the package index).
 
-The tiers that push through a transport (`push/`, `client/`, `servers/`) are marked
+The tiers that push through a transport (`push/`, `client/`, `servers/`, `install/`) are marked
 `transport`; `./dev test --fast` runs the others (`-m "not transport and not corpus"`: the real-history
 parity tests are marked `corpus`), the loop to run
 while editing.
@@ -29,7 +30,7 @@ from support import formats
 from support.gitutil import WorkRepo
 
 #: The directories whose tests push through a real transport (the slow tiers).
-TRANSPORT_TIERS = frozenset({"push", "client", "servers"})
+TRANSPORT_TIERS = frozenset({"push", "client", "servers", "install"})
 _TESTS = Path(__file__).resolve().parent
 
 

@@ -75,9 +75,9 @@ def prepare(repo_path: Path, repository_id: str, ref: str, old: str, new: str, p
     return Prepared(req, key, ssh_key, expires, review_text(repo_path, req))
 
 
-def complete(repo_path: Path, prepared: Prepared, remote: str | None, now: int) -> tuple[list[str], bool]:
-    """Seal, write and (unless `remote` is None) push the approval; (lines to print, pushed or kept).
-    A push the server refuses leaves nothing that looks approved."""
+def complete(repo_path: Path, prepared: Prepared, remote: str | None, now: int) -> tuple[list[str], bool, str]:
+    """Seal, write and (unless `remote` is None) push the approval; (lines to print, pushed or kept,
+    git's output of the push). A push the server refuses leaves nothing that looks approved."""
     from ..adapters.config import load_keyfile
 
     req = prepared.request
@@ -86,13 +86,12 @@ def complete(repo_path: Path, prepared: Prepared, remote: str | None, now: int) 
     written = write(repo_path, req, data, approval.id, now)
     lines = [f"approval {approval.id} written to {written} (expires in {prepared.expires})"]
     if remote is None:
-        return lines, True
+        return lines, True, ""
     result = gitcmd.push(repo_path, remote, f"{written}:{written}")
-    lines.append(result.output)
     if not result.ok:  # the server refused it: keep nothing that looks approved
         gitcmd.run_git(["update-ref", "-d", written], cwd=repo_path, ok=None)
-        return lines, False
-    return lines, True
+        return [*lines, f"approval {approval.id} refused by {remote}; the local copy was removed"], False, result.output
+    return [*lines, f"approval {approval.id} accepted by {remote} on {written}"], True, result.output
 
 
 def git_config(repo_path: Path, key: str) -> str | None:

@@ -215,14 +215,15 @@ def test_evaluate_mode_reports_and_accepts(tmp_path: Path, hook_repo: HookRepo, 
     assert client_verdict(out) == Verdict(0, frozenset({"GATE-FROZEN-PATH"}))
 
 
-@pytest.mark.parametrize("policy, detail", [
-    ("mode = 'enforce'\n[[freeze]]\npaths = []\n", "freeze[0].paths"),
-    ("mode = = 1\n", "not valid TOML"),
-    ("mode = 'enforce'\nsurprise = 1\n", "surprise"),
-    (None, "no policy"),
+@pytest.mark.parametrize("policy, code, detail", [
+    ("mode = 'enforce'\n[[freeze]]\npaths = []\n", "GATE-CONFIG-POLICY", "freeze[0].paths"),
+    ("mode = = 1\n", "GATE-CONFIG-POLICY", "not valid TOML"),
+    ("mode = 'enforce'\nsurprise = 1\n", "GATE-CONFIG-POLICY", "surprise"),
+    (None, "GATE-CLIENT-NO-POLICY", "commit .gate/policy.toml (docs/client.md): the client hooks read the policy "
+                                    "from it, and it is not in HEAD nor in the work tree"),
 ], ids=["invalid", "toml", "unknown-key", "missing"])
 def test_a_bad_or_missing_policy_fails_closed_with_exit_2(gated: Server, pc_home: Path, policy: str | None,
-                                                           detail: str) -> None:
+                                                           code: str, detail: str) -> None:
     w = gated.work
     if policy is None:
         git(w.path, "rm", "-q", ".gate/policy.toml")
@@ -234,8 +235,8 @@ def test_a_bad_or_missing_policy_fails_closed_with_exit_2(gated: Server, pc_home
     git(w.path, "add", "-A")
     out = commit(w, "harmless", HUMAN, pc_env(pc_home))
     assert out.returncode != 0
-    assert client_verdict(out) == Verdict(2, frozenset({"GATE-CONFIG-POLICY"})), text(out)
-    assert detail in text(out) and "gate: commit rejected: GATE-CONFIG-POLICY" in text(out)
+    assert client_verdict(out) == Verdict(2, frozenset({code})), text(out)
+    assert detail in text(out) and f"gate: commit rejected: {code}" in text(out)
 
 
 def test_a_large_staged_change_is_checked_whole(tmp_path: Path, hook_repo: HookRepo, pc_home: Path) -> None:

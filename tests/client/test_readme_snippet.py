@@ -10,6 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from support.docblocks import run_block
 from support.gitutil import AGENT, HUMAN, ROOT, WorkRepo, git, git_env
 from support.snapshot import project_repository
 
@@ -53,3 +54,39 @@ def test_the_readme_snippet_works_as_written_then_pinned(tmp_path: Path) -> None
     git(w.path, "add", ".pre-commit-config.yaml")
     out = agent_commit()
     assert out.returncode == 1 and "GATE-FROZEN-PATH" in out.stdout + out.stderr, out.stdout + out.stderr
+
+
+def test_a_developers_first_commit_without_the_policy_names_the_file_then_the_readme_steps_work(
+        tmp_path: Path) -> None:
+    """Issue 32: after pasting the snippet, the first commit (no .gate/policy.toml committed yet)
+    was refused with "is in neither no commit nor the work tree", actor admin and a hint to run
+    gate server install. Now one sentence names the file to commit, for the developer, and the
+    README's client steps, run as written, make the first commit."""
+    project = tmp_path / "push-gate"
+    project_repository(project)
+    snippet = readme_snippet()
+    url = re.search(r"repo: (\S+)", snippet).group(1)  # type: ignore[union-attr]
+    w = WorkRepo(tmp_path / "work")
+    w.write(".pre-commit-config.yaml", snippet.replace(url, str(project)))
+    w.write("src/app.py", "print('hi')\n")
+    env = git_env(HUMAN, PRE_COMMIT_HOME=str(tmp_path / "pc-home"), PRE_COMMIT_COLOR="never")
+    out = subprocess.run([*PRE_COMMIT, "install"], cwd=w.path, env=env, capture_output=True, text=True)
+    assert out.returncode == 0, out.stdout + out.stderr
+    git(w.path, "add", "-A")
+    pc = {k: v for k, v in env.items() if k.startswith("PRE_COMMIT")}
+    out = git(w.path, "commit", "-q", "-m", "first", check=False, env=pc)
+    said = out.stdout + out.stderr
+    assert out.returncode == 1, said
+    assert ("gate: commit rejected: GATE-CLIENT-NO-POLICY: commit .gate/policy.toml (docs/client.md): the client "
+            "hooks read the policy from it, and it is not in the work tree, and nothing is committed yet") in said, said
+    assert '"actor": "developer"' in said and "gate server" not in said and "neither" not in said, said
+    assert "hint: GATE-CLIENT-NO-POLICY: commit .gate/policy.toml" in said, said
+
+    (tmp_path / "policy.toml").write_text(POLICY)
+    run_block("readme-client-setup", {"/path/to/policy.toml": str(tmp_path / "policy.toml")}, w.path,
+              env={**env, "PATH": f"{Path(sys.executable).parent}:{env['PATH']}"})
+    assert git(w.path, "show", "HEAD:.gate/policy.toml").stdout == POLICY
+    w.write("src/app.py", "print('hello')\n")
+    git(w.path, "add", "-A")
+    out = git(w.path, "commit", "-q", "-m", "the app", check=False, env=pc)
+    assert out.returncode == 0, out.stdout + out.stderr

@@ -732,7 +732,7 @@ def test_doctor_flags_a_hook_of_another_version_and_upgrade_rewrites_it(server: 
     _as_older_version(server.bare)
     out = gate("server", "doctor", str(server.bare))
     assert out.returncode == 1
-    assert (f"FAIL hook written by push-gate 0.0.9, this is {__version__}: run gate server upgrade {server.bare}"
+    assert (f"FAIL hook written by push-gate 0.0.9, older than this environment's {__version__}: run gate server upgrade {server.bare}"
             in out.stdout), out.stdout
     assert "FAIL hook starts the gate the old way" in out.stdout
     out = cli("server", "upgrade", str(server.bare))
@@ -778,7 +778,7 @@ def test_install_upgrade_and_doctor_over_every_repository_under_a_root(tmp_path:
     out = cli("server", "doctor", "--all", str(host))
     assert out.returncode == 1
     summary = out.stdout.splitlines()
-    assert summary[0] == (f"FAIL {repos['a']}: hook written by push-gate 0.0.9, this is {__version__}: run gate server "
+    assert summary[0] == (f"FAIL {repos['a']}: hook written by push-gate 0.0.9, older than this environment's {__version__}: run gate server "
                           f"upgrade {repos['a']}")
     assert summary[1] == f"---- {repos['b']}: not gated"
     assert summary[2].startswith(f"FAIL {repos['c']}: policy valid: ") and "can never match" in summary[2]

@@ -160,7 +160,9 @@ def test_the_runners_commands_run_again_after_they_landed_change_nothing(lab: La
     assert first.returncode == 0, first.stderr
     written = (tmp_path / "receipt.json").read_bytes()
     pushed = gate(*record, "--push", env=RUNNER)  # the retry pushes the receipt it finds
-    assert pushed.returncode == 0 and "review pushed" in pushed.stderr, pushed.stderr
+    assert pushed.returncode == 0, pushed.stderr
+    assert pushed.stderr.splitlines()[-1] == (f"review ref refs/heads/review/runner/{attempt} accepted by {lab.remote()}, "
+                                              f"receipt receipt.json recorded on refs/gate/receipts/{attempt}")
     assert (tmp_path / "receipt.json").read_bytes() == written
     assert lab.server.ref(REVIEW_PREFIX + attempt) == head
     before = lab.snapshot()

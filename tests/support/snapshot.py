@@ -9,7 +9,8 @@ from pathlib import Path
 from .gitutil import ROOT, git
 
 #: What pre-commit needs to build the hooks' environment (pyproject's readme and license included).
-SNAPSHOT = ("gatecore", "server", "hooks", "pyproject.toml", "README.md", "LICENSE", ".pre-commit-hooks.yaml")
+SNAPSHOT = ("gatecore", "server", "hooks", "pyproject.toml", "README.md", "LICENSE", ".pre-commit-hooks.yaml",
+            "VERSION", "hatch_build.py")
 
 
 def project_repository(dest: Path) -> str:
@@ -18,7 +19,7 @@ def project_repository(dest: Path) -> str:
     for name in SNAPSHOT:
         src = ROOT / name
         if src.is_dir():
-            shutil.copytree(src, dest / name, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+            shutil.copytree(src, dest / name, ignore=shutil.ignore_patterns("__pycache__", "*.pyc", "_build.py"))
         else:
             shutil.copy2(src, dest / name)
     git(dest, "init", "-q", "-b", "main")

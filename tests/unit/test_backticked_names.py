@@ -121,7 +121,7 @@ def problems() -> list[str]:
             if not _resolves(span):
                 found.append(f"{where}: `{span}` does not resolve")
         elif _BARE_FILE.match(span):
-            if not any(ROOT.glob(f"*/**/{span}")):
+            if not (ROOT / span).is_file() and not any(ROOT.glob(f"*/**/{span}")):  # top level, or below
                 found.append(f"{where}: `{span}` is not a file of the project")
         elif (_RELATIVE.match(span) and span.split(".")[0] in MODULES and not _policy_key(span)
               and span.rsplit(".", 1)[1] not in ("json", "toml", "log", "txt", "yaml", "gpg", "key")):  # file names

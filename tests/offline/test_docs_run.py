@@ -1,0 +1,66 @@
+"""Docs that run (issue 32: of 20 shell blocks a user would paste, 13 ran as written). Every fenced
+block in README.md and docs/ names its language; every shell block is either run by a test
+(`<!-- run: NAME -->`, and a test calls `run_block("NAME", ...)`) or marked `<!-- synopsis -->`
+(tests/support/docblocks.py); a new block that is neither fails here. A command run as another
+account (`runuser -u ACCOUNT -- PROGRAM`) names the gate by its environment's path: that account's
+PATH has no `gate`."""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+from collections import Counter
+from pathlib import Path
+
+from support.docblocks import SHELL, blocks, run_block
+from support.gitutil import HUMAN, ROOT, WorkRepo, git
+
+
+def test_every_block_names_its_language() -> None:
+    bare = [b.where for b in blocks() if not b.lang]
+    assert not bare, f"fenced blocks without a language (```text for output, ```sh for commands): {bare}"
+
+
+def test_every_shell_block_is_run_by_a_test_or_marked_a_synopsis() -> None:
+    unmarked = [b.where for b in blocks() if b.lang in SHELL and b.run is None and not b.synopsis]
+    assert not unmarked, ("shell blocks neither run by a test (<!-- run: NAME --> and run_block(\"NAME\") in a test) "
+                          f"nor marked <!-- synopsis -->: {unmarked}")
+
+
+def test_every_run_name_is_unique_and_run_by_a_test() -> None:
+    names = Counter(b.run for b in blocks() if b.run is not None)
+    assert [n for n, c in names.items() if c > 1] == []
+    tests = "\n".join(p.read_text() for p in (ROOT / "tests").rglob("test_*.py"))
+    called = set(re.findall(r'run_block\(\s*"([a-z0-9-]+)"', tests))
+    assert sorted(set(names) - called) == [], "blocks marked run: that no test runs"
+    assert sorted(called - set(names)) == [], "tests run blocks that no document has"
+
+
+def test_commands_run_as_another_account_name_the_gate_by_its_path() -> None:
+    bare = []
+    for b in blocks():
+        for m in re.finditer(r"runuser -u \S+ -- (\S+)", b.body):
+            if m.group(1) == "gate":
+                bare.append(f"{b.where}: {m.group(0)}")
+    assert not bare, f"runuser ... -- gate: the account's PATH has no gate; name /opt/push-gate/bin/gate: {bare}"
+
+
+def test_one_environment_path_across_the_docs() -> None:
+    text = "\n".join(p.read_text() for p in [ROOT / "README.md", *(ROOT / "docs").glob("*.md")])
+    others = sorted(set(re.findall(r"/opt/[\w.-]+(?:/\.venv)?", text)) - {"/opt/push-gate"})
+    assert others == [], f"the dedicated environment is /opt/push-gate everywhere: {others}"
+
+
+def test_the_seeds_flow_on_files_runs_as_written(tmp_path: Path) -> None:
+    """README's "The seed's flow, on files", in a repository with a change on top of main."""
+    repo = WorkRepo(tmp_path / "r")
+    repo.write("app.py", "print(1)\n")
+    repo.commit("base", identity=HUMAN)
+    git(repo.path, "checkout", "-q", "-b", "change")
+    repo.write("app.py", "print(2)\n")
+    repo.commit("change", identity=HUMAN)
+    (repo.path / "p.txt").write_text("review this change\n")
+    (repo.path / "change.patch").write_text(git(repo.path, "diff", "main", "HEAD").stdout)
+    out = run_block("seed-files", {}, repo.path, env={"PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}"})
+    assert "accept" in out.stdout and "sha256" in out.stdout, out.stdout

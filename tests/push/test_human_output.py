@@ -1,0 +1,86 @@
+"""Output people read (issue 32: `gate attempt show` printed epoch seconds, Python tuples and
+`None`; `gate review record --push` ended with git's raw push output and no line of its own). The
+state is shown in dates and words (values with --json); every trusted command that pushes ends
+with a summary line (accepted or refused, what and where); git's own output only with -v, while
+a refusal still shows the server's lines (the codes)."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from support.cli import cli
+from support.gitutil import gate
+from support.lab import RUNNER, Lab
+
+
+def test_attempt_show_in_dates_and_words(lab: Lab) -> None:
+    attempt = lab.open(lab.fresh())
+    result = lab.append(attempt, "failover", model_id="model-b")
+    assert result is not None and result.ok
+    shown = cli("attempt", "show", "--repo", str(lab.work.path), "--attempt", attempt)
+    assert shown.returncode == 0, shown.stderr
+    text = shown.stdout
+    assert not re.search(r"\b1\d{9}\b", text), text  # no epoch seconds
+    assert "None" not in text and "('" not in text and "closed: False" not in text, text
+    assert f"attempt: {attempt} of repository demo/repo, open" in text, text
+    assert "models on record: model-a, then model-b (failover)" in text, text
+    assert re.search(rf"ledger: 3 record\(s\) on refs/gate/attempts/{attempt}, the last written "
+                     r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC", text), text
+    assert "seals: not verified (give --keyring" in text, text
+    state = json.loads(cli("attempt", "show", "--repo", str(lab.work.path), "--attempt", attempt, "--json").stdout)
+    assert state["models"] == ["model-a", "model-b"] and isinstance(state["updated"], int)
+
+
+def test_trusted_pushes_end_with_a_summary_and_show_gits_output_only_with_v(lab: Lab, tmp_path: Path) -> None:
+    model = tmp_path / "model.json"
+    model.write_text('{"verdict": "pass", "reasons": ["fine"]}')
+    key = str(lab.root / "keys" / "runner-1.key")
+
+    def review(attempt: str, *extra: str) -> tuple[int, list[str]]:
+        head = lab.change(f"out-{attempt}")
+        out = gate("review", "record", "--repo", str(lab.work.path), "--attempt", attempt, "--head", head,
+                   "--model-output", str(model), "--key", key, "--out", str(tmp_path / f"{attempt}.json"),
+                   "--remote", lab.remote(), "--push", *extra, env=RUNNER)
+        return out.returncode, out.stderr.splitlines()
+
+    attempt = lab.open()
+    code, lines = review(attempt)
+    assert code == 0, lines
+    assert lines[-1] == (f"review ref refs/heads/review/runner/{attempt} accepted by {lab.remote()}, receipt "
+                         f"{attempt}.json recorded on refs/gate/receipts/{attempt}"), lines
+    assert not any(line.startswith(("To ", "Done", "*\t", "+\t")) for line in lines), lines
+
+    attempt = lab.open()
+    code, lines = review(attempt, "-v")
+    assert code == 0 and "Done" in lines and any(line.startswith("To ") for line in lines), lines
+    assert lines[-1].startswith(f"review ref refs/heads/review/runner/{attempt} accepted by "), lines
+
+    # refused: the receipt of a model the attempt failed over from; the server's lines, then the summary
+    attempt = lab.open()
+    head = lab.change(f"stale-{attempt}")
+    receipt = tmp_path / f"stale-{attempt}.json"
+    assert gate("review", "record", "--repo", str(lab.work.path), "--attempt", attempt, "--head", head,
+                "--model-output", str(model), "--key", key, "--out", str(receipt), "--remote", lab.remote(),
+                env=RUNNER).returncode == 0
+    result = lab.append(attempt, "failover", model_id="model-b")
+    assert result is not None and result.ok
+    out = gate("review", "push", "--repo", str(lab.work.path), "--attempt", attempt, "--receipt", str(receipt),
+               "--remote", lab.remote(), env=RUNNER)
+    lines = out.stderr.splitlines()
+    assert out.returncode == 1, lines
+    assert any(line.startswith("GATE-BIND-MODEL ") for line in lines), lines  # the gate's words, without "remote: "
+    assert f"refused: refs/heads/review/runner/{attempt} [remote rejected] (pre-receive hook declined)" in lines
+    assert lines[-1] == (f"review ref refs/heads/review/runner/{attempt} refused by {lab.remote()}; nothing of it "
+                         "landed (one atomic push)"), lines
+    assert not any(line.startswith(("To ", "Done", "remote: ")) for line in lines), lines
+
+    # the ledger's commands
+    attempt = lab.fresh()
+    out = gate("attempt", "open", "--repo", str(lab.work.path), "--attempt", attempt, "--key",
+               str(lab.root / "keys" / "orch-1.key"), "--workspace", "ws", "--workspace-gen", f"g-{attempt}",
+               "--prompt-file", str(model), "--repository-id", "demo/repo", "--push", lab.remote(), env=RUNNER)
+    assert out.returncode == 0, out.stderr
+    assert out.stderr.splitlines()[-1] == (f"ledger record 0 (opened) of attempt {attempt} accepted by "
+                                           f"{lab.remote()} on refs/gate/attempts/{attempt}"), out.stderr

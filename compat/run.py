@@ -77,7 +77,7 @@ def _log(text: str) -> None:
 # --- git's test results ------------------------------------------------------------------
 
 @dataclass
-class Test:
+class Case:
     number: int
     title: str
     status: str  # ok | fail | skip | todo (known breakage) | fixed (a known breakage that passed)
@@ -90,7 +90,7 @@ class Run:
     script: str
     mode: str
     gated: bool
-    tests: dict[int, Test] = field(default_factory=dict)
+    tests: dict[int, Case] = field(default_factory=dict)
     skipped: str | None = None  # the script skipped itself whole (1..0 # SKIP reason)
     exit: int | None = None
     seconds: float = 0.0
@@ -100,9 +100,9 @@ class Run:
     log: Path | None = None
 
 
-def parse_tap(stdout: str) -> tuple[dict[int, Test], str | None]:
+def parse_tap(stdout: str) -> tuple[dict[int, Case], str | None]:
     """The tests of one script's TAP output, and why it skipped itself whole (or None)."""
-    tests: dict[int, Test] = {}
+    tests: dict[int, Case] = {}
     skipped = None
     for line in stdout.splitlines():
         if line.startswith("1..0"):
@@ -113,18 +113,18 @@ def parse_tap(stdout: str) -> tuple[dict[int, Test], str | None]:
             continue
         verdict, number, rest = m.group(1), int(m.group(2)), m.group(3)
         if rest.startswith(" # skip "):
-            tests[number] = Test(number, rest[len(" # skip "):], "skip")
+            tests[number] = Case(number, rest[len(" # skip "):], "skip")
             continue
         title = rest.removeprefix(" - ")
         status = "ok" if verdict == "ok" else "fail"
         if " # TODO " in title:
             title = title.partition(" # TODO ")[0]
             status = "fixed" if verdict == "ok" else "todo"
-        tests[number] = Test(number, title, status)
+        tests[number] = Case(number, title, status)
     return tests, skipped
 
 
-def attach_decisions(tests: dict[int, Test], verbose_log: bytes, hook_log: bytes) -> list[tuple[int, str]]:
+def attach_decisions(tests: dict[int, Case], verbose_log: bytes, hook_log: bytes) -> list[tuple[int, str]]:
     """Each gate decision's exit status and first line, given to the test that pushed it; returns
     the decisions no test's output encloses (test number 0).
 
@@ -367,7 +367,7 @@ def load_expected(path: Path = EXPECTED) -> list[Expected]:
 class Difference:
     mode: str
     script: str
-    test: Test
+    test: Case
     expected: Expected | None = None
 
     def line(self) -> str:
@@ -385,7 +385,7 @@ def compare(plain: Run, gated: Run) -> list[Difference]:
         with_gate = gated.tests.get(number)
         if with_gate is not None and with_gate.status in ("ok", "fixed"):
             continue
-        out.append(Difference(plain.mode, plain.script, with_gate or Test(number, base.title, "missing")))
+        out.append(Difference(plain.mode, plain.script, with_gate or Case(number, base.title, "missing")))
     return out
 
 

@@ -15,9 +15,12 @@ git's own push tests with the gate installed (`./dev compat`, docs/architecture.
 
 from __future__ import annotations
 
+import os
+import sys
 from pathlib import Path
 
-from support.gitutil import AGENT, HUMAN, git
+import pytest
+from support.gitutil import AGENT, HUMAN, ROOT, git
 from support.rawpush import raw_push
 from support.server import POLICY, Server, seeded
 from support.verdicts import codes_of, refused
@@ -223,3 +226,27 @@ def test_a_missing_parent_or_old_value_is_named_as_such(tmp_path: Path) -> None:
     assert "quarantine" not in out.stderr
     assert server.ref("refs/heads/main") == base
     assert [d["exit"] for d in server.audit()[-2:]] == [1, 1]
+
+
+# --- the tier these came from ------------------------------------------------------------------
+
+def _modern_git() -> Path | None:
+    """`./dev modern-git`'s build, if it is there (its source tree holds git's test suite)."""
+    cache = Path(os.environ.get("GATE_CACHE") or Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+                 / "push-gate")
+    root = cache / "git-2.55.0"
+    return root / "inst" / "bin" if (root / ".built").is_file() else None
+
+
+@pytest.mark.skipif(_modern_git() is None, reason="./dev modern-git has not built git 2.55 here")
+def test_compat_runs_one_of_gits_scripts_with_and_without_the_gate(tmp_path: Path,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    """`./dev compat --only t5535 --modes sha1`: t5535 pushes a symbolic ref with its target (the
+    first difference above); it passes with the gate as without, and the gate decided its push."""
+    sys.path.insert(0, str(ROOT))
+    from compat.run import main
+
+    rc = main(["--git-bin", str(_modern_git()), "--only", "t5535", "--modes", "sha1", "--work", str(tmp_path), "-j", "2"])
+    out = capsys.readouterr().out
+    assert rc == 0, out
+    assert "| sha1 | 1 of 1 | 3 | 0 | 0 | 1 | 0 |" in out, out

@@ -124,13 +124,19 @@ class PushChecker:
         """The per-ref rules of every update (as applied: no symbolic refs among them): git asked
         once for the ancestry of every update that is neither a create nor a delete."""
         plain = [u for u in updates if u.ref not in RESERVED_PARENTS]
-        absent = self._absent_olds(plain)
         peeled: dict[str, str | None] = {}
+        absent: set[str] = set()
         for u in plain:
-            if not (u.is_create or u.is_delete or u.old in absent):
-                for oid in (u.old, u.new):
-                    if oid not in peeled:
-                        peeled[oid] = self.objects.peel_to_commit(oid)
+            if not (u.is_create or u.is_delete):
+                for oid in (u.new, u.old):
+                    if oid not in peeled and oid not in absent:
+                        try:
+                            peeled[oid] = self.objects.peel_to_commit(oid)
+                        except GateError as exc:  # an absent old value is the push's (below), not the machine's
+                            if oid != u.old or exc.code != "GATE-GIT-UNREADABLE" or self.reader.exists(oid):
+                                raise
+                            absent.add(oid)
+        self._refuse_lost(plain, absent)
         pairs = {(a, b) for u in plain if not (u.is_create or u.is_delete or u.old in absent)
                  if (a := peeled[u.old]) is not None and (b := peeled[u.new]) is not None and a != b}
         bases = self.reader.merge_bases(sorted(pairs))
@@ -144,20 +150,17 @@ class PushChecker:
             out += self._ref_update_violations(u, peeled, bases)
         return out
 
-    def _absent_olds(self, updates: Sequence[RefUpdate]) -> set[str]:
-        """The old values, stated by updates that are neither creates nor deletes, that the
-        repository does not hold (a replayed or forged push: git refuses it too, as the ref is
-        elsewhere). One the ref itself holds is a repository that lost an object:
-        GATE-GIT-UNREADABLE."""
-        stated = [u for u in updates if not (u.is_create or u.is_delete)]
-        absent = {oid for oid in {u.old for u in stated} if not self.reader.exists(oid)}
-        if absent:
-            current = self.reader.ref_values([u.ref for u in stated if u.old in absent])
+    def _refuse_lost(self, updates: Sequence[RefUpdate], absent: set[str]) -> None:
+        """An old value the repository does not hold is a replayed or forged update (git refuses it
+        too: the ref is elsewhere), but one the ref itself holds is a repository that lost an
+        object: GATE-GIT-UNREADABLE."""
+        stated = [u for u in updates if u.old in absent and not (u.is_create or u.is_delete)]
+        if stated:
+            current = self.reader.ref_values([u.ref for u in stated])
             for u in stated:
-                if u.old in absent and current.get(u.ref) == u.old:
+                if current.get(u.ref) == u.old:
                     raise GateError("GATE-GIT-UNREADABLE", f"object {u.old}, the value of {display(u.raw_ref)}, is "
                                                            "not in the repository")
-        return absent
 
     def _ref_update_violations(self, u: RefUpdate, peeled: dict[str, str | None],
                                bases: dict[tuple[str, str], str | None]) -> list[Violation]:

@@ -228,6 +228,23 @@ def test_a_missing_parent_or_old_value_is_named_as_such(tmp_path: Path) -> None:
     assert [d["exit"] for d in server.audit()[-2:]] == [1, 1]
 
 
+
+def test_an_old_value_the_ref_holds_but_the_repository_lost_is_the_machines_fault(tmp_path: Path) -> None:
+    """The other side of the last test: the server's main names a commit its object store lost (a
+    damaged repository, not a push that states a wrong old value): GATE-GIT-UNREADABLE, exit 3, the
+    internal class that sends the admin to doctor."""
+    server = seeded(tmp_path)
+    work, base = server.work, server.work.head()
+    loose = server.bare / "objects" / base[:2] / base[2:]
+    assert loose.is_file()  # a small push is unpacked into loose objects
+    loose.unlink()
+    work.write("README", "next\n")
+    work.commit("next")
+    out = server.push("main")
+    assert codes_of(out) == {"GATE-GIT-UNREADABLE"}, out.stderr
+    assert server.audit()[-1]["exit"] == 3
+
+
 # --- the tier these came from ------------------------------------------------------------------
 
 def _modern_git() -> Path | None:

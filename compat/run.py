@@ -282,10 +282,13 @@ def install_gate(work: Path) -> Path:
 
 # --- running -----------------------------------------------------------------------------
 
+#: What must not leak from the caller into git's tests and the gate's hook: git's variables (git's
+#: test library clears them all but its GIT_TEST_* knobs), and those a pusher's identity is read from.
+_STRIP = ("GIT_", "TEST_", "GL_", "GITEA_", "GITHUB_", "REMOTE_USER", "GATE_", "PRE_COMMIT")
+
+
 def _clean_env() -> dict[str, str]:
-    """This environment without git's variables (git's test library clears them all but its
-    GIT_TEST_* knobs, which must not leak in from the caller either)."""
-    return {k: v for k, v in os.environ.items() if not k.startswith(("GIT_", "TEST_"))}
+    return {k: v for k, v in os.environ.items() if not k.startswith(_STRIP)}
 
 
 def run_script(git: GitUnderTest, work: Path, script: str, mode: str, gate_template: Path | None,

@@ -255,7 +255,11 @@ def _modern_git() -> Path | None:
     return root / "inst" / "bin" if (root / ".built").is_file() else None
 
 
-@pytest.mark.skipif(_modern_git() is None, reason="./dev modern-git has not built git 2.55 here")
+#: Looked for once, as the module is collected (tests may move HOME later).
+MODERN_GIT = _modern_git()
+
+
+@pytest.mark.skipif(MODERN_GIT is None, reason="./dev modern-git has not built git 2.55 here")
 def test_compat_runs_one_of_gits_scripts_with_and_without_the_gate(tmp_path: Path,
                                                                    capsys: pytest.CaptureFixture[str]) -> None:
     """`./dev compat --only t5535 --modes sha1`: t5535 pushes a symbolic ref with its target (the
@@ -263,7 +267,7 @@ def test_compat_runs_one_of_gits_scripts_with_and_without_the_gate(tmp_path: Pat
     sys.path.insert(0, str(ROOT))
     from compat.run import main
 
-    rc = main(["--git-bin", str(_modern_git()), "--only", "t5535", "--modes", "sha1", "--work", str(tmp_path), "-j", "2"])
+    rc = main(["--git-bin", str(MODERN_GIT), "--only", "t5535", "--modes", "sha1", "--work", str(tmp_path), "-j", "2"])
     out = capsys.readouterr().out
     assert rc == 0, out
     assert "| sha1 | 1 of 1 | 3 | 0 | 0 | 1 | 0 |" in out, out

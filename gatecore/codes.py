@@ -215,10 +215,12 @@ _ALL: tuple[Code, ...] = (
        "ask a maintainer to delete the ref"),
     _c("GATE-REF-FORCE", "this non-fast-forward update is not allowed by policy",
        "rebase onto the current ref and push without --force"),
-    _c("GATE-REF-NAME", "the ref name is not a valid, allowed ref name",
-       "use a plain ref name under refs/ (see git check-ref-format)"),
+    _c("GATE-REF-NAME", "the ref name is not a valid, allowed ref name, or names a symbolic ref on the server that "
+                        "cannot be judged as its target (a broken one, or one the push also updates otherwise)",
+       "use a plain ref name under refs/ (see git check-ref-format); git refuses the same names, broken symbolic "
+       "refs and inconsistent updates through them"),
     _c("GATE-REF-TARGET", "the ref would point at an object that is not allowed there",
-       "branches and review refs must point at commits"),
+       "branches and review refs must point at commits (git refuses a branch at another object too)"),
     _c("GATE-REF-STALE", "the push states an old value for a reserved ref that is not the ref's value on the server",
        "fetch the ref from the server and build the update on its current value"),
     _c("GATE-REF-REPLACE", "replacement refs (refs/replace/*) are written by trusted pushers only",
@@ -320,8 +322,9 @@ _ALL: tuple[Code, ...] = (
                               "keyring is installed, or one is invalid",
        "gate server install --allowed-signers FILE (ssh-keygen's format) or --openpgp-keys FILE (gpg --export)"),
     # --- input -----------------------------------------------------------------
-    _c("GATE-INPUT-MALFORMED", "the hook input is not valid ref-update lines",
-       "pre-receive input is '<old> <new> <ref>' per line"),
+    _c("GATE-INPUT-MALFORMED", "the hook input is not valid ref-update lines (one ref updated twice among them)",
+       "pre-receive input is '<old> <new> <ref>' per line, each ref once; git refuses a push that updates one ref "
+       "twice too"),
     # --- limits ------------------------------------------------------------------
     _c("GATE-LIMIT-REFS", "the push updates more refs than [limits] max_ref_updates allows",
        "push fewer refs at once: a mirror or a tag import in batches (git push origin 'refs/tags/v1*', then the "
@@ -340,6 +343,11 @@ _ALL: tuple[Code, ...] = (
     # --- git -------------------------------------------------------------------
     _c("GATE-GIT-UNREADABLE", "a pushed or referenced object is absent, or the repository cannot be read",
        "the hook cannot see the pushed objects; run gate server doctor", INTERNAL),
+    _c("GATE-GIT-INCOMPLETE", "the pushed history is incomplete: a commit names a parent, or an update an old value, "
+                              "that neither the push nor the repository holds, so the gate cannot read what it judges",
+       "push from a complete clone (git fetch --unshallow). git refuses such a push too: a push from a shallow "
+       "clone unless the server sets receive.shallowUpdate, a missing object by its connectivity check unless "
+       "receive-pack was told to skip it"),
     _c("GATE-GIT-MALFORMED", "an object git, libgit2 or a forge could read two ways (two authors, a second '<' "
                              "in an ident, two tree entries of one name) or git itself cannot read",
        "the detail names the object and the reading that differs; odd dates and time zones are accepted "

@@ -102,13 +102,18 @@ class WalkedCommit:
 
     `headed` is False when git printed no blank line after the header: a commit without a
     message, or one whose header holds a NUL byte, where git stops printing (git fsck:
-    nulInHeader). Such a commit is read again from its raw bytes."""
+    nulInHeader). Such a commit is read again from its raw bytes.
+
+    `shallow` is True for a commit the shallow list git read lists (the repository's `shallow`
+    file, or the one receive-pack hands a hook for a push that brings new shallow roots): git
+    walks it without parents, whatever parents it names."""
 
     id: str
     git_parents: tuple[str, ...]
     header: bytes
     message: bytes
     headed: bool = True
+    shallow: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -710,8 +710,11 @@ class Objects:
         # (which the raw bytes show, and which is refused): read the object itself.
         c = parse_commit(w.id, w.header, w.message) if w.headed else self.commit(w.id)
         if c.parent_ids != w.git_parents:
-            raise malformed(f"commit {w.id}: git walks parents {list(w.git_parents)}, the commit names "
-                            f"{list(c.parent_ids)} (grafts, a shallow file or a replaced commit?)")
+            if not (w.shallow and not w.git_parents):
+                raise malformed(f"commit {w.id}: git walks parents {list(w.git_parents)}, the commit names "
+                                f"{list(c.parent_ids)} (grafts or a replaced commit?)")
+            # A shallow boundary, read as git reads it: no parents (docs/policy.md, shallow repositories).
+            c = replace(c, parent_ids=())
         self._tree_ids[c.id] = c.tree_id
         return c
 

@@ -43,7 +43,17 @@ from .frozenbatch import Batches, PairScan, walk_violations
 from .limits import check_ref_updates
 from .objects import Commit, Objects
 from .policy import FreezeRule, Policy, RefGlob
-from .refs import DOCTOR_PREFIX, GATE_PREFIX, REPLACE_PREFIX, RESERVED_PARENTS, REVIEW_PREFIX, RefUpdate, display
+from .refs import (
+    DOCTOR_PREFIX,
+    GATE_PREFIX,
+    REPLACE_PREFIX,
+    RESERVED_PARENTS,
+    REVIEW_PREFIX,
+    SYMREF_MAXDEPTH,
+    RefUpdate,
+    display,
+    through_symbolic,
+)
 from .signatures import REQUIRED_CODES, SignatureChecker, TrustedKeys
 
 #: Existing refs under these prefixes count as already checked (they came in through the gate).
@@ -97,34 +107,70 @@ class PushChecker:
         return self._existing
 
     # --- per-ref rules -----------------------------------------------------------------
+    def _as_applied(self, updates: Sequence[RefUpdate]) -> tuple[list[RefUpdate], list[Violation]]:
+        """The updates as git applies them (`refs.through_symbolic`: an update of a symbolic ref
+        on the server is its target's), and the refusals of those that cannot be judged so.
+        git is asked once for the symbolic refs among the names, then once per further level
+        of a chain of them."""
+        targets = self.reader.symbolic_targets([u.ref for u in updates if u.ref not in RESERVED_PARENTS])
+        asked = {u.ref for u in updates}
+        for _ in range(SYMREF_MAXDEPTH):
+            ask = sorted({t for t in targets.values() if t not in asked})
+            if not ask:
+                break
+            asked.update(ask)
+            targets.update(self.reader.symbolic_targets(ask))
+        applied, refused = through_symbolic(updates, targets)
+        return applied, [Violation(code, display(u.raw_ref), reason) for u, code, reason in refused]
+
     def _ref_violations(self, updates: Sequence[RefUpdate]) -> list[Violation]:
-        """The per-ref rules of every update: git asked once for the symbolic refs among them
-        and once for the ancestry of every update that is neither a create nor a delete."""
-        symbolic = self.reader.symbolic_targets([u.ref for u in updates if u.ref not in RESERVED_PARENTS])
-        plain = [u for u in updates if u.ref not in RESERVED_PARENTS and u.ref not in symbolic]
+        """The per-ref rules of every update (as applied: no symbolic refs among them): git asked
+        once for the ancestry of every update that is neither a create nor a delete."""
+        plain = [u for u in updates if u.ref not in RESERVED_PARENTS]
         peeled: dict[str, str | None] = {}
+        absent: set[str] = set()
         for u in plain:
             if not (u.is_create or u.is_delete):
-                for oid in (u.old, u.new):
-                    if oid not in peeled:
-                        peeled[oid] = self.objects.peel_to_commit(oid)
-        pairs = {(a, b) for u in plain if not (u.is_create or u.is_delete)
+                for oid in (u.new, u.old):
+                    if oid not in peeled and oid not in absent:
+                        try:
+                            peeled[oid] = self.objects.peel_to_commit(oid)
+                        except GateError as exc:  # an absent old value is the push's (below), not the machine's
+                            if oid != u.old or exc.code != "GATE-GIT-UNREADABLE" or self.reader.exists(oid):
+                                raise
+                            absent.add(oid)
+        self._refuse_lost(plain, absent)
+        pairs = {(a, b) for u in plain if not (u.is_create or u.is_delete or u.old in absent)
                  if (a := peeled[u.old]) is not None and (b := peeled[u.new]) is not None and a != b}
         bases = self.reader.merge_bases(sorted(pairs))
         out: list[Violation] = []
         for u in updates:
-            out += self._ref_update_violations(u, symbolic.get(u.ref), peeled, bases)
+            if u.old in absent and not u.is_delete:
+                out.append(Violation("GATE-GIT-INCOMPLETE", display(u.raw_ref), f"its old value {u.old} is in neither "
+                                     "the push nor the repository, so the update cannot be judged (the ref is not at "
+                                     "that value here: git refuses the update too)", commit=u.new))
+                continue
+            out += self._ref_update_violations(u, peeled, bases)
         return out
 
-    def _ref_update_violations(self, u: RefUpdate, symbolic: str | None, peeled: dict[str, str | None],
+    def _refuse_lost(self, updates: Sequence[RefUpdate], absent: set[str]) -> None:
+        """An old value the repository does not hold is a replayed or forged update (git refuses it
+        too: the ref is elsewhere), but one the ref itself holds is a repository that lost an
+        object: GATE-GIT-UNREADABLE."""
+        stated = [u for u in updates if u.old in absent and not (u.is_create or u.is_delete)]
+        if stated:
+            current = self.reader.ref_values([u.ref for u in stated])
+            for u in stated:
+                if current.get(u.ref) == u.old:
+                    raise GateError("GATE-GIT-UNREADABLE", f"object {u.old}, the value of {display(u.raw_ref)}, is "
+                                                           "not in the repository")
+
+    def _ref_update_violations(self, u: RefUpdate, peeled: dict[str, str | None],
                                bases: dict[tuple[str, str], str | None]) -> list[Violation]:
         out: list[Violation] = []
         ref = display(u.raw_ref)
         if u.ref in RESERVED_PARENTS:
             return [Violation("GATE-REF-RESERVED", ref, "this ref would shadow a reserved namespace")]
-        if symbolic is not None:
-            return [Violation("GATE-REF-NAME", ref, f"a symbolic ref on the server (to {display(symbolic)}); "
-                                                    "push to its target")]
         if u.ref.startswith(REPLACE_PREFIX):
             out += self._replace_violations(u, ref)
         restricted = self.policy.pusher_restricted(self.pusher, u.ref)
@@ -251,9 +297,11 @@ class PushChecker:
                 report.violations.append(Violation(
                     "GATE-DOCTOR-PROBE", display(u.raw_ref),
                     "probe objects are visible to the hook; the probe is never accepted", commit=u.new))
-        report.violations += self._ref_violations(normal)
+        applied, refused = self._as_applied(normal)
+        report.violations += refused
+        report.violations += self._ref_violations(applied)
         # Ledger and receipt refs hold sealed records, validated structurally instead.
-        plain = [u for u in normal if not u.ref.startswith(GATE_PREFIX)]
+        plain = [u for u in applied if not u.ref.startswith(GATE_PREFIX)]
         if self.policy.needs_signers and self.signatures is None and plain:
             raise GateError("GATE-CONFIG-SIGNERS", "the policy reads commit signatures but no allowed-signers "
                                                    "file is installed")

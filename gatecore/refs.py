@@ -8,7 +8,7 @@ Ref names stay bytes (git allows any byte but a few); they are decoded with
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from .errors import GateError
@@ -23,6 +23,10 @@ REVIEW_PREFIX = "refs/heads/review/runner/"  # reviewed changes, one ref per att
 REPLACE_PREFIX = "refs/replace/"  # git's replacement objects (policy refs.replace)
 #: Refs that would shadow a reserved namespace (git cannot hold both a ref and refs below it).
 RESERVED_PARENTS = ("refs/gate", "refs/heads/review", "refs/heads/review/runner")
+
+#: How many refs git reads to resolve one name (refs.c, SYMREF_MAXDEPTH): a symbolic ref, through
+#: at most three more, to the ref it names.
+SYMREF_MAXDEPTH = 5
 
 MAX_INPUT_BYTES = 16 << 20
 _HEX = re.compile(rb"[0-9a-f]{40}|[0-9a-f]{64}")
@@ -84,6 +88,77 @@ def ref_name_problem(name: bytes) -> str | None:
         if not comp or comp.startswith(b".") or comp.endswith(b".lock"):
             return "has an empty component, one starting with '.', or one ending with '.lock'"
     return None
+
+
+def resolve_symbolic(name: str, targets: Mapping[str, str]) -> str | None:
+    """The ref `name` resolves to, as git resolves it, through the symbolic refs `targets` maps
+    (symbolic ref -> the ref it names): `name` itself when it is not symbolic; None where git
+    gives up (a loop, or more than SYMREF_MAXDEPTH refs to read)."""
+    current = name
+    for _ in range(SYMREF_MAXDEPTH):
+        following = targets.get(current)
+        if following is None:
+            return current
+        current = following
+    return None
+
+
+def through_symbolic(updates: Sequence[RefUpdate], targets: Mapping[str, str]
+                     ) -> tuple[list[RefUpdate], list[tuple[RefUpdate, str, str]]]:
+    """The updates as git applies them, and those the gate refuses, as (update, code, reason).
+
+    `targets`: the server's symbolic refs among the updated names and the refs they name (one
+    level each; `resolve_symbolic` follows them). receive-pack writes an update of a symbolic
+    ref through to the ref it resolves to (`check_aliased_updates`), so such an update is
+    judged as that ref's, under that ref's name: its rules, its frozen scope. When the push
+    updates the target as well, the two are one update if they agree (git skips the symbolic
+    one) and are refused if they do not (git refuses both: "inconsistent aliased update"); two
+    symbolic refs to one target likewise. Refused as well: a symbolic ref git cannot resolve
+    ("broken symref"), one that resolves outside refs/ (GATE-REF-NAME), and one in or into the
+    reserved namespaces (GATE-REF-RESERVED), whose stage judges refs by the names pushed.
+    """
+    refused: list[tuple[RefUpdate, str, str]] = []
+    applied: dict[int, RefUpdate] = {}  # index of a symbolic ref's update -> the update git applies
+    for i, u in enumerate(updates):
+        if u.ref not in targets:
+            continue
+        target = resolve_symbolic(u.ref, targets)
+        if target is None:
+            refused.append((u, "GATE-REF-NAME", f"a symbolic ref on the server (to {display(targets[u.ref])}) that "
+                                                f"git cannot resolve (a loop, or more than {SYMREF_MAXDEPTH} refs "
+                                                "deep); git refuses it too (broken symref)"))
+            continue
+        raw = target.encode("utf-8", "surrogateescape")
+        if any(is_reserved(r) or r in RESERVED_PARENTS for r in (u.ref, target)):
+            refused.append((u, "GATE-REF-RESERVED", f"a symbolic ref on the server (to {display(raw)}): the reserved "
+                                                    "namespaces are written under their own names only"))
+            continue
+        problem = ref_name_problem(raw)
+        if problem is not None:
+            refused.append((u, "GATE-REF-NAME", f"a symbolic ref on the server to {display(raw)}, which {problem}"))
+            continue
+        applied[i] = RefUpdate(u.old, u.new, raw)
+    # every write of one ref: the pushed updates of it and those through symbolic refs
+    writes: dict[bytes, set[tuple[str, str]]] = {}
+    for i, u in enumerate(updates):
+        if u.ref not in targets or i in applied:
+            w = applied.get(i, u)
+            writes.setdefault(w.raw_ref, set()).add((w.old, w.new))
+    out: list[RefUpdate] = []
+    seen: set[bytes] = {u.raw_ref for u in updates if u.ref not in targets}
+    for i, u in enumerate(updates):
+        if u.ref not in targets:
+            out.append(u)
+        elif i in applied:
+            w = applied[i]
+            if len(writes[w.raw_ref]) > 1:
+                refused.append((u, "GATE-REF-NAME", f"a symbolic ref on the server (to {display(w.raw_ref)}), which "
+                                                    "this push also updates to another value; git refuses both "
+                                                    "(inconsistent aliased update)"))
+            elif w.raw_ref not in seen:  # one write under the target's name (git skips the others)
+                seen.add(w.raw_ref)
+                out.append(w)
+    return out, refused
 
 
 def parse_pre_receive(data: bytes) -> list[RefUpdate]:

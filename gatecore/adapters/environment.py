@@ -185,6 +185,13 @@ def read_hook_env(platform: str = "auto", env: Mapping[str, str] | None = None) 
     )
 
 
+def shallow_file(env: Mapping[str, str] | None = None) -> str | None:
+    """The shallow list git reads instead of the repository's `shallow` file, if any:
+    `GIT_SHALLOW_FILE`, which receive-pack sets for the hooks of a push that brings new shallow
+    roots (receive.shallowUpdate). An empty value means no shallow list at all, as to git."""
+    return (os.environ if env is None else env).get("GIT_SHALLOW_FILE")
+
+
 def git_dir(env: Mapping[str, str] | None = None) -> str:
     """The repository a hook runs in: GIT_DIR, else the current directory (discovered from it)."""
     return (os.environ if env is None else env).get("GIT_DIR", ".")

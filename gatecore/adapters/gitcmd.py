@@ -21,6 +21,7 @@ from typing import IO
 from ..errors import GateError, malformed, unreadable
 from ..gitmodel import ShownCommit, WalkedCommit
 from ..refs import REVIEW_PREFIX
+from .environment import shallow_file
 
 #: What every git command the gate runs reads the repository without.
 HARDENED = {
@@ -30,6 +31,7 @@ HARDENED = {
 }
 
 _READ_CHUNK = 1 << 20
+_SHALLOW_LINE = re.compile(rb"[0-9a-f]{40}|[0-9a-f]{64}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -161,6 +163,37 @@ def _records(stream: int, proc: subprocess.Popen[bytes], deadline: float | None)
         raise malformed(f"git rev-list ended in the middle of a record ({pending[:60]!r})")
 
 
+#: The most of a shallow list the gate reads (a million boundary commits).
+MAX_SHALLOW_BYTES = 65 << 20
+
+
+def shallow_commits(git_dir: str) -> frozenset[str]:
+    """The commits git walks without parents here, read where git reads them: the file
+    `GIT_SHALLOW_FILE` names (receive-pack's list for a push with new shallow roots: the
+    repository's own and the push's), else the repository's `shallow` file (in the common
+    directory of a linked worktree). No file, or an empty name: none. A line git would not
+    take makes git's own walk fail; it is left out here."""
+    path = shallow_file()
+    if path is None:
+        common = git_dir
+        try:
+            with open(os.path.join(git_dir, "commondir"), "rb") as f:
+                named = f.read(4096).decode("utf-8", "surrogateescape").strip()
+            if named:
+                common = os.path.join(git_dir, named)  # (an absolute path replaces git_dir)
+        except OSError:
+            pass
+        path = os.path.join(common, "shallow")
+    if not path:
+        return frozenset()
+    try:
+        with open(path, "rb") as f:
+            data = f.read(MAX_SHALLOW_BYTES)
+    except OSError:
+        return frozenset()
+    return frozenset(line.decode("ascii") for line in data.split(b"\n") if _SHALLOW_LINE.fullmatch(line))
+
+
 def walk(git_dir: str, tips: Sequence[str], hide: Iterable[str] | None, deadline: float | None,
          messages: bool = False) -> Iterator[WalkedCommit]:
     """`git rev-list --parents --header TIPS --not HIDE` (None: every branch and tag but the
@@ -197,6 +230,7 @@ def walk(git_dir: str, tips: Sequence[str], hide: Iterable[str] | None, deadline
     drain = threading.Thread(target=lambda: errors.append(proc.stderr.read() if proc.stderr else b""),
                              name="gate-rev-list-stderr", daemon=True)
     drain.start()
+    shallow = shallow_commits(git_dir)
     try:
         try:
             proc.stdin.write(data)  # git reads all of --stdin before it prints anything
@@ -204,7 +238,7 @@ def walk(git_dir: str, tips: Sequence[str], hide: Iterable[str] | None, deadline
         except BrokenPipeError:
             pass  # git exited early; its status says why
         for record in _records(proc.stdout.fileno(), proc, deadline):
-            yield _walked(record, messages)
+            yield _walked(record, messages, shallow)
     finally:
         proc.stdout.close()
         if proc.poll() is None:
@@ -217,7 +251,7 @@ def walk(git_dir: str, tips: Sequence[str], hide: Iterable[str] | None, deadline
         raise unreadable(f"cannot walk history: {lines[-1] if lines else f'git exit {status}'}")
 
 
-def _walked(record: bytes, messages: bool) -> WalkedCommit:
+def _walked(record: bytes, messages: bool, shallow: frozenset[str] = frozenset()) -> WalkedCommit:
     ids, _, rest = record.partition(b"\n")
     header, sep, body = rest.partition(b"\n\n")
     if not sep:
@@ -228,7 +262,7 @@ def _walked(record: bytes, messages: bool) -> WalkedCommit:
         raise malformed(f"git rev-list printed an unexpected line {ids[:80]!r}") from None
     # git indents every message line by four spaces: one replace undoes it (no per-line loop)
     message = (body[4:] if body.startswith(b"    ") else body).replace(b"\n    ", b"\n") if body and messages else b""
-    return WalkedCommit(oid, tuple(parents), header, message, bool(sep))
+    return WalkedCommit(oid, tuple(parents), header, message, bool(sep), oid in shallow)
 
 
 def object_format(git_dir: str) -> str:

@@ -58,6 +58,8 @@ _NOT_IN_REFS = re.compile(r"[*?\[\\\s]")
 _PLAIN_REF = re.compile(r"refs/[^\x00-\x20\x7f*?\[\\:^~]+")
 #: What git says (LC_ALL=C) when a name resolves through a symbolic ref to nothing (`expand_ref`).
 _DANGLING = "warning: ignoring dangling symref "
+#: The parents a commit's header names (`missing_parent`).
+_PARENT = re.compile(rb"^parent ([0-9a-f]+)$", re.MULTILINE)
 
 
 class _CatFile:
@@ -328,17 +330,68 @@ class GitStream:
             raise failed[0]
 
     # --- history -----------------------------------------------------------------------
+    #: Commits `missing_parent` reads at most before it gives up.
+    INCOMPLETE_SEARCH = 20_000
+
     def walk(self, tips: Iterable[str], hide: Iterable[str] | None, deadline: float | None,
              messages: bool = False) -> Iterator[WalkedCommit]:
-        return gitcmd.walk(self.path, list(tips), hide, deadline, messages)
+        start = list(tips)
+        try:
+            yield from gitcmd.walk(self.path, start, hide, deadline, messages)
+        except GateError as exc:
+            raise self._unwalkable(exc, start) from None
 
     def shown_commits(self, oids: Sequence[str]) -> dict[str, ShownCommit]:
         return gitcmd.shown_commits(self.path, [self._valid(o) for o in oids])
 
     def walk_ids(self, tips: Sequence[str], hide: Sequence[str], limit: int
                  ) -> list[tuple[str, tuple[str, ...]]] | None:
-        return gitcmd.walk_ids(self.path, [self._valid(t) for t in tips],
-                               [self._valid(h) for h in hide], limit, None)
+        try:
+            return gitcmd.walk_ids(self.path, [self._valid(t) for t in tips],
+                                   [self._valid(h) for h in hide], limit, None)
+        except GateError as exc:
+            raise self._unwalkable(exc, tips) from None
+
+    def _unwalkable(self, exc: GateError, tips: Sequence[str]) -> GateError:
+        """Why git could not walk from `tips`: GATE-GIT-INCOMPLETE when a commit names a parent
+        that neither the push nor the repository holds (git's walk fails there, and git's
+        connectivity check refuses the push too, unless it was skipped); else `exc` as it is."""
+        if exc.code != "GATE-GIT-UNREADABLE":
+            return exc
+        found = self.missing_parent(tips)
+        if found is None:
+            return exc
+        commit, parent = found
+        return GateError("GATE-GIT-INCOMPLETE", f"commit {commit} names the parent {parent}, which neither the push "
+                                                "nor the repository holds: the pushed history is incomplete (a "
+                                                "push from a shallow clone, or one whose connectivity check was "
+                                                "skipped)")
+
+    def missing_parent(self, tips: Sequence[str]) -> tuple[str, str] | None:
+        """(commit, parent) for a commit reachable from `tips` that names a parent the repository
+        (the push included) does not hold, searched level by level through at most
+        `INCOMPLETE_SEARCH` commits; a shallow boundary's parents are not searched, as git does
+        not walk them. None if none was found (or a tip itself is missing)."""
+        shallow = gitcmd.shallow_commits(self.path)
+        level = list(dict.fromkeys(tips))
+        if not all(self._oid.fullmatch(t) and self.exists(t) for t in level):
+            return None
+        seen = set(level)
+        while level and len(seen) <= self.INCOMPLETE_SEARCH:
+            following: list[str] = []
+            for oid, kind, data in self.read_many(level):
+                if kind != "commit" or oid in shallow:
+                    continue
+                header = data.split(b"\n\n", 1)[0]
+                for parent in (m.decode("ascii") for m in _PARENT.findall(header)):
+                    if parent in seen or not self._oid.fullmatch(parent):
+                        continue
+                    if not self.exists(parent):
+                        return oid, parent
+                    seen.add(parent)
+                    following.append(parent)
+            level = following
+        return None
 
     def preexisting(self, oids: Sequence[str]) -> set[str] | None:
         if self.quarantine is None:

@@ -37,13 +37,15 @@ def test_many_refs_in_one_push_are_judged_each_as_alone(tmp_path: Path) -> None:
     updates = [(base, second, b) for b in branches]  # fast-forwards
     updates += [(base, tag, "refs/heads/ahead")]  # a fast-forward to an annotated tag: refused as no commit
     updates += [(second, base, "refs/heads/rewound")]  # not a fast-forward
+    # symbolic refs: judged as their targets (alias agrees with b000's update; dangling creates refs/heads/nowhere)
     updates += [(base, second, "refs/heads/alias"), (server.zero, second, "refs/heads/dangling")]
     decided = server.raw(updates)
     found = {(v.code, v.ref) for v in decided.violations}
-    assert found == {("GATE-REF-TARGET", "refs/heads/ahead"), ("GATE-REF-FORCE", "refs/heads/rewound"),
-                     ("GATE-REF-NAME", "refs/heads/alias"), ("GATE-REF-NAME", "refs/heads/dangling")}, found
+    assert found == {("GATE-REF-TARGET", "refs/heads/ahead"), ("GATE-REF-FORCE", "refs/heads/rewound")}, found
     assert all(server.ref(b) == base for b in branches)  # the rejected push moved nothing
-    for old, new, ref in updates:  # the same verdict, ref by ref, pushed alone (the accepted ones land)
+    # the same verdict, ref by ref, pushed alone (the accepted ones land); the symbolic refs are left out:
+    # alone, alias would state b000's old value after b000 moved (git refuses that: tests/push/test_git_accepts.py)
+    for old, new, ref in updates[:-2]:
         alone = server.raw([(old, new, ref)])
         assert {(v.code, v.ref) for v in alone.violations} == {f for f in found if f[1] == ref}, (ref, alone.output)
     assert all(server.ref(b) == second for b in branches)

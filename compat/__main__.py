@@ -1,0 +1,5 @@
+import sys
+
+from compat.run import main
+
+sys.exit(main())

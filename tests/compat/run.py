@@ -15,12 +15,12 @@ scripts twice, from the source tree of the git being tested:
   hook.pushgate.event=pre-receive` to `receive-pack` and to nothing else. Both runs go
   through the same scripts; only the hook differs.
 
-The gate runs under `compat/policy.toml` (every identity restricted at a path no test writes,
+The gate runs under `tests/compat/policy.toml` (every identity restricted at a path no test writes,
 deleting and forcing allowed), installed once with `gate server install` and copied for each
 script, so that each script's decisions are in its own audit log.
 
 A test that passes without the gate and fails with it is a difference. The differences the
-gate is right to make are listed in `compat/expected.toml`, each with the code the gate gives
+gate is right to make are listed in `tests/compat/expected.toml`, each with the code the gate gives
 and the reason it is the right decision; any other difference, a listed one that no longer
 happens, or a decision of the internal class (exit 3: the gate could not read what it judges
 and blames the machine) makes the command fail. Every script runs in SHA-1, SHA-256
@@ -48,7 +48,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-ROOT = HERE.parent
+ROOT = HERE.parent.parent
 POLICY = HERE / "policy.toml"
 EXPECTED = HERE / "expected.toml"
 
@@ -490,7 +490,7 @@ def report(runs: dict[tuple[str, str, bool], Run], names: list[str], modes: list
     listed = [d for d in differences if d.expected]
     unlisted = [d for d in differences if not d.expected]
     if listed:
-        print("\nlisted differences (compat/expected.toml):")
+        print("\nlisted differences (tests/compat/expected.toml):")
         for d in listed:
             print(f"  {d.line()}")
     if unlisted:
@@ -503,7 +503,7 @@ def report(runs: dict[tuple[str, str, bool], Run], names: list[str], modes: list
              and not any(d.expected is e and d.mode == m for d in differences)]
     if stale:
         failed = True
-        print("\nlisted differences that did not happen (remove them from compat/expected.toml):")
+        print("\nlisted differences that did not happen (remove them from tests/compat/expected.toml):")
         for e, m in stale:
             print(f"  {m:8} {e.script} {e.test!r}: {e.code}")
     if internal:

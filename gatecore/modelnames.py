@@ -94,7 +94,7 @@ class Unplaced:
 
     @property
     def detail(self) -> str:
-        return f"{self.reason} ({self.part!r})" if self.part else self.reason
+        return f"{self.reason} (here: {self.part})" if self.part else self.reason
 
 
 @dataclass(frozen=True, slots=True)

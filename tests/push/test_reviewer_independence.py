@@ -169,7 +169,7 @@ def test_a_deployment_name_is_refused_until_the_policy_says_which_model_it_serve
     before = lab.snapshot()
     out = lab.push_review(attempt, receipt)
     assert_refused(lab, before, out, "GATE-REVIEW-MODEL-UNPLACED")
-    assert "'azure/'" in out.output and "named by its owner" in out.output
+    assert "(here: azure/)" in out.output and "named by its owner" in out.output
     policy.write_text(LAB_POLICY + '[review]\nindependent = "model"\n[review.models]\n'
                                    '"azure/team-claude" = "claude-sonnet-4-5"\n')
     lab.server.install("--policy", str(policy))

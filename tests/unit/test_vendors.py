@@ -130,7 +130,7 @@ def test_policy_check_says_how_model_ids_are_read() -> None:
     ('[review.vendors]\nacme = []\n', "review.vendors.acme: must not be empty"),
     ('[review]\nindependant = "model"\n', "review.independant: unknown key: did you mean independent?"),
     ('[review.models]\n"azure/x" = "gtp-5"\n', "policy.toml:2: review.models.\"azure/x\": 'gtp-5' is placed by no "
-                                               "model-id scheme (a word no model family's names begin with ('gtp')): "
+                                               "model-id scheme (a word no model family's names begin with (here: gtp)): "
                                                "name a model the model-id table"),
     ('[review.models]\n"azure/x" = "azure/y"\n', "review.models.\"azure/x\": 'azure/y' is placed by no model-id scheme "
                                                  "(a deployment, named by its owner"),

@@ -29,6 +29,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from .ids import VENDOR_ID_RE
 from .tables import MAX_TABLE_BYTES, data_document, entry_head, string_list
 
 KNOWN_AGENTS = "@known-agents"
@@ -37,7 +38,7 @@ AGENT_CONFIG = "@agent-config"
 SET_KEYS = {"authors": "emails", "names": "names", "trailers": "trailers", "pushers": "pushers"}
 #: The rule key `@agent-config` is a set of.
 CONFIG_KEY = "paths"
-_AGENT_KEYS = {"id", "name", "sources", "checked", "emails", "names", "trailers", "pushers"}
+_AGENT_KEYS = {"id", "name", "sources", "checked", "emails", "names", "trailers", "pushers", "vendor"}
 _CONFIG_KEYS = {"id", "tool", "sources", "checked", "paths"}
 
 
@@ -51,11 +52,14 @@ class Agent:
     names: tuple[str, ...] = ()
     trailers: tuple[str, ...] = ()
     pushers: tuple[str, ...] = ()
+    #: whose models the tool runs, when it runs only one vendor's (a vendor id of the vendor table):
+    #: what a commit showing the agent says of the change's author ([review] independent = "vendor")
+    vendor: str | None = None
 
     def as_plain(self) -> dict[str, Any]:
         return {"id": self.id, "name": self.name, "emails": list(self.emails), "names": list(self.names),
-                "trailers": list(self.trailers), "pushers": list(self.pushers), "sources": list(self.sources),
-                "checked": self.checked}
+                "trailers": list(self.trailers), "pushers": list(self.pushers), "vendor": self.vendor,
+                "sources": list(self.sources), "checked": self.checked}
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,7 +123,10 @@ def parse(data: bytes) -> Catalogue:
         lists = {key: string_list(e, key, where) for key in ("emails", "names", "trailers", "pushers")}
         if not any(lists.values()):
             raise ValueError(f"agent {i}: lists no emails, names, trailers or pushers")
-        agents.append(Agent(ident, name, sources, checked, **lists))
+        vendor = e.get("vendor")
+        if vendor is not None and (not isinstance(vendor, str) or not VENDOR_ID_RE.fullmatch(vendor)):
+            raise ValueError(f"agent {i}: vendor is a vendor id (lower case letters, digits, '-')")
+        agents.append(Agent(ident, name, sources, checked, **lists, vendor=vendor))
     paths = []
     ids = set()  # an agent and the config paths of its tool may share an id
     for i, c in enumerate(config):

@@ -58,6 +58,7 @@ from .policy import (
     Independence,
     Mode,
     ModeAction,
+    ModelRun,
     PathGlob,
     RefAction,
     RefGlob,
@@ -160,6 +161,8 @@ ModelPattern = Annotated[str, Field(min_length=1, max_length=200), _compiles(Ide
 class ReviewModel(_Strict):
     #: docs/receipts.md, Reviewer independence: "off", "model" or "vendor"
     independent: Independence = "off"
+    #: "any", or "runner": only receipts whose answer the runner took from its own call of the model
+    model_run: ModelRun = "any"
     #: the admin's additions to the vendor table: vendor id -> globs on canonical model ids
     vendors: Annotated[dict[VendorId, Annotated[list[ModelPattern], Field(min_length=1, max_length=1000)]],
                        Field(max_length=1000)] = {}
@@ -220,6 +223,9 @@ def validate_policy(data: bytes, origin: str, catalogue: Catalogue | None = None
     by_vendor = review["independent"] == "vendor"
     review["table"] = merged(vendors, review["vendors"]) if by_vendor else []
     review["table_version"] = vendors.version if vendors is not None and by_vendor else None
+    agents = () if review["independent"] == "off" or catalogue is None else catalogue.agents
+    review["agents"] = [{"id": a.id, "vendor": a.vendor, "emails": list(a.emails), "names": list(a.names),
+                         "trailers": list(a.trailers)} for a in agents]  # authors from the commits' evidence too
     return plain
 
 

@@ -19,11 +19,22 @@ say the push is fine in any mode (`evaluate` included), as with the deadline.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
 from typing import TypeVar
 
 from .errors import GateError
 
 T = TypeVar("T")
+
+
+@dataclass
+class Progress:
+    """How far a push's walks went: the new commits read, and which exclusion each rule scope's
+    walk used (`pushcheck`: "pushed" or "all-refs"). The caller keeps it, so that a push the
+    limits or the deadline stop half way is audited with what was read before it stopped."""
+
+    commits_checked: int = 0
+    walks: list[str] = field(default_factory=list)
 
 
 def check_ref_updates(count: int, limit: int) -> None:

@@ -43,6 +43,7 @@ ReplaceAction = Literal["trusted", "allow", "deny"]  # refs.replace
 ModeAction = Literal["refuse-frozen", "refuse"]  # objects.noncanonical_modes
 AnonymousAction = Literal["restricted", "unrestricted"]  # pushers.anonymous
 Independence = Literal["off", "model", "vendor"]  # review.independent (gatecore.independence)
+ModelRun = Literal["any", "runner"]  # review.model_run: may a receipt's answer come from a file
 #: The pusher of a push no transport authenticated (gatecore.adapters.environment).
 ANONYMOUS = "anonymous"
 
@@ -321,6 +322,18 @@ class FreezeRule:
         return any(g.may_match_below(norm_dir) for g in self.paths)
 
 
+@dataclass(frozen=True, slots=True)
+class AuthorAgent:
+    """A catalogue agent as reviewer independence reads the reviewed commits for it (the
+    catalogue's patterns, carried by the validated policy: `gatecore.authorship`)."""
+
+    id: str
+    vendor: str | None
+    emails: tuple[str, ...]
+    names: tuple[str, ...]
+    trailers: tuple[str, ...]
+
+
 #: The hook's deadline when the policy sets none (limits.deadline_seconds), by platform.
 PLATFORM_DEADLINES = {"github": 4.0}
 DEFAULT_DEADLINE_SECONDS = 30.0
@@ -358,6 +371,11 @@ class Policy:
     #: packaged vendor table (gatecore.vendors.merged); filled when independent = "vendor"
     review_vendors: tuple[tuple[str, str, str], ...] = ()
     vendor_table_version: str | None = None
+    #: [review] model_run: "any" (default), or "runner": the receipt must say the runner ran the
+    #: model itself (`gate review run`), GATE-REVIEW-MODEL-RUN otherwise
+    model_run: str = "any"
+    #: the agent catalogue's agents, when independent is not "off" (`gatecore.authorship`)
+    review_agents: tuple[AuthorAgent, ...] = ()
 
     def deadline_for(self, platform: str) -> float:
         """The hook's deadline: the policy's, else the platform's default. GitHub Enterprise gives
@@ -469,4 +487,9 @@ class Policy:
             independent=one_of(review["independent"], Independence, "review.independent"),
             review_vendors=tuple((str(g), str(v), str(o)) for g, v, o in rows),
             vendor_table_version=review["table_version"],
+            model_run=one_of(review["model_run"], ModelRun, "review.model_run"),
+            review_agents=tuple(AuthorAgent(str(a["id"]), None if a["vendor"] is None else str(a["vendor"]),
+                                            tuple(strs(a["emails"])), tuple(strs(a["names"])),
+                                            tuple(strs(a["trailers"])))
+                                for a in review["agents"]),
         )

@@ -1,7 +1,7 @@
 """`gate selftest`: the decision table (as data) and the offline attack corpus, run against
 the binder.
 
-Both run against the real binder (`binding.decide`) with throwaway in-memory keys. No
+Both run against the real binder (`binding.judge_receipt`) with throwaway in-memory keys. No
 model is called and nothing touches the disk or the network. The incident's naive gate
 is kept here, and only here, so that the table can show the difference.
 """
@@ -16,7 +16,7 @@ from typing import Any
 
 from . import envelope as env_mod
 from . import strictjson
-from .binding import Decision, Expectations, decide
+from .binding import Decision, Expectations, judge_receipt
 from .independence import Author, Independence
 from .keys import Keyring, SigningKey, ephemeral_pair
 from .seal import sign
@@ -25,6 +25,7 @@ NOW = 1_790_000_000
 H_DIFF = "1" * 64
 H_PROMPT = "2" * 64
 H_OTHER = "3" * 64
+H_LEDGER = "4" * 64
 
 
 @dataclass(frozen=True)
@@ -105,7 +106,7 @@ class Kit:
             prompt_sha256=H_PROMPT, diff_sha256=H_DIFF, diff_algorithm="gate-tree-delta-v1",
             repository="demo/repo", ref="refs/heads/review/runner/attempt-0001",
             old_commit="0" * 40, base_commit="a" * 40, new_commit="b" * 40, new_tree="c" * 40,
-            object_format="sha1",
+            object_format="sha1", ledger_record=H_LEDGER,
         )
 
     def doc(self, **changes: Any) -> dict[str, Any]:
@@ -138,7 +139,7 @@ def run_row(kit: Kit, row: TableRow) -> tuple[Decision, bool | None]:
     data = None if row.missing else kit.seal(doc)
     question = (None if row.independent == "off"
                 else Independence(row.independent, Author(row.author), SELFTEST_VENDORS))
-    decision = decide(data, observed, kit.keyring, NOW, question)
+    decision = judge_receipt(data, observed, kit.keyring, NOW, None if question is None else question.failures)
     naive = None if row.missing else naive_accept(doc, observed.diff_sha256)
     return decision, naive
 
@@ -396,10 +397,10 @@ def run_attacks(kit: Kit) -> list[AttackResult]:
     out = []
     for attack in ATTACKS:
         data, expected = attack.build(kit)
-        out.append(AttackResult(attack.name, attack.codes, decide(data, expected, kit.keyring, NOW)))
+        out.append(AttackResult(attack.name, attack.codes, judge_receipt(data, expected, kit.keyring, NOW)))
     for name, codes, build in KEYRING_ATTACKS:
         data, ring = build(kit)
-        out.append(AttackResult(name, codes, decide(data, kit.expected, ring, NOW)))
+        out.append(AttackResult(name, codes, judge_receipt(data, kit.expected, ring, NOW)))
     return out
 
 

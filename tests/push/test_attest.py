@@ -281,6 +281,23 @@ def test_a_wrong_key_is_refused(att: dict[str, Any]) -> None:
 
     loaded = SSlibKey.from_crypto(load_pem_public_key(pem.stdout.encode()), keyid="attest-1")  # type: ignore[arg-type]
     assert loaded.keyval == public_key(att["entry"]).keyval
+    assert "key id: attest-1" in pem.stderr
+
+
+def test_the_public_key_command_gives_the_key_id_the_verification_snippet_needs(att: dict[str, Any]) -> None:
+    """docs/attestations.md verifies with the key id and PEM `gate attest public-key --json` prints,
+    nothing typed by hand: its snippet, run on a real export."""
+    out = gate("attest", "public-key", "--key", str(att["key"]), "--json")
+    assert out.returncode == 0, out.stderr
+    public = json.loads(out.stdout)
+    assert public["keyid"] == "attest-1" and public["algorithm"] == "ed25519"
+    from cryptography.hazmat.primitives.serialization import load_pem_public_key
+
+    key = SSlibKey.from_crypto(load_pem_public_key(public["public_key_pem"].encode()),  # type: ignore[arg-type]
+                               keyid=public["keyid"])
+    bundle = export(att)
+    assert bundle.returncode == 0, bundle.stderr
+    assert len(verified(bundle.stdout, key)) == 3
 
 
 # --- approvals -------------------------------------------------------------------------------------

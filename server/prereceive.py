@@ -76,6 +76,7 @@ class Outcome:
     approvals: list[Used] = field(default_factory=list)  # recorded as used once the push is accepted
     #: why each restricted commit that violated a rule was restricted (docs/agents.md, evidence)
     evidence: list[dict[str, str]] = field(default_factory=list)
+    commits_read: int | None = None  # a limit stopped the walk: how many new commits it had read
 
 
 def rejection(exit_code: int, code: str, lines: list[str], progress: Progress | None = None) -> Outcome:
@@ -83,7 +84,8 @@ def rejection(exit_code: int, code: str, lines: list[str], progress: Progress | 
     if progress is None:
         return Outcome(exit_code=exit_code, decision="reject", lines=lines, codes=[code])
     return Outcome(exit_code=exit_code, decision="reject", lines=lines, codes=[code],
-                   commits_checked=progress.commits_checked, walks=list(progress.walks))
+                   commits_checked=progress.commits_checked, walks=list(progress.walks),
+                   commits_read=progress.commits_read)
 
 
 @dataclass(frozen=True)
@@ -219,6 +221,7 @@ def audit_record(hook_env: environment.HookEnv | None, updates: Sequence[RefUpda
         "attempt_ids": outcome.attempt_ids,
         "mode": outcome.mode,
         "commits_checked": outcome.commits_checked,
+        **({} if outcome.commits_read is None else {"commits_read": outcome.commits_read}),
         "walks": outcome.walks,
         "catalogue": outcome.catalogue,
         "evidence": outcome.evidence,
@@ -273,6 +276,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if outcome.exit_code == 0 and outcome.approvals:
             record_uses(hook_env, outcome.approvals)
     except GateError as exc:
+        progress.stopped(exc)
         outcome = rejection(exc.exit_code, exc.code, error_lines(exc.code, exc.detail, gitlab=gitlab_guess,
                                                                  git_dir=where), progress)
     except Exception as exc:  # the boundary: an unexpected error is a rejection, never a pass

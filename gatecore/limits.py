@@ -31,7 +31,7 @@ T = TypeVar("T")
 class Progress:
     """How far a push's walks went: the new commits checked, and which exclusion each rule scope's
     walk used (`pushcheck`: "pushed" or "all-refs"); when a limit stopped a walk, how many commits
-    it had read (`LimitReached.read`). The caller keeps it, so that a push the limits or the
+    it had read (the `read` of a `LimitReached`). The caller keeps it, so that a push the limits or the
     deadline stop half way is audited with what was read before it stopped."""
 
     commits_checked: int = 0

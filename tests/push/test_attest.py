@@ -58,17 +58,18 @@ def verified(bundle: str, key: SSlibKey) -> list[dict[str, Any]]:
         Statement.copy_from_pb(json_format.ParseDict(doc, statement_pb2.Statement())).validate()
         assert doc["predicateType"] == VSA
         predicate = doc["predicate"]
-        # Strictly: the binding (0.9.3) types inputAttestations as uri + digest only, so each entry
-        # is also checked as the full ResourceDescriptor the VSA specification makes it.
+        # Strictly: the binding (0.9.3) types inputAttestations and policy as uri + digest only, so
+        # each is also checked as the full ResourceDescriptor the VSA specification makes it.
         bare = {**predicate, "inputAttestations": [{"uri": a["uri"], "digest": a["digest"]}
-                                                   for a in predicate["inputAttestations"]]}
+                                                   for a in predicate["inputAttestations"]],
+                "policy": {k: v for k, v in predicate["policy"].items() if k in ("uri", "digest")}}
         bare["verifier"] = {"id": predicate["verifier"]["id"]}  # verifier.version is VSA 1.1
         # The binding types verifiedLevels as one string, the specification as an array of strings
         # (in-toto/attestation#425: the specification is authoritative).
         levels = bare.pop("verifiedLevels")
         assert isinstance(levels, list) and all(isinstance(v, str) and not v.startswith("SLSA_") for v in levels)
         json_format.ParseDict(bare, vsa_pb2.VerificationSummary())
-        for entry in predicate["inputAttestations"]:
+        for entry in [*predicate["inputAttestations"], predicate["policy"]]:
             json_format.ParseDict(entry, resource_descriptor_pb2.ResourceDescriptor())
         out.append(doc)
     return out
@@ -153,6 +154,9 @@ def test_accepted_reviews_export_as_verifiable_statements(att: dict[str, Any]) -
         reasons = json.dumps(REASONS, separators=(",", ":"), ensure_ascii=False).encode()
         assert got["reasons_sha256"] == hashlib.sha256(reasons).hexdigest() and got["reasons_count"] == 1
         assert got["keyid"] == "runner-1"
+        # How the runner got the answer, and the settings the review was verified again under.
+        assert got["model_run"] == "file"  # gate review record --model-output
+        assert pred["policy"]["annotations"] == {"independent": "off", "model_run": "any"}
         # The ledger records it was bound to: the model record is the one the receipt names.
         assert rec["ledger-model"]["digest"] == {"sha256": sent["ledger_record"]}
         assert rec["ledger-opened"]["annotations"]["workspace_generation"] == sent["workspace_generation"]

@@ -345,7 +345,7 @@ def judge_review(objects: Objects, opened: Opened, state: AttemptState, update: 
                  model_run: str = "any") -> list[Failure]:
     """One review receipt judged for one update of its review ref: the hook's judgement and the
     export's (`at`: the hook's `now`, or when the receipt was issued). In order: the seal and the
-    times; `independence` (given the validated base, None when there is none); the base (an
+    times; `independence` (given the validated base of a sealed receipt, else None); the base (an
     ancestor of the reviewed commit, and whatever more `covers` asks: the hook, that it covers the
     target branch as the server has it); every bound field against `review_expectations`, the
     diff recomputed from the base; how the model was run (`model_run`: the policy's `[review]
@@ -360,8 +360,8 @@ def judge_review(objects: Objects, opened: Opened, state: AttemptState, update: 
             assert receipt.base_commit is not None  # base_failures refuses a receipt without one
             bad_base = covers(receipt.base_commit)
         base = None if bad_base else receipt.base_commit
-    if independence is not None:
-        failures += independence(base)
+    if independence is not None:  # the commits are read from a base only a verified seal vouches for
+        failures += independence(base if sealed else None)
     if receipt is None:
         return failures
     failures += bad_base

@@ -15,7 +15,10 @@ and for a receipt every bound field against what the repository holds: the ledge
 names and the chain up to it, the generation claim (or the archive, for an archived attempt
 whose refs a clone still holds), the tree-delta digest recomputed from its base, the base an
 ancestor of the reviewed commit, the review ref's previous value, the repository id, and a
-sealed payload used once. Checks that depend on the time are judged at the time the record
+sealed payload used once; with a policy (the server's, or `--policy`), also the reviewer's
+independence of the change's authors (the ledger's and those the reviewed commits show) and
+how the runner got the answer (`[review] model_run`), the settings named in the statement. The
+judgement is the hook's own, `binding.judge_review`. Checks that depend on the time are judged at the time the record
 says it was made (a receipt's `issued_at`, an approval's `created_at`): a receipt expires a
 day after it served, its review does not. A revoked key is revoked for everything it sealed:
 such records are refused. A record that fails any check is refused with the gate's code and

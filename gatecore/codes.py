@@ -85,7 +85,7 @@ _ACTOR = {"GATE-SEAL-UNKNOWN-KEY": "admin", "GATE-SIG-UNKNOWN-KEY": "admin", "GA
           "GATE-GIT-REPOSITORY": "admin", "GATE-HOOK-DEADLINE": "pusher", "GATE-HOOK-CHAINED": "pusher",
           "GATE-REVIEW-VENDOR-UNKNOWN": "admin"}
 #: Transient faults: the same push may pass when tried again.
-_RETRY = {"GATE-HOOK-DEADLINE", "GATE-AUDIT-WRITE", "GATE-REVIEW-MODEL-COMMAND"}
+_RETRY = {"GATE-HOOK-DEADLINE", "GATE-AUDIT-WRITE"}
 _DOCTOR = "gate server doctor {git_dir}"
 #: The next command, by code; {placeholders} are filled from the rejection ({ref}, {git_dir}).
 _COMMAND = {"GATE-REF-STALE": "git fetch origin {ref}", "GATE-REF-FORCE": "git pull --rebase origin {ref}",

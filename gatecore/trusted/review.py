@@ -147,6 +147,8 @@ def run_review(repo_path: Path, attempt: str, base_rev: str | None, head_rev: st
              if k not in _ANSWER}
     if _same_receipt(out, bound, now, _ANSWER):
         return out  # a retry: this binding's receipt, from a call of the model, is there already
+    if os.path.lexists(out):  # refused before the model is called, not after
+        raise GateError("GATE-INPUT-PATH", f"{out} exists; it is never overwritten")
     assert expected.base_commit is not None and expected.new_commit is not None  # review_expectations binds both
     diff = gitcmd.run_git(["-c", "core.quotePath=false", "diff", "--no-color", "--no-ext-diff", "--no-textconv",
                            expected.base_commit, expected.new_commit], cwd=repo_path,

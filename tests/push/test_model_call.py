@@ -190,3 +190,23 @@ def test_a_server_can_require_the_runners_own_call(tmp_path: Path, model: str, p
     assert out.returncode == 0, out.stderr  # type: ignore[attr-defined]
     assert lab.push_review(attempt, tmp_path / "by-call.json").ok
     assert lab.server.ref(REVIEW_PREFIX + attempt) == head
+
+
+def test_a_retry_hands_on_the_receipt_it_finds_and_calls_no_model_for_another_file(lab: Lab, model: str, prompt: Path,
+                                                                                    tmp_path: Path) -> None:
+    """Run again with the same --out, the runner finds the receipt of this binding from its own
+    call and hands it on without asking the model again; an --out holding anything else is
+    refused before the model is called (receipts are never overwritten)."""
+    attempt = lab.open()
+    head = lab.change(f"retry-{attempt}")
+    log = tmp_path / "calls.jsonl"
+    receipt = tmp_path / "receipt.json"
+    for _ in range(2):
+        out = run(lab, attempt, head, model, prompt, receipt, env={"MODEL_LOG": str(log)})
+        assert out.returncode == 0, out.stderr  # type: ignore[attr-defined]
+    assert len(log.read_text().splitlines()) == 1
+    other = tmp_path / "other.json"
+    other.write_text("model A's answer\n")
+    out = run(lab, attempt, head, model, prompt, other, env={"MODEL_LOG": str(log)})
+    assert out.returncode == 1 and "GATE-INPUT-PATH" in out.stderr  # type: ignore[attr-defined]
+    assert len(log.read_text().splitlines()) == 1 and other.read_text() == "model A's answer\n"

@@ -98,6 +98,7 @@ def test_a_chained_hook_refuses_what_the_judgement_accepts(tmp_path: Path) -> No
     (`gate server install --chain`) runs after an accepted judgement, and its refusal is the push's
     (GATE-HOOK-CHAINED), in the audit line too."""
     lab = Lab(tmp_path / "lab")
+    (tmp_path / "engine").mkdir()
     engine = EngineServer(tmp_path / "engine", keyring=lab.keyring_text, work=lab.work)
     hook = lab.server.bare / "hooks" / "pre-receive"
     hook.write_text("#!/bin/sh\ncat > /dev/null\nexit 1\n")

@@ -70,7 +70,7 @@ def failures(setting: str, author: Author, reviewer: str, table: Sequence[tuple[
                         "the ledger does not say which model wrote this attempt's change (opened without "
                         "--author-model, or before the gate recorded authors), so the reviewer's independence "
                         f"cannot be shown ([review] independent = {setting!r})")]
-    theirs_name, ours_name = _read(names, author.model), _read(names, reviewer)
+    theirs_name, ours_name = read_name(names, author.model), read_name(names, reviewer)
     unplaced = [Failure("GATE-REVIEW-MODEL-UNPLACED", field,
                         f"the {role} {r.id} is placed by no model-id scheme ({r.detail}), so it cannot be told "
                         f"apart from {other}: name it in the policy's [review.models]")
@@ -110,7 +110,8 @@ def failures(setting: str, author: Author, reviewer: str, table: Sequence[tuple[
     return []
 
 
-def _read(names: ModelNames | None, model_id: str) -> ModelName | Unplaced:
+def read_name(names: ModelNames | None, model_id: str) -> ModelName | Unplaced:
+    """`model_id` as `names` reads it (no table: placed by none)."""
     if names is None:
         return Unplaced(model_id, "", "the policy carries no model-id table")
     return names.read(model_id)

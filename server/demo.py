@@ -3,9 +3,11 @@
 It creates a bare repository, installs the gate with throwaway keys, shows an agent's
 write to a frozen file rejected and the same write by a human accepted, replays the
 incident (a passing receipt from model A pushed after the attempt failed over to model B:
-the incident's naive gate would accept it, the gate rejects it naming model_id), accepts
-the fresh receipt model B produces, runs the seed's decision table with both gates on the
-same receipts, and says where the audit log is and how to get `gate` on PATH. In short
+the incident's naive gate would accept it, the gate rejects it naming model_id), then the
+same incident one file further along (model A's answer file left in the workspace: sealed
+from the file it is accepted; the runner's own call of the model refuses it for want of the
+run's challenge, and seals model B's answer), runs the seed's decision table with both gates
+on the same receipts, and says where the audit log is and how to get `gate` on PATH. In short
 lines: codes and what they name, no hashes.
 """
 
@@ -14,7 +16,9 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shlex
 import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -22,9 +26,10 @@ from pathlib import Path
 from gatecore.adapters.config import load_keyfile
 from gatecore.adapters.files import write_private
 from gatecore.configschema import generate_key
+from gatecore.errors import GateError
 from gatecore.trusted.attempts import append_record
 from gatecore.trusted.bootstrap import bootstrap
-from gatecore.trusted.review import push_review, record_review
+from gatecore.trusted.review import push_review, record_review, run_review
 
 from .install import install
 
@@ -47,6 +52,14 @@ AGENT = {"GIT_AUTHOR_NAME": "Agent 7", "GIT_AUTHOR_EMAIL": "agent-7@agents.examp
          "GIT_COMMITTER_NAME": "Agent 7", "GIT_COMMITTER_EMAIL": "agent-7@agents.example.com",
          "REMOTE_USER": "agent-7"}
 RUNNER = {"REMOTE_USER": "gate-runner"}
+
+#: A stand-in for model-b's command line (the demo calls no model): it reads the runner's request
+#: on stdin and answers it, copying the challenge as a model told to would.
+STAND_IN = """#!{python}
+import json, re, sys
+challenge = re.search(r"^challenge: ([0-9a-f]{{64}})$", sys.stdin.read(), re.M).group(1)
+print(json.dumps({{"challenge": challenge, "verdict": "pass", "reasons": ["small, tested change"]}}))
+"""
 
 
 def _say(text: str = "") -> None:
@@ -154,17 +167,50 @@ def _run(root: Path) -> int:
                                 "ACCEPTED (wrong!)"))
     for line in _gate_lines(result.output):
         _say("  " + line)
-    fresh = record_review(d.work, attempt, None, head, verdict, receipt_key, boot.scoring_dir / "receipt-b.json",
-                          remote, None, 3600, now, env=RUNNER)
+    _say()
+
+    # 4. The incident one file further along: model-a's answer, not its receipt, is what is left.
+    _say("4. The same incident one file further along: model-a left its answer file, not a receipt")
+    left = boot.scoring_dir / "model-a.json"
+    left.write_bytes(verdict)
+    _say(f"   model-a's passing answer is still in {left.relative_to(ws)}")
+    sealed = record_review(d.work, attempt, None, head, left.read_bytes(), receipt_key,
+                           boot.scoring_dir / "receipt-from-file.json", remote, None, 3600, now, env=RUNNER,
+                           origin=str(left))
+    result = push_review(d.work, attempt, sealed, remote, now, env=RUNNER)
+    file_ok = result.ok
+    ok &= file_ok
+    _say("   sealed from the file (gate review record --model-output), as model-b's review:")
+    _say("     bound gate: " + ("accepted: a file cannot say which model wrote it, or for which request"
+                                if file_ok else "REJECTED (unexpected)"))
+    head = d.commit({"src/app.py": "print(3)\n"}, "agent: improve app again", AGENT)
+    _say("   the agent commits again; model-a's answer file is still there")
+    stand_in = root / "model-b"
+    stand_in.write_text(STAND_IN.format(python=sys.executable))
+    stand_in.chmod(0o755)
+    try:
+        run_review(d.work, attempt, None, head, prompt, f"cat {shlex.quote(str(left))}", receipt_key,
+                   boot.scoring_dir / "receipt-stale.json", remote, None, 3600, now, 60.0, env=RUNNER)
+        refused = ""
+    except GateError as exc:
+        refused = exc.code
+    call_ok = refused == "GATE-REVIEW-CHALLENGE" and not (boot.scoring_dir / "receipt-stale.json").exists()
+    ok &= call_ok
+    _say("   the runner calls the model itself (gate review run), and the command hands back that file:")
+    _say("     " + ("refused before anything is sealed: GATE-REVIEW-CHALLENGE (not this run's answer)"
+                    if call_ok else f"SEALED (wrong!) {refused}"))
+    fresh = run_review(d.work, attempt, None, head, prompt, str(stand_in), receipt_key,
+                       boot.scoring_dir / "receipt-b.json", remote, None, 3600, now, 60.0, env=RUNNER)
     result = push_review(d.work, attempt, fresh, remote, now, env=RUNNER)
     ok &= result.ok
-    _say("   model-b scores the change itself; its receipt: " + ("accepted" if result.ok else "REJECTED (wrong!)"))
+    _say("   model-b answers this run's request, challenge and all; its receipt: "
+         + ("accepted" if result.ok else "REJECTED (wrong!)"))
     if not result.ok:
         for line in _gate_lines(result.output):
             _say("  " + line)
     _say()
 
-    # 4. The seed's decision table: both gates on the same receipts.
+    # 5. The seed's decision table: both gates on the same receipts.
     ok &= _decision_table()
     _say()
 
@@ -229,7 +275,7 @@ def _audit(d: _Demo) -> None:
     decisions = [json.loads(line) for line in audit.read_text().splitlines()]
     decisions = [x for x in decisions if x.get("event") == "decision"]
     rejected = sum(x["decision"] != "accept" for x in decisions)
-    _say(f"5. Audit log: {len(decisions)} push decisions, {rejected} rejected, one JSON line each:")
+    _say(f"6. Audit log: {len(decisions)} push decisions, {rejected} rejected, one JSON line each:")
     _say(f"   {audit}")
     _say()
 
@@ -250,12 +296,12 @@ def _decision_table() -> bool:
     """The seed's table (gatecore.selftest): each row's receipt given to both gates."""
     from gatecore.selftest import Kit, run_table
 
-    _say("4. The seed's decision table: both gates on the same receipts (gate selftest runs it too)")
-    _say(f"   {'observed state':<38} {'naive gate':<18} bound gate")
+    _say("5. The seed's decision table: both gates on the same receipts (gate selftest runs it too)")
+    _say(f"   {'observed state':<48} {'naive gate':<18} bound gate")
     results = run_table(Kit())
     for r in results:
         bound = r.bound_text + ("" if r.decision.accepted else f" ({','.join(r.decision.fields)})")
-        _say(f"   {r.row.observed:<38} {r.naive_text:<18} {bound}{'' if r.ok else '  WRONG'}")
+        _say(f"   {r.row.observed:<48} {r.naive_text:<18} {bound}{'' if r.ok else '  WRONG'}")
     return all(r.ok for r in results)
 
 

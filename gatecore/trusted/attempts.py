@@ -8,7 +8,9 @@ pushed atomically with the attempt's first record: git's ref transaction refuses
 second claim of the same generation.
 
 Every command is idempotent: run again after its push landed (a CI retry after a network
-error), it finds its record on the server already and pushes nothing (`ALREADY`).
+error), it finds its record on the server already and pushes nothing (`ALREADY`). It says so
+only for the state the command would have left: an attempt closed since is named as closed
+(`GATE-LEDGER-CLOSED`), never acknowledged as just opened or just failed over.
 """
 
 from __future__ import annotations
@@ -75,6 +77,9 @@ def append_record(repo_path: Path, attempt: str, key: SigningKey, kind: str, rem
     if remote is not None and state is not None and _on_record(state, kind, repository, workspace,
                                                                 workspace_generation, prompt_sha256, target, model_id,
                                                                 author):
+        if state.closed and kind != "closed":  # the record landed, but the attempt has moved on since
+            raise GateError("GATE-LEDGER-CLOSED", f"attempt {attempt}'s {kind} record is on the server, but the "
+                                                  "attempt has been closed since: open a new attempt")
         return state, gitcmd.PushResult(True, ALREADY)  # a retry after the push landed: nothing to do
     if kind == "opened" and state is not None:
         raise GateError("GATE-LEDGER-SEQUENCE", f"attempt {attempt} is already open")

@@ -303,6 +303,8 @@ def test_the_shipped_catalogue_is_valid_sourced_and_documented() -> None:
     for a in cat.agents:
         assert a.sources and a.checked, a.id
         assert f"`{a.id}`" in doc, a.id
+        if a.vendor is not None:
+            assert f"(`{a.id}`, vendor `{a.vendor}`)" in doc, a.id
         for p in (*a.emails, *a.names, *a.trailers, *a.pushers):
             IdentityGlob.compile(p)
             assert p.isascii(), p  # Python's codecs and iconv agree on ASCII (docs/agents.md)

@@ -21,6 +21,7 @@ from typing import IO
 from ..errors import GateError, malformed, unreadable
 from ..gitmodel import ShownCommit, WalkedCommit
 from ..refs import REVIEW_PREFIX
+from . import gitlayout
 from .environment import shallow_file
 
 #: What every git command the gate runs reads the repository without.
@@ -170,20 +171,12 @@ MAX_SHALLOW_BYTES = 65 << 20
 def shallow_commits(git_dir: str) -> frozenset[str]:
     """The commits git walks without parents here, read where git reads them: the file
     `GIT_SHALLOW_FILE` names (receive-pack's list for a push with new shallow roots: the
-    repository's own and the push's), else the repository's `shallow` file (in the common
-    directory of a linked worktree). No file, or an empty name: none. A line git would not
-    take makes git's own walk fail; it is left out here."""
+    repository's own and the push's), else the repository's `shallow` file
+    (`gitlayout.shallow_path`). No file, or an empty name: none. A line git would not take makes
+    git's own walk fail; it is left out here."""
     path = shallow_file()
     if path is None:
-        common = git_dir
-        try:
-            with open(os.path.join(git_dir, "commondir"), "rb") as f:
-                named = f.read(4096).decode("utf-8", "surrogateescape").strip()
-            if named:
-                common = os.path.join(git_dir, named)  # (an absolute path replaces git_dir)
-        except OSError:
-            pass
-        path = os.path.join(common, "shallow")
+        path = gitlayout.shallow_path(git_dir)
     if not path:
         return frozenset()
     try:

@@ -21,14 +21,16 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 from gatecore.adapters.config import load_keyfile
 from gatecore.adapters.files import write_private
 from gatecore.configschema import generate_key
 from gatecore.errors import GateError
+from gatecore.keys import SigningKey
 from gatecore.trusted.attempts import append_record
-from gatecore.trusted.bootstrap import bootstrap
+from gatecore.trusted.bootstrap import Bootstrapped, bootstrap
 from gatecore.trusted.review import push_review, record_review, run_review
 
 from .install import install
@@ -128,87 +130,9 @@ def _run(root: Path) -> int:
     keys, base = _server(d, root)
     ok &= _frozen_files(d, base)
     base = d.git("rev-parse", "HEAD").stdout.strip()
-
-    # 3. The incident.
-    d.git("checkout", "-q", "-b", "feature")
-    head = d.commit({"src/app.py": "print(2)\n"}, "agent: improve app", AGENT)
-    ws = root / "workspace"
-    ws.mkdir()
-    now = int(time.time())
-    boot = bootstrap(ws, now)
-    prompt = root / "prompt.txt"
-    prompt.write_text("Review this change. Reply with JSON: verdict, reasons.\n")
-    attempt_key = load_keyfile(keys / "orchestrator-1.key")
-    receipt_key = load_keyfile(keys / "runner-1.key")
-    remote = str(d.bare)
-    attempt = boot.attempt_id
-    # The trusted side pushes as gate-runner (its environment, given to its git commands).
-    append_record(d.work, attempt, attempt_key, "opened", remote, now, repository="demo/repo",
-                  workspace="ws-1", workspace_generation=boot.workspace_generation,
-                  prompt_sha256=hashlib.sha256(prompt.read_bytes()).hexdigest(), env=RUNNER)
-    append_record(d.work, attempt, attempt_key, "model-selected", remote, now, model_id="model-a", env=RUNNER)
-    _say(f"3. The incident, replayed (attempt {attempt})")
-    _say("   ledger: attempt opened, model-a selected")
-    verdict = json.dumps({"verdict": "pass", "reasons": ["small, tested change"]}).encode()
-    stale = record_review(d.work, attempt, None, head, verdict, receipt_key, boot.scoring_dir / "receipt.json",
-                          remote, None, 3600, now, env=RUNNER)
-    _say(f"   model-a scores the change and writes {stale.relative_to(ws)} (verdict pass)")
-    append_record(d.work, attempt, attempt_key, "failover", remote, now, model_id="model-b",
-                  note="model-a offline", env=RUNNER)
-    _say("   model-a goes offline; the ledger records a failover to model-b")
-    _say("   the retry finds receipt.json on disk and pushes it without scoring it:")
-    naive = _naive_verdict(d.work, stale, base, head)
-    ok &= naive
-    _say(f"     naive gate (diff hash and verdict): {'accept' if naive else 'reject'}")
-    result = push_review(d.work, attempt, stale, remote, now, env=RUNNER)
-    bound_ok = not result.ok and "GATE-BIND-MODEL" in result.output and "field=model_id" in result.output
-    ok &= bound_ok
-    _say("     bound gate: " + ("rejected: the receipt names model-a, the ledger model-b" if bound_ok else
-                                "ACCEPTED (wrong!)"))
-    for line in _gate_lines(result.output):
-        _say("  " + line)
-    _say()
-
-    # 4. The incident one file further along: model-a's answer, not its receipt, is what is left.
-    _say("4. The same incident one file further along: model-a left its answer file, not a receipt")
-    left = boot.scoring_dir / "model-a.json"
-    left.write_bytes(verdict)
-    _say(f"   model-a's passing answer is still in {left.relative_to(ws)}")
-    sealed = record_review(d.work, attempt, None, head, left.read_bytes(), receipt_key,
-                           boot.scoring_dir / "receipt-from-file.json", remote, None, 3600, now, env=RUNNER,
-                           origin=str(left))
-    result = push_review(d.work, attempt, sealed, remote, now, env=RUNNER)
-    file_ok = result.ok
-    ok &= file_ok
-    _say("   sealed from the file (gate review record --model-output), as model-b's review:")
-    _say("     bound gate: " + ("accepted: a file cannot say which model wrote it, or for which request"
-                                if file_ok else "REJECTED (unexpected)"))
-    head = d.commit({"src/app.py": "print(3)\n"}, "agent: improve app again", AGENT)
-    _say("   the agent commits again; model-a's answer file is still there")
-    stand_in = root / "model-b"
-    stand_in.write_text(STAND_IN.format(python=sys.executable))
-    stand_in.chmod(0o755)
-    try:
-        run_review(d.work, attempt, None, head, prompt, f"cat {shlex.quote(str(left))}", receipt_key,
-                   boot.scoring_dir / "receipt-stale.json", remote, None, 3600, now, 60.0, env=RUNNER)
-        refused = ""
-    except GateError as exc:
-        refused = exc.code
-    call_ok = refused == "GATE-REVIEW-CHALLENGE" and not (boot.scoring_dir / "receipt-stale.json").exists()
-    ok &= call_ok
-    _say("   the runner calls the model itself (gate review run), and the command hands back that file:")
-    _say("     " + ("refused before anything is sealed: GATE-REVIEW-CHALLENGE (not this run's answer)"
-                    if call_ok else f"SEALED (wrong!) {refused}"))
-    fresh = run_review(d.work, attempt, None, head, prompt, str(stand_in), receipt_key,
-                       boot.scoring_dir / "receipt-b.json", remote, None, 3600, now, 60.0, env=RUNNER)
-    result = push_review(d.work, attempt, fresh, remote, now, env=RUNNER)
-    ok &= result.ok
-    _say("   model-b answers this run's request, challenge and all; its receipt: "
-         + ("accepted" if result.ok else "REJECTED (wrong!)"))
-    if not result.ok:
-        for line in _gate_lines(result.output):
-            _say("  " + line)
-    _say()
+    run = _Attempt.open(d, root, keys)
+    ok &= _incident(run, base)
+    ok &= _answer_file(run)
 
     # 5. The seed's decision table: both gates on the same receipts.
     ok &= _decision_table()
@@ -219,6 +143,119 @@ def _run(root: Path) -> int:
     _say(_on_path())
     _say("demo " + ("passed: every push was decided as it should be" if ok else "FAILED: see above"))
     return 0 if ok else 1
+
+
+@dataclass
+class _Attempt:
+    """The incident's attempt: the agent's change, the workspace, the keys, the ledger opened with
+    model-a selected."""
+
+    d: _Demo
+    root: Path
+    head: str
+    ws: Path
+    boot: Bootstrapped
+    prompt: Path
+    attempt_key: SigningKey
+    receipt_key: SigningKey
+    now: int
+
+    @property
+    def attempt(self) -> str:
+        return self.boot.attempt_id
+
+    @property
+    def remote(self) -> str:
+        return str(self.d.bare)
+
+    @classmethod
+    def open(cls, d: _Demo, root: Path, keys: Path) -> _Attempt:
+        d.git("checkout", "-q", "-b", "feature")
+        head = d.commit({"src/app.py": "print(2)\n"}, "agent: improve app", AGENT)
+        ws = root / "workspace"
+        ws.mkdir()
+        now = int(time.time())
+        prompt = root / "prompt.txt"
+        prompt.write_text("Review this change. Reply with JSON: verdict, reasons.\n")
+        run = cls(d, root, head, ws, bootstrap(ws, now), prompt, load_keyfile(keys / "orchestrator-1.key"),
+                  load_keyfile(keys / "runner-1.key"), now)
+        # The trusted side pushes as gate-runner (its environment, given to its git commands).
+        append_record(d.work, run.attempt, run.attempt_key, "opened", run.remote, now, repository="demo/repo",
+                      workspace="ws-1", workspace_generation=run.boot.workspace_generation,
+                      prompt_sha256=hashlib.sha256(prompt.read_bytes()).hexdigest(), env=RUNNER)
+        append_record(d.work, run.attempt, run.attempt_key, "model-selected", run.remote, now, model_id="model-a",
+                      env=RUNNER)
+        return run
+
+
+VERDICT = json.dumps({"verdict": "pass", "reasons": ["small, tested change"]}).encode()
+
+
+def _incident(run: _Attempt, base: str) -> bool:
+    """Step 3, the incident: model-a's receipt, left on disk, pushed after the failover to
+    model-b: the naive gate accepts it, the bound gate refuses it (True when both do)."""
+    d, attempt, remote, now = run.d, run.attempt, run.remote, run.now
+    _say(f"3. The incident, replayed (attempt {attempt})")
+    _say("   ledger: attempt opened, model-a selected")
+    stale = record_review(d.work, attempt, None, run.head, VERDICT, run.receipt_key,
+                          run.boot.scoring_dir / "receipt.json", remote, None, 3600, now, env=RUNNER)
+    _say(f"   model-a scores the change and writes {stale.relative_to(run.ws)} (verdict pass)")
+    append_record(d.work, attempt, run.attempt_key, "failover", remote, now, model_id="model-b",
+                  note="model-a offline", env=RUNNER)
+    _say("   model-a goes offline; the ledger records a failover to model-b")
+    _say("   the retry finds receipt.json on disk and pushes it without scoring it:")
+    naive = _naive_verdict(d.work, stale, base, run.head)
+    _say(f"     naive gate (diff hash and verdict): {'accept' if naive else 'reject'}")
+    result = push_review(d.work, attempt, stale, remote, now, env=RUNNER)
+    bound_ok = not result.ok and "GATE-BIND-MODEL" in result.output and "field=model_id" in result.output
+    _say("     bound gate: " + ("rejected: the receipt names model-a, the ledger model-b" if bound_ok else
+                                "ACCEPTED (wrong!)"))
+    for line in _gate_lines(result.output):
+        _say("  " + line)
+    _say()
+    return naive and bound_ok
+
+
+def _answer_file(run: _Attempt) -> bool:
+    """Step 4, the incident one file further along: model-a's answer file, sealed as model-b's
+    review, is accepted; the runner's own call of the model refuses it, and seals model-b's
+    answer to this run's request (True when each is decided so)."""
+    d, attempt, remote, now, scoring = run.d, run.attempt, run.remote, run.now, run.boot.scoring_dir
+    _say("4. The same incident one file further along: model-a left its answer file, not a receipt")
+    left = scoring / "model-a.json"
+    left.write_bytes(VERDICT)
+    _say(f"   model-a's passing answer is still in {left.relative_to(run.ws)}")
+    sealed = record_review(d.work, attempt, None, run.head, left.read_bytes(), run.receipt_key,
+                           scoring / "receipt-from-file.json", remote, None, 3600, now, env=RUNNER, origin=str(left))
+    file_ok = push_review(d.work, attempt, sealed, remote, now, env=RUNNER).ok
+    _say("   sealed from the file (gate review record --model-output), as model-b's review:")
+    _say("     bound gate: " + ("accepted: a file cannot say which model wrote it, or for which request"
+                                if file_ok else "REJECTED (unexpected)"))
+    head = d.commit({"src/app.py": "print(3)\n"}, "agent: improve app again", AGENT)
+    _say("   the agent commits again; model-a's answer file is still there")
+    stand_in = run.root / "model-b"
+    stand_in.write_text(STAND_IN.format(python=sys.executable))
+    stand_in.chmod(0o755)
+    try:
+        run_review(d.work, attempt, None, head, run.prompt, f"cat {shlex.quote(str(left))}", run.receipt_key,
+                   scoring / "receipt-stale.json", remote, None, 3600, now, 60.0, env=RUNNER)
+        refused = ""
+    except GateError as exc:
+        refused = exc.code
+    call_ok = refused == "GATE-REVIEW-CHALLENGE" and not (scoring / "receipt-stale.json").exists()
+    _say("   the runner calls the model itself (gate review run), and the command hands back that file:")
+    _say("     " + ("refused before anything is sealed: GATE-REVIEW-CHALLENGE (not this run's answer)"
+                    if call_ok else f"SEALED (wrong!) {refused}"))
+    fresh = run_review(d.work, attempt, None, head, run.prompt, str(stand_in), run.receipt_key,
+                       scoring / "receipt-b.json", remote, None, 3600, now, 60.0, env=RUNNER)
+    result = push_review(d.work, attempt, fresh, remote, now, env=RUNNER)
+    _say("   model-b answers this run's request, challenge and all; its receipt: "
+         + ("accepted" if result.ok else "REJECTED (wrong!)"))
+    if not result.ok:
+        for line in _gate_lines(result.output):
+            _say("  " + line)
+    _say()
+    return file_ok and call_ok and result.ok
 
 
 def _server(d: _Demo, root: Path) -> tuple[Path, str]:

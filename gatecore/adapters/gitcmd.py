@@ -9,6 +9,7 @@ unexpected status, is a `GateError`, never an empty answer.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import subprocess
@@ -107,9 +108,11 @@ def helper(argv: Sequence[str], what: str, bufsize: int = -1) -> tuple[subproces
     return proc, proc.stdin, proc.stdout
 
 
-def start_writer(pipe: IO[bytes], data: bytes, name: str) -> tuple[threading.Thread, list[BaseException]]:
+def start_writer(pipe: IO[bytes], data: bytes, name: str,
+                 close: bool = False) -> tuple[threading.Thread, list[BaseException]]:
     """A started thread writing `data` to a helper's stdin whole (the helper answers while it is
-    read), and where it puts the error if the helper stops reading (the reader sees it end too)."""
+    read), and where it puts the error if the helper stops reading (the reader sees it end too).
+    `close`: close the pipe after it (the helper reads to the end of its input)."""
     failed: list[BaseException] = []
 
     def write() -> None:
@@ -118,6 +121,10 @@ def start_writer(pipe: IO[bytes], data: bytes, name: str) -> tuple[threading.Thr
             pipe.flush()
         except OSError as exc:
             failed.append(exc)
+        finally:
+            if close:
+                with contextlib.suppress(OSError):
+                    pipe.close()
 
     writer = threading.Thread(target=write, name=name, daemon=True)
     writer.start()

@@ -17,9 +17,11 @@ import signal
 import subprocess
 import threading
 from collections.abc import Mapping
+from typing import IO
 
 from ..errors import GateError
 from ..strictjson import MAX_DOCUMENT_BYTES
+from . import gitcmd
 
 MAX_OUTPUT_BYTES = 2 * MAX_DOCUMENT_BYTES
 STDERR_TAIL = 600
@@ -40,21 +42,12 @@ def run(command: str, request: bytes, timeout: float, env: Mapping[str, str]) ->
     except OSError as exc:
         raise GateError(CODE, f"cannot start the model's command: {exc}") from None
     assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
-    stdin, stdout, stderr = proc.stdin, proc.stdout, proc.stderr
+    stdout, stderr = proc.stdout, proc.stderr
     timed_out = threading.Event()
 
     def expire() -> None:
         timed_out.set()
         _kill(proc)
-
-    def feed() -> None:
-        try:
-            stdin.write(request)
-        except (BrokenPipeError, OSError):
-            pass  # a command that does not read all of it: its answer says whether that matters
-        finally:
-            with contextlib.suppress(OSError):
-                stdin.close()
 
     err = bytearray()
 
@@ -64,19 +57,13 @@ def run(command: str, request: bytes, timeout: float, env: Mapping[str, str]) ->
             del err[:-STDERR_TAIL]
 
     timer = threading.Timer(timeout, expire)
-    threads = [threading.Thread(target=feed, daemon=True), threading.Thread(target=drain, daemon=True)]
     timer.start()
-    for t in threads:
-        t.start()
-    out = bytearray()
-    too_much = False
+    # a command that does not read all of the request: its answer says whether that matters
+    feeder, _ = gitcmd.start_writer(proc.stdin, request, "model-request", close=True)
+    threads = [feeder, threading.Thread(target=drain, daemon=True)]
+    threads[1].start()
     try:
-        for chunk in iter(lambda: stdout.read(65536), b""):
-            out.extend(chunk)
-            if len(out) > MAX_OUTPUT_BYTES:
-                too_much = True
-                _kill(proc)
-                break
+        out, too_much = _read_capped(proc, stdout)
         code = proc.wait()
     finally:
         timer.cancel()
@@ -94,4 +81,16 @@ def run(command: str, request: bytes, timeout: float, env: Mapping[str, str]) ->
                               "smaller")
     if code != 0:
         raise GateError(CODE, f"the model's command exited {code}{said}")
-    return bytes(out)
+    return out
+
+
+def _read_capped(proc: subprocess.Popen[bytes], stdout: IO[bytes]) -> tuple[bytes, bool]:
+    """What the command printed, and whether it printed more than `MAX_OUTPUT_BYTES` (then its
+    group is killed at once)."""
+    out = bytearray()
+    for chunk in iter(lambda: stdout.read(65536), b""):
+        out.extend(chunk)
+        if len(out) > MAX_OUTPUT_BYTES:
+            _kill(proc)
+            return bytes(out), True
+    return bytes(out), False

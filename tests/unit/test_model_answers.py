@@ -66,6 +66,30 @@ def test_anything_else_is_refused(answer: object, code: str) -> None:
     assert caught.value.code == code
 
 
+@pytest.mark.parametrize("served,selected,same", [
+    ("anthropic/claude-sonnet-4.5", "claude-sonnet-4-5", True),
+    ("us.anthropic.claude-sonnet-4-5-20250929-v1:0", "claude-sonnet-4-5", True),
+    ("claude-sonnet-4-5@20250929", "anthropic/claude-sonnet-4.5", True),
+    ("claude-opus-4-1", "claude-sonnet-4-5", False),
+    ("claude-sonnet-4", "claude-sonnet-4-5", False),
+    ("gpt-5", "openai/gpt-5", True),
+    ("azure/team-deployment", "azure/team-deployment", True),  # placed by no scheme: itself only
+    ("azure/team-deployment", "gpt-5", False),
+    ("gpt-5", "azure/team-deployment", False),
+])
+def test_the_served_model_is_read_as_independence_reads_ids(served: str, selected: str, same: bool) -> None:
+    """Two names of one model served and on record are one model (the model-id table); an id no
+    scheme places is the model on record only spelled alike."""
+    assert modelcall.served_by(served, selected, NAMES) is same
+    answer = {"answer": json.dumps({**ANSWER, "challenge": CHALLENGE}), "served_model": served}
+    if same:
+        assert _read(answer, selected).served_model == served
+    else:
+        with pytest.raises(GateError) as caught:
+            _read(answer, selected)
+        assert caught.value.code == "GATE-REVIEW-SERVED-MODEL"
+
+
 @pytest.mark.parametrize("trailers,model", [
     (["Assisted-by: Claude:claude-3-opus coccinelle"], "claude-3-opus"),
     (["Generated-by: gpt:gpt-5"], "gpt-5"),

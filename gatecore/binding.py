@@ -211,22 +211,12 @@ def open_commit(objects: Objects, commit: str) -> Opened:
 def receipt_chain(objects: Objects, tip: str | None) -> Iterator[str]:
     """The receipt commits of an attempt's receipt ref, newest first: one line of commits (a
     merge is refused, never walked by its first parent: that would drop earlier receipts out of
-    the reuse check and the archive), at most `ledger.MAX_CHAIN`. The one walk of a receipt chain
-    (the hook, the archive, `gate ledger archive`, `gate attest export`)."""
-    from .ledger import MAX_CHAIN
+    the reuse check and the archive), at most `ledger.MAX_CHAIN` (`ledger.line_of_commits`). The
+    one walk of a receipt chain (the hook, the archive, `gate ledger archive`, `gate attest export`)."""
+    from .ledger import line_of_commits
 
-    current, seen = tip, 0
-    while current is not None:
-        seen += 1
-        if seen > MAX_CHAIN:
-            raise GateError("GATE-REVIEW-RECEIPT-REF", f"receipt history longer than {MAX_CHAIN}")
-        if objects.type_of(current) != "commit":
-            raise GateError("GATE-REVIEW-RECEIPT-REF", f"{current[:12]} is not a receipt commit")
-        info = objects.commit(current)
-        if len(info.parent_ids) > 1:
-            raise GateError("GATE-REVIEW-RECEIPT-REF", f"receipt commit {current[:12]} is a merge")
-        yield current
-        current = info.parent_ids[0] if info.parent_ids else None
+    for commit, _info in line_of_commits(objects, tip, None, "GATE-REVIEW-RECEIPT-REF", "receipt"):
+        yield commit
 
 
 def open_receipt(data: bytes | None, keyring: Keyring, now: int) -> tuple[Receipt | None, list[Failure], bool]:

@@ -593,20 +593,38 @@ def _attempt_words(state: AttemptState, verified: bool) -> list[str]:
     ]
 
 
+#: The options `gate review record` and `gate review run` share.
+ReceiptKeyOpt = Annotated[Path, Opt("--key", help="Signing key file (purpose receipt).")]
+ReceiptOutOpt = Annotated[Path, Opt("--out", help="Receipt file to write (never overwritten).")]
+ReviewRemoteOpt = Annotated[str | None, Opt("--remote", help="Sync the ledger and the review ref's value from here.")]
+ReviewPushOpt = Annotated[bool, Opt("--push", help="Push the review ref and receipt to --remote at once.")]
+TtlOpt = Annotated[int, Opt("--ttl", help="Seconds the receipt stays valid.")]
+ReviewBaseOpt = Annotated[str | None, Opt("--base", help="Base revision of the reviewed change (default: the merge "
+                                                         "base with the attempt's target branch on --remote).")]
+
+
+def _review_landed(repo: Path, attempt: str, head: str, remote: str | None, push: bool) -> bool:
+    """`--push` without `--remote` is refused; with it, a retry whose review landed already has
+    nothing to do (said on stderr)."""
+    from .trusted.attempts import ALREADY
+    from .trusted.review import review_landed
+
+    if push and remote is None:
+        raise GateError("GATE-INPUT-ARGUMENT", "--push needs --remote")
+    if push and remote is not None and review_landed(repo, attempt, head, remote):
+        _err(f"the review of {head} is on {remote} already, with its receipt: {ALREADY}")
+        return True
+    return False
+
+
 @command(review_app, "record")
 def review_record(
     repo: RepoDirOpt, attempt: AttemptOpt,
     head: Annotated[str, Opt("--head", help="The reviewed revision.")],
     model_output: Annotated[Path, Opt("--model-output", help="The model's output: JSON with verdict and reasons "
                                                               "(other members ignored), or one fenced JSON block.")],
-    key: Annotated[Path, Opt("--key", help="Signing key file (purpose receipt).")],
-    out: Annotated[Path, Opt("--out", help="Receipt file to write (never overwritten).")],
-    remote: Annotated[str | None, Opt("--remote", help="Sync the ledger and the review ref's value from here.")]
-    = None,
-    push: Annotated[bool, Opt("--push", help="Push the review ref and receipt to --remote at once.")] = False,
-    ttl: Annotated[int, Opt("--ttl", help="Seconds the receipt stays valid.")] = 86400,
-    base: Annotated[str | None, Opt("--base", help="Base revision of the reviewed change (default: the merge "
-                                                   "base with the attempt's target branch on --remote).")] = None,
+    key: ReceiptKeyOpt, out: ReceiptOutOpt, remote: ReviewRemoteOpt = None, push: ReviewPushOpt = False,
+    ttl: TtlOpt = 86400, base: ReviewBaseOpt = None,
     verbose: VerboseOpt = False,
 ) -> int:
     """The runner: seal a model's output file for the change from its server-side base to --head (the weaker
@@ -615,8 +633,7 @@ def review_record(
     from .adapters.files import read_capped
     from .modeloutput import read
     from .strictjson import MAX_DOCUMENT_BYTES
-    from .trusted.attempts import ALREADY
-    from .trusted.review import push_review, record_review, review_landed
+    from .trusted.review import push_review, record_review
 
     if push and remote is None:
         raise GateError("GATE-INPUT-ARGUMENT", "--push needs --remote")
@@ -624,8 +641,7 @@ def review_record(
     for note in read(output, str(model_output)).notes(str(model_output)):
         _err(note)
     now = int(time.time())
-    if push and remote is not None and review_landed(repo, attempt, head, remote):
-        _err(f"the review of {head} is on {remote} already, with its receipt: {ALREADY}")
+    if _review_landed(repo, attempt, head, remote, push):
         return 0
     path = record_review(repo, attempt, base, head, output, load_keyfile(key), out, remote, None, ttl, now,
                          origin=str(model_output))
@@ -644,27 +660,17 @@ def review_run(
     model_command: Annotated[str, Opt("--model-command", help="Shell command that reads the review request on stdin "
                                                               "and prints the model's answer (docs/ci.md); "
                                                               "$GATE_MODEL_ID names the model on record.")],
-    key: Annotated[Path, Opt("--key", help="Signing key file (purpose receipt).")],
-    out: Annotated[Path, Opt("--out", help="Receipt file to write (never overwritten).")],
-    remote: Annotated[str | None, Opt("--remote", help="Sync the ledger and the review ref's value from here.")]
-    = None,
-    push: Annotated[bool, Opt("--push", help="Push the review ref and receipt to --remote at once.")] = False,
-    ttl: Annotated[int, Opt("--ttl", help="Seconds the receipt stays valid.")] = 86400,
-    base: Annotated[str | None, Opt("--base", help="Base revision of the reviewed change (default: the merge "
-                                                   "base with the attempt's target branch on --remote).")] = None,
+    key: ReceiptKeyOpt, out: ReceiptOutOpt, remote: ReviewRemoteOpt = None, push: ReviewPushOpt = False,
+    ttl: TtlOpt = 86400, base: ReviewBaseOpt = None,
     model_timeout: Annotated[float, Opt("--model-timeout", help="Seconds the model's command may take.")] = 600.0,
     verbose: VerboseOpt = False,
 ) -> int:
     """The runner calls the model itself and seals its answer: no output file to go stale."""
     from .adapters.config import load_keyfile
-    from .trusted.attempts import ALREADY
-    from .trusted.review import push_review, review_landed, run_review
+    from .trusted.review import push_review, run_review
 
-    if push and remote is None:
-        raise GateError("GATE-INPUT-ARGUMENT", "--push needs --remote")
     now = int(time.time())
-    if push and remote is not None and review_landed(repo, attempt, head, remote):
-        _err(f"the review of {head} is on {remote} already, with its receipt: {ALREADY}")
+    if _review_landed(repo, attempt, head, remote, push):
         return 0
     notes: list[str] = []
     path = run_review(repo, attempt, base, head, prompt_file, model_command, load_keyfile(key), out, remote, None,

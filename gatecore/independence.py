@@ -45,20 +45,6 @@ class Author:
     initiator: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class Independence:
-    """The question a review push is asked: the policy's setting and vendor table, and the author
-    the attempt's ledger records."""
-
-    setting: str  # [review] independent
-    author: Author
-    table: Sequence[tuple[str, str, str]] = ()  # Policy.review_vendors
-    names: ModelNames | None = None  # Policy.model_reader(): how model ids are read (None: none placed)
-
-    def failures(self, reviewer: str) -> list[Failure]:
-        return failures(self.setting, self.author, reviewer, self.table, self.names)
-
-
 def failures(setting: str, author: Author, reviewer: str, table: Sequence[tuple[str, str, str]],
              names: ModelNames | None = None) -> list[Failure]:
     """Why `reviewer` (the model on record for the attempt) is not independent of `author` under

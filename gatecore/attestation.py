@@ -31,7 +31,8 @@ from .approvals import Approval
 from .errors import GateError
 from .keys import SigningKey
 from .ledger import AttemptState
-from .receipt import Receipt
+from .policy import Policy
+from .receipt import MODEL_RUN_FILE, Receipt
 from .seal import sign
 
 STATEMENT_TYPE = "https://in-toto.io/Statement/v1"
@@ -70,6 +71,8 @@ class Accepted:
     tree: str | None
     time: int  # when its record says it was made (receipt issued_at, approval created_at)
     records: tuple[Record, ...] = field(default=())
+    #: the policy settings the record was verified again under (the predicate's policy annotations)
+    policy: Mapping[str, Any] = field(default_factory=dict)
 
 
 def reasons_sha256(reasons: Sequence[str]) -> str:
@@ -82,11 +85,26 @@ def text_sha256(text: str) -> str:
 
 
 def receipt_annotations(receipt: Receipt, keyid: str, payload_sha256: str) -> dict[str, Any]:
-    """The receipt's members under their own names, `reasons` replaced by their digest."""
+    """The receipt's members under their own names, `reasons` replaced by their digest, and how the
+    runner got the answer (`model_run`: "runner", it called the model itself; "file", it sealed an
+    output file, as every runner did before `gate review run`)."""
     doc = receipt.as_doc()
     doc.pop("reasons")
-    return {**doc, "reasons_sha256": reasons_sha256(receipt.reasons), "reasons_count": len(receipt.reasons),
-            "keyid": keyid, "payload_sha256": payload_sha256}
+    return {**doc, "model_run": receipt.model_run or MODEL_RUN_FILE, "reasons_sha256": reasons_sha256(receipt.reasons),
+            "reasons_count": len(receipt.reasons), "keyid": keyid, "payload_sha256": payload_sha256}
+
+
+#: What a review statement says of the policy when the export was given none (`--policy`, or the
+#: server's installation): nothing was checked again under a setting.
+NOT_CHECKED = "not-checked"
+
+
+def review_policy(policy: Policy | None) -> dict[str, Any]:
+    """The settings a review was verified again under: `[review] independent` (the reviewer against
+    the ledger's author and the reviewed commits' agents) and `[review] model_run`."""
+    if policy is None:
+        return {"independent": NOT_CHECKED, "model_run": NOT_CHECKED}
+    return {"independent": policy.independent, "model_run": policy.model_run}
 
 
 def opened_annotations(state: AttemptState, keyid: str) -> dict[str, Any]:
@@ -157,7 +175,7 @@ def statement(acc: Accepted, resource: str, verified_at: int, version: str) -> d
             "verifier": {"id": VERIFIER_ID, "version": {"push-gate": version}},
             "timeVerified": rfc3339(verified_at),
             "resourceUri": resource,
-            "policy": {"uri": POLICY_URI[acc.kind]},
+            "policy": {"uri": POLICY_URI[acc.kind], **({"annotations": dict(acc.policy)} if acc.policy else {})},
             "inputAttestations": [_descriptor(r, resource) for r in acc.records],
             "verificationResult": "PASSED",
             "verifiedLevels": [LEVEL[acc.kind]],

@@ -48,11 +48,14 @@ class Agent:
     names: tuple[str, ...] = ()
     trailers: tuple[str, ...] = ()
     pushers: tuple[str, ...] = ()
+    #: whose models the tool runs, when it runs only one vendor's (a vendor id of the vendor table):
+    #: what a commit showing the agent says of the change's author ([review] independent = "vendor")
+    vendor: str | None = None
 
     def as_plain(self) -> dict[str, Any]:
         return {"id": self.id, "name": self.name, "emails": list(self.emails), "names": list(self.names),
-                "trailers": list(self.trailers), "pushers": list(self.pushers), "sources": list(self.sources),
-                "checked": self.checked}
+                "trailers": list(self.trailers), "pushers": list(self.pushers), "vendor": self.vendor,
+                "sources": list(self.sources), "checked": self.checked}
 
 
 @dataclass(frozen=True, slots=True)

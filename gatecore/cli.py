@@ -593,29 +593,47 @@ def _attempt_words(state: AttemptState, verified: bool) -> list[str]:
     ]
 
 
+#: The options `gate review record` and `gate review run` share.
+ReceiptKeyOpt = Annotated[Path, Opt("--key", help="Signing key file (purpose receipt).")]
+ReceiptOutOpt = Annotated[Path, Opt("--out", help="Receipt file to write (never overwritten).")]
+ReviewRemoteOpt = Annotated[str | None, Opt("--remote", help="Sync the ledger and the review ref's value from here.")]
+ReviewPushOpt = Annotated[bool, Opt("--push", help="Push the review ref and receipt to --remote at once.")]
+TtlOpt = Annotated[int, Opt("--ttl", help="Seconds the receipt stays valid.")]
+ReviewBaseOpt = Annotated[str | None, Opt("--base", help="Base revision of the reviewed change (default: the merge "
+                                                         "base with the attempt's target branch on --remote).")]
+
+
+def _review_landed(repo: Path, attempt: str, head: str, remote: str | None, push: bool) -> bool:
+    """`--push` without `--remote` is refused; with it, a retry whose review landed already has
+    nothing to do (said on stderr)."""
+    from .trusted.attempts import ALREADY
+    from .trusted.review import review_landed
+
+    if push and remote is None:
+        raise GateError("GATE-INPUT-ARGUMENT", "--push needs --remote")
+    if push and remote is not None and review_landed(repo, attempt, head, remote):
+        _err(f"the review of {head} is on {remote} already, with its receipt: {ALREADY}")
+        return True
+    return False
+
+
 @command(review_app, "record")
 def review_record(
     repo: RepoDirOpt, attempt: AttemptOpt,
     head: Annotated[str, Opt("--head", help="The reviewed revision.")],
     model_output: Annotated[Path, Opt("--model-output", help="The model's output: JSON with verdict and reasons "
                                                               "(other members ignored), or one fenced JSON block.")],
-    key: Annotated[Path, Opt("--key", help="Signing key file (purpose receipt).")],
-    out: Annotated[Path, Opt("--out", help="Receipt file to write (never overwritten).")],
-    remote: Annotated[str | None, Opt("--remote", help="Sync the ledger and the review ref's value from here.")]
-    = None,
-    push: Annotated[bool, Opt("--push", help="Push the review ref and receipt to --remote at once.")] = False,
-    ttl: Annotated[int, Opt("--ttl", help="Seconds the receipt stays valid.")] = 86400,
-    base: Annotated[str | None, Opt("--base", help="Base revision of the reviewed change (default: the merge "
-                                                   "base with the attempt's target branch on --remote).")] = None,
+    key: ReceiptKeyOpt, out: ReceiptOutOpt, remote: ReviewRemoteOpt = None, push: ReviewPushOpt = False,
+    ttl: TtlOpt = 86400, base: ReviewBaseOpt = None,
     verbose: VerboseOpt = False,
 ) -> int:
-    """The runner: seal a receipt for the change from its server-side base to --head."""
+    """The runner: seal a model's output file for the change from its server-side base to --head (the weaker
+    path: gate review run calls the model itself)."""
     from .adapters.config import load_keyfile
     from .adapters.files import read_capped
     from .modeloutput import read
     from .strictjson import MAX_DOCUMENT_BYTES
-    from .trusted.attempts import ALREADY
-    from .trusted.review import push_review, record_review, review_landed
+    from .trusted.review import push_review, record_review
 
     if push and remote is None:
         raise GateError("GATE-INPUT-ARGUMENT", "--push needs --remote")
@@ -623,11 +641,42 @@ def review_record(
     for note in read(output, str(model_output)).notes(str(model_output)):
         _err(note)
     now = int(time.time())
-    if push and remote is not None and review_landed(repo, attempt, head, remote):
-        _err(f"the review of {head} is on {remote} already, with its receipt: {ALREADY}")
+    if _review_landed(repo, attempt, head, remote, push):
         return 0
     path = record_review(repo, attempt, base, head, output, load_keyfile(key), out, remote, None, ttl, now,
                          origin=str(model_output))
+    _err(f"wrote {path}")
+    if push and remote is not None:
+        return _pushed(push_review(repo, attempt, path, remote, now), attempt, path, remote, verbose)
+    return 0
+
+
+@command(review_app, "run")
+def review_run(
+    repo: RepoDirOpt, attempt: AttemptOpt,
+    head: Annotated[str, Opt("--head", help="The reviewed revision.")],
+    prompt_file: Annotated[Path, Opt("--prompt-file", help="The attempt's prompt (its SHA-256 must be the "
+                                                            "ledger's prompt_sha256).")],
+    model_command: Annotated[str, Opt("--model-command", help="Shell command that reads the review request on stdin "
+                                                              "and prints the model's answer (docs/ci.md); "
+                                                              "$GATE_MODEL_ID names the model on record.")],
+    key: ReceiptKeyOpt, out: ReceiptOutOpt, remote: ReviewRemoteOpt = None, push: ReviewPushOpt = False,
+    ttl: TtlOpt = 86400, base: ReviewBaseOpt = None,
+    model_timeout: Annotated[float, Opt("--model-timeout", help="Seconds the model's command may take.")] = 600.0,
+    verbose: VerboseOpt = False,
+) -> int:
+    """The runner calls the model itself and seals its answer: no output file to go stale."""
+    from .adapters.config import load_keyfile
+    from .trusted.review import push_review, run_review
+
+    now = int(time.time())
+    if _review_landed(repo, attempt, head, remote, push):
+        return 0
+    notes: list[str] = []
+    path = run_review(repo, attempt, base, head, prompt_file, model_command, load_keyfile(key), out, remote, None,
+                      ttl, now, model_timeout, notes=notes)
+    for note in notes:
+        _err(note)
     _err(f"wrote {path}")
     if push and remote is not None:
         return _pushed(push_review(repo, attempt, path, remote, now), attempt, path, remote, verbose)
@@ -812,12 +861,20 @@ def attest_export(
 @command(attest_app, "public-key")
 def attest_public_key(
     key: Annotated[Path, Opt("--key", help="Key file of purpose attestation.")],
+    as_json: Annotated[bool, Opt("--json", help="Print {keyid, algorithm, public_key_pem} as JSON.")] = False,
 ) -> int:
-    """Print the attestation key's public half as PEM (SubjectPublicKeyInfo), for the statements' verifiers."""
+    """Print the attestation key's public half as PEM (SubjectPublicKeyInfo), for the statements' verifiers, and
+    its key id (on stderr; with --json, both on stdout)."""
     from .adapters.config import load_keyfile
     from .attestation import public_pem
 
-    _out(public_pem(load_keyfile(key)))
+    signing = load_keyfile(key)
+    pem = public_pem(signing)
+    if as_json:
+        _out(json.dumps({"keyid": signing.id, "algorithm": signing.algorithm, "public_key_pem": pem}, sort_keys=True))
+        return 0
+    _out(pem)
+    _err(f"key id: {signing.id} (the keyid of every statement this key seals)")
     return 0
 
 

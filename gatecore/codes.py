@@ -287,6 +287,21 @@ _ALL: tuple[Code, ...] = (
                                      "reviewer's independence cannot be shown ([review] independent)",
        "open attempts with the model that writes their change (gate attempt open ... --author-model M "
        "[--author-vendor V]); an attempt opened without it cannot pass: close it and review in a new one"),
+    _c("GATE-REVIEW-CHALLENGE", "the model's answer does not carry the challenge of the runner's request: no answer, "
+                                "or one made for another request (stale or replayed)",
+       "the runner seals only an answer made for its own request (gate review run): have the model's command pass "
+       "the request on stdin to the model and print its answer, challenge included (docs/ci.md)"),
+    _c("GATE-REVIEW-SERVED-MODEL", "the model's tool reports that another model than the one on record served the "
+                                   "answer",
+       "the vendor or the review tool fell back to another model: pin the model in the command, or record the "
+       "failover (gate attempt failover --model M) and review again; nothing was sealed"),
+    _c("GATE-REVIEW-MODEL-COMMAND", "the model's command failed: it exited non-zero, ran out of time, or printed "
+                                    "more than an answer can be",
+       "the detail gives the exit status and the end of its stderr; run it by hand with a request on stdin to see "
+       "more, raise --model-timeout for a slow model, and run gate review run again: nothing was sealed"),
+    _c("GATE-REVIEW-MODEL-RUN", "the policy requires that the runner ran the model itself ([review] model_run = "
+                                "\"runner\"), and the receipt says it did not",
+       "review with gate review run --model-command CMD instead of gate review record --model-output FILE"),
     # --- attestations ----------------------------------------------------------
     _c("GATE-ATTEST-REFUSED", "records the gate would refuse today were not exported (each is listed with its own "
                               "code); the others were",

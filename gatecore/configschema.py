@@ -63,6 +63,7 @@ from .policy import (
     Independence,
     Mode,
     ModeAction,
+    ModelRun,
     PathGlob,
     RefAction,
     RefGlob,
@@ -169,6 +170,8 @@ ModelId = Annotated[str, Field(min_length=1, max_length=200)]
 class ReviewModel(_Strict):
     #: docs/receipts.md, Reviewer independence: "off", "model" or "vendor"
     independent: Independence = "off"
+    #: "any", or "runner": only receipts whose answer the runner took from its own call of the model
+    model_run: ModelRun = "any"
     #: the admin's additions to the vendor table: vendor id -> globs on canonical model ids
     vendors: Annotated[dict[VendorId, Annotated[list[ModelPattern], Field(min_length=1, max_length=1000)]],
                        Field(max_length=1000)] = {}
@@ -240,6 +243,9 @@ def validate_policy(data: bytes, origin: str, catalogue: Catalogue | None = None
             origin, text, ("review", "independent"), "reading model ids needs the model-id table, which is not "
                                                      "available"))
     review["names"] = names.plain if names is not None and review["independent"] != "off" else None
+    agents = () if review["independent"] == "off" or catalogue is None else catalogue.agents
+    review["agents"] = [{"id": a.id, "vendor": a.vendor, "emails": list(a.emails), "names": list(a.names),
+                         "trailers": list(a.trailers)} for a in agents]  # authors from the commits' evidence too
     return plain
 
 
@@ -301,6 +307,8 @@ class AgentEntry(_Sourced):
     names: Annotated[list[IdentityPattern], Field(max_length=1000)] = []
     trailers: Annotated[list[IdentityPattern], Field(max_length=1000)] = []
     pushers: Annotated[list[IdentityPattern], Field(max_length=1000)] = []
+    #: whose models the tool runs, where it runs one vendor's only (a vendor id of the vendor table)
+    vendor: VendorId | None = None
 
     @model_validator(mode="after")
     def _says_something(self) -> AgentEntry:
@@ -391,7 +399,7 @@ def parse_catalogue(data: bytes, origin: str) -> Catalogue:
     _unique(model.agent, "agent", origin, text)  # an agent and the config paths of its tool may share an id
     _unique(model.config, "config", origin, text)
     agents = tuple(Agent(a.id, a.name, tuple(a.sources), a.checked.isoformat(), tuple(a.emails), tuple(a.names),
-                         tuple(a.trailers), tuple(a.pushers)) for a in model.agent)
+                         tuple(a.trailers), tuple(a.pushers), a.vendor) for a in model.agent)
     config = tuple(ConfigPaths(c.id, c.tool, tuple(c.sources), c.checked.isoformat(), tuple(c.paths))
                    for c in model.config)
     return Catalogue(model.version, agents, config)

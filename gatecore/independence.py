@@ -45,20 +45,6 @@ class Author:
     initiator: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class Independence:
-    """The question a review push is asked: the policy's setting and vendor table, and the author
-    the attempt's ledger records."""
-
-    setting: str  # [review] independent
-    author: Author
-    table: Sequence[tuple[str, str, str]] = ()  # Policy.review_vendors
-    names: ModelNames | None = None  # Policy.model_reader(): how model ids are read (None: none placed)
-
-    def failures(self, reviewer: str) -> list[Failure]:
-        return failures(self.setting, self.author, reviewer, self.table, self.names)
-
-
 def failures(setting: str, author: Author, reviewer: str, table: Sequence[tuple[str, str, str]],
              names: ModelNames | None = None) -> list[Failure]:
     """Why `reviewer` (the model on record for the attempt) is not independent of `author` under
@@ -70,7 +56,7 @@ def failures(setting: str, author: Author, reviewer: str, table: Sequence[tuple[
                         "the ledger does not say which model wrote this attempt's change (opened without "
                         "--author-model, or before the gate recorded authors), so the reviewer's independence "
                         f"cannot be shown ([review] independent = {setting!r})")]
-    theirs_name, ours_name = _read(names, author.model), _read(names, reviewer)
+    theirs_name, ours_name = read_name(names, author.model), read_name(names, reviewer)
     unplaced = [Failure("GATE-REVIEW-MODEL-UNPLACED", field,
                         f"the {role} {r.id} is placed by no model-id scheme ({r.detail}), so it cannot be told "
                         f"apart from {other}: name it in the policy's [review.models]")
@@ -110,7 +96,8 @@ def failures(setting: str, author: Author, reviewer: str, table: Sequence[tuple[
     return []
 
 
-def _read(names: ModelNames | None, model_id: str) -> ModelName | Unplaced:
+def read_name(names: ModelNames | None, model_id: str) -> ModelName | Unplaced:
+    """`model_id` as `names` reads it (no table: placed by none)."""
     if names is None:
         return Unplaced(model_id, "", "the policy carries no model-id table")
     return names.read(model_id)

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass, replace
 from typing import Any
 
@@ -28,7 +29,7 @@ from .errors import GateError
 from .fields import ATTEMPT_ID, GENERATION, INITIATOR, MODEL_ID, REF_NAME, REPOSITORY_ID, SHA256_HEX, TIME, VENDOR
 from .findings import Failure
 from .keys import Keyring, SigningKey
-from .objects import Objects, single_file
+from .objects import Commit, Objects, single_file
 from .schema import Member, choice, describe, integer, read, text
 from .seal import sign, verify
 
@@ -220,24 +221,37 @@ class ChainEntry:
     envelope: bytes
 
 
+def line_of_commits(objects: Objects, tip: str | None, stop: str | None, code: str,
+                    what: str) -> Iterator[tuple[str, Commit]]:
+    """The commits from `tip` back to `stop` (exclusive; None: the root), newest first: one line
+    of commits (a merge is refused, never walked by its first parent: that would drop earlier
+    records out of the chain), at most `MAX_CHAIN`. Each refusal is `code`, naming the `what`
+    (ledger, receipt) of the chain. The one walk of a ledger or receipt chain."""
+    current, seen = tip, 0
+    while current is not None and current != stop:
+        seen += 1
+        if seen > MAX_CHAIN:
+            raise GateError(code, f"{what} history longer than {MAX_CHAIN} commits")
+        if objects.type_of(current) != "commit":
+            raise GateError(code, f"{current[:12]} is not a {what} commit")
+        info = objects.commit(current)
+        if len(info.parent_ids) > 1:
+            raise GateError(code, f"{what} commit {current[:12]} is a merge")
+        yield current, info
+        current = info.parent_ids[0] if info.parent_ids else None
+
+
 def read_entries(objects: Objects, tip: str, stop: str | None) -> list[ChainEntry]:
     """Ledger commits from `stop` (exclusive; None: the root) to `tip`, oldest first.
 
     Raises GateError(GATE-LEDGER-RECORD / GATE-LEDGER-REWRITE) on a malformed chain.
     """
     out: list[ChainEntry] = []
-    current: str | None = tip
-    while current is not None and current != stop:
-        if len(out) >= MAX_CHAIN:
-            raise GateError("GATE-LEDGER-RECORD", f"chain longer than {MAX_CHAIN} records")
-        if objects.type_of(current) != "commit":
-            raise GateError("GATE-LEDGER-RECORD", f"{current} is not a commit")
-        info = objects.commit(current)
-        if len(info.parent_ids) > 1:
-            raise GateError("GATE-LEDGER-RECORD", f"ledger commit {current[:12]} is a merge")
-        out.append(ChainEntry(current, single_file(objects, info.tree_id, RECORD_FILE, "GATE-LEDGER-RECORD")))
-        current = info.parent_ids[0] if info.parent_ids else None
-    if current != stop:
+    reached: str | None = tip  # where the walk ended: `stop`, or None at the root
+    for commit, info in line_of_commits(objects, tip, stop, "GATE-LEDGER-RECORD", "ledger"):
+        out.append(ChainEntry(commit, single_file(objects, info.tree_id, RECORD_FILE, "GATE-LEDGER-RECORD")))
+        reached = info.parent_ids[0] if info.parent_ids else None
+    if reached != stop:
         raise GateError("GATE-LEDGER-REWRITE", "the new records do not extend the existing chain")
     out.reverse()
     return out

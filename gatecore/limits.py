@@ -19,6 +19,7 @@ say the push is fine in any mode (`evaluate` included), as with the deadline.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
 from typing import TypeVar
 
 from .errors import GateError
@@ -26,11 +27,37 @@ from .errors import GateError
 T = TypeVar("T")
 
 
+@dataclass
+class Progress:
+    """How far a push's walks went: the new commits checked, and which exclusion each rule scope's
+    walk used (`pushcheck`: "pushed" or "all-refs"); when a limit stopped a walk, how many commits
+    it had read (the `read` of a `LimitReached`). The caller keeps it, so that a push the limits or the
+    deadline stop half way is audited with what was read before it stopped."""
+
+    commits_checked: int = 0
+    walks: list[str] = field(default_factory=list)
+    commits_read: int | None = None  # set when a limit stopped the walk: the commits it had read
+
+    def stopped(self, exc: BaseException) -> None:
+        """Note how far the walk went, if `exc` is a limit that stopped it."""
+        if isinstance(exc, LimitReached):
+            self.commits_read = exc.read
+
+
+class LimitReached(GateError):
+    """A limit refused the push part way: `read` is how many new commits the walk had read (the
+    one past the limit included; 0 for the ref-update limit, which refuses before any walk)."""
+
+    def __init__(self, code: str, detail: str, read: int) -> None:
+        super().__init__(code, detail)
+        self.read = read
+
+
 def check_ref_updates(count: int, limit: int) -> None:
     """GATE-LIMIT-REFS when a push updates more than `limit` refs."""
     if count > limit:
-        raise GateError("GATE-LIMIT-REFS", f"the push updates {count} refs; this server takes at most {limit} "
-                                           "in one push ([limits] max_ref_updates)")
+        raise LimitReached("GATE-LIMIT-REFS", f"the push updates {count} refs; this server takes at most {limit} "
+                                              "in one push ([limits] max_ref_updates)", 0)
 
 
 def bounded(items: Iterable[T], limit: int, what: str = "") -> Iterator[T]:
@@ -43,8 +70,9 @@ def bounded(items: Iterable[T], limit: int, what: str = "") -> Iterator[T]:
         for item in source:
             seen += 1
             if seen > limit:
-                raise GateError("GATE-LIMIT-COMMITS", f"the push brings more than {limit} new commits{what}; the "
-                                                      f"gate stopped reading there ([limits] max_new_commits)")
+                raise LimitReached("GATE-LIMIT-COMMITS", f"the push brings more than {limit} new commits{what}; "
+                                                         "the gate stopped reading there ([limits] max_new_commits)",
+                                   seen)
             yield item
     finally:
         close = getattr(source, "close", None)

@@ -1,7 +1,9 @@
 """What the runner reads from a model's output: the verdict and the reasons, nothing else (pure).
 
 The model is asked for JSON, `{"verdict": "pass", "reasons": ["..."]}`. The runner takes
-those two members; every other receipt field it computes itself (docs/ci.md). Any other
+those two members; every other receipt field it computes itself (docs/ci.md). When the runner
+calls the model itself (`gatecore.modelcall`), the answer also carries the run's `challenge`,
+and may say which model served it (`served_model`): both are read, and checked there. Any other
 member (`confidence`, `notes`, a model's own `score`) is ignored whatever it holds - a
 float there is no reason to refuse - and named in a note, so nothing is dropped in silence.
 Models often wrap their answer in Markdown: a text that is not itself a JSON object but
@@ -24,7 +26,9 @@ from .receipt import MEMBERS
 
 _FENCE = re.compile(r"^[ \t]*```[^\n`]*\n(.*?)\n[ \t]*```[ \t]*$", re.M | re.S)
 _TAKEN = ("verdict", "reasons")
-_CHECKS = {m.name: m.check for m in MEMBERS if m.name in _TAKEN}
+#: Read when present: the runner's challenge echoed (`gatecore.modelcall`), and the model that served.
+_OPTIONAL = ("challenge", "served_model")
+_CHECKS = {m.name: m.check for m in MEMBERS if m.name in (*_TAKEN, "served_model")}
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,6 +37,8 @@ class Answer:
     reasons: list[str]
     ignored: tuple[str, ...]  # the other members, by name
     fenced: bool  # read from a fenced block
+    challenge: str | None = None  # the challenge the answer carries (`gate review run` checks it)
+    served_model: str | None = None  # the model the answer says served it
 
     def notes(self, origin: str) -> list[str]:
         out = []
@@ -61,7 +67,7 @@ def _parse(text: str, origin: str) -> dict[str, Any]:
     if not isinstance(value, dict):
         raise _refuse(origin, f"the answer is a JSON {type(value).__name__}, not an object with verdict and reasons")
     top = [k for k, _ in objects[-1]]  # the outermost object is built last
-    twice = sorted({k for k in top if k in _TAKEN and top.count(k) > 1})
+    twice = sorted({k for k in top if k in (*_TAKEN, *_OPTIONAL) and top.count(k) > 1})
     if twice:
         raise _refuse(origin, f"{', '.join(twice)} given twice: which one is the answer?")
     return value
@@ -81,13 +87,21 @@ def read(data: bytes, origin: str) -> Answer:
                           f"{len(blocks)} fenced blocks: which one is the answer? (give one)")
         text, fenced = blocks[0], True
     doc = _parse(text, origin)
-    for name, check in _CHECKS.items():
+    for name in _TAKEN:
+        check = _CHECKS[name]
         if name not in doc:
             raise _refuse(origin, f"no {name} (the answer needs verdict and reasons)")
         problem = check(doc[name])
         if problem is not None:
             raise _refuse(origin, f"{name}: {problem}")
-    return Answer(doc["verdict"], list(doc["reasons"]), tuple(k for k in doc if k not in _TAKEN), fenced)
+    challenge = doc.get("challenge")
+    if challenge is not None and not isinstance(challenge, str):
+        raise _refuse(origin, "challenge: not a string")
+    served = doc.get("served_model")
+    if served is not None and (problem := _CHECKS["served_model"](served)) is not None:
+        raise _refuse(origin, f"served_model: {problem}")
+    return Answer(doc["verdict"], list(doc["reasons"]), tuple(k for k in doc if k not in (*_TAKEN, *_OPTIONAL)),
+                  fenced, challenge, served)
 
 
 def canonical(answer: Answer) -> bytes:

@@ -46,6 +46,7 @@ ReplaceAction = Literal["trusted", "allow", "deny"]  # refs.replace
 ModeAction = Literal["refuse-frozen", "refuse"]  # objects.noncanonical_modes
 AnonymousAction = Literal["restricted", "unrestricted"]  # pushers.anonymous
 Independence = Literal["off", "model", "vendor"]  # review.independent (gatecore.independence)
+ModelRun = Literal["any", "runner"]  # review.model_run: may a receipt's answer come from a file
 #: The pusher of a push no transport authenticated (gatecore.adapters.environment).
 ANONYMOUS = "anonymous"
 
@@ -324,6 +325,18 @@ class FreezeRule:
         return any(g.may_match_below(norm_dir) for g in self.paths)
 
 
+@dataclass(frozen=True, slots=True)
+class AuthorAgent:
+    """A catalogue agent as reviewer independence reads the reviewed commits for it (the
+    catalogue's patterns, carried by the validated policy: `gatecore.authorship`)."""
+
+    id: str
+    vendor: str | None
+    emails: tuple[str, ...]
+    names: tuple[str, ...]
+    trailers: tuple[str, ...]
+
+
 #: The hook's deadline when the policy sets none (limits.deadline_seconds), by platform.
 PLATFORM_DEADLINES = {"github": 4.0}
 DEFAULT_DEADLINE_SECONDS = 30.0
@@ -368,6 +381,11 @@ class Policy:
     model_aliases: Mapping[str, str]
     #: the model-id table's plain form (gatecore/data/models.toml), carried when independent is not "off"
     model_names: Mapping[str, Any] | None
+    #: [review] model_run: "any", or "runner": the receipt must say the runner ran the model itself
+    #: (`gate review run`), GATE-REVIEW-MODEL-RUN otherwise
+    model_run: str
+    #: the agent catalogue's agents, when independent is not "off" (`gatecore.authorship`)
+    review_agents: tuple[AuthorAgent, ...]
 
     def model_reader(self) -> ModelNames | None:
         """The model-id table and the policy's aliases, ready to read ids (None: not carried,
@@ -512,9 +530,22 @@ def _names(value: Any) -> Mapping[str, Any] | None:
     return value
 
 
+def _agents(value: Any) -> tuple[AuthorAgent, ...]:
+    """The catalogue's agents as reviewer independence reads the reviewed commits for them."""
+    out = []
+    for a in _list(value):
+        if not isinstance(a, Mapping) or not isinstance(a["id"], str) or not (
+                a["vendor"] is None or isinstance(a["vendor"], str)):
+            raise TypeError("review.agents: expected agents with an id and a vendor or null")
+        out.append(AuthorAgent(a["id"], a["vendor"], tuple(_strs(a["emails"])), tuple(_strs(a["names"])),
+                               tuple(_strs(a["trailers"]))))
+    return tuple(out)
+
+
 #: Every `Policy` field but `rules`: (field, its path in the plain form, how it is read). The model
 #: (`configschema.PolicyModel`) holds each key's bounds and default; `validate_policy` adds what it
-#: took from the data tables (catalogue_version, review.table, review.table_version, review.names).
+#: took from the data tables (catalogue_version, review.table, review.table_version, review.names,
+#: review.agents).
 SETTINGS: tuple[tuple[str, tuple[str, ...], Callable[[Any], Any]], ...] = (
     ("mode", ("mode",), _literal(Mode, "mode")),
     ("delete", ("refs", "delete"), _literal(RefAction, "refs.delete")),
@@ -536,6 +567,8 @@ SETTINGS: tuple[tuple[str, tuple[str, ...], Callable[[Any], Any]], ...] = (
     ("vendor_table_version", ("review", "table_version"), _text),
     ("model_aliases", ("review", "models"), _aliases),
     ("model_names", ("review", "names"), _names),
+    ("model_run", ("review", "model_run"), _literal(ModelRun, "review.model_run")),
+    ("review_agents", ("review", "agents"), _agents),
 )
 
 

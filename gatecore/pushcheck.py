@@ -40,7 +40,7 @@ from .errors import GateError
 from .findings import Violation
 from .frozen import FrozenChecker, discarded_violations
 from .frozenbatch import Batches, PairScan, walk_violations
-from .limits import check_ref_updates
+from .limits import Progress, check_ref_updates
 from .objects import Commit, Objects
 from .policy import FreezeRule, Policy, RefGlob
 from .refs import (
@@ -68,9 +68,16 @@ QUICK_WALK_REFS = 64
 @dataclass
 class PushReport:
     violations: list[Violation] = field(default_factory=list)
-    commits_checked: int = 0
-    #: per rule scope walked: "pushed" (the narrow exclusion was proven exact) or "all-refs"
-    walks: list[str] = field(default_factory=list)
+    progress: Progress = field(default_factory=Progress)
+
+    @property
+    def commits_checked(self) -> int:
+        return self.progress.commits_checked
+
+    @property
+    def walks(self) -> list[str]:
+        """Per rule scope walked: "pushed" (the narrow exclusion was proven exact) or "all-refs"."""
+        return self.progress.walks
 
 
 def _scope_key(rule: FreezeRule) -> tuple[str, ...] | None:
@@ -281,12 +288,13 @@ class PushChecker:
     @staticmethod
     def _counted(commits: Iterator[Commit], report: PushReport) -> Iterator[Commit]:
         for c in commits:
-            report.commits_checked += 1
+            report.progress.commits_checked += 1
             yield c
 
-    def check(self, updates: Sequence[RefUpdate]) -> PushReport:
-        """Doctor probes, ref rules and frozen files for every update of the push."""
-        report = PushReport()
+    def check(self, updates: Sequence[RefUpdate], progress: Progress | None = None) -> PushReport:
+        """Doctor probes, ref rules and frozen files for every update of the push (`progress`: where
+        to count, for a caller that reads how far the walks went when they stop half way)."""
+        report = PushReport(progress=Progress() if progress is None else progress)
         live = [u for u in updates if not u.is_noop]
         check_ref_updates(len(live), self.policy.max_ref_updates)  # before any ref is judged
         normal = [u for u in live if not u.ref.startswith(DOCTOR_PREFIX)]

@@ -32,6 +32,9 @@ DIFF_TREE_DELTA = "gate-tree-delta-v1"
 DIFF_BYTES = "sha256-bytes"
 MAX_REASONS = 32
 MAX_LIFETIME_SECONDS = 30 * 24 * 3600
+#: How the runner obtained the verdict: it ran the model's command itself, or read a file.
+MODEL_RUN_RUNNER, MODEL_RUN_FILE = "runner", "file"
+MODEL_RUNS = (MODEL_RUN_RUNNER, MODEL_RUN_FILE)
 
 #: The bound fields: each must equal what the gate recomputed or looked up, and its mismatch
 #: has its own code. The one list (binding.Expectations has exactly these fields, in this
@@ -79,6 +82,13 @@ class Receipt:
     object_format: str | None = None
     # The ledger record (sha256 of its envelope) that put model_id on record.
     ledger_record: str | None = None
+    # How the verdict was obtained (not bound: the runner's word, under its seal; docs/receipts.md):
+    # "runner" (it ran the model's command itself, `gate review run`) or "file" (it read an output
+    # file, `gate review record --model-output`); the model the model's tool said served the
+    # answer; the challenge the answer carried.
+    model_run: str | None = None
+    served_model: str | None = None
+    challenge: str | None = None
 
     def as_doc(self) -> dict[str, Any]:
         """The members that are set, as a JSON document."""
@@ -108,6 +118,9 @@ MEMBERS = (
     Member("new_tree", OBJECT_ID, optional=True),
     Member("object_format", choice("sha1", "sha256"), optional=True),
     Member("ledger_record", SHA256_HEX, optional=True),
+    Member("model_run", choice(*MODEL_RUNS), optional=True),
+    Member("served_model", MODEL_ID, optional=True),
+    Member("challenge", SHA256_HEX, optional=True),
 )
 
 

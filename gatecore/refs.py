@@ -8,7 +8,7 @@ Ref names stay bytes (git allows any byte but a few); they are decoded with
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from .errors import GateError
@@ -264,3 +264,17 @@ def display(raw: bytes | str) -> str:
         else:
             out.append(f"\\x{b:02x}")
     return "".join(out)
+
+
+class ServerRefs:
+    """The server's value of each ref a check consults, read once and then fixed
+    (`ServerRefs(refs.get)` for a dict of refs; the client: the remote's, as it knows them)."""
+
+    def __init__(self, read: Callable[[str], str | None]) -> None:
+        self._read = read
+        self._seen: dict[str, str | None] = {}
+
+    def get(self, name: str) -> str | None:
+        if name not in self._seen:
+            self._seen[name] = self._read(name)
+        return self._seen[name]

@@ -1,8 +1,9 @@
 """`gate selftest`: the decision table (as data) and the offline attack corpus, run against
 the binder.
 
-Both run against the real binder (`binding.decide`) with throwaway in-memory keys. No
-model is called and nothing touches the disk or the network. The incident's naive gate
+Both run against the real binder (`binding.judge_receipt`) with throwaway in-memory keys, and
+the runner's table against the runner's own check of a model's answer (`modelcall.read_answer`).
+No model is called and nothing touches the disk or the network. The incident's naive gate
 is kept here, and only here, so that the table can show the difference.
 """
 
@@ -16,8 +17,11 @@ from typing import Any
 
 from . import envelope as env_mod
 from . import strictjson
-from .binding import Decision, Expectations, decide
-from .independence import Author, Independence
+from .authorship import Shown, failures
+from .binding import Decision, Expectations, judge_receipt
+from .errors import GateError
+from .findings import Failure
+from .independence import Author
 from .keys import Keyring, SigningKey, ephemeral_pair
 from .modelnames import ModelNames
 from .seal import sign
@@ -26,6 +30,7 @@ NOW = 1_790_000_000
 H_DIFF = "1" * 64
 H_PROMPT = "2" * 64
 H_OTHER = "3" * 64
+H_LEDGER = "4" * 64
 
 
 @dataclass(frozen=True)
@@ -43,6 +48,8 @@ class TableRow:
     author: str | None = None
     reviewer: str | None = None
     codes: tuple[str, ...] = ()  # what the bound gate must say, besides naming `fields`
+    #: the agents the reviewed commits show (`gatecore.authorship`): authors besides the ledger's
+    evidence: tuple[Shown, ...] = ()
 
 
 DECISION_TABLE: tuple[TableRow, ...] = (
@@ -100,6 +107,14 @@ INDEPENDENCE_TABLE: tuple[TableRow, ...] = (
     TableRow("reviewer's model name unplaced (model)", "accept", "reject", ("model_id",),
              independent="model", author=AUTHOR, reviewer="azure/team-deployment",
              codes=("GATE-REVIEW-MODEL-UNPLACED",)),
+    TableRow("the commits show the reviewer's vendor (vendor)", "accept", "reject", ("model_id",),
+             independent="vendor", author="gpt-5", reviewer="claude-opus-4-1", codes=("GATE-REVIEW-SAME-VENDOR",),
+             evidence=(Shown("c" * 40, "claude", "anthropic", None, "co-author email noreply@anthropic.com "
+                                                                     "(Co-authored-by trailer)"),)),
+    TableRow("the commits name the reviewer's model (model)", "accept", "reject", ("model_id",),
+             independent="model", author="gpt-5", reviewer="claude-opus-4-1", codes=("GATE-REVIEW-SAME-MODEL",),
+             evidence=(Shown("c" * 40, "ai-assistance-trailers", None, "claude-opus-4-1-20250805",
+                             "trailer Assisted-by: Claude:claude-opus-4-1-20250805"),)),
     TableRow("another vendor's reviewer (vendor)", "accept", "accept", (),
              independent="vendor", author=AUTHOR, reviewer="gpt-5"),
 )
@@ -130,7 +145,7 @@ class Kit:
             prompt_sha256=H_PROMPT, diff_sha256=H_DIFF, diff_algorithm="gate-tree-delta-v1",
             repository="demo/repo", ref="refs/heads/review/runner/attempt-0001",
             old_commit="0" * 40, base_commit="a" * 40, new_commit="b" * 40, new_tree="c" * 40,
-            object_format="sha1",
+            object_format="sha1", ledger_record=H_LEDGER,
         )
 
     def doc(self, **changes: Any) -> dict[str, Any]:
@@ -161,9 +176,10 @@ def run_row(kit: Kit, row: TableRow) -> tuple[Decision, bool | None]:
     doc = kit.doc(**reviewer, **row.receipt_changes)
     observed = replace(kit.expected, **reviewer, **row.observed_changes)
     data = None if row.missing else kit.seal(doc)
-    question = (None if row.independent == "off"
-                else Independence(row.independent, Author(row.author), SELFTEST_VENDORS, SELFTEST_NAMES))
-    decision = decide(data, observed, kit.keyring, NOW, question)
+    def question(reviewer: str) -> list[Failure]:
+        return failures(row.independent, Author(row.author), row.evidence, reviewer, SELFTEST_VENDORS, SELFTEST_NAMES)
+
+    decision = judge_receipt(data, observed, kit.keyring, NOW, None if row.independent == "off" else question)
     naive = None if row.missing else naive_accept(doc, observed.diff_sha256)
     return decision, naive
 
@@ -200,6 +216,68 @@ def run_table(kit: Kit) -> list[RowResult]:
     for row in (*DECISION_TABLE, *INDEPENDENCE_TABLE):
         decision, naive = run_row(kit, row)
         out.append(RowResult(row, decision, naive, row_ok(row, decision, naive)))
+    return out
+
+
+# --- the runner's own call of the model ----------------------------------------------
+
+SELECTED = "model-b"  # the model on record after the failover
+ANSWER = {"verdict": "pass", "reasons": ["small, tested change"]}
+
+
+@dataclass(frozen=True)
+class RunnerRow:
+    """A model's answer as the runner's own call meets it (`gatecore.modelcall.read_answer`): the
+    naive runner seals whatever answer it is handed; the bound runner only this run's, from the
+    model on record."""
+
+    observed: str
+    naive: str
+    bound: str
+    code: str | None  # what the bound runner refuses it with
+    stdout: Callable[[str], bytes]  # the answer, given this run's challenge
+
+
+RUNNER_TABLE: tuple[RunnerRow, ...] = (
+    RunnerRow("stale answer: model A's output file after a failover", "accept", "reject", "GATE-REVIEW-CHALLENGE",
+              lambda challenge: json.dumps(ANSWER).encode()),
+    RunnerRow("replayed answer: another run's challenge", "accept", "reject", "GATE-REVIEW-CHALLENGE",
+              lambda challenge: json.dumps({**ANSWER, "challenge": "9" * 64}).encode()),
+    RunnerRow("served model differs from the one on record", "accept", "reject", "GATE-REVIEW-SERVED-MODEL",
+              lambda challenge: json.dumps({"answer": json.dumps({**ANSWER, "challenge": challenge}),
+                                            "served_model": "model-a"}).encode()),
+    RunnerRow("this run's answer, from the model on record", "accept", "accept", None,
+              lambda challenge: json.dumps({**ANSWER, "challenge": challenge}).encode()),
+)
+
+
+@dataclass(frozen=True)
+class RunnerResult:
+    row: RunnerRow
+    code: str | None  # None: sealed
+
+    @property
+    def ok(self) -> bool:
+        return (self.code is None) == (self.row.bound == "accept") and self.code == self.row.code
+
+    @property
+    def bound_text(self) -> str:
+        return "accept" if self.code is None else "reject"
+
+
+def run_runner_table() -> list[RunnerResult]:
+    """Each answer given to the bound runner's check; the naive runner accepts every one."""
+    from . import modelcall
+
+    challenge = modelcall.challenge("0" * 32, "attempt-0001", "gen-0001", H_DIFF, SELECTED)
+    out = []
+    for row in RUNNER_TABLE:
+        try:
+            modelcall.read_answer(row.stdout(challenge), challenge, SELECTED, "the model's command", SELFTEST_NAMES)
+            code = None
+        except GateError as exc:
+            code = exc.code
+        out.append(RunnerResult(row, code))
     return out
 
 
@@ -421,24 +499,29 @@ def run_attacks(kit: Kit) -> list[AttackResult]:
     out = []
     for attack in ATTACKS:
         data, expected = attack.build(kit)
-        out.append(AttackResult(attack.name, attack.codes, decide(data, expected, kit.keyring, NOW)))
+        out.append(AttackResult(attack.name, attack.codes, judge_receipt(data, expected, kit.keyring, NOW)))
     for name, codes, build in KEYRING_ATTACKS:
         data, ring = build(kit)
-        out.append(AttackResult(name, codes, decide(data, kit.expected, ring, NOW)))
+        out.append(AttackResult(name, codes, judge_receipt(data, kit.expected, ring, NOW)))
     return out
 
 
 def run() -> tuple[str, bool]:
     kit = Kit()
     lines = ["decision table (bound gate vs the incident's naive gate)", ""]
-    lines.append(f"  {'observed state':<40} {'naive':<18} {'bound':<7} {'named':<22} ok")
+    lines.append(f"  {'observed state':<48} {'naive':<18} {'bound':<7} {'named':<22} ok")
     ok = True
     for row in run_table(kit):
         ok &= row.ok
         named = ",".join(row.decision.fields) or "-"
         said = ",".join(c for c in row.decision.codes if c in row.row.codes)
-        lines.append(f"  {row.row.observed:<40} {row.naive_text:<18} {row.bound_text:<7} {named:<22} "
+        lines.append(f"  {row.row.observed:<48} {row.naive_text:<18} {row.bound_text:<7} {named:<22} "
                      f"{'ok' if row.ok else 'WRONG'}{'  ' + said if said else ''}")
+    lines += ["", "the runner's own call of the model (gate review run): the answer it is handed", ""]
+    for call in run_runner_table():
+        ok &= call.ok
+        lines.append(f"  {call.row.observed:<52} {call.row.naive:<7} {call.bound_text:<7} {call.code or '-':<26} "
+                     f"{'ok' if call.ok else 'WRONG'}")
     lines += ["", "attacks (each must be rejected with its code)", ""]
     results = run_attacks(kit)
     for r in results:
@@ -446,6 +529,7 @@ def run() -> tuple[str, bool]:
         got = ",".join(r.decision.codes) or "accepted!"
         lines.append(f"  {'ok   ' if r.ok else 'WRONG'} {r.name:<62} {got}")
     passed = sum(r.ok for r in results)
-    lines += ["", f"{len(DECISION_TABLE) + len(INDEPENDENCE_TABLE)} table rows, {len(results)} attacks, "
+    lines += ["", f"{len(DECISION_TABLE) + len(INDEPENDENCE_TABLE) + len(RUNNER_TABLE)} table rows, "
+              f"{len(results)} attacks, "
               f"{passed} attacks rejected as expected: {'PASS' if ok else 'FAIL'}"]
     return "\n".join(lines), ok

@@ -40,7 +40,8 @@ def rejects(violations: Sequence[Violation], mode: str) -> bool:
     return any(not v.code.startswith(EVALUABLE) for v in violations)
 
 
-def decide(violations: Sequence[Violation], mode: str) -> Verdict:
+def verdict_on(violations: Sequence[Violation], mode: str) -> Verdict:
+    """What a push's (or a commit's) violations come to under the policy's mode."""
     codes = tuple(unique_in_order(v.code for v in violations))
     if not violations:
         return Verdict(0, "accept", codes)

@@ -26,7 +26,7 @@ from gatecore.errors import GateError
 from gatecore.findings import Violation
 from gatecore.policy import Policy
 from gatecore.report import error_lines, render
-from gatecore.verdict import decide
+from gatecore.verdict import verdict_on
 
 #: Printed with every rejection: the client check is advice, the server decides.
 ADVICE = "gate: note: this is the client check (advice); the server's pre-receive hook is the enforcement point"
@@ -124,7 +124,7 @@ def verdict_lines(violations: Sequence[Violation], policy: Policy, what: str,
                   approved: Sequence[str] = ()) -> tuple[int, list[str]]:
     """Exit code and lines for a finished check: 1 with the server's lines if anything is violated;
     `approved`: notes on approvals the push relies on, shown whatever the verdict."""
-    verdict = decide(violations, policy.mode)
+    verdict = verdict_on(violations, policy.mode)
     if not violations:
         return 0, list(approved)
     lines = render(violations, mode=verdict.shown_as, cap=policy.max_violations_shown, gitlab=False, what=what,

@@ -3,7 +3,8 @@
 The updates are built from the push (hooks/pushset.py: git's own lines when the hook has
 them, else the ref pre-commit names plus every local branch and tag with commits the
 remote lacks), the refs the remote already has from its remote-tracking refs, and then
-checked by the server's own `gatecore.pushcheck.PushChecker`: frozen paths in every new
+judged by the server's own composition (`gatecore.pipeline.judge`, the rules stage and, with a
+repository id, approvals as this repository has fetched them): frozen paths in every new
 commit (per rule scope, merges, renames, modes, types, submodules), rewinds that discard
 frozen changes, and the policy's deletion and force rules. Reserved refs
 (`refs/gate/*`, `refs/heads/review/runner/*`) are left to `gate-receipt-push`.
@@ -12,16 +13,16 @@ frozen changes, and the policy's deletion and force rules. Reserved refs
 from __future__ import annotations
 
 import argparse
+import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from gatecore.errors import GateError, unreadable
-from gatecore.findings import Violation
 from gatecore.objects import Objects
+from gatecore.pipeline import RULES, RULES_AND_APPROVALS, PushInput, judge
 from gatecore.policy import Policy
-from gatecore.pushcheck import PushChecker, PushReport
-from gatecore.refs import RefUpdate, display
+from gatecore.refs import RefUpdate, ServerRefs, display
 
 from . import clientconfig, pushset
 from .common import ClientRepo, open_repo, verdict_lines
@@ -29,6 +30,9 @@ from .common import ClientRepo, open_repo, verdict_lines
 if TYPE_CHECKING:
     from gatecore.allowedsigners import AllowedSigners
     from gatecore.keys import Keyring
+    from gatecore.signatures import TrustedKeys
+
+RULES_ONLY = frozenset({RULES})
 
 
 def existing_refs(tracking: Mapping[bytes, str], updates: Sequence[RefUpdate]) -> dict[bytes, str]:
@@ -60,21 +64,16 @@ def _config_path(repo: ClientRepo, key: str) -> Path | None:
     return Path(value) if value else None
 
 
-def push_report(repo: ClientRepo, policy: Policy, pusher: str, updates: Sequence[RefUpdate],
-                existing: dict[bytes, str]) -> PushReport:
-    """The server's check of these updates, without the reserved namespaces (gate-receipt-push's).
-
-    A policy that reads signatures verifies them with this repository's
+def trusted_keys(repo: ClientRepo, policy: Policy) -> TrustedKeys | None:
+    """The keys commit signatures are verified with, when the policy reads them: this repository's
     `gpg.ssh.allowedSignersFile` (the file git itself uses) and the OpenPGP keyring named by
-    `gate.openpgpKeys` (the file the server has); with neither it is a configuration
-    error (GATE-CONFIG-SIGNERS), as on the server."""
-    signers = None
-    if policy.needs_signers:
-        from gatecore.adapters.config import load_trusted_keys
+    `gate.openpgpKeys` (the file the server has); with neither it is a configuration error
+    (GATE-CONFIG-SIGNERS), as on the server."""
+    if not policy.needs_signers:
+        return None
+    from gatecore.adapters.config import load_trusted_keys
 
-        ssh, openpgp = _config_path(repo, "gpg.ssh.allowedSignersFile"), _config_path(repo, "gate.openpgpKeys")
-        signers = load_trusted_keys(ssh, openpgp)
-    return PushChecker(Objects(repo), policy, pusher, existing, None, signers).check(updates)
+    return load_trusted_keys(_config_path(repo, "gpg.ssh.allowedSignersFile"), _config_path(repo, "gate.openpgpKeys"))
 
 
 def coverage_note(push: pushset.PushInput, extra: Sequence[RefUpdate]) -> list[str]:
@@ -89,6 +88,7 @@ def coverage_note(push: pushset.PushInput, extra: Sequence[RefUpdate]) -> list[s
 
 
 def check(args: argparse.Namespace, env: Mapping[str, str], stdin: bytes) -> tuple[int, list[str]]:
+    now = int(time.time())  # the one reading of the clock for this check
     repo = open_repo()
     cache: dict[str, dict[bytes, str]] = {}
     push = pushset.read_push(repo, env, stdin, args.remote, args.url is not None, cache)
@@ -100,52 +100,46 @@ def check(args: argparse.Namespace, env: Mapping[str, str], stdin: bytes) -> tup
     if not updates:
         return 0, []
     require_local(repo, updates, push.remote)
-    policy, origin = clientconfig.load_policy(repo, pushset.config_revisions(push.remote, updates), args.policy)
+    revisions = pushset.config_revisions(push.remote, updates)
+    policy, origin = clientconfig.load_policy(repo, revisions, args.policy)
     pusher = env.get("GATE_PUSHER", "").strip()
-    report = push_report(repo, policy, pusher, updates, existing_refs(tracking, updates))
     notes = [*coverage_note(push, extra),
              f"gate: note: policy {origin}; pusher {pusher or '(unknown: set GATE_PUSHER)'}"]
-    violations: list[Violation] = report.violations
-    commands: list[str] = []
-    approved: list[str] = []
+    stages = RULES_ONLY
+    repository_id = ""
+    keyring = None
     if policy.approvals_enabled:
-        violations, commands, approved, note = with_approvals(repo, policy, args.repository_id, updates, violations,
-                                                              pushset.config_revisions(push.remote, updates))
-        notes += note
-    return verdict_lines(violations, policy, "push", notes, commands, approved)
-
-
-def with_approvals(repo: ClientRepo, policy: Policy, repository_id: str | None, updates: Sequence[RefUpdate],
-                   violations: list[Violation], revisions: Sequence[str]
-                   ) -> tuple[list[Violation], list[str], list[str], list[str]]:
-    """The server's approvals as this repository has them (fetched: refs/gate/*), applied as the
-    server applies them: (violations left, gate approve commands, 'approved' notes, notes)."""
-    import time
-
-    from gatecore.reserved.approvals import ApprovalContext, apply
-
-    repository_id = repository_id or _config_value(repo, "gate.repositoryId")
-    if not repository_id:
-        return violations, [], [], ["gate: note: approvals not looked up: pass --repository-id ID "
-                                    "(or git config gate.repositoryId ID)"]
-
-    def keyring() -> Keyring | None:
-        try:
-            return clientconfig.load_keyring(repo, revisions, None)
-        except GateError:
-            return None  # no keyring here: a sealed approval reads as unverifiable, as it would be
-
-    def signers() -> AllowedSigners | None:
-        from gatecore.adapters.config import load_allowed_signers
-
-        path = _config_path(repo, "gpg.ssh.allowedSignersFile")
-        return None if path is None else load_allowed_signers(path)
-
-    ctx = ApprovalContext(Objects(repo), policy, repository_id, int(time.time()), repo.ref_target, keyring, signers)
-    left, used, commands = apply(ctx, updates, violations)
+        repository_id = args.repository_id or _config_value(repo, "gate.repositoryId") or ""
+        if repository_id:
+            stages = RULES_AND_APPROVALS
+            keyring = _keyring(repo, revisions)
+            notes.append("gate: note: approvals as fetched: git fetch REMOTE '+refs/gate/*:refs/gate/*'")
+        else:
+            notes.append("gate: note: approvals not looked up: pass --repository-id ID (or git config "
+                         "gate.repositoryId ID)")
+    inp = PushInput(objects=Objects(repo), policy=policy, pusher=pusher, now=now, repository_id=repository_id,
+                    server=ServerRefs(repo.ref_target), keyring=keyring, signers=trusted_keys(repo, policy),
+                    load_ssh_signers=lambda: _ssh_signers(repo), existing=existing_refs(tracking, updates))
+    judged = judge(inp, updates, stages=stages)
     approved = [f"gate: note: approved by {u.approver} (approval {u.id[:16]}): {', '.join(u.paths)} on {u.ref}"
-                for u in used]
-    return left, commands, approved, ["gate: note: approvals as fetched: git fetch REMOTE '+refs/gate/*:refs/gate/*'"]
+                for u in judged.approvals_relied]
+    return verdict_lines(judged.violations, policy, "push", notes, judged.commands, approved)
+
+
+def _keyring(repo: ClientRepo, revisions: Sequence[str]) -> Keyring | None:
+    """The server's keyring as this repository has it; none here: a sealed approval reads as
+    unverifiable, as it would be."""
+    try:
+        return clientconfig.load_keyring(repo, revisions, None)
+    except GateError:
+        return None
+
+
+def _ssh_signers(repo: ClientRepo) -> AllowedSigners | None:
+    from gatecore.adapters.config import load_allowed_signers
+
+    path = _config_path(repo, "gpg.ssh.allowedSignersFile")
+    return None if path is None else load_allowed_signers(path)
 
 
 def parser() -> argparse.ArgumentParser:

@@ -1,6 +1,6 @@
 """The check behind `gate-receipt-push` (hooks/receipt_push.py), for pushes that may carry
-reserved refs: the server's own `gatecore.reserved.check` over them (see receipt_push.py
-for what it needs and how the push's refs are found)."""
+reserved refs: the server's own composition over them (`gatecore.pipeline.judge`, the reserved
+stage; see receipt_push.py for what it needs and how the push's refs are found)."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from gatecore.adapters import gitcmd
 from gatecore.errors import GateError, unreadable
 from gatecore.findings import Violation
 from gatecore.objects import Objects, single_file
+from gatecore.pipeline import RESERVED_ONLY, PushInput, judge
 from gatecore.refs import (
     ATTEMPTS_PREFIX,
     DOCTOR_PREFIX,
@@ -21,11 +22,10 @@ from gatecore.refs import (
     RECEIPTS_PREFIX,
     REVIEW_PREFIX,
     RefUpdate,
+    ServerRefs,
     display,
     is_reserved,
 )
-from gatecore.reserved import ReservedContext, ServerRefs
-from gatecore.reserved import check as reserved_check
 from gatecore.reserved.approvals import is_approval_ref
 
 from . import clientconfig, pushset
@@ -152,7 +152,7 @@ def explain_missing(violations: Sequence[Violation], remote: str) -> list[Violat
 def reserved_violations(repo: ClientRepo, args: argparse.Namespace, env: Mapping[str, str], remote: str,
                         special: Sequence[RefUpdate], updates: Sequence[RefUpdate], remote_now: Mapping[bytes, str],
                         now: int) -> tuple[int, list[str]]:
-    """The server's check of the reserved updates (`updates`, the whole push, is where receipts are found)."""
+    """The server's check of the reserved updates `special` (`updates`: the whole push, for the config revisions)."""
     revisions = pushset.config_revisions(remote, updates)
     policy, origin = clientconfig.load_policy(repo, revisions, args.policy)
     pusher = env.get("GATE_PUSHER", "").strip()
@@ -162,11 +162,10 @@ def reserved_violations(repo: ClientRepo, args: argparse.Namespace, env: Mapping
         keyring = clientconfig.load_keyring(repo, revisions, args.keyring)
     except GateError as exc:  # reported as the server would: only once a check needs the keyring
         problem = exc.detail
-    ctx = ReservedContext(objects=Objects(repo), policy=policy, pusher=pusher, repository_id=repository_id, now=now,
-                          push={u.ref: u for u in updates}, server=server_refs(repo, remote, remote_now),
-                          keyring=keyring, head_branch=lambda: gitcmd.remote_head(".", remote),
-                          keyring_problem=problem or "no keyring")
-    violations = explain_missing(reserved_check(ctx, special).violations, remote)
+    inp = PushInput(objects=Objects(repo), policy=policy, pusher=pusher, now=now, repository_id=repository_id,
+                    server=server_refs(repo, remote, remote_now), keyring=keyring,
+                    keyring_problem=problem or "no keyring", head_branch=lambda: gitcmd.remote_head(".", remote))
+    violations = explain_missing(judge(inp, special, stages=RESERVED_ONLY).violations, remote)
     notes = [f"gate: note: checked {', '.join(display(u.raw_ref) for u in special)}; policy {origin}; "
              f"repository {repository_id or '(unknown: pass --repository-id)'}; "
              f"pusher {pusher or '(unknown: set GATE_PUSHER)'}"]

@@ -3,9 +3,11 @@
 It creates a bare repository, installs the gate with throwaway keys, shows an agent's
 write to a frozen file rejected and the same write by a human accepted, replays the
 incident (a passing receipt from model A pushed after the attempt failed over to model B:
-the incident's naive gate would accept it, the gate rejects it naming model_id), accepts
-the fresh receipt model B produces, runs the seed's decision table with both gates on the
-same receipts, and says where the audit log is and how to get `gate` on PATH. In short
+the incident's naive gate would accept it, the gate rejects it naming model_id), then the
+same incident one file further along (model A's answer file left in the workspace: sealed
+from the file it is accepted; the runner's own call of the model refuses it for want of the
+run's challenge, and seals model B's answer), runs the seed's decision table with both gates
+on the same receipts, and says where the audit log is and how to get `gate` on PATH. In short
 lines: codes and what they name, no hashes.
 """
 
@@ -14,17 +16,22 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shlex
 import subprocess
+import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 from gatecore.adapters.config import load_keyfile
 from gatecore.adapters.files import write_private
 from gatecore.configschema import generate_key
+from gatecore.errors import GateError
+from gatecore.keys import SigningKey
 from gatecore.trusted.attempts import append_record
-from gatecore.trusted.bootstrap import bootstrap
-from gatecore.trusted.review import push_review, record_review
+from gatecore.trusted.bootstrap import Bootstrapped, bootstrap
+from gatecore.trusted.review import push_review, record_review, run_review
 
 from .install import install
 
@@ -47,6 +54,14 @@ AGENT = {"GIT_AUTHOR_NAME": "Agent 7", "GIT_AUTHOR_EMAIL": "agent-7@agents.examp
          "GIT_COMMITTER_NAME": "Agent 7", "GIT_COMMITTER_EMAIL": "agent-7@agents.example.com",
          "REMOTE_USER": "agent-7"}
 RUNNER = {"REMOTE_USER": "gate-runner"}
+
+#: A stand-in for model-b's command line (the demo calls no model): it reads the runner's request
+#: on stdin and answers it, copying the challenge as a model told to would.
+STAND_IN = """#!{python}
+import json, re, sys
+challenge = re.search(r"^challenge: ([0-9a-f]{{64}})$", sys.stdin.read(), re.M).group(1)
+print(json.dumps({{"challenge": challenge, "verdict": "pass", "reasons": ["small, tested change"]}}))
+"""
 
 
 def _say(text: str = "") -> None:
@@ -115,56 +130,11 @@ def _run(root: Path) -> int:
     keys, base = _server(d, root)
     ok &= _frozen_files(d, base)
     base = d.git("rev-parse", "HEAD").stdout.strip()
+    run = _Attempt.open(d, root, keys)
+    ok &= _incident(run, base)
+    ok &= _answer_file(run)
 
-    # 3. The incident.
-    d.git("checkout", "-q", "-b", "feature")
-    head = d.commit({"src/app.py": "print(2)\n"}, "agent: improve app", AGENT)
-    ws = root / "workspace"
-    ws.mkdir()
-    now = int(time.time())
-    boot = bootstrap(ws, now)
-    prompt = root / "prompt.txt"
-    prompt.write_text("Review this change. Reply with JSON: verdict, reasons.\n")
-    attempt_key = load_keyfile(keys / "orchestrator-1.key")
-    receipt_key = load_keyfile(keys / "runner-1.key")
-    remote = str(d.bare)
-    attempt = boot.attempt_id
-    # The trusted side pushes as gate-runner (its environment, given to its git commands).
-    append_record(d.work, attempt, attempt_key, "opened", remote, now, repository="demo/repo",
-                  workspace="ws-1", workspace_generation=boot.workspace_generation,
-                  prompt_sha256=hashlib.sha256(prompt.read_bytes()).hexdigest(), env=RUNNER)
-    append_record(d.work, attempt, attempt_key, "model-selected", remote, now, model_id="model-a", env=RUNNER)
-    _say(f"3. The incident, replayed (attempt {attempt})")
-    _say("   ledger: attempt opened, model-a selected")
-    verdict = json.dumps({"verdict": "pass", "reasons": ["small, tested change"]}).encode()
-    stale = record_review(d.work, attempt, None, head, verdict, receipt_key, boot.scoring_dir / "receipt.json",
-                          remote, None, 3600, now, env=RUNNER)
-    _say(f"   model-a scores the change and writes {stale.relative_to(ws)} (verdict pass)")
-    append_record(d.work, attempt, attempt_key, "failover", remote, now, model_id="model-b",
-                  note="model-a offline", env=RUNNER)
-    _say("   model-a goes offline; the ledger records a failover to model-b")
-    _say("   the retry finds receipt.json on disk and pushes it without scoring it:")
-    naive = _naive_verdict(d.work, stale, base, head)
-    ok &= naive
-    _say(f"     naive gate (diff hash and verdict): {'accept' if naive else 'reject'}")
-    result = push_review(d.work, attempt, stale, remote, now, env=RUNNER)
-    bound_ok = not result.ok and "GATE-BIND-MODEL" in result.output and "field=model_id" in result.output
-    ok &= bound_ok
-    _say("     bound gate: " + ("rejected: the receipt names model-a, the ledger model-b" if bound_ok else
-                                "ACCEPTED (wrong!)"))
-    for line in _gate_lines(result.output):
-        _say("  " + line)
-    fresh = record_review(d.work, attempt, None, head, verdict, receipt_key, boot.scoring_dir / "receipt-b.json",
-                          remote, None, 3600, now, env=RUNNER)
-    result = push_review(d.work, attempt, fresh, remote, now, env=RUNNER)
-    ok &= result.ok
-    _say("   model-b scores the change itself; its receipt: " + ("accepted" if result.ok else "REJECTED (wrong!)"))
-    if not result.ok:
-        for line in _gate_lines(result.output):
-            _say("  " + line)
-    _say()
-
-    # 4. The seed's decision table: both gates on the same receipts.
+    # 5. The seed's decision table: both gates on the same receipts.
     ok &= _decision_table()
     _say()
 
@@ -173,6 +143,119 @@ def _run(root: Path) -> int:
     _say(_on_path())
     _say("demo " + ("passed: every push was decided as it should be" if ok else "FAILED: see above"))
     return 0 if ok else 1
+
+
+@dataclass
+class _Attempt:
+    """The incident's attempt: the agent's change, the workspace, the keys, the ledger opened with
+    model-a selected."""
+
+    d: _Demo
+    root: Path
+    head: str
+    ws: Path
+    boot: Bootstrapped
+    prompt: Path
+    attempt_key: SigningKey
+    receipt_key: SigningKey
+    now: int
+
+    @property
+    def attempt(self) -> str:
+        return self.boot.attempt_id
+
+    @property
+    def remote(self) -> str:
+        return str(self.d.bare)
+
+    @classmethod
+    def open(cls, d: _Demo, root: Path, keys: Path) -> _Attempt:
+        d.git("checkout", "-q", "-b", "feature")
+        head = d.commit({"src/app.py": "print(2)\n"}, "agent: improve app", AGENT)
+        ws = root / "workspace"
+        ws.mkdir()
+        now = int(time.time())
+        prompt = root / "prompt.txt"
+        prompt.write_text("Review this change. Reply with JSON: verdict, reasons.\n")
+        run = cls(d, root, head, ws, bootstrap(ws, now), prompt, load_keyfile(keys / "orchestrator-1.key"),
+                  load_keyfile(keys / "runner-1.key"), now)
+        # The trusted side pushes as gate-runner (its environment, given to its git commands).
+        append_record(d.work, run.attempt, run.attempt_key, "opened", run.remote, now, repository="demo/repo",
+                      workspace="ws-1", workspace_generation=run.boot.workspace_generation,
+                      prompt_sha256=hashlib.sha256(prompt.read_bytes()).hexdigest(), env=RUNNER)
+        append_record(d.work, run.attempt, run.attempt_key, "model-selected", run.remote, now, model_id="model-a",
+                      env=RUNNER)
+        return run
+
+
+VERDICT = json.dumps({"verdict": "pass", "reasons": ["small, tested change"]}).encode()
+
+
+def _incident(run: _Attempt, base: str) -> bool:
+    """Step 3, the incident: model-a's receipt, left on disk, pushed after the failover to
+    model-b: the naive gate accepts it, the bound gate refuses it (True when both do)."""
+    d, attempt, remote, now = run.d, run.attempt, run.remote, run.now
+    _say(f"3. The incident, replayed (attempt {attempt})")
+    _say("   ledger: attempt opened, model-a selected")
+    stale = record_review(d.work, attempt, None, run.head, VERDICT, run.receipt_key,
+                          run.boot.scoring_dir / "receipt.json", remote, None, 3600, now, env=RUNNER)
+    _say(f"   model-a scores the change and writes {stale.relative_to(run.ws)} (verdict pass)")
+    append_record(d.work, attempt, run.attempt_key, "failover", remote, now, model_id="model-b",
+                  note="model-a offline", env=RUNNER)
+    _say("   model-a goes offline; the ledger records a failover to model-b")
+    _say("   the retry finds receipt.json on disk and pushes it without scoring it:")
+    naive = _naive_verdict(d.work, stale, base, run.head)
+    _say(f"     naive gate (diff hash and verdict): {'accept' if naive else 'reject'}")
+    result = push_review(d.work, attempt, stale, remote, now, env=RUNNER)
+    bound_ok = not result.ok and "GATE-BIND-MODEL" in result.output and "field=model_id" in result.output
+    _say("     bound gate: " + ("rejected: the receipt names model-a, the ledger model-b" if bound_ok else
+                                "ACCEPTED (wrong!)"))
+    for line in _gate_lines(result.output):
+        _say("  " + line)
+    _say()
+    return naive and bound_ok
+
+
+def _answer_file(run: _Attempt) -> bool:
+    """Step 4, the incident one file further along: model-a's answer file, sealed as model-b's
+    review, is accepted; the runner's own call of the model refuses it, and seals model-b's
+    answer to this run's request (True when each is decided so)."""
+    d, attempt, remote, now, scoring = run.d, run.attempt, run.remote, run.now, run.boot.scoring_dir
+    _say("4. The same incident one file further along: model-a left its answer file, not a receipt")
+    left = scoring / "model-a.json"
+    left.write_bytes(VERDICT)
+    _say(f"   model-a's passing answer is still in {left.relative_to(run.ws)}")
+    sealed = record_review(d.work, attempt, None, run.head, left.read_bytes(), run.receipt_key,
+                           scoring / "receipt-from-file.json", remote, None, 3600, now, env=RUNNER, origin=str(left))
+    file_ok = push_review(d.work, attempt, sealed, remote, now, env=RUNNER).ok
+    _say("   sealed from the file (gate review record --model-output), as model-b's review:")
+    _say("     bound gate: " + ("accepted: a file cannot say which model wrote it, or for which request"
+                                if file_ok else "REJECTED (unexpected)"))
+    head = d.commit({"src/app.py": "print(3)\n"}, "agent: improve app again", AGENT)
+    _say("   the agent commits again; model-a's answer file is still there")
+    stand_in = run.root / "model-b"
+    stand_in.write_text(STAND_IN.format(python=sys.executable))
+    stand_in.chmod(0o755)
+    try:
+        run_review(d.work, attempt, None, head, run.prompt, f"cat {shlex.quote(str(left))}", run.receipt_key,
+                   scoring / "receipt-stale.json", remote, None, 3600, now, 60.0, env=RUNNER)
+        refused = ""
+    except GateError as exc:
+        refused = exc.code
+    call_ok = refused == "GATE-REVIEW-CHALLENGE" and not (scoring / "receipt-stale.json").exists()
+    _say("   the runner calls the model itself (gate review run), and the command hands back that file:")
+    _say("     " + ("refused before anything is sealed: GATE-REVIEW-CHALLENGE (not this run's answer)"
+                    if call_ok else f"SEALED (wrong!) {refused}"))
+    fresh = run_review(d.work, attempt, None, head, run.prompt, str(stand_in), run.receipt_key,
+                       scoring / "receipt-b.json", remote, None, 3600, now, 60.0, env=RUNNER)
+    result = push_review(d.work, attempt, fresh, remote, now, env=RUNNER)
+    _say("   model-b answers this run's request, challenge and all; its receipt: "
+         + ("accepted" if result.ok else "REJECTED (wrong!)"))
+    if not result.ok:
+        for line in _gate_lines(result.output):
+            _say("  " + line)
+    _say()
+    return file_ok and call_ok and result.ok
 
 
 def _server(d: _Demo, root: Path) -> tuple[Path, str]:
@@ -229,7 +312,7 @@ def _audit(d: _Demo) -> None:
     decisions = [json.loads(line) for line in audit.read_text().splitlines()]
     decisions = [x for x in decisions if x.get("event") == "decision"]
     rejected = sum(x["decision"] != "accept" for x in decisions)
-    _say(f"5. Audit log: {len(decisions)} push decisions, {rejected} rejected, one JSON line each:")
+    _say(f"6. Audit log: {len(decisions)} push decisions, {rejected} rejected, one JSON line each:")
     _say(f"   {audit}")
     _say()
 
@@ -250,12 +333,12 @@ def _decision_table() -> bool:
     """The seed's table (gatecore.selftest): each row's receipt given to both gates."""
     from gatecore.selftest import Kit, run_table
 
-    _say("4. The seed's decision table: both gates on the same receipts (gate selftest runs it too)")
-    _say(f"   {'observed state':<38} {'naive gate':<18} bound gate")
+    _say("5. The seed's decision table: both gates on the same receipts (gate selftest runs it too)")
+    _say(f"   {'observed state':<48} {'naive gate':<18} bound gate")
     results = run_table(Kit())
     for r in results:
         bound = r.bound_text + ("" if r.decision.accepted else f" ({','.join(r.decision.fields)})")
-        _say(f"   {r.row.observed:<38} {r.naive_text:<18} {bound}{'' if r.ok else '  WRONG'}")
+        _say(f"   {r.row.observed:<48} {r.naive_text:<18} {bound}{'' if r.ok else '  WRONG'}")
     return all(r.ok for r in results)
 
 

@@ -8,14 +8,13 @@
 3. **configuration**: the policy, the keyring and the signers, each loaded once from its
    validated cache (`gatecore.adapters.config`), with the clock read once: every check of
    the push judges at the same `now`;
-4. **push rules**: ref rules, frozen files and signatures over the new commits
-   (`gatecore.pushcheck`);
-5. **the reserved stage**: namespace rights, archive, ledger, receipts, review refs and
-   approvals, against the server's own ref values (`gatecore.reserved.check`);
-6. **verdict** under the policy's mode (`gatecore.verdict`);
-7. **report**: what the pusher sees (`gatecore.report`), then chained hooks, then the
+4. **judgement**: the push rules, the reserved stage and the verdict, in one call of the
+   engine's one composition (`gatecore.pipeline.judge`, which the client hooks and the
+   in-process test tier call too), over the objects as the quarantine shows them;
+5. **report**: what the pusher sees (`gatecore.report`), then chained hooks, then the
    approvals the push used are recorded as spent;
-8. **audit**: one line (`server.audit`).
+6. **audit**: one line (`server.audit`), with how far the walks went even when a limit or
+   the deadline stopped them.
 
 Exit codes: 0 accept, 1 policy reject, 2 configuration error, 3 internal error or
 deadline. Anything but 0 rejects every ref of the push. Every path that is not a proven
@@ -44,10 +43,12 @@ from gatecore.errors import GateError
 from gatecore.findings import Violation
 from gatecore.gitmodel import GitReader
 from gatecore.keys import Keyring
+from gatecore.limits import Progress
+from gatecore.pipeline import PushInput, judge
 from gatecore.policy import Mode, Policy
-from gatecore.refs import MAX_INPUT_BYTES, RefUpdate, display, is_reserved, parse_pre_receive
+from gatecore.refs import MAX_INPUT_BYTES, RefUpdate, ServerRefs, display, parse_pre_receive
 from gatecore.report import error_lines, render
-from gatecore.verdict import Decision, decide
+from gatecore.verdict import Decision
 
 from . import audit, installation
 from .deadline import Deadline
@@ -56,8 +57,7 @@ if TYPE_CHECKING:
     from gatecore.adapters.treescan import TreeScanner
     from gatecore.allowedsigners import AllowedSigners
     from gatecore.frozenbatch import PairScan
-    from gatecore.objects import Objects
-    from gatecore.reserved.approvals import ApprovalContext, Used
+    from gatecore.reserved.approvals import Used
     from gatecore.signatures import TrustedKeys
 
 #: Until the policy (and its deadline: limits.deadline_seconds, or the platform's default) is read, the watchdog only
@@ -79,10 +79,16 @@ class Outcome:
     approvals: list[Used] = field(default_factory=list)  # recorded as used once the push is accepted
     #: why each restricted commit that violated a rule was restricted (docs/agents.md, evidence)
     evidence: list[dict[str, str]] = field(default_factory=list)
+    commits_read: int | None = None  # a limit stopped the walk: how many new commits it had read
 
 
-def rejection(exit_code: int, code: str, lines: list[str]) -> Outcome:
-    return Outcome(exit_code=exit_code, decision="reject", lines=lines, codes=[code])
+def rejection(exit_code: int, code: str, lines: list[str], progress: Progress | None = None) -> Outcome:
+    """A push the gate refused without judging it through (`progress`: how far its walks went)."""
+    if progress is None:
+        return Outcome(exit_code=exit_code, decision="reject", lines=lines, codes=[code])
+    return Outcome(exit_code=exit_code, decision="reject", lines=lines, codes=[code],
+                   commits_checked=progress.commits_checked, walks=list(progress.walks),
+                   commits_read=progress.commits_read)
 
 
 @dataclass(frozen=True)
@@ -123,22 +129,11 @@ def configuration(inst: installation.Installation, policy: Policy, now: int) -> 
     return Configuration(policy, load_keyring(inst), signers, ssh_signers(inst), now)
 
 
-def approval_context(inst: installation.Installation, policy: Policy, objects: Objects,
-                     repo: GitReader) -> ApprovalContext:
-    """How this installation verifies approvals outside a push (`gate approvals list` on the
-    server): its keyring, its allowed-signers file, the clock now."""
-    from gatecore.reserved.approvals import ApprovalContext
-
-    return ApprovalContext(objects, policy, inst.repository_id, int(time.time()), repo.ref_target,
-                           lambda: load_keyring(inst), ssh_signers(inst))
-
-
 def check_push(inst: installation.Installation, hook_env: environment.HookEnv, updates: Sequence[RefUpdate],
-               conf: Configuration, deadline: Deadline) -> Outcome:
-    """Stages 4-7: push rules, the reserved stage, the verdict, the report."""
+               conf: Configuration, deadline: Deadline, progress: Progress) -> Outcome:
+    """Stages 4 and 5 (but chained hooks): the judgement and the report."""
     from gatecore.adapters.gitstream import GitStream
     from gatecore.frozenbatch import ScanOnDemand
-    from gatecore.refs import object_format_problem
 
     policy = conf.policy
     live = [u for u in updates if not u.is_noop]
@@ -147,9 +142,7 @@ def check_push(inst: installation.Installation, hook_env: environment.HookEnv, u
     repo = GitStream(hook_env.git_dir, hook_env.quarantine)
     scan = ScanOnDemand(lambda: tree_scanner(hook_env.git_dir))  # (most pushes never start it)
     try:
-        if (problem := object_format_problem(live, repo.object_format)) is not None:
-            raise GateError("GATE-GIT-OBJECT-FORMAT", problem)
-        return _checked(inst, hook_env, live, conf, deadline, repo, scan)
+        return _checked(inst, hook_env, live, conf, deadline, repo, progress, scan)
     finally:
         scan.close()
         repo.close()
@@ -164,43 +157,32 @@ def tree_scanner(git_dir: str) -> TreeScanner:
     return TreeScanner(launch.helper_argv(launch.TREE_WORKER, git_dir), launch.identity)
 
 
-def _checked(inst: installation.Installation, hook_env: environment.HookEnv, live: Sequence[RefUpdate],
-             conf: Configuration, deadline: Deadline, repo: GitReader, scan: PairScan | None = None) -> Outcome:
+def push_input(inst: installation.Installation, hook_env: environment.HookEnv, conf: Configuration,
+               deadline: Deadline, repo: GitReader, progress: Progress, scan: PairScan | None = None) -> PushInput:
+    """What the engine judges this push on: the objects through `repo` (the quarantine), the
+    configuration read once, the server's own refs, the second process a big push's tree search
+    may start (`scan`)."""
     from gatecore.objects import Objects
-    from gatecore.pushcheck import PushChecker
 
+    return PushInput(objects=Objects(repo), policy=conf.policy, pusher=hook_env.pusher, now=conf.now,
+                     repository_id=inst.repository_id, server=ServerRefs(repo.ref_target), keyring=conf.keyring,
+                     head_branch=lambda: repo.symbolic_target("HEAD"), signers=conf.signers,
+                     load_ssh_signers=conf.load_ssh_signers, deadline=deadline.at, progress=progress, scan=scan)
+
+
+def _checked(inst: installation.Installation, hook_env: environment.HookEnv, live: Sequence[RefUpdate],
+             conf: Configuration, deadline: Deadline, repo: GitReader, progress: Progress,
+             scan: PairScan | None = None) -> Outcome:
     policy = conf.policy
-    objects = Objects(repo)
-    # 4. push rules
-    rules = PushChecker(objects, policy, hook_env.pusher, None, deadline.at, conf.signers, scan).check(live)
-    violations: list[Violation] = rules.violations
-    attempt_ids: list[str] = []
-    used: list[Used] = []
-    commands: list[str] = []
-    # 5. the reserved stage
-    if policy.approvals_enabled or any(is_reserved(u.ref) for u in live):
-        from gatecore import reserved
-
-        ctx = reserved.ReservedContext(
-            objects=objects, policy=policy, pusher=hook_env.pusher, repository_id=inst.repository_id,
-            now=conf.now, push={u.ref: u for u in live}, server=reserved.ServerRefs(repo.ref_target),
-            keyring=conf.keyring, head_branch=lambda: repo.symbolic_target("HEAD"), rule_violations=violations,
-            load_signers=conf.load_ssh_signers)
-        found = reserved.check(ctx, live)
-        violations, attempt_ids = found.violations, found.attempt_ids
-        used, commands = found.approvals_used, found.approve_commands
-    # 6. verdict
-    verdict = decide(violations, policy.mode)
-    # 7. report (chained hooks and spent approvals follow in `main`)
-    lines = render(violations, mode=verdict.shown_as, cap=policy.max_violations_shown, gitlab=hook_env.gitlab,
-                   commands=commands, git_dir=str(inst.gate_dir.parent))
-    evidence = list({(v.commit, v.identity, v.evidence): {"commit": v.commit or "", "identity": v.identity or "",
-                                                          "evidence": v.evidence}
-                     for v in violations if v.evidence}.values())[:policy.max_violations_shown]
+    # 4. judgement (gatecore.pipeline: push rules, the reserved stage, the verdict)
+    judged = judge(push_input(inst, hook_env, conf, deadline, repo, progress, scan), live)
+    # 5. report (chained hooks and spent approvals follow in `main`)
+    lines = judged.lines(cap=policy.max_violations_shown, gitlab=hook_env.gitlab, git_dir=str(inst.gate_dir.parent))
+    verdict = judged.verdict
     return Outcome(exit_code=verdict.exit_code, decision=verdict.decision, lines=lines, codes=list(verdict.codes),
-                   attempt_ids=attempt_ids, commits_checked=rules.commits_checked, mode=policy.mode,
-                   walks=rules.walks, catalogue=policy.catalogue_version,
-                   approvals=used if policy.mode == "enforce" and verdict.exit_code == 0 else [], evidence=evidence)
+                   attempt_ids=judged.attempt_ids, commits_checked=judged.commits_checked, mode=policy.mode,
+                   walks=judged.walks, catalogue=policy.catalogue_version, approvals=judged.approvals_used,
+                   evidence=judged.evidence(policy.max_violations_shown))
 
 
 def run_chain(inst: installation.Installation, data: bytes, argv: Sequence[str]) -> list[Violation]:
@@ -257,6 +239,7 @@ def audit_record(hook_env: environment.HookEnv | None, updates: Sequence[RefUpda
         "attempt_ids": outcome.attempt_ids,
         "mode": outcome.mode,
         "commits_checked": outcome.commits_checked,
+        **({} if outcome.commits_read is None else {"commits_read": outcome.commits_read}),
         "walks": outcome.walks,
         "catalogue": outcome.catalogue,
         "evidence": outcome.evidence,
@@ -279,10 +262,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     hook_env: environment.HookEnv | None = None
     updates: list[RefUpdate] = []
     sink: str | None = None  # the installation's syslog socket, once read
+    progress = Progress()  # how far the walks went, whatever stops them
 
     def on_expire() -> None:  # runs in the watchdog thread, just before it ends the process
         audit.append(gate_dir / installation.AUDIT_FILE,
-                     audit_record(hook_env, updates, rejection(3, "GATE-HOOK-DEADLINE", []), now, started),
+                     audit_record(hook_env, updates, rejection(3, "GATE-HOOK-DEADLINE", [], progress), now, started),
                      wait=0.2, syslog=sink)
 
     deadline = Deadline(STARTUP_DEADLINE_SECONDS, "GL-HOOK-ERR: " if gitlab_guess else "", on_expire)
@@ -300,7 +284,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         policy = config.load_policy(inst.policy)
         deadline.reset(policy.deadline_for(hook_env.platform), started)
         conf = configuration(inst, policy, now)
-        outcome = check_push(inst, hook_env, updates, conf, deadline)  # stages 4 to 7
+        outcome = check_push(inst, hook_env, updates, conf, deadline, progress)  # stages 4 and 5
         if outcome.exit_code == 0 and inst.chain:
             chained = run_chain(inst, data, args[2:])
             if chained:
@@ -310,15 +294,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         if outcome.exit_code == 0 and outcome.approvals:
             record_uses(hook_env, outcome.approvals)
     except GateError as exc:
+        progress.stopped(exc)
         outcome = rejection(exc.exit_code, exc.code, error_lines(exc.code, exc.detail, gitlab=gitlab_guess,
-                                                                 git_dir=where))
+                                                                 git_dir=where), progress)
     except Exception as exc:  # the boundary: an unexpected error is a rejection, never a pass
         import traceback
 
         sys.stderr.write(traceback.format_exc(limit=8))
         outcome = rejection(3, "GATE-HOOK-INTERNAL", error_lines("GATE-HOOK-INTERNAL", f"{type(exc).__name__}: {exc}",
-                                                                 gitlab=gitlab_guess, git_dir=where))
-    # 8. audit
+                                                                 gitlab=gitlab_guess, git_dir=where), progress)
+    # 6. audit
     try:
         if outcome.exit_code == 0 or gate_dir.is_dir():  # no installation: nowhere to audit a rejection
             audit.append(gate_dir / installation.AUDIT_FILE, audit_record(hook_env, updates, outcome, now, started),

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from gatecore.adapters import config
 from gatecore.adapters.gitrepo import GitRepo
@@ -20,7 +21,24 @@ from gatecore.trusted.attest import Sources
 
 from . import installation
 from .install import GATE_DIR_NAME, git_dir_of
-from .prereceive import approval_context
+from .prereceive import load_keyring, ssh_signers
+
+if TYPE_CHECKING:
+    from gatecore.gitmodel import GitReader
+    from gatecore.policy import Policy
+    from gatecore.reserved.approvals import ApprovalContext
+
+
+def approval_context(inst: installation.Installation, policy: Policy, objects: Objects,
+                     repo: GitReader) -> ApprovalContext:
+    """How this installation verifies approvals outside a push (`gate approvals list` on the
+    server): its keyring, its allowed-signers file, the clock now."""
+    import time
+
+    from gatecore.reserved.approvals import ApprovalContext
+
+    return ApprovalContext(objects, policy, inst.repository_id, int(time.time()), repo.ref_target,
+                           lambda: load_keyring(inst), ssh_signers(inst))
 
 
 def approval_verifier(repo: Path) -> Verifier | None:

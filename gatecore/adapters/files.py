@@ -27,8 +27,10 @@ from typing import Any
 
 from ..errors import GateError
 
-#: 5: the plain form is the model's whole dump (policy.Policy.from_plain); 6: [limits] and [review] grew
-CACHE_SCHEMA = 6
+#: 5: the plain form is the model's whole dump (policy.Policy.from_plain); 6: [limits] and [review] grew;
+#: 7: [review] model_run and [review.models], the model-id table's plain form, and the catalogue's agents
+#: reviewer independence reads commits for
+CACHE_SCHEMA = 7
 
 
 def _chunks(path: Path, code: str, what: str, cap: int, too_large: str | None = None) -> Iterator[bytes]:

@@ -9,6 +9,7 @@ unexpected status, is a `GateError`, never an empty answer.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import subprocess
@@ -21,6 +22,7 @@ from typing import IO
 from ..errors import GateError, malformed, unreadable
 from ..gitmodel import ShownCommit, WalkedCommit
 from ..refs import REVIEW_PREFIX
+from . import gitlayout
 from .environment import shallow_file
 
 #: What every git command the gate runs reads the repository without.
@@ -106,9 +108,11 @@ def helper(argv: Sequence[str], what: str, bufsize: int = -1) -> tuple[subproces
     return proc, proc.stdin, proc.stdout
 
 
-def start_writer(pipe: IO[bytes], data: bytes, name: str) -> tuple[threading.Thread, list[BaseException]]:
+def start_writer(pipe: IO[bytes], data: bytes, name: str,
+                 close: bool = False) -> tuple[threading.Thread, list[BaseException]]:
     """A started thread writing `data` to a helper's stdin whole (the helper answers while it is
-    read), and where it puts the error if the helper stops reading (the reader sees it end too)."""
+    read), and where it puts the error if the helper stops reading (the reader sees it end too).
+    `close`: close the pipe after it (the helper reads to the end of its input)."""
     failed: list[BaseException] = []
 
     def write() -> None:
@@ -117,6 +121,10 @@ def start_writer(pipe: IO[bytes], data: bytes, name: str) -> tuple[threading.Thr
             pipe.flush()
         except OSError as exc:
             failed.append(exc)
+        finally:
+            if close:
+                with contextlib.suppress(OSError):
+                    pipe.close()
 
     writer = threading.Thread(target=write, name=name, daemon=True)
     writer.start()
@@ -170,20 +178,12 @@ MAX_SHALLOW_BYTES = 65 << 20
 def shallow_commits(git_dir: str) -> frozenset[str]:
     """The commits git walks without parents here, read where git reads them: the file
     `GIT_SHALLOW_FILE` names (receive-pack's list for a push with new shallow roots: the
-    repository's own and the push's), else the repository's `shallow` file (in the common
-    directory of a linked worktree). No file, or an empty name: none. A line git would not
-    take makes git's own walk fail; it is left out here."""
+    repository's own and the push's), else the repository's `shallow` file
+    (`gitlayout.shallow_path`). No file, or an empty name: none. A line git would not take makes
+    git's own walk fail; it is left out here."""
     path = shallow_file()
     if path is None:
-        common = git_dir
-        try:
-            with open(os.path.join(git_dir, "commondir"), "rb") as f:
-                named = f.read(4096).decode("utf-8", "surrogateescape").strip()
-            if named:
-                common = os.path.join(git_dir, named)  # (an absolute path replaces git_dir)
-        except OSError:
-            pass
-        path = os.path.join(common, "shallow")
+        path = gitlayout.shallow_path(git_dir)
     if not path:
         return frozenset()
     try:

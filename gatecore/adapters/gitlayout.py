@@ -23,7 +23,10 @@ What is left is read by hand because git offers no plumbing for it, not for spee
 
 * `merge_heads`: every commit of a merge being concluded (`MERGE_HEAD`, a file in the git
   directory in every ref backend; `git rev-parse MERGE_HEAD` names only the first of an
-  octopus's), for `gate-frozen-commit`.
+  octopus's), for `gate-frozen-commit`;
+* `shallow_path`: where the repository's list of shallow commits lies (`shallow`, in the common
+  directory of a linked worktree), for the walk's shallow boundaries (`gitcmd.shallow_commits`):
+  no plumbing lists those commits, so the file is read by hand, and its place with it.
 
 This module reads nothing but `os`, so a hook's quick path may import it.
 """
@@ -49,3 +52,18 @@ def merge_heads(git_dir: str) -> list[str] | None:
         return None
     heads = text.split()
     return heads if all(len(h) in _ID_WIDTHS and set(h) <= _HEX for h in heads) else None
+
+
+def shallow_path(git_dir: str) -> str:
+    """The repository's `shallow` file as git finds it (`git rev-parse --git-path shallow`): in
+    the common directory a linked worktree's `commondir` names (relative to the git directory,
+    or absolute), else in the git directory. It may not exist: a repository that is not shallow."""
+    common = git_dir
+    try:
+        with open(os.path.join(git_dir, "commondir"), "rb") as f:
+            named = f.read(4096).decode("utf-8", "surrogateescape").strip()
+        if named:
+            common = os.path.join(git_dir, named)  # (an absolute path replaces git_dir)
+    except OSError:
+        pass
+    return os.path.join(common, "shallow")

@@ -25,9 +25,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from ..findings import Violation
-from ..refs import DOCTOR_PREFIX, RECEIPTS_PREFIX, REVIEW_PREFIX, RefUpdate, is_reserved
+from ..refs import DOCTOR_PREFIX, RECEIPTS_PREFIX, REVIEW_PREFIX, RefUpdate, ServerRefs, is_reserved
 from .approvals import Used, apply, check_pushes, is_approval_ref
-from .context import ReservedContext, ServerRefs
+from .context import ReservedContext
 from .rights import namespace_violations
 
 __all__ = ["ReservedContext", "ReservedReport", "ServerRefs", "check"]
@@ -43,20 +43,24 @@ class ReservedReport:
     approve_commands: list[str] = field(default_factory=list)  # `gate approve` for the writes left unapproved
 
 
-def check(ctx: ReservedContext, updates: Sequence[RefUpdate]) -> ReservedReport:
+def check(ctx: ReservedContext, updates: Sequence[RefUpdate], *, namespaces: bool = True,
+          approvals: bool = True) -> ReservedReport:
     """The reserved stage over `updates` (the push's updates; those outside the reserved
-    namespaces matter only to approvals)."""
+    namespaces matter only to approvals). `namespaces`: judge the reserved refs pushed (stages
+    1-5, and approval refs); `approvals`: apply approvals to the push rules' violations (stage 6;
+    the client's pre-push check of frozen files asks for this one alone)."""
     live = [u for u in updates if not u.is_noop]
     reserved = [u for u in live if is_reserved(u.ref) and not u.ref.startswith(DOCTOR_PREFIX)]
-    approval_refs = [u for u in reserved if is_approval_ref(u.ref)]
+    approval_refs = [u for u in reserved if is_approval_ref(u.ref)] if namespaces else []
     special = [u for u in reserved if not is_approval_ref(u.ref)]
-    found, accepted = _namespaces(ctx, special)
+    found, accepted = _namespaces(ctx, special) if namespaces else ([], [])
     remaining: list[Violation] = list(ctx.rule_violations)
     used: list[Used] = []
     commands: list[str] = []
-    if ctx.policy.approvals_enabled or approval_refs:
+    apply_them = approvals and ctx.policy.approvals_enabled
+    if apply_them or approval_refs:
         actx = ctx.approvals()
-        if ctx.policy.approvals_enabled:
+        if apply_them:
             remaining, used, commands = apply(actx, live, remaining)
         remaining += check_pushes(actx, ctx.pusher, approval_refs)
     return ReservedReport(remaining + found, accepted, used, commands)

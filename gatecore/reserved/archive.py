@@ -29,7 +29,6 @@ import re
 from collections.abc import Sequence
 
 from ..archive import ARCHIVE_REF, KINDS, claim_digest
-from ..envelope import payload_digest
 from ..errors import GateError
 from ..findings import Violation
 from ..gitmodel import MODE_BLOB, MODE_TREE
@@ -140,7 +139,7 @@ def _not_archived(ctx: ReservedContext, u: RefUpdate) -> str:
             missing.append("its generation")
     if not archive.attempt(attempt):
         missing.insert(0, "the attempt's id")
-    digests = [payload_digest(data) for data in ctx.receipt_history(attempt)]
+    digests = [opened.payload_digest for opened in ctx.history(attempt)]
     if not all(d is not None and archive.receipt(d) for d in digests):
         missing.append("every receipt of its history")
     return ", ".join(missing)

@@ -15,13 +15,14 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from ..archive import ARCHIVE_REF, Archive
+from ..binding import Opened, open_bytes, open_commit, receipt_chain
 from ..errors import GateError
 from ..findings import Violation
 from ..keys import Keyring
-from ..ledger import MAX_CHAIN, RECEIPT_FILE, AttemptState, read_state
-from ..objects import Objects, single_file
+from ..ledger import AttemptState, read_state
+from ..objects import Objects
 from ..policy import Policy
-from ..refs import ATTEMPTS_PREFIX, RECEIPTS_PREFIX, RefUpdate, display
+from ..refs import ATTEMPTS_PREFIX, RECEIPTS_PREFIX, RefUpdate, ServerRefs, display
 
 if TYPE_CHECKING:
     from ..allowedsigners import AllowedSigners
@@ -34,20 +35,6 @@ NO_KEYRING = ("no keyring is installed for this repository, and this push needs 
 def violation(code: str, u: RefUpdate, detail: str, attempt: str | None = None, field: str | None = None,
               commit: str | None = None) -> Violation:
     return Violation(code, display(u.raw_ref), detail, commit=commit, attempt_id=attempt, field=field)
-
-
-class ServerRefs:
-    """The server's value of each ref a check consults, read once and then fixed
-    (`ServerRefs(refs.get)` for a dict of refs)."""
-
-    def __init__(self, read: Callable[[str], str | None]) -> None:
-        self._read = read
-        self._seen: dict[str, str | None] = {}
-
-    def get(self, name: str) -> str | None:
-        if name not in self._seen:
-            self._seen[name] = self._read(name)
-        return self._seen[name]
 
 
 def _no_signers() -> AllowedSigners | None:
@@ -72,6 +59,7 @@ class ReservedContext:
     keyring_problem: str = NO_KEYRING
     load_signers: Callable[[], AllowedSigners | None] = _no_signers  # SSH-signed approvals, read when one is
     _archive: Archive | None = field(default=None, init=False, repr=False)
+    _opened: dict[str, Opened] = field(default_factory=dict, init=False, repr=False)  # by receipt commit
 
     def require_keyring(self) -> Keyring:
         """The keyring, for a check that needs one (GATE-CONFIG-KEYRING if there is none)."""
@@ -95,26 +83,25 @@ class ReservedContext:
         tip = self.server.get(ATTEMPTS_PREFIX + attempt)
         return None if tip is None else read_state(self.objects, tip, self.require_keyring(), self.now, attempt)
 
-    def receipt_history(self, attempt: str) -> Iterator[bytes]:
-        """The envelope bytes of every receipt in the attempt's receipt chain on the server, newest
-        first. A chain is one line of commits (a merge in it is refused, never walked by its first
-        parent: that would drop earlier receipts out of the reuse check and the archive)."""
-        current = self.server.get(RECEIPTS_PREFIX + attempt)
-        seen = 0
-        while current is not None:
-            seen += 1
-            if seen > MAX_CHAIN:
-                raise GateError("GATE-REVIEW-RECEIPT-REF", f"receipt history longer than {MAX_CHAIN}")
-            info = self.objects.commit(current)
-            if len(info.parent_ids) > 1:
-                raise GateError("GATE-REVIEW-RECEIPT-REF", f"receipt commit {current[:12]} of {attempt} is a merge")
-            yield self.receipt_at(current)
-            current = info.parent_ids[0] if info.parent_ids else None
+    def opened(self, commit: str) -> Opened:
+        """The receipt a receipt commit holds, opened once per push however many checks read it."""
+        if commit not in self._opened:
+            self._opened[commit] = open_commit(self.objects, commit)
+        return self._opened[commit]
 
-    def receipt_at(self, commit: str) -> bytes:
-        """The envelope bytes a receipt commit holds."""
-        return single_file(self.objects, self.objects.commit(commit).tree_id, RECEIPT_FILE, "GATE-REVIEW-RECEIPT-REF",
-                           "GATE-RECEIPT-TOO-LARGE")
+    def receipt(self, attempt: str) -> Opened:
+        """The receipt this push brings for the attempt (`Opened.data` None: its receipt ref is not
+        in the push, or does not point at a commit)."""
+        u = self.push.get(RECEIPTS_PREFIX + attempt)
+        if u is None or u.is_delete or self.objects.type_of(u.new) != "commit":
+            return open_bytes(None)
+        return self.opened(u.new)
+
+    def history(self, attempt: str) -> Iterator[Opened]:
+        """Every receipt in the attempt's receipt chain on the server, newest first
+        (`binding.receipt_chain`: one line of commits)."""
+        for commit in receipt_chain(self.objects, self.server.get(RECEIPTS_PREFIX + attempt)):
+            yield self.opened(commit)
 
     def approvals(self) -> ApprovalContext:
         """How approvals are verified in this push: the same keyring, clock and server refs."""

@@ -8,16 +8,14 @@ ref's check (`review.py`) judges the receipt itself.
 
 Because every receipt commit is checked as it arrives, the chain on the server is one line
 of well-formed receipts: the reuse check and the archive read all of it
-(`ReservedContext.receipt_history`).
+(`ReservedContext.history`).
 """
 
 from __future__ import annotations
 
-from .. import envelope, ids
+from .. import ids
 from ..errors import GateError
 from ..findings import Violation
-from ..ledger import RECEIPT_FILE
-from ..objects import single_file
 from ..refs import RECEIPTS_PREFIX, REVIEW_PREFIX, RefUpdate
 from .archive import deletion
 from .context import ReservedContext, violation
@@ -40,17 +38,10 @@ def receipt_ref(ctx: ReservedContext, u: RefUpdate) -> list[Violation]:
         return [violation("GATE-REVIEW-RECEIPT-REF", u, "a push adds one receipt commit, whose only parent is the "
                                                         "receipt ref on the server (none when it is created)", attempt)]
     try:
-        envelope.parse(single_file(ctx.objects, commit.tree_id, RECEIPT_FILE, "GATE-REVIEW-RECEIPT-REF",
-                                   "GATE-RECEIPT-TOO-LARGE"))
+        opened = ctx.opened(u.new)
     except GateError as exc:
         return [violation(exc.code, u, f"receipt commit {u.new[:12]}: {exc.detail}", attempt)]
+    if opened.envelope is None:
+        return [violation(f.code, u, f"receipt commit {u.new[:12]}: {f.detail}", attempt) for f in opened.problems]
     return []
 
-
-def receipt_bytes(ctx: ReservedContext, attempt: str) -> bytes | None:
-    """The receipt this push brings for the attempt (None: its receipt ref is not in the push)."""
-    u = ctx.push.get(RECEIPTS_PREFIX + attempt)
-    if u is None or u.is_delete or ctx.objects.type_of(u.new) != "commit":
-        return None
-    return single_file(ctx.objects, ctx.objects.commit(u.new).tree_id, RECEIPT_FILE, "GATE-REVIEW-RECEIPT-REF",
-                       "GATE-RECEIPT-TOO-LARGE")

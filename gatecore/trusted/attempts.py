@@ -8,7 +8,9 @@ pushed atomically with the attempt's first record: git's ref transaction refuses
 second claim of the same generation.
 
 Every command is idempotent: run again after its push landed (a CI retry after a network
-error), it finds its record on the server already and pushes nothing (`ALREADY`).
+error), it finds its record on the server already and pushes nothing (`ALREADY`). It says so
+only for the state the command would have left: an attempt closed since is named as closed
+(`GATE-LEDGER-CLOSED`), never acknowledged as just opened or just failed over.
 """
 
 from __future__ import annotations
@@ -72,14 +74,11 @@ def append_record(repo_path: Path, attempt: str, key: SigningKey, kind: str, rem
         gitcmd.sync_ref(repo_path, remote, ref, env=env)
     repo = GitRepo.at(repo_path)
     state = attempt_state(repo, attempt, now)
-    if remote is not None and state is not None and _on_record(state, kind, repository, workspace,
-                                                                workspace_generation, prompt_sha256, target, model_id,
-                                                                author):
+    landed = remote is not None and state is not None and _on_record(
+        state, kind, repository, workspace, workspace_generation, prompt_sha256, target, model_id, author)
+    if _retried(state, attempt, kind, landed):
+        assert state is not None
         return state, gitcmd.PushResult(True, ALREADY)  # a retry after the push landed: nothing to do
-    if kind == "opened" and state is not None:
-        raise GateError("GATE-LEDGER-SEQUENCE", f"attempt {attempt} is already open")
-    if kind != "opened" and state is None:
-        raise GateError("GATE-LEDGER-MISSING", f"attempt {attempt} has no ledger; open it first")
     repository = repository or (state.repository if state else None)
     if repository is None:
         raise GateError("GATE-INPUT-ARGUMENT", "--repository-id is required to open an attempt")
@@ -113,6 +112,22 @@ def append_record(repo_path: Path, attempt: str, key: SigningKey, kind: str, rem
         if claim is not None:
             repo.delete_ref(claim, commit)
     return new_state, result
+
+
+def _retried(state: ledger.AttemptState | None, attempt: str, kind: str, landed: bool) -> bool:
+    """Is this a retry of a record that landed (`landed`: the server's ledger says it already)?
+    Else may a `kind` record follow the ledger as it is? GATE-LEDGER-CLOSED for a retry after the
+    attempt was closed, GATE-LEDGER-SEQUENCE or -MISSING for a record out of order."""
+    if landed:
+        if state is not None and state.closed and kind != "closed":  # the attempt has moved on since
+            raise GateError("GATE-LEDGER-CLOSED", f"attempt {attempt}'s {kind} record is on the server, but the "
+                                                  "attempt has been closed since: open a new attempt")
+        return True
+    if kind == "opened" and state is not None:
+        raise GateError("GATE-LEDGER-SEQUENCE", f"attempt {attempt} is already open")
+    if kind != "opened" and state is None:
+        raise GateError("GATE-LEDGER-MISSING", f"attempt {attempt} has no ledger; open it first")
+    return False
 
 
 def _on_record(state: ledger.AttemptState, kind: str, repository: str | None, workspace: str | None,

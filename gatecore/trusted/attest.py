@@ -15,7 +15,10 @@ and for a receipt every bound field against what the repository holds: the ledge
 names and the chain up to it, the generation claim (or the archive, for an archived attempt
 whose refs a clone still holds), the tree-delta digest recomputed from its base, the base an
 ancestor of the reviewed commit, the review ref's previous value, the repository id, and a
-sealed payload used once. Checks that depend on the time are judged at the time the record
+sealed payload used once; with a policy (the server's, or `--policy`), also the reviewer's
+independence of the change's authors (the ledger's and those the reviewed commits show) and
+how the runner got the answer (`[review] model_run`), the settings named in the statement. The
+judgement is the hook's own, `binding.judge_review`. Checks that depend on the time are judged at the time the record
 says it was made (a receipt's `issued_at`, an approval's `created_at`): a receipt expires a
 day after it served, its review does not. A revoked key is revoked for everything it sealed:
 such records are refused. A record that fails any check is refused with the gate's code and
@@ -47,20 +50,19 @@ from ..attestation import (
     opened_annotations,
     receipt_annotations,
     resource_uri,
+    review_policy,
     seal_line,
     statement,
 )
-from ..binding import Expectations, compare, open_receipt
-from ..digest import tree_delta_digest
+from ..authorship import review_question
+from ..binding import Opened, Update, generation_claim, judge_review, open_commit, receipt_chain
 from ..errors import GateError
 from ..findings import Failure
 from ..keys import Keyring, SigningKey
 from ..objects import Objects, single_file
 from ..policy import Policy, RefGlob
-from ..receipt import DIFF_TREE_DELTA, Receipt, parse_payload
 from ..refs import ATTEMPTS_PREFIX, RECEIPTS_PREFIX, REVIEW_PREFIX, generation_ref
 from ..reserved.approvals import APPROVALS_PREFIX, USES_PREFIX, read_record
-from ..reserved.review import base_failures
 
 CONFIG_CODE = "GATE-ATTEST-CONFIG"  # what verifies is missing: the whole export stops, nothing is written
 
@@ -132,14 +134,6 @@ def _keyid(data: bytes) -> str:
     return envelope.parse(data).keyid
 
 
-def _peek(data: bytes) -> Receipt | None:
-    """The receipt an envelope carries, unverified (for its times; `open_receipt` judges it)."""
-    try:
-        return parse_payload(envelope.parse(data).payload)[0]
-    except GateError:
-        return None
-
-
 class _Reader:
     def __init__(self, repo: GitRepo, objects: Objects, sources: Sources, now: int, ref: RefGlob | None,
                  since: int | None) -> None:
@@ -169,7 +163,8 @@ class _Reader:
 
     def _attempt(self, attempt: str, tip: str) -> tuple[list[Accepted], list[Refusal]]:
         try:
-            chain = self._receipt_chain(tip)
+            chain = [(commit, open_commit(self.objects, commit)) for commit in receipt_chain(self.objects, tip)]
+            chain.reverse()  # oldest first
             ledger_tip = self.repo.ref_target(ATTEMPTS_PREFIX + attempt)
             if ledger_tip is None:
                 raise GateError("GATE-LEDGER-MISSING", f"no {ATTEMPTS_PREFIX}{attempt} in this repository (fetch "
@@ -181,11 +176,11 @@ class _Reader:
         refused: list[Refusal] = []
         previous: str | None = None  # the review ref's value after the previous receipt's update
         used: set[str] = set()
-        for n, (commit, data) in enumerate(chain):
-            peeked = _peek(data)
+        for n, (commit, opened) in enumerate(chain):
+            peeked = opened.receipt  # not yet verified: for its time and what it names
             if peeked is None or self._wanted(REVIEW_PREFIX + attempt, peeked.issued_at):
                 try:
-                    result = self._receipt(attempt, commit, data, peeked, entries, previous, used,
+                    result = self._receipt(attempt, commit, opened, entries, previous, used,
                                            last=n == len(chain) - 1)
                 except GateError as exc:
                     if exc.code == CONFIG_CODE:
@@ -196,35 +191,17 @@ class _Reader:
                 else:
                     refused.append(Refusal(f"receipt {commit[:12]} of attempt {attempt}", tuple(result)))
             previous = None if peeked is None else peeked.new_commit
-            used.add(_sha256(envelope.parse(data).payload) if peeked is not None else commit)
+            used.add(opened.payload_digest or commit)
         return accepted, refused
 
-    def _receipt_chain(self, tip: str) -> list[tuple[str, bytes]]:
-        """The receipt commits of an attempt, oldest first, with their envelope bytes."""
-        out: list[tuple[str, bytes]] = []
-        current: str | None = tip
-        while current is not None:
-            if len(out) >= ledger.MAX_CHAIN:
-                raise GateError("GATE-REVIEW-RECEIPT-REF", f"receipt history longer than {ledger.MAX_CHAIN}")
-            if self.objects.type_of(current) != "commit":
-                raise GateError("GATE-REVIEW-RECEIPT-REF", f"{current[:12]} is not a receipt commit")
-            info = self.objects.commit(current)
-            if len(info.parent_ids) > 1:
-                raise GateError("GATE-REVIEW-RECEIPT-REF", f"receipt commit {current[:12]} is a merge")
-            out.append((current, single_file(self.objects, info.tree_id, ledger.RECEIPT_FILE,
-                                             "GATE-REVIEW-RECEIPT-REF", "GATE-RECEIPT-TOO-LARGE")))
-            current = info.parent_ids[0] if info.parent_ids else None
-        out.reverse()
-        return out
-
-    def _receipt(self, attempt: str, commit: str, data: bytes, peeked: Receipt | None,
-                 entries: list[ledger.ChainEntry], previous: str | None, used: set[str],
-                 last: bool) -> Accepted | list[Failure]:
+    def _receipt(self, attempt: str, commit: str, opened: Opened, entries: list[ledger.ChainEntry],
+                 previous: str | None, used: set[str], last: bool) -> Accepted | list[Failure]:
         keyring = self.sources.need_keyring()
-        at = self.now if peeked is None else peeked.issued_at  # time-dependent checks: when it was sealed
-        rec, failures, sealed = open_receipt(data, keyring, at)
+        rec = opened.receipt
+        at = self.now if rec is None else rec.issued_at  # time-dependent checks: when it was sealed
+        failures, sealed = opened.verify(keyring, at)
         if rec is None or not sealed:
-            return failures
+            return failures  # what it names is not to be trusted: judged no further
         # The ledger as it stood when the model the receipt names was put on record.
         digests = [ledger.record_digest(e.envelope) for e in entries]
         if rec.ledger_record not in digests:
@@ -237,46 +214,45 @@ class _Reader:
         if state.model_record != rec.ledger_record:
             return [*failures, Failure("GATE-BIND-LEDGER", "ledger_record", "names a record that put no model "
                                                                             "on record")]
+        failures = []  # judge_review judges the seal and the times again, with everything else
         if state.repository != self.sources.repository_id:
             failures.append(Failure("GATE-LEDGER-ATTEMPT", "repository", f"the ledger names repository "
                                                                           f"{state.repository!r}"))
-        payload = _sha256(envelope.parse(data).payload)
+        payload = opened.payload_digest
+        assert payload is not None  # sealed: an envelope
         failures += self._claim(attempt, state, payload)
         new = rec.new_commit
         if new is None or not self.repo.exists(new) or self.objects.type_of(new) != "commit":
             return [*failures, Failure("GATE-GIT-UNREADABLE", "new_commit", "the reviewed commit is not in this "
                                                                             "repository (not fetched, or pruned "
                                                                             "after its review ref was deleted)")]
-        bad_base = base_failures(self.objects, rec, new)
-        failures += bad_base
-        digest = rec.diff_sha256 if bad_base or rec.base_commit is None else \
-            tree_delta_digest(self.objects, rec.base_commit, new)
         zero = self.objects.zero_id
         allowed = {zero} if previous is None else {zero, previous}  # created, deleted and re-created, or moved
-        tree = self.objects.commit(new).tree_id
-        expected = Expectations(
-            attempt_id=attempt, model_id=state.model_id or "", workspace_generation=state.workspace_generation,
-            prompt_sha256=state.prompt_sha256, diff_sha256=digest, diff_algorithm=DIFF_TREE_DELTA,
-            repository=self.sources.repository_id, ref=REVIEW_PREFIX + attempt,
-            old_commit=rec.old_commit if rec.old_commit in allowed else (previous or zero), new_commit=new,
-            new_tree=tree, object_format=self.repo.object_format, ledger_record=state.model_record)
-        failures += compare(rec, expected)
-        if payload in used:
-            failures.append(Failure("GATE-RECEIPT-REUSED", "receipt", "the same sealed payload appears earlier in "
-                                                                      "the attempt's receipt history"))
+        old = rec.old_commit if rec.old_commit in allowed else (previous or zero)
+        assert old is not None
+        policy = self.sources.policy
+        failures += judge_review(self.objects, opened, state,
+                                 Update(self.sources.repository_id, REVIEW_PREFIX + attempt, old, new),
+                                 keyring=keyring, at=at, used_before=used.__contains__,
+                                 independence=None if policy is None else review_question(policy, state, self.objects,
+                                                                                          new),
+                                 model_run="any" if policy is None else policy.model_run)
         review = self.repo.ref_target(REVIEW_PREFIX + attempt)
         if last and review is not None and review != new:
             failures.append(Failure("GATE-BIND-NEW-COMMIT", "new_commit", f"the review ref is at {review[:12]}, "
                                                                           "not at its last receipt's commit"))
         if failures:
             return failures
-        opened, model = entries[0], entries[upto]
+        opened_record, model = entries[0], entries[upto]
         kind = "model-selected" if len(state.models) == 1 else "failover"
-        return Accepted("review", REVIEW_PREFIX + attempt, new, tree, rec.issued_at, (
-            Record("receipt", envelope.PAYLOAD_RECEIPT, _sha256(data), commit, ledger.RECEIPT_FILE,
-                   receipt_annotations(rec, _keyid(data), payload)),
-            Record("ledger-opened", envelope.PAYLOAD_ATTEMPT, digests[0], opened.commit, ledger.RECORD_FILE,
-                   opened_annotations(state, _keyid(opened.envelope))),
+        tree = self.objects.commit(new).tree_id
+        assert opened.data is not None and opened.envelope is not None
+        return Accepted("review", REVIEW_PREFIX + attempt, new, tree, rec.issued_at, policy=review_policy(policy),
+                        records=(
+            Record("receipt", envelope.PAYLOAD_RECEIPT, _sha256(opened.data), commit, ledger.RECEIPT_FILE,
+                   receipt_annotations(rec, opened.envelope.keyid, payload)),
+            Record("ledger-opened", envelope.PAYLOAD_ATTEMPT, digests[0], opened_record.commit, ledger.RECORD_FILE,
+                   opened_annotations(state, _keyid(opened_record.envelope))),
             Record("ledger-model", envelope.PAYLOAD_ATTEMPT, digests[upto], model.commit, ledger.RECORD_FILE,
                    model_annotations(state, kind, _keyid(model.envelope))),
         ))
@@ -289,10 +265,7 @@ class _Reader:
                 return []
             return [Failure("GATE-LEDGER-ARCHIVE", "archive", "the attempt is archived, but the archive does not "
                                                               "hold its generation and this receipt")]
-        if self.repo.ref_target(generation_ref(state.workspace_generation)) != state.root:
-            return [Failure("GATE-LEDGER-GENERATION-REUSED", "workspace_generation",
-                            f"generation {state.workspace_generation} is not claimed by this attempt")]
-        return []
+        return generation_claim(state, self.repo.ref_target(generation_ref(state.workspace_generation)))
 
     # --- approvals --------------------------------------------------------------------------
     def approvals(self) -> tuple[list[Accepted], list[Refusal]]:

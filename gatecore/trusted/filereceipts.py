@@ -13,7 +13,7 @@ from pathlib import Path
 
 from .. import digest, ids
 from ..adapters import files
-from ..binding import Decision, Expectations, decide
+from ..binding import Decision, Expectations, file_expectations, judge_receipt
 from ..errors import GateError
 from ..findings import Failure
 from ..keys import Keyring, SigningKey
@@ -35,13 +35,26 @@ class DiffSource:
     rev_to: str | None = None
 
 
-def bind_diff(src: DiffSource) -> Expectations:
-    """The diff part of the expectations (the other bound fields are blank here)."""
+@dataclass(frozen=True, slots=True)
+class DiffBinding:
+    """The diff part of the expectations: the digest, its algorithm and, for a commit range, the
+    git state it binds."""
+
+    diff_sha256: str
+    diff_algorithm: str
+    base_commit: str | None = None
+    new_commit: str | None = None
+    new_tree: str | None = None
+    object_format: str | None = None
+
+
+def bind_diff(src: DiffSource) -> DiffBinding:
+    """The digest of a patch file's bytes, or the tree delta of a commit range."""
     if src.diff_file is not None:
         if src.repo is not None or src.rev_from is not None or src.rev_to is not None:
             raise GateError("GATE-INPUT-ARGUMENT", "give --diff-file or --repo/--from/--to, not both")
         sha = files.sha256_capped(src.diff_file, "GATE-INPUT-ARGUMENT", "diff file", MAX_DIFF_BYTES)
-        return Expectations("", "", "", "", sha, DIFF_BYTES)
+        return DiffBinding(sha, DIFF_BYTES)
     if src.repo is None or src.rev_from is None or src.rev_to is None:
         raise GateError("GATE-INPUT-ARGUMENT", "give --diff-file, or all of --repo, --from and --to")
     from ..adapters.gitrepo import GitRepo
@@ -51,9 +64,8 @@ def bind_diff(src: DiffSource) -> Expectations:
     base = repo.resolve(src.rev_from)
     new = repo.resolve(src.rev_to)
     objects = Objects(repo)
-    return Expectations("", "", "", "", digest.tree_delta_digest(objects, base, new), DIFF_TREE_DELTA,
-                        base_commit=base, new_commit=new, new_tree=objects.commit(new).tree_id,
-                        object_format=repo.object_format)
+    return DiffBinding(digest.tree_delta_digest(objects, base, new), DIFF_TREE_DELTA, base, new,
+                       objects.commit(new).tree_id, repo.object_format)
 
 
 def prompt_digest(prompt_file: Path) -> str:
@@ -70,9 +82,9 @@ def expectations(attempt: str, model: str, generation: str, prompt_file: Path, s
         raise GateError("GATE-INPUT-ARGUMENT", f"workspace generation {generation!r} is not of the allowed form")
     prompt = prompt_digest(prompt_file)
     diff = bind_diff(src)
-    return Expectations(attempt, model, generation, prompt, diff.diff_sha256,
-                        diff.diff_algorithm, base_commit=diff.base_commit, new_commit=diff.new_commit,
-                        new_tree=diff.new_tree, object_format=diff.object_format)
+    return file_expectations(attempt, model, generation, prompt, diff.diff_sha256, diff.diff_algorithm,
+                             base=diff.base_commit, new=diff.new_commit, new_tree=diff.new_tree,
+                             object_format=diff.object_format)
 
 
 def write_receipt(out_dir: Path, attempt: str, model: str, generation: str, prompt_file: Path,
@@ -94,4 +106,4 @@ def verify_receipt(receipt_file: Path, attempt: str, model: str, generation: str
                                  "GATE-RECEIPT-TOO-LARGE")
     except GateError as exc:  # absent, unreadable, not a regular file (no receipt), or too large
         return Decision(False, (Failure(exc.code, "receipt", exc.detail),), None)
-    return decide(data, expected, keyring, now)
+    return judge_receipt(data, expected, keyring, now)

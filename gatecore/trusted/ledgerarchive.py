@@ -30,9 +30,9 @@ from pathlib import Path
 from .. import archive, ledger
 from ..adapters import gitcmd
 from ..adapters.gitrepo import GitRepo
-from ..envelope import payload_digest
+from ..binding import open_commit, receipt_chain
 from ..errors import GateError
-from ..objects import Objects, single_file
+from ..objects import Objects
 from ..refs import ATTEMPTS_PREFIX, GENERATIONS_PREFIX, RECEIPTS_PREFIX, REVIEW_PREFIX, generation_ref
 from .attempts import LEDGER_EMAIL, LEDGER_NAME, open_clone
 
@@ -68,22 +68,13 @@ class Due:
 
 
 def receipt_payloads(objects: Objects, tip: str | None) -> tuple[str, ...]:
-    """The sealed-payload digests of a receipt chain, newest first (one line of commits)."""
+    """The sealed-payload digests of a receipt chain, newest first (`binding.receipt_chain`)."""
     out = []
-    current = tip
-    while current is not None:
-        info = objects.commit(current)
-        if len(info.parent_ids) > 1:
-            raise GateError("GATE-REVIEW-RECEIPT-REF", f"receipt commit {current[:12]} is a merge")
-        data = single_file(objects, info.tree_id, ledger.RECEIPT_FILE, "GATE-REVIEW-RECEIPT-REF",
-                           "GATE-RECEIPT-TOO-LARGE")
-        d = payload_digest(data)
+    for commit in receipt_chain(objects, tip):
+        d = open_commit(objects, commit).payload_digest
         if d is None:
-            raise GateError("GATE-REVIEW-RECEIPT-REF", f"receipt commit {current[:12]} holds no envelope")
+            raise GateError("GATE-REVIEW-RECEIPT-REF", f"receipt commit {commit[:12]} holds no envelope")
         out.append(d)
-        current = info.parent_ids[0] if info.parent_ids else None
-        if len(out) > ledger.MAX_CHAIN:
-            raise GateError("GATE-REVIEW-RECEIPT-REF", f"receipt history longer than {ledger.MAX_CHAIN}")
     return tuple(out)
 
 

@@ -1,37 +1,50 @@
-"""The runner's commands: `gate review record` and `gate review push`.
+"""The runner's commands: `gate review run`, `gate review record` and `gate review push`.
 
-The runner takes only `verdict` and `reasons` from the model's output (`gatecore.modeloutput`:
-other members ignored, one fenced JSON block read, anything else refused naming the file)
-and computes every other receipt field itself: the git state from the objects, the model, generation and
+`run` calls the model itself (`gatecore.modelcall`): it passes the model's command a request
+built from the attempt's prompt and the diff it seals, with a fresh challenge, and seals the
+answer the command prints, if it carries the challenge and no other model served it. `record`
+seals a model's output file: the weaker path, for runners that cannot call the model (a file
+cannot say which model wrote it, for which request, or when). Either way the runner takes only
+`verdict` and `reasons` from the model's answer (`gatecore.modeloutput`: other members ignored,
+one fenced JSON block read, anything else refused naming where it came from) and computes
+every other receipt field itself: the git state from the objects, the model, generation and
 prompt digest from the ledger as the server holds it, the review ref's current value on
 the server (the optimistic lock), and the base of the reviewed diff: by default the merge
 base of the reviewed commit with the attempt's target branch as the server has it, never
 a branch of the clone (which the agent may have moved).
 
-Both commands are safe to retry: run again after a push that landed, they find the review
+The commands are safe to retry: run again after a push that landed, they find the review
 and its receipt on the server and push nothing; `record` run again finds the receipt it would
-seal already in `--out` (never overwritten) and hands that on. The receipt file is written
+seal already in `--out` (never overwritten) and hands that on, and so does `run` when `--out`
+holds a receipt of the same binding from a call of the model (without calling it again). The receipt file is written
 without following a symlink anywhere on its path: the scoring directory lies in the
 agent-writable workspace.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
+import secrets
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .. import digest, envelope, modeloutput, strictjson
 from ..adapters import files, gitcmd
 from ..adapters.gitrepo import GitRepo
-from ..binding import Expectations
+from ..binding import Expectations, review_expectations
 from ..errors import GateError
 from ..keys import SigningKey
-from ..ledger import RECEIPT_FILE
+from ..ledger import RECEIPT_FILE, AttemptState
 from ..objects import Objects, single_file
-from ..receipt import DIFF_TREE_DELTA, MAX_LIFETIME_SECONDS, seal_document
+from ..receipt import MAX_LIFETIME_SECONDS, MODEL_RUN_FILE, MODEL_RUN_RUNNER, seal_document
 from ..refs import ATTEMPTS_PREFIX, RECEIPTS_PREFIX, REVIEW_PREFIX
 from .attempts import ALREADY, attempt_state, check_attempt_id, open_clone, record_commit, restore
+
+if TYPE_CHECKING:
+    from ..modelnames import ModelNames
 
 
 def server_base(repo_path: Path, remote: str, target: str | None, head: str, env: gitcmd.Env = None) -> str:
@@ -49,13 +62,19 @@ def server_base(repo_path: Path, remote: str, target: str | None, head: str, env
     return base
 
 
-def record_review(repo_path: Path, attempt: str, base_rev: str | None, head_rev: str, model_output: bytes,
-                  key: SigningKey, out: Path, remote: str | None, old: str | None, ttl: int, now: int,
-                  repository_id: str | None = None, env: gitcmd.Env = None, origin: str = "(given)") -> Path:
-    """Seal a receipt for base..head of this attempt; only verdict and reasons come from the model
-    (`origin`: where the output came from, for messages)."""
-    check_attempt_id(attempt)
-    answer = modeloutput.read(model_output, origin)  # refused before anything is read from git
+@dataclass(frozen=True, slots=True)
+class Review:
+    """What the runner binds a review of this attempt to, before it has an answer."""
+
+    state: AttemptState
+    expected: Expectations
+    repo: GitRepo
+
+
+def _prepare(repo_path: Path, attempt: str, base_rev: str | None, head_rev: str, remote: str | None, old: str | None,
+             ttl: int, now: int, repository_id: str | None, env: gitcmd.Env) -> Review:
+    """The attempt as the ledger has it (synced from `remote`), the review ref's value there, the
+    base and head, and every field the receipt binds (`binding.review_expectations`)."""
     open_clone(repo_path)
     if not 0 < ttl <= MAX_LIFETIME_SECONDS:
         raise GateError("GATE-INPUT-ARGUMENT", "--ttl must be between 1 second and 30 days")
@@ -78,25 +97,102 @@ def record_review(repo_path: Path, attempt: str, base_rev: str | None, head_rev:
     else:
         raise GateError("GATE-INPUT-ARGUMENT", "without --remote, --base is required")
     objects = Objects(repo)
-    expected = Expectations(
-        attempt_id=attempt, model_id=state.model_id, workspace_generation=state.workspace_generation,
-        prompt_sha256=state.prompt_sha256, diff_sha256=digest.tree_delta_digest(objects, base, head),
-        diff_algorithm=DIFF_TREE_DELTA, repository=repository_id or state.repository, ref=review_ref,
-        old_commit=old or repo.zero_id, base_commit=base, new_commit=head, new_tree=objects.commit(head).tree_id,
-        object_format=repo.object_format, ledger_record=state.model_record,
-    )
-    doc = expected.receipt_document(answer.verdict, answer.reasons, now, now + ttl)
-    if _same_receipt(out, doc, now):
+    expected = review_expectations(
+        state, repository_id=repository_id or state.repository, ref=review_ref, old=old or repo.zero_id, base=base,
+        new=head, new_tree=objects.commit(head).tree_id, object_format=repo.object_format,
+        diff_sha256=digest.tree_delta_digest(objects, base, head))
+    return Review(state, expected, repo)
+
+
+def record_review(repo_path: Path, attempt: str, base_rev: str | None, head_rev: str, model_output: bytes,
+                  key: SigningKey, out: Path, remote: str | None, old: str | None, ttl: int, now: int,
+                  repository_id: str | None = None, env: gitcmd.Env = None, origin: str = "(given)") -> Path:
+    """Seal a receipt for base..head of this attempt from a model's output file: only verdict and
+    reasons come from the model (`origin`: where the output came from, for messages). The weaker
+    path: the runner cannot tell which model wrote the file, for which request, or when
+    (`run_review` can); the receipt says so (`model_run: "file"`)."""
+    check_attempt_id(attempt)
+    answer = modeloutput.read(model_output, origin)  # refused before anything is read from git
+    review = _prepare(repo_path, attempt, base_rev, head_rev, remote, old, ttl, now, repository_id, env)
+    doc = review.expected.receipt_document(answer.verdict, answer.reasons, now, now + ttl, model_run=MODEL_RUN_FILE)
+    if _same_receipt(out, doc, now, _TIMES):
         return out  # a retry: the receipt this run would seal is there already (never overwritten)
     return files.write_new(out, seal_document(doc, key), "GATE-INPUT-PATH", parents=True)
 
 
+#: What a review request's change may weigh (the diff text the model reads).
+MAX_REQUEST_DIFF_BYTES = 64 << 20
+
+
+def run_review(repo_path: Path, attempt: str, base_rev: str | None, head_rev: str, prompt_file: Path, command: str,
+               key: SigningKey, out: Path, remote: str | None, old: str | None, ttl: int, now: int,
+               timeout: float, repository_id: str | None = None, env: gitcmd.Env = None,
+               notes: list[str] | None = None) -> Path:
+    """Call the model and seal its answer, with nothing on disk in between (`gatecore.modelcall`):
+    the request built from the prompt the ledger holds (the file's SHA-256 must be the attempt's
+    `prompt_sha256`) and the diff this receipt seals, with a fresh challenge, passed to `command`
+    on stdin; the answer taken from its stdout, carrying that challenge, from the model selected."""
+    from .. import modelcall
+    from ..adapters import modelcmd
+    from .filereceipts import MAX_PROMPT_BYTES
+
+    check_attempt_id(attempt)
+    if not timeout > 0:
+        raise GateError("GATE-INPUT-ARGUMENT", "--model-timeout must be a positive number of seconds")
+    prompt = files.read_capped(prompt_file, "GATE-INPUT-ARGUMENT", "prompt file", MAX_PROMPT_BYTES)
+    review = _prepare(repo_path, attempt, base_rev, head_rev, remote, old, ttl, now, repository_id, env)
+    state, expected = review.state, review.expected
+    if hashlib.sha256(prompt).hexdigest() != state.prompt_sha256:
+        raise GateError("GATE-BIND-PROMPT", f"{prompt_file} is not the prompt the ledger holds for attempt "
+                                            f"{attempt} (its SHA-256 differs from the opened record's "
+                                            "prompt_sha256): the model is asked with the attempt's prompt only")
+    model = expected.model_id
+    bound = {k: v for k, v in expected.receipt_document(None, None, 0, 0, model_run=MODEL_RUN_RUNNER).items()
+             if k not in _ANSWER}
+    if _same_receipt(out, bound, now, _ANSWER):
+        return out  # a retry: this binding's receipt, from a call of the model, is there already
+    if os.path.lexists(out):  # refused before the model is called, not after
+        raise GateError("GATE-INPUT-PATH", f"{out} exists; it is never overwritten")
+    assert expected.base_commit is not None and expected.new_commit is not None  # review_expectations binds both
+    diff = gitcmd.run_git(["-c", "core.quotePath=false", "diff", "--no-color", "--no-ext-diff", "--no-textconv",
+                           expected.base_commit, expected.new_commit], cwd=repo_path,
+                          code="GATE-GIT-REPOSITORY").stdout
+    if len(diff) > MAX_REQUEST_DIFF_BYTES:
+        raise GateError("GATE-INPUT-ARGUMENT", f"the change is {len(diff)} bytes of diff, more than a review request "
+                                               f"carries ({MAX_REQUEST_DIFF_BYTES})")
+    challenge = modelcall.challenge(secrets.token_hex(16), attempt, expected.workspace_generation,
+                                    expected.diff_sha256, model)
+    request = modelcall.request(prompt.decode("utf-8", "replace"), diff.decode("utf-8", "replace"),
+                                challenge=challenge, attempt=attempt, generation=expected.workspace_generation,
+                                model=model, diff_sha256=expected.diff_sha256)
+    stdout = modelcmd.run(command, request, timeout, {modelcall.ENV_MODEL: model, modelcall.ENV_ATTEMPT: attempt})
+    got = modelcall.read_answer(stdout, challenge, model, "the model's command", _model_names())
+    if notes is not None:
+        notes += got.answer.notes("the model's command")
+    doc = expected.receipt_document(got.answer.verdict, got.answer.reasons, now, now + ttl,
+                                    model_run=MODEL_RUN_RUNNER, served_model=got.served_model, challenge=challenge)
+    return files.write_new(out, seal_document(doc, key), "GATE-INPUT-PATH", parents=True)
+
+
+def _model_names() -> ModelNames:
+    """How the runner reads the model a tool reports served the answer: the packaged model-id
+    table (the runner holds no policy, so no [review.models]: an id the table does not place must
+    be the one on record, spelled alike)."""
+    from ..adapters.config import load_model_names
+    from ..modelnames import ModelNames
+
+    return ModelNames.from_plain(load_model_names().plain)
+
+
 _TIMES = ("issued_at", "expires_at")
+#: What a model's answer (and when) gives a receipt: a retry of a call of the model asks again only
+#: if the receipt it finds binds anything else.
+_ANSWER = (*_TIMES, "verdict", "reasons", "served_model", "challenge")
 
 
-def _same_receipt(out: Path, doc: dict[str, object], now: int) -> bool:
-    """Does `out` already hold a receipt that says all `doc` says (but when it was issued) and is
-    still valid? Then a retry pushes it instead of failing on a file it must never overwrite.
+def _same_receipt(out: Path, doc: dict[str, object], now: int, besides: tuple[str, ...]) -> bool:
+    """Does `out` already hold a receipt that says all `doc` says (but `besides`) and is still
+    valid? Then a retry pushes it instead of failing on a file it must never overwrite.
     Whatever the file holds, the gate still verifies its seal and every field."""
     if not os.path.lexists(out):
         return False
@@ -107,7 +203,8 @@ def _same_receipt(out: Path, doc: dict[str, object], now: int) -> bool:
         return False
     if not isinstance(found, dict) or not isinstance(found.get("expires_at"), int) or found["expires_at"] <= now:
         return False
-    return {k: v for k, v in found.items() if k not in _TIMES} == {k: v for k, v in doc.items() if k not in _TIMES}
+    return ({k: v for k, v in found.items() if k not in besides}
+            == {k: v for k, v in doc.items() if k not in besides})
 
 
 def landed(repo_path: Path, remote: str, attempt: str, head: str, payload: str | None = None,

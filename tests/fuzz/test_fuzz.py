@@ -36,7 +36,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from gatecore import envelope, strictjson
-from gatecore.binding import CLOCK_SKEW_SECONDS, decide
+from gatecore.binding import CLOCK_SKEW_SECONDS, judge_receipt
 from gatecore.configschema import validate_keyring as validate_keyring_bytes
 from gatecore.configschema import validate_policy as validate_bytes
 from gatecore.digest import DeltaRecord, encode_records
@@ -298,7 +298,7 @@ def test_decision_accepts_only_valid_sealed_receipts(doc: dict[str, Any], key: s
         return
     data = KIT.seal_bytes(payload, KEYS[key], ptype) if ptype in envelope.PURPOSE_OF_PAYLOAD else \
         envelope.encode(envelope.Envelope(ptype, payload, KEYS[key].id, b"\x00" * 64))
-    decision = decide(data, KIT.expected, KIT.keyring, NOW)
+    decision = judge_receipt(data, KIT.expected, KIT.keyring, NOW)
     genuine = key in GENUINE and ptype == envelope.PAYLOAD_RECEIPT
     if decision.accepted:
         assert genuine and oracle_accepts(doc), (key, ptype, doc)
@@ -311,7 +311,7 @@ def test_decision_accepts_only_valid_sealed_receipts(doc: dict[str, Any], key: s
 @FUZZ
 @given(st.binary(max_size=500) | envelope_docs.map(_dumps_any))
 def test_decision_never_accepts_unsealed_bytes(data: bytes) -> None:
-    decision = decide(data, KIT.expected, KIT.keyring, NOW)
+    decision = judge_receipt(data, KIT.expected, KIT.keyring, NOW)
     assert not decision.accepted and decision.failures
 
 
@@ -327,7 +327,7 @@ def test_decision_envelope_member_swaps(member: str, value: str, second: bool) -
     if second:  # the same signature twice, or a second one by another key
         doc["signatures"].append(json.loads(KIT.seal(BASE_DOC, KIT.hmac_key))["signatures"][0])
     data = json.dumps(doc).encode()
-    decision = decide(data, KIT.expected, KIT.keyring, NOW)
+    decision = judge_receipt(data, KIT.expected, KIT.keyring, NOW)
     if decision.accepted:
         assert envelope.parse(data) == GOOD_ENV
 

@@ -24,6 +24,7 @@ from compat.run import (
     matches,
     parse_tap,
 )
+
 from gatecore import codes
 
 

@@ -56,7 +56,10 @@ def test_the_demo_shows_both_gates_and_both_pushers_in_short_lines() -> None:
     assert "naive gate (diff hash and verdict): accept" in text
     assert "bound gate: rejected: the receipt names model-a, the ledger model-b" in text
     assert "GATE-BIND-MODEL field=model_id" in text
-    assert "model-b scores the change itself; its receipt: accepted" in text
+    # the stale model output: accepted by the file path, refused by the runner's own call
+    assert "bound gate: accepted: a file cannot say which model wrote it" in text
+    assert "refused before anything is sealed: GATE-REVIEW-CHALLENGE" in text
+    assert "model-b answers this run's request, challenge and all; its receipt: accepted" in text
     for row in DECISION_TABLE:
         assert re.search(rf"{re.escape(row.observed)} +{re.escape(row.naive)} +{row.bound}", text), row.observed
     assert "export PATH=" in text and "demo passed" in text

@@ -119,8 +119,9 @@ def _kept(lab: Lab, attempt: str, generation: str) -> None:
     tip = lab.ledger_tip(attempt)
     try:
         again = lab.append(attempt, "opened", **lab.open_fields(attempt, generation))
-    except GateError as exc:  # the orchestrator sees the attempt, or the claim, on the server
-        assert exc.code in ("GATE-LEDGER-SEQUENCE", "GATE-LEDGER-GENERATION-REUSED"), exc
+    except GateError as exc:  # the orchestrator sees the attempt (closed), or the claim, on the server
+        assert exc.code in ("GATE-LEDGER-SEQUENCE", "GATE-LEDGER-GENERATION-REUSED", "GATE-LEDGER-CLOSED"), exc
+        assert lab.ledger_tip(attempt) == tip
         return
     assert again is not None
     if tip is not None:  # the attempt is on the server as it was: the command says so, pushes nothing

@@ -58,17 +58,18 @@ def verified(bundle: str, key: SSlibKey) -> list[dict[str, Any]]:
         Statement.copy_from_pb(json_format.ParseDict(doc, statement_pb2.Statement())).validate()
         assert doc["predicateType"] == VSA
         predicate = doc["predicate"]
-        # Strictly: the binding (0.9.3) types inputAttestations as uri + digest only, so each entry
-        # is also checked as the full ResourceDescriptor the VSA specification makes it.
+        # Strictly: the binding (0.9.3) types inputAttestations and policy as uri + digest only, so
+        # each is also checked as the full ResourceDescriptor the VSA specification makes it.
         bare = {**predicate, "inputAttestations": [{"uri": a["uri"], "digest": a["digest"]}
-                                                   for a in predicate["inputAttestations"]]}
+                                                   for a in predicate["inputAttestations"]],
+                "policy": {k: v for k, v in predicate["policy"].items() if k in ("uri", "digest")}}
         bare["verifier"] = {"id": predicate["verifier"]["id"]}  # verifier.version is VSA 1.1
         # The binding types verifiedLevels as one string, the specification as an array of strings
         # (in-toto/attestation#425: the specification is authoritative).
         levels = bare.pop("verifiedLevels")
         assert isinstance(levels, list) and all(isinstance(v, str) and not v.startswith("SLSA_") for v in levels)
         json_format.ParseDict(bare, vsa_pb2.VerificationSummary())
-        for entry in predicate["inputAttestations"]:
+        for entry in [*predicate["inputAttestations"], predicate["policy"]]:
             json_format.ParseDict(entry, resource_descriptor_pb2.ResourceDescriptor())
         out.append(doc)
     return out
@@ -153,6 +154,9 @@ def test_accepted_reviews_export_as_verifiable_statements(att: dict[str, Any]) -
         reasons = json.dumps(REASONS, separators=(",", ":"), ensure_ascii=False).encode()
         assert got["reasons_sha256"] == hashlib.sha256(reasons).hexdigest() and got["reasons_count"] == 1
         assert got["keyid"] == "runner-1"
+        # How the runner got the answer, and the settings the review was verified again under.
+        assert got["model_run"] == "file"  # gate review record --model-output
+        assert pred["policy"]["annotations"] == {"independent": "off", "model_run": "any"}
         # The ledger records it was bound to: the model record is the one the receipt names.
         assert rec["ledger-model"]["digest"] == {"sha256": sent["ledger_record"]}
         assert rec["ledger-opened"]["annotations"]["workspace_generation"] == sent["workspace_generation"]
@@ -281,6 +285,23 @@ def test_a_wrong_key_is_refused(att: dict[str, Any]) -> None:
 
     loaded = SSlibKey.from_crypto(load_pem_public_key(pem.stdout.encode()), keyid="attest-1")  # type: ignore[arg-type]
     assert loaded.keyval == public_key(att["entry"]).keyval
+    assert "key id: attest-1" in pem.stderr
+
+
+def test_the_public_key_command_gives_the_key_id_the_verification_snippet_needs(att: dict[str, Any]) -> None:
+    """docs/attestations.md verifies with the key id and PEM `gate attest public-key --json` prints,
+    nothing typed by hand: its snippet, run on a real export."""
+    out = gate("attest", "public-key", "--key", str(att["key"]), "--json")
+    assert out.returncode == 0, out.stderr
+    public = json.loads(out.stdout)
+    assert public["keyid"] == "attest-1" and public["algorithm"] == "ed25519"
+    from cryptography.hazmat.primitives.serialization import load_pem_public_key
+
+    key = SSlibKey.from_crypto(load_pem_public_key(public["public_key_pem"].encode()),  # type: ignore[arg-type]
+                               keyid=public["keyid"])
+    bundle = export(att)
+    assert bundle.returncode == 0, bundle.stderr
+    assert len(verified(bundle.stdout, key)) == 3
 
 
 # --- approvals -------------------------------------------------------------------------------------

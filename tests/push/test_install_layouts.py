@@ -134,13 +134,16 @@ def test_a_big_legitimate_push_is_accepted_in_every_install_layout(tmp_path: Pat
 
 
 def test_the_big_push_reaches_the_second_process(tmp_path: Path, history: WorkRepo) -> None:
-    """What the hook does with the history above, in process: the worker is started and searches
-    half of a batch (else the pushes above would prove nothing about it)."""
+    """What the hook does with the history above, in process: the push judged by the engine's one
+    composition (`pipeline.judge`) with the second process handed in as the hook hands it in
+    (`PushInput.scan`); the worker is started and searches half of a batch (else the pushes above
+    would prove nothing about it)."""
     from gatecore.adapters.config import load_policy
     from gatecore.adapters.gitstream import GitStream
-    from gatecore.frozen import FrozenChecker
-    from gatecore.frozenbatch import Batches, ScanOnDemand, walk_violations
+    from gatecore.frozenbatch import ScanOnDemand
     from gatecore.objects import Objects
+    from gatecore.pipeline import PushInput, judge
+    from gatecore.refs import RefUpdate, ServerRefs
     from server.prereceive import tree_scanner
 
     (tmp_path / "policy.toml").write_text(POLICY)
@@ -155,11 +158,11 @@ def test_the_big_push_reaches_the_second_process(tmp_path: Path, history: WorkRe
         return scan(pairs, names, id_bytes)
 
     try:
-        objects = Objects(reader)
-        found = walk_violations(Batches(FrozenChecker(objects), counted), objects.walk([history.head()], [], None),
-                                list(policy.rules), "refs/heads/main", None)
+        inp = PushInput(objects=Objects(reader), policy=policy, pusher="", now=0, repository_id="layouts",
+                        server=ServerRefs(reader.ref_target), existing={}, scan=counted)
+        judged = judge(inp, [RefUpdate("0" * 40, history.head(), b"refs/heads/main")])
     finally:
         scan.close()
         reader.close()
-    assert found == []
+    assert judged.violations == [] and judged.commits_checked == COMMITS
     assert scan.started and asked[0] == 0 and max(asked) >= 256, asked

@@ -111,6 +111,8 @@ def test_an_agent_history_longer_than_the_limit_is_refused_and_its_length_under_
         srv.work.commit(f"side {i}", identity=AGENT)
     out = srv.push("refs/heads/side")
     assert_refused(srv, before, out, "GATE-LIMIT-COMMITS")
+    line = srv.audit()[-1]  # the audit line says how far the walk went before it stopped
+    assert line["codes"] == ["GATE-LIMIT-COMMITS"] and line["commits_read"] == 7 and line["walks"], line
     out = srv.push("main:refs/heads/main")  # the six commits on top of what the server has: within the limit
     assert out.returncode == 0, out.stderr
 

@@ -8,7 +8,10 @@ model the same change passes; an attempt opened without an author cannot show in
 reviewer whose id no naming scheme places (an Azure deployment) is refused until the policy names
 the model it serves, and a model of its own passes once the policy names its vendor; under
 `"model"` the author's model under another name (OpenRouter's and Bedrock's, Cursor's word order,
-the policy's alias) is refused. `gate attempt show` names author, reviewer and initiator, and
+the policy's alias) is refused. The reviewed commits' own evidence adds authors: a co-author
+trailer of another vendor's agent, a trailer naming the model (read by the same model-id table:
+Bedrock's id is the model, an id no scheme places is refused until the policy names it).
+`gate attempt show` names author, reviewer and initiator, and
 the exported attestation carries them. The decision's permutations run in-process
 (tests/unit/test_vendors.py, tests/unit/test_modelnames.py).
 """
@@ -179,3 +182,74 @@ def test_a_deployment_name_is_refused_until_the_policy_says_which_model_it_serve
                                    '"azure/team-claude" = "gpt-5"\n')
     lab.server.install("--policy", str(policy))
     assert lab.push_review(attempt, receipt).ok
+
+
+# --- authors from the evidence of the reviewed commits ---------------------------------------------
+
+GPT_AUTHOR = Author("gpt-5", "openai", "hana@example.com")
+
+
+def change_with(lab: Lab, name: str, message: str) -> str:
+    """A commit on top of the base whose message is `message` (its trailers included), by a human."""
+    lab.work.git("checkout", "-q", "-f", "-B", name, lab.base)
+    lab.work.write(f"src/{name}.py", f"print({name!r})\n")
+    head = lab.work.commit(message)
+    lab.work.git("checkout", "-q", "--detach")
+    return head
+
+
+def test_the_commits_show_an_author_the_ledger_does_not_name(lab: Lab, policy: Path) -> None:
+    """The ledger says gpt-5 wrote the change; a reviewed commit says Claude Code co-wrote it. A
+    review by Claude is refused under "vendor", the refusal naming the commit and its trailer; the
+    ledger alone would have let it through. Under "off" nothing is read."""
+    attempt = opened(lab, "claude-opus-4-1", author=GPT_AUTHOR)
+    head = change_with(lab, f"ev-{attempt}", "Tidy the parser\n\nCo-Authored-By: Claude <noreply@anthropic.com>\n")
+    receipt = lab.record(attempt, head)
+    before = lab.snapshot()
+    out = lab.push_review(attempt, receipt)
+    assert_refused(lab, before, out, "GATE-REVIEW-SAME-VENDOR")
+    assert f"commit {head[:12]} shows claude" in out.output
+    assert "Co-Authored-By: Claude <noreply@anthropic.com>" in out.output or "noreply@anthropic.com" in out.output
+    policy.write_text(LAB_POLICY)
+    lab.server.install("--policy", str(policy))
+    assert lab.push_review(attempt, receipt).ok  # "off": the same receipt, nothing asked
+
+
+def test_a_commit_that_names_its_model_is_that_models_under_model(lab: Lab, policy: Path) -> None:
+    """`Assisted-by: AGENT:MODEL` (the Linux kernel's trailer) names the model that wrote the
+    commit: under "model" a review by that model is refused, by another model of its vendor not."""
+    policy.write_text(LAB_POLICY + '[review]\nindependent = "model"\n')
+    lab.server.install("--policy", str(policy))
+    attempt = opened(lab, "claude-opus-4-1", author=GPT_AUTHOR)
+    head = change_with(lab, f"named-{attempt}", "Fix the cache\n\nAssisted-by: Claude:claude-opus-4-1-20250805\n")
+    before = lab.snapshot()
+    out = lab.push_review(attempt, lab.record(attempt, head))
+    assert_refused(lab, before, out, "GATE-REVIEW-SAME-MODEL")
+    assert f"commit {head[:12]} shows ai-assistance-trailers" in out.output and "claude-opus-4-1-20250805" in out.output
+    result = lab.append(attempt, "failover", model_id="claude-sonnet-4-5")
+    assert result is not None and result.ok, result
+    assert lab.push_review(attempt, lab.record(attempt, head)).ok
+
+
+def test_the_evidence_reads_model_ids_as_the_ledger_does(lab: Lab, policy: Path) -> None:
+    """A trailer naming the reviewer under another of its names (Bedrock's id for Claude Opus 4.1)
+    is that model; a trailer naming a model no scheme places cannot be told apart from the
+    reviewer, so it is refused as the ledger's id would be, until the policy names it."""
+    policy.write_text(LAB_POLICY + '[review]\nindependent = "model"\n')
+    lab.server.install("--policy", str(policy))
+    attempt = opened(lab, "claude-opus-4-1", author=GPT_AUTHOR)
+    head = change_with(lab, f"bedrock-{attempt}",
+                       "Fix the cache\n\nAssisted-by: Claude:us.anthropic.claude-opus-4-1-20250805-v1:0\n")
+    before = lab.snapshot()
+    out = lab.push_review(attempt, lab.record(attempt, head))
+    assert_refused(lab, before, out, "GATE-REVIEW-SAME-MODEL")
+    assert f"commit {head[:12]} shows ai-assistance-trailers" in out.output, out.output
+    head = change_with(lab, f"deployed-{attempt}", "Fix the cache\n\nAssisted-by: Claude:azure/team-model\n")
+    receipt = lab.record(attempt, head)
+    out = lab.push_review(attempt, receipt)
+    assert_refused(lab, before, out, "GATE-REVIEW-MODEL-UNPLACED")
+    assert codes_of(out) == {"GATE-REVIEW-MODEL-UNPLACED"} and f"commit {head[:12]}" in out.output, out.output
+    policy.write_text(LAB_POLICY + '[review]\nindependent = "model"\n[review.models]\n'
+                                   '"azure/team-model" = "gpt-5"\n')
+    lab.server.install("--policy", str(policy))
+    assert lab.push_review(attempt, receipt).ok  # another model than the reviewer, by the policy's word

@@ -198,6 +198,29 @@ def test_the_orchestrators_commands_run_again_after_they_landed_change_nothing(l
         assert lab.ledger_tip(attempt) == tip
 
 
+def test_a_retry_after_the_attempt_was_closed_names_it_closed(lab: Lab, tmp_path: Path) -> None:
+    """A retry acknowledges only the state its command would have left: `gate attempt open` (or
+    `failover`) run again once the attempt has been closed says GATE-LEDGER-CLOSED, not "already
+    on the server", and pushes nothing."""
+    attempt = lab.fresh()
+    prompt = tmp_path / "prompt.txt"
+    prompt.write_bytes(b"Review this change. Reply with JSON: verdict, reasons.\n")
+    key = str(lab.root / "keys" / "orch-1.key")
+    common = ["--repo", str(lab.work.path), "--attempt", attempt, "--key", key, "--push", lab.remote()]
+    opened = ["attempt", "open", *common, "--workspace", "ws", "--workspace-gen", f"g-{attempt}", "--prompt-file",
+              str(prompt), "--repository-id", "demo/repo"]
+    failover = ["attempt", "failover", *common, "--model", "model-b"]
+    for step in (opened, ["attempt", "select-model", *common, "--model", "model-a"], failover,
+                 ["attempt", "close", *common]):
+        assert gate(*step, env=RUNNER).returncode == 0, step
+    before = lab.snapshot()
+    for step in (opened, failover):
+        again = gate(*step, env=RUNNER)
+        assert again.returncode == 1 and "GATE-LEDGER-CLOSED" in again.stderr, (step, again.stderr)
+        assert "already" not in again.stderr
+    assert lab.snapshot() == before
+
+
 # --- what the commands say (issue 25, 9) ------------------------------------------------------------
 
 def test_the_lifecycle_commands_name_what_is_wrong(lab: Lab, tmp_path: Path) -> None:

@@ -4,14 +4,13 @@
 server's refs, and it reads the objects of its work repository through
 `objects/info/alternates`, as a running push's quarantine shows the hook the objects the push
 brings. `push()` takes the refspecs `git push` takes and states the server's values as the
-old values (`raw()` states any, as a hostile client can); then it runs what the pre-receive
-hook runs once its configuration is read (`server/prereceive.py`, stages 4 to 7):
-
-* `pushcheck.PushChecker`: ref rules, frozen files, signatures;
-* `gatecore.reserved.check(ctx, updates)`, with a `ReservedContext` built from plain values
-  (the policy and keyring parsed once from their text, the clock read once per push, the
-  server's refs read through the reader);
-* `verdict.decide` and `report.render`, with `GateError` as the boundary, as in the hook.
+old values (`raw()` states any, as a hostile client can); then it makes the call the
+pre-receive hook makes once its configuration is read (`server/prereceive.py`, stage 4):
+`gatecore.pipeline.judge` on a `PushInput` of plain values (the policy and keyring parsed
+once from their text, the clock read once per push, the server's refs read through the
+reader), with `GateError` as the boundary, as in the hook. The engine tier therefore tests
+the product's own composition, not a copy; what only a hook process adds (the quarantine,
+the transport, chained hooks, the audit line) is `tests/push/test_engine_parity.py`'s.
 
 An accepted push moves the refs in one `git update-ref --stdin` transaction (the whole push,
 as `git push --atomic` lands), approvals' use records included.
@@ -43,7 +42,6 @@ from typing import Any
 
 import pygit2
 
-from gatecore import reserved
 from gatecore.adapters import config, environment
 from gatecore.adapters.gitstream import GitStream
 from gatecore.errors import GateError, unreadable
@@ -51,12 +49,11 @@ from gatecore.findings import Violation
 from gatecore.gitmodel import FORMATS
 from gatecore.keys import Keyring
 from gatecore.objects import Objects
-from gatecore.pushcheck import PushChecker
-from gatecore.refs import ATTEMPTS_PREFIX, REVIEW_PREFIX, RefUpdate, generation_ref, is_reserved, parse_pre_receive
-from gatecore.report import error_lines, render
+from gatecore.pipeline import PushInput, judge
+from gatecore.refs import ATTEMPTS_PREFIX, REVIEW_PREFIX, RefUpdate, ServerRefs, generation_ref, parse_pre_receive
+from gatecore.report import error_lines
 from gatecore.reserved.approvals import USES_PREFIX, Used
 from gatecore.trusted import attempts, review
-from gatecore.verdict import decide
 
 from .gitutil import HUMAN, WorkRepo, git
 from .lab import LAB_POLICY, RUNNER, VERDICT, Lab, now
@@ -241,42 +238,32 @@ class EngineServer:
         return decided
 
     def decide(self, updates: Sequence[RefUpdate], pusher: str, at: int | None = None) -> Decided:
-        """Stages 4 to 7 of the pre-receive hook over `updates`, by `pusher`, at `at` (now)."""
-        from gatecore.refs import object_format_problem
-
+        """The pre-receive hook's judgement (`gatecore.pipeline.judge`, the call the hook makes) of
+        `updates`, by `pusher`, at `at` (now), and its report."""
         live = [u for u in updates if not u.is_noop]
         if not live:
             return Decided(0, (), [], "accept")
         reader = GitStream(str(self.bare)) if self.faults is None else FaultyReader(str(self.bare), self.faults)
         try:
-            if (problem := object_format_problem(live, reader.object_format)) is not None:
-                raise GateError("GATE-GIT-OBJECT-FORMAT", problem)
-            return self._decide(reader, live, pusher, now() if at is None else at)
+            judged = judge(self.push_input(reader, pusher, now() if at is None else at), live)
         finally:
             reader.close()
+        lines = judged.lines(cap=self.policy.max_violations_shown, gitlab=False, git_dir=str(self.bare))
+        verdict = judged.verdict
+        return Decided(verdict.exit_code, verdict.codes, lines, verdict.decision, judged.attempt_ids,
+                       judged.violations, judged.approvals_used)
 
-    def _decide(self, reader: GitStream, live: list[RefUpdate], pusher: str, at: int) -> Decided:
-        policy = self.policy
-        objects = Objects(reader)
+    def push_input(self, reader: GitStream, pusher: str, at: int) -> PushInput:
+        """What the hook builds from its installation (`server.prereceive.push_input`), from this
+        server's plain values: the policy and keyring parsed once, the clock given."""
         signers = None
-        if policy.needs_signers:
+        if self.policy.needs_signers:
             signers = config.load_trusted_keys(self.allowed_signers, None)
-        violations = PushChecker(objects, policy, pusher, None, None, signers).check(live).violations
-        found = reserved.ReservedReport(violations, [])
-        if policy.approvals_enabled or any(is_reserved(u.ref) for u in live):
-            ctx = reserved.ReservedContext(
-                objects=objects, policy=policy, pusher=pusher, repository_id=self.repository_id, now=at,
-                push={u.ref: u for u in live}, server=reserved.ServerRefs(reader.ref_target), keyring=self.keyring,
-                head_branch=lambda: reader.symbolic_target("HEAD"), rule_violations=violations,
-                load_signers=lambda: (None if self.allowed_signers is None
-                                      else config.load_allowed_signers(self.allowed_signers)))
-            found = reserved.check(ctx, live)
-        verdict = decide(found.violations, policy.mode)
-        lines = render(found.violations, mode=verdict.shown_as, cap=policy.max_violations_shown, gitlab=False,
-                       commands=found.approve_commands, git_dir=str(self.bare))
-        accepted = policy.mode == "enforce" and verdict.exit_code == 0
-        return Decided(verdict.exit_code, verdict.codes, lines, verdict.decision, found.attempt_ids, found.violations,
-                       found.approvals_used if accepted else [])
+        return PushInput(objects=Objects(reader), policy=self.policy, pusher=pusher, now=at,
+                         repository_id=self.repository_id, server=ServerRefs(reader.ref_target), keyring=self.keyring,
+                         head_branch=lambda: reader.symbolic_target("HEAD"), signers=signers,
+                         load_ssh_signers=lambda: (None if self.allowed_signers is None
+                                                   else config.load_allowed_signers(self.allowed_signers)))
 
     def _land(self, live: Sequence[RefUpdate], used: Sequence[Used]) -> None:
         """Move the refs of an accepted push, and record the approvals it used, in one transaction

@@ -7,7 +7,7 @@ from dataclasses import replace
 import pytest
 
 from gatecore import selftest as scenarios
-from gatecore.binding import decide
+from gatecore.binding import judge_receipt
 from gatecore.selftest import ATTACKS, DECISION_TABLE, KEYRING_ATTACKS, NOW, Kit
 
 
@@ -33,7 +33,7 @@ def test_only_the_last_row_merges() -> None:
 @pytest.mark.parametrize("attack", ATTACKS, ids=[a.name for a in ATTACKS])
 def test_attack_is_rejected_with_its_code(kit: Kit, attack: scenarios.Attack) -> None:
     data, expected = attack.build(kit)
-    decision = decide(data, expected, kit.keyring, NOW)
+    decision = judge_receipt(data, expected, kit.keyring, NOW)
     assert not decision.accepted
     assert set(attack.codes) <= set(decision.codes), decision.failures
 
@@ -41,31 +41,31 @@ def test_attack_is_rejected_with_its_code(kit: Kit, attack: scenarios.Attack) ->
 @pytest.mark.parametrize("name,codes,build", KEYRING_ATTACKS, ids=[a[0] for a in KEYRING_ATTACKS])
 def test_keyring_attack_is_rejected(kit: Kit, name: str, codes: tuple[str, ...], build) -> None:  # type: ignore[no-untyped-def]
     data, ring = build(kit)
-    decision = decide(data, kit.expected, ring, NOW)
+    decision = judge_receipt(data, kit.expected, ring, NOW)
     assert not decision.accepted
     assert set(codes) <= set(decision.codes)
 
 
 def test_fresh_receipt_accepted_with_hmac_key(kit: Kit) -> None:
-    assert decide(kit.seal(kit.doc(), kit.hmac_key), kit.expected, kit.keyring, NOW).accepted
+    assert judge_receipt(kit.seal(kit.doc(), kit.hmac_key), kit.expected, kit.keyring, NOW).accepted
 
 
 def test_every_failure_is_listed_not_just_the_first(kit: Kit) -> None:
     observed = replace(kit.expected, model_id="model-b", workspace_generation="gen-9", diff_sha256="9" * 64)
-    decision = decide(kit.seal(kit.doc(verdict="fail")), observed, kit.keyring, NOW)
+    decision = judge_receipt(kit.seal(kit.doc(verdict="fail")), observed, kit.keyring, NOW)
     assert set(decision.fields) == {"model_id", "workspace_generation", "diff_sha256", "verdict"}
 
 
 def test_a_bad_seal_never_accepts_even_if_every_field_matches(kit: Kit) -> None:
     ring = {}  # no keys at all
-    decision = decide(kit.fresh(), kit.expected, ring, NOW)
+    decision = judge_receipt(kit.fresh(), kit.expected, ring, NOW)
     assert not decision.accepted
     assert decision.codes == ["GATE-SEAL-UNKNOWN-KEY"]
 
 
 def test_expected_fields_missing_from_receipt_are_named(kit: Kit) -> None:
     observed = replace(kit.expected, ledger_record="7" * 64)
-    decision = decide(kit.fresh(), observed, kit.keyring, NOW)
+    decision = judge_receipt(kit.fresh(), observed, kit.keyring, NOW)
     assert decision.fields == ["ledger_record"]
 
 

@@ -16,7 +16,7 @@ import pytest
 from support.gitutil import ROOT, gate
 
 from gatecore import catalogue, trailers
-from gatecore.adapters.config import load_catalogue
+from gatecore.adapters.config import load_catalogue, load_vendor_table
 from gatecore.configschema import parse_catalogue, validate_policy
 from gatecore.errors import GateError
 from gatecore.policy import FreezeRule, IdentityGlob, PathGlob, Policy, Signals, normalize_path
@@ -260,6 +260,8 @@ def test_named_sets_expand_with_their_origin() -> None:
     ('version = "1"\n[[agent]]\nid = "x"\nname = "x"\nchecked = 2026-01-01\nsources = ["s"]\nemails = ["a"]\n'
      '[[config]]\nid = "y"\ntool = "t"\nchecked = 2026-01-01\nsources = ["s"]\npath = ["AGENTS.md"]\n',
      "agents.toml:13: config[0].path: unknown key: did you mean paths?"),
+    ('version = "1"\n[[agent]]\nid = "x"\nname = "x"\nchecked = 2026-01-01\nsources = ["s"]\nemails = ["a"]\n'
+     'vendor = "Anthropic"\n', "agents.toml:8: agent[0].vendor:"),
 ])
 def test_a_malformed_catalogue_is_refused_with_the_line_and_location(text: str, said: str) -> None:
     """The catalogue is validated like the policy (pydantic, configerrors): file, line, location, fix."""
@@ -297,12 +299,16 @@ def test_agent_config_freezes_the_files_agents_read_and_nothing_else() -> None:
 
 def test_the_shipped_catalogue_is_valid_sourced_and_documented() -> None:
     cat = load_catalogue()
+    vendors = {v.id for v in load_vendor_table().vendors}
     assert cat.version and len(cat.agents) >= 16 and cat.config
     doc = (ROOT / "docs" / "agents.md").read_text()
     assert cat.version in doc
     for a in cat.agents:
         assert a.sources and a.checked, a.id
         assert f"`{a.id}`" in doc, a.id
+        if a.vendor is not None:
+            assert f"(`{a.id}`, vendor `{a.vendor}`)" in doc, a.id
+            assert a.vendor in vendors, a.id  # a vendor the packaged vendor table knows
         for p in (*a.emails, *a.names, *a.trailers, *a.pushers):
             IdentityGlob.compile(p)
             assert p.isascii(), p  # Python's codecs and iconv agree on ASCII (docs/agents.md)

@@ -50,6 +50,23 @@ def test_merge_head_that_holds_no_ids_is_refused(tmp_path: Path) -> None:
     assert gitlayout.merge_heads(str(w.path / ".git")) is None
 
 
+def test_the_shallow_list_is_where_git_looks_for_it(tmp_path: Path) -> None:
+    """In a shallow clone and in a linked worktree of it (whose `commondir` names the clone's git
+    directory), the shallow file is the one `git rev-parse --git-path shallow` names, and lists
+    the commits git walks without parents."""
+    w = WorkRepo(tmp_path / "w")
+    for i in range(3):
+        w.write("f", f"{i}\n")
+        w.commit(f"c{i}")
+    git(tmp_path, "clone", "-q", "--depth", "1", f"file://{w.path}", str(tmp_path / "shallow"))
+    git(tmp_path / "shallow", "worktree", "add", "-q", str(tmp_path / "wt"), "-b", "other")
+    for where in (tmp_path / "shallow", tmp_path / "wt"):
+        git_dir = git(where, "rev-parse", "--absolute-git-dir").stdout.strip()
+        said = git(where, "rev-parse", "--path-format=absolute", "--git-path", "shallow").stdout.strip()
+        assert Path(gitlayout.shallow_path(git_dir)).resolve() == Path(said).resolve()
+        assert Path(said).read_text().split() == [git(where, "rev-parse", "main").stdout.strip()]
+
+
 def _paths_built(tree: ast.AST, names: set[str]) -> list[int]:
     """Lines where a path is built from one of `names` (os.path.join, open, Path(...), `/`)."""
     lines = []

@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from gatecore import envelope
-from gatecore.binding import decide
+from gatecore.binding import judge_receipt
 from gatecore.errors import GateError
 from gatecore.receipt import BOUND
 from gatecore.selftest import NOW, Kit
@@ -40,7 +40,7 @@ def _same_sealed_content(data: bytes) -> bool:
 def test_any_byte_change_is_rejected_unless_only_formatting_changed(pos: int, value: int) -> None:
     data = bytearray(GOOD)
     data[pos] = value
-    decision = decide(bytes(data), KIT.expected, KIT.keyring, NOW)
+    decision = judge_receipt(bytes(data), KIT.expected, KIT.keyring, NOW)
     if decision.accepted:
         assert _same_sealed_content(bytes(data))
 
@@ -49,7 +49,7 @@ def test_any_byte_change_is_rejected_unless_only_formatting_changed(pos: int, va
 @given(st.integers(0, len(GOOD)), st.binary(min_size=1, max_size=8))
 def test_insertions_are_rejected_unless_only_formatting_changed(pos: int, extra: bytes) -> None:
     data = GOOD[:pos] + extra + GOOD[pos:]
-    decision = decide(data, KIT.expected, KIT.keyring, NOW)
+    decision = judge_receipt(data, KIT.expected, KIT.keyring, NOW)
     if decision.accepted:
         assert _same_sealed_content(data)
 
@@ -57,7 +57,7 @@ def test_insertions_are_rejected_unless_only_formatting_changed(pos: int, extra:
 @SETTINGS
 @given(st.integers(1, len(GOOD)))
 def test_truncations_are_rejected(cut: int) -> None:
-    decision = decide(GOOD[:-cut], KIT.expected, KIT.keyring, NOW)
+    decision = judge_receipt(GOOD[:-cut], KIT.expected, KIT.keyring, NOW)
     if decision.accepted:  # only the trailing newline is formatting
         assert _same_sealed_content(GOOD[:-cut])
 
@@ -73,7 +73,7 @@ def test_resealed_bound_field_change_is_rejected(field: str, value: Any) -> None
         data = KIT.seal(doc)
     except ValueError:  # NaN and friends cannot even be serialised by the gate's writer
         data = KIT.seal_bytes(json.dumps(doc).encode())
-    assert not decide(data, KIT.expected, KIT.keyring, NOW).accepted
+    assert not judge_receipt(data, KIT.expected, KIT.keyring, NOW).accepted
 
 
 @SETTINGS
@@ -85,7 +85,7 @@ def test_resealed_other_field_change_accepts_only_valid_values(field: str, value
         data = KIT.seal(doc)
     except ValueError:
         data = KIT.seal_bytes(json.dumps(doc).encode())
-    decision = decide(data, KIT.expected, KIT.keyring, NOW)
+    decision = judge_receipt(data, KIT.expected, KIT.keyring, NOW)
     if decision.accepted:
         if field == "verdict":
             assert value == "pass"
@@ -101,10 +101,10 @@ def test_resealed_other_field_change_accepts_only_valid_values(field: str, value
 @given(st.dictionaries(st.text(max_size=12), json_values, max_size=12))
 def test_arbitrary_payloads_are_rejected(doc: dict[str, Any]) -> None:
     data = KIT.seal_bytes(json.dumps(doc).encode())
-    assert not decide(data, KIT.expected, KIT.keyring, NOW).accepted
+    assert not judge_receipt(data, KIT.expected, KIT.keyring, NOW).accepted
 
 
 @SETTINGS
 @given(st.binary(max_size=512))
 def test_arbitrary_bytes_are_rejected(data: bytes) -> None:
-    assert not decide(data, KIT.expected, KIT.keyring, NOW).accepted
+    assert not judge_receipt(data, KIT.expected, KIT.keyring, NOW).accepted

@@ -1,0 +1,150 @@
+"""One push judged: the push rules, the reserved stage, the verdict (pure; the one composition).
+
+`judge(inp, updates, stages=...)` is what every caller of the engine runs:
+
+* the pre-receive hook (`server/prereceive.py`), after it has read its installation, its input
+  and its configuration, with every stage;
+* the in-process test tier (`tests/support/engine.py`), the same call on the same code;
+* the client's pre-push hooks: `hooks/frozen_push.py` with `RULES_AND_APPROVALS` (the reserved
+  namespaces are the receipt hook's), `hooks/receipt_check.py` with `RESERVED` (approvals are
+  the server's to judge: signed by the maintainer pushing them, with keys the client lacks).
+
+Stages, in this order:
+
+1. **rules** (`pushcheck.PushChecker`): `[limits]`, ref rules, frozen files, signatures;
+2. **reserved** (`reserved.check`): namespace rights, archive, ledger, receipts, review refs;
+   and approval refs pushed;
+3. **approvals** (`reserved.approvals`): approvals applied to the rules' `GATE-FROZEN-PATH`
+   violations;
+
+then the verdict under the policy's mode (`verdict.verdict_on`). Everything a stage needs comes
+in one `PushInput` of plain values: the objects (read through the `GitReader` port), the policy,
+the pusher, the clock read once, the keyring loaded once, the server's refs. Nothing here reads
+the machine; a `GateError` propagates to the caller's one error boundary. What a process adds
+around this call - the quarantine, the transport, chained hooks, the audit line, recording the
+approvals used - stays in the process (`tests/push/test_engine_parity.py`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from .errors import GateError
+from .findings import Violation
+from .refs import RefUpdate, ServerRefs, is_reserved, object_format_problem
+from .report import render
+from .verdict import Verdict, verdict_on
+
+if TYPE_CHECKING:
+    from .allowedsigners import AllowedSigners
+    from .frozenbatch import PairScan
+    from .keys import Keyring
+    from .limits import Progress
+    from .objects import Objects
+    from .policy import Policy
+    from .reserved.approvals import Used
+    from .signatures import TrustedKeys
+
+RULES, RESERVED, APPROVALS = "rules", "reserved", "approvals"
+ALL = frozenset({RULES, RESERVED, APPROVALS})
+RULES_AND_APPROVALS = frozenset({RULES, APPROVALS})
+RESERVED_ONLY = frozenset({RESERVED})
+
+def _no_signers() -> AllowedSigners | None:
+    return None
+
+
+def _no_head() -> str | None:
+    return None
+
+
+@dataclass(frozen=True)
+class PushInput:
+    """Everything a push is judged on, as plain values, read once by the caller."""
+
+    objects: Objects  # the pushed objects and the repository's (the server: through the quarantine)
+    policy: Policy
+    pusher: str  # the authenticated pusher ('' unknown)
+    now: int  # the clock, read once: every check of the push judges at this time
+    repository_id: str
+    server: ServerRefs  # the server's refs (the client: the remote's, as it knows them)
+    keyring: Keyring | None = None  # loaded once; None: none installed (`keyring_problem` says why)
+    keyring_problem: str | None = None  # why there is none (None: none is installed on the server)
+    head_branch: Callable[[], str | None] = _no_head  # the branch the server's HEAD names
+    signers: TrustedKeys | None = None  # commit signatures' keys, when the policy reads signatures
+    load_ssh_signers: Callable[[], AllowedSigners | None] = _no_signers  # SSH-signed approvals', when one is
+    existing: dict[bytes, str] | None = None  # the refs already checked (None: the repository's own)
+    deadline: float | None = None  # monotonic time the walks stop at (GATE-HOOK-DEADLINE)
+    #: where the rules stage counts how far its walks went (a caller that audits a push refused
+    #: half way passes its own, and reads it after the refusal)
+    progress: Progress | None = None
+    #: a second process that searches trees beside this one on a big push (`frozenbatch`; None:
+    #: this process searches alone)
+    scan: PairScan | None = None
+
+
+@dataclass
+class Judged:
+    """What a push came to: its violations, the verdict, and what the caller records."""
+
+    violations: list[Violation]
+    verdict: Verdict
+    mode: str
+    attempt_ids: list[str] = field(default_factory=list)  # attempts whose review this push accepts
+    approvals_relied: list[Used] = field(default_factory=list)  # approvals that lifted a violation
+    commands: list[str] = field(default_factory=list)  # `gate approve` for the writes left unapproved
+    commits_checked: int = 0
+    walks: list[str] = field(default_factory=list)
+
+    @property
+    def approvals_used(self) -> list[Used]:
+        """The approvals to record as used: those the push relied on, once it is accepted (and
+        enforced: an evaluate-mode push relies on nothing)."""
+        return self.approvals_relied if self.mode == "enforce" and self.verdict.exit_code == 0 else []
+
+    def lines(self, *, cap: int, gitlab: bool, what: str = "push", git_dir: str | None = None) -> list[str]:
+        """The report, as the pusher reads it (`report.render`)."""
+        return render(self.violations, mode=self.verdict.shown_as, cap=cap, gitlab=gitlab, what=what,
+                      commands=self.commands, git_dir=git_dir)
+
+    def evidence(self, cap: int) -> list[dict[str, str]]:
+        """Why each restricted commit that violated a rule was restricted, once each (the audit line)."""
+        seen = {(v.commit, v.identity, v.evidence): {"commit": v.commit or "", "identity": v.identity or "",
+                                                     "evidence": v.evidence}
+                for v in self.violations if v.evidence}
+        return list(seen.values())[:cap]
+
+
+def judge(inp: PushInput, updates: Sequence[RefUpdate], *, stages: Collection[str] = ALL) -> Judged:
+    """The push's `updates` (no-ops included: they are skipped) through `stages`, then the verdict."""
+    policy = inp.policy
+    live = [u for u in updates if not u.is_noop]
+    if live and (problem := object_format_problem(live, inp.objects.reader.object_format)) is not None:
+        raise GateError("GATE-GIT-OBJECT-FORMAT", problem)
+    violations: list[Violation] = []
+    commits_checked, walks = 0, []
+    if RULES in stages and live:
+        from .pushcheck import PushChecker
+
+        rules = PushChecker(inp.objects, policy, inp.pusher, inp.existing, inp.deadline,
+                            inp.signers, inp.scan).check(live, inp.progress)
+        violations, commits_checked, walks = rules.violations, rules.commits_checked, rules.walks
+    judged = Judged(violations, verdict_on(violations, policy.mode), policy.mode, commits_checked=commits_checked,
+                    walks=walks)
+    reserved = RESERVED in stages and any(is_reserved(u.ref) for u in live)
+    approvals = APPROVALS in stages and policy.approvals_enabled
+    if reserved or approvals:
+        from . import reserved as stage
+
+        ctx = stage.ReservedContext(
+            objects=inp.objects, policy=policy, pusher=inp.pusher, repository_id=inp.repository_id, now=inp.now,
+            push={u.ref: u for u in live}, server=inp.server, keyring=inp.keyring, head_branch=inp.head_branch,
+            rule_violations=violations, load_signers=inp.load_ssh_signers,
+            **({} if inp.keyring_problem is None else {"keyring_problem": inp.keyring_problem}))
+        found = stage.check(ctx, live, namespaces=reserved, approvals=approvals)
+        judged.violations, judged.attempt_ids = found.violations, found.attempt_ids
+        judged.approvals_relied, judged.commands = found.approvals_used, found.approve_commands
+        judged.verdict = verdict_on(judged.violations, policy.mode)
+    return judged

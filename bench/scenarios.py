@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import hooks
-from .generate import AGENTS, FROZEN_FILES, Cache, _bulk, allowed_signers_line, other_bundles, real_bundle
+from .generate import AGENTS, FROZEN_FILES, Cache, _bulk, all_bundles, allowed_signers_line, other_bundles, real_bundle
 from .gitenv import Git, link_copy
 
 
@@ -115,11 +115,14 @@ class PushSpec:
     size: int = 0
     note: str = ""
     read_all: bool = False         # pushed by agent-bench under READ_ALL_POLICY: every commit read
+    policy: str = ""               # one of hooks.POLICIES (pushed by a human), against its careful peer
     short: str = ""                # the push in a few words
 
 
 #: How a read-all push is made: the pusher every rule of READ_ALL_POLICY restricts.
 READ_ALL_ENV = {"REMOTE_USER": hooks.READ_ALL_PUSHER}
+#: How the policies scenario pushes: a human, whom no rule names.
+POLICY_ENV = {"REMOTE_USER": hooks.POLICY_PUSHER}
 
 Log = Callable[[str], None]
 
@@ -139,6 +142,11 @@ class Bench:
         self.policy.write_text(hooks.POLICY)
         self.policy_read_all = work / "policy-read-all.toml"
         self.policy_read_all.write_text(hooks.READ_ALL_POLICY)
+        self.policies = {}
+        for name, (text, _what) in hooks.POLICIES.items():
+            self.policies[name] = work / f"policy-{name}.toml"
+            self.policies[name].write_text(text)
+        self._peers: dict[str, str] = {}
         self._keys: tuple[Path, Path, Path] | None = None
         self._serial = 0
         self.last_cpu = 0.0
@@ -322,6 +330,12 @@ class Bench:
         return {n: hooks.installer(n, self.policy, keyring, base) for n in names}
 
     def installers(self, spec: PushSpec) -> dict[str, Callable[[Path], None]]:
+        if spec.policy:
+            keyring = self.keys()[0]
+            if spec.policy not in self._peers:
+                self._peers[spec.policy] = hooks.careful_peer(hooks.POLICIES[spec.policy][0])
+            return {n: hooks.installer(n, self.policies[spec.policy], keyring, peer_text=self._peers[spec.policy])
+                    for n in spec.variants}
         return self._variants(*spec.variants, base=spec.base, read_all=spec.read_all)
 
     def specs(self, scenario: str) -> list[PushSpec]:
@@ -364,6 +378,8 @@ class Bench:
             return [self._review_spec(hist)]
         if scenario == "real":
             return self._real_specs()
+        if scenario == "policies":
+            return self._policy_specs()
         raise ValueError(scenario)
 
     def _moved_branches_spec(self, hist: Path, client: Path, new: str) -> PushSpec:
@@ -403,6 +419,22 @@ class Bench:
                                     env=READ_ALL_ENV, read_all=True,
                                     short=f"{_project(name)} x{times} ({m // 1000}k), first push"))
         out += [self._real_first(bundle)[3] for bundle in other_bundles()]
+        return out
+
+    def _policy_specs(self) -> list[PushSpec]:
+        """Every real history's first push under each of the policies people write
+        (`hooks.POLICIES`), pushed by a human: who is restricted is what each commit says. The peer
+        is the policy's careful native hook (`hooks.careful_peer`)."""
+        out = []
+        for bundle in all_bundles():
+            real = self.cache.real(bundle)
+            n = self._count(real)
+            name = bundle.name.removesuffix(".bundle")
+            for policy, (_text, what) in hooks.POLICIES.items():
+                out.append(PushSpec("policies", f"policy {what}: {name}'s first push, {n} commits", None, real,
+                                    ["refs/heads/*:refs/heads/*"], ("none", "floor", "peer", "gate"), size=n,
+                                    note=policy, env=POLICY_ENV, policy=policy,
+                                    short=f"{_project(name)} {_k(n)}, {policy}"))
         return out
 
     def _real_first(self, bundle: Path) -> tuple[Path, int, str, PushSpec]:
@@ -446,6 +478,11 @@ class Bench:
             return [Case("real", "real histories", {}, skipped="../shared/data/pallets-flask.bundle not found "
                                                                 "(set GATE_BENCH_BUNDLE)")]
         return self.run_specs("real")
+
+    def policies(self) -> list[Case]:
+        if not all_bundles():
+            return [Case("policies", "policies people write", {}, skipped="no bundle in ../shared/data")]
+        return self.run_specs("policies")
 
     def ledger(self) -> list[Case]:
         """Opening, review and plain pushes with 50, 5,000 and 50,000 attempts on record (bench/ledger.py)."""

@@ -24,7 +24,7 @@ from typing import Protocol
 
 from . import trailers
 from .findings import Violation
-from .frozen import FrozenChecker, commit_violations, rules_key, signals
+from .frozen import FrozenChecker, SignalReader, commit_violations, rules_key, trailer_keys
 from .objects import Commit
 from .policy import FreezeRule, Signals
 from .treediff import Change
@@ -204,13 +204,20 @@ def walk_violations(batches: Batches, commits: Iterable[Commit], rules: Sequence
     # A commit's signals can restrict it only through names, signers or a trailer: without a rule
     # on names or signers and without a trailer in its message, they are read as none at all. (A
     # commit git re-encodes is read whatever its raw bytes: what git shows may hold a trailer.)
+    # (And only a message holding one of the keys a rule reads can have a trailer that restricts:
+    # `trailer_keys`.)
     names_or_signers = any(r.names or r.signers for r in rules)
-    reads_trailers = any(r.reads_messages for r in rules)
+    keys = trailer_keys(rules)
+    read_signals = SignalReader(rules, checker.signatures, keys)
+    may_have = trailers.may_have
     for c in commits:
-        author, committer = c.identities()
-        seen = (signals(c, rules, checker.signatures) if names_or_signers or (
-            reads_trailers and (c.shown is not None or trailers.may_have(c.message))) else None)
-        key = (author.email, committer.email, seen)
+        idents = c.idents
+        if idents is None or (c.reencoded and c.shown is None):
+            idents = c.identities()  # raises
+        message = c.message
+        seen = (read_signals(c) if names_or_signers or (keys is not None and (
+            c.shown is not None or (may_have(message) and keys.search(message)))) else None)
+        key = (idents[0].email, idents[1].email, seen)
         applicable = restricted.get(key)
         if applicable is None:
             applicable = restricted[key] = [r for r in rules if r.restricted_identity(*key[:2], pusher, key[2])

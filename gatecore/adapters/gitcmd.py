@@ -144,8 +144,8 @@ def widen(pipe: IO[bytes]) -> None:
         pass  # an older kernel or another system: the default pipe works, only slower
 
 
-def _records(stream: int, proc: subprocess.Popen[bytes], deadline: float | None) -> Iterator[bytes]:
-    """NUL-terminated records from a pipe, read in chunks, under the deadline."""
+def _records(stream: int, proc: subprocess.Popen[bytes], deadline: float | None) -> Iterator[list[bytes]]:
+    """NUL-terminated records from a pipe, read in chunks, under the deadline: each chunk's."""
     pending = b""
     while True:
         if deadline is not None and time.monotonic() > deadline:
@@ -154,9 +154,9 @@ def _records(stream: int, proc: subprocess.Popen[bytes], deadline: float | None)
         chunk = os.read(stream, _READ_CHUNK)
         if not chunk:
             break
-        pending += chunk
-        *done, pending = pending.split(b"\0")
-        yield from done
+        done = (pending + chunk).split(b"\0")
+        pending = done.pop()
+        yield done
     if pending:
         raise malformed(f"git rev-list ended in the middle of a record ({pending[:60]!r})")
 
@@ -203,8 +203,9 @@ def walk(git_dir: str, tips: Sequence[str], hide: Iterable[str] | None, deadline
             proc.stdin.close()
         except BrokenPipeError:
             pass  # git exited early; its status says why
-        for record in _records(proc.stdout.fileno(), proc, deadline):
-            yield _walked(record, messages)
+        for records in _records(proc.stdout.fileno(), proc, deadline):
+            for record in records:
+                yield _walked(record, messages)
     finally:
         proc.stdout.close()
         if proc.poll() is None:
@@ -220,15 +221,15 @@ def walk(git_dir: str, tips: Sequence[str], hide: Iterable[str] | None, deadline
 def _walked(record: bytes, messages: bool) -> WalkedCommit:
     ids, _, rest = record.partition(b"\n")
     header, sep, body = rest.partition(b"\n\n")
-    if not sep:
-        header = header.removesuffix(b"\n")
     try:
-        oid, *parents = ids.decode("ascii").split(" ")
+        listed = ids.decode("ascii").split(" ")
     except UnicodeDecodeError:
         raise malformed(f"git rev-list printed an unexpected line {ids[:80]!r}") from None
+    if not sep:
+        return WalkedCommit(listed[0], tuple(listed[1:]), header.removesuffix(b"\n"), b"", False)
     # git indents every message line by four spaces: one replace undoes it (no per-line loop)
-    message = (body[4:] if body.startswith(b"    ") else body).replace(b"\n    ", b"\n") if body and messages else b""
-    return WalkedCommit(oid, tuple(parents), header, message, bool(sep))
+    message = (body[4:] if body[:4] == b"    " else body).replace(b"\n    ", b"\n") if body and messages else b""
+    return WalkedCommit(listed[0], tuple(listed[1:]), header, message, True)
 
 
 def object_format(git_dir: str) -> str:

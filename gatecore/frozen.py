@@ -270,21 +270,24 @@ class SignalReader:
         self._plain: dict[tuple[str, str], Signals] = {}  # (author name, committer name) -> Signals
 
     def __call__(self, commit: Commit) -> Signals | None:
+        """The commit's signals; None where none can restrict it (no rule reads names or signers,
+        and its message holds no trailer key a rule reads: the rules answer as for no signals)."""
         if not self.any:
             return None
         author, committer = commit.identities()
+        shown = commit.shown  # (the message as git log shows it, for a commit that names an encoding)
+        # most messages hold no trailer: that is decided first, on the bytes
+        keys, message = self.keys, commit.message
+        read = self.messages and keys is not None and (shown is not None or (
+            trailers.may_have(message) and keys.search(message) is not None))
+        if not (read or self.names or self.signers):
+            return None
         signed: tuple[str, ...] = ()
         if self.signers:
             if self.sigs is None:
                 raise GateError("GATE-CONFIG-SIGNERS", "a rule names signers but no allowed-signers file is available")
             signed = self.sigs.state(commit.id).principals
-        found: tuple[tuple[str, str], ...] = ()
-        shown = commit.shown  # (the message as git log shows it, for a commit that names an encoding)
-        # most messages hold no trailer: that is decided first, on the bytes
-        keys = self.keys
-        if self.messages and (shown is not None or (trailers.may_have(commit.message) and (
-                keys is None or keys.search(commit.message)))):
-            found = tuple(trailers.found(commit.message, shown))
+        found = tuple(trailers.found(message, shown)) if read else ()
         # Names only where a rule matches them (reading one that readers disagree on refuses the commit).
         names = (author.name, committer.name) if self.names else ("", "")
         if not found and not signed:

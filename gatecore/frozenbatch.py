@@ -22,7 +22,6 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from typing import Protocol
 
-from . import trailers
 from .findings import Violation
 from .frozen import FrozenChecker, SignalReader, commit_violations, rules_key, trailer_keys
 from .objects import Commit
@@ -201,22 +200,15 @@ def walk_violations(batches: Batches, commits: Iterable[Commit], rules: Sequence
     if checker.signatures is not None and any(r.signers for r in rules):
         commits = list(commits)
         checker.signatures.prefetch([c.id for c in commits])
-    # A commit's signals can restrict it only through names, signers or a trailer: without a rule
-    # on names or signers and without a trailer in its message, they are read as none at all. (A
-    # commit git re-encodes is read whatever its raw bytes: what git shows may hold a trailer.)
-    # (And only a message holding one of the keys a rule reads can have a trailer that restricts:
-    # `trailer_keys`.)
-    names_or_signers = any(r.names or r.signers for r in rules)
-    keys = trailer_keys(rules)
-    read_signals = SignalReader(rules, checker.signatures, keys)
-    may_have = trailers.may_have
+    # A commit's signals can restrict it only through names, signers or a trailer whose key a rule
+    # reads: without those they are read as none at all (`SignalReader`; a commit git re-encodes
+    # is read whatever its raw bytes: what git shows may hold a trailer).
+    read_signals = SignalReader(rules, checker.signatures, trailer_keys(rules))
     for c in commits:
         idents = c.idents
         if idents is None or (c.reencoded and c.shown is None):
             idents = c.identities()  # raises
-        message = c.message
-        seen = (read_signals(c) if names_or_signers or (keys is not None and (
-            c.shown is not None or (may_have(message) and keys.search(message)))) else None)
+        seen = read_signals(c)
         key = (idents[0].email, idents[1].email, seen)
         applicable = restricted.get(key)
         if applicable is None:

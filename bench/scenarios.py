@@ -41,13 +41,14 @@ class Sizes:
     real_back: int = 200          # incremental push: the real history's last N first-parent commits
     real_replays: tuple[int, ...] = (9,)  # the real history replayed N times in a row (9 x 5.5k: 50k commits)
     signed_commits: int = 10_000  # every commit SSH-signed, pushed into a signature-requiring scope
+    policy_bundles: int = 99      # the policies scenario pushes this many real histories, smallest first
 
 
 FULL = Sizes()
 QUICK = Sizes(files=200, small_commits=300, small_refs=30, large_commits=(300, 600), many_refs=2_000,
               review_files=40, review_bytes=1024 * 1024, client_files=200, ledger_attempts=(5, 50, 500),
               wide_commits=2_000, wide_root_files=100,
-              real_back=50, real_replays=(), signed_commits=100)
+              real_back=50, real_replays=(), signed_commits=100, policy_bundles=2)
 
 
 @dataclass
@@ -426,7 +427,7 @@ class Bench:
         (`hooks.POLICIES`), pushed by a human: who is restricted is what each commit says. The peer
         is the policy's careful native hook (`hooks.careful_peer`)."""
         out = []
-        for bundle in all_bundles():
+        for bundle in all_bundles()[:self.sizes.policy_bundles]:
             real = self.cache.real(bundle)
             n = self._count(real)
             name = bundle.name.removesuffix(".bundle")

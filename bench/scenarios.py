@@ -48,7 +48,7 @@ FULL = Sizes()
 QUICK = Sizes(files=200, small_commits=300, small_refs=30, large_commits=(300, 600), many_refs=2_000,
               review_files=40, review_bytes=1024 * 1024, client_files=200, ledger_attempts=(5, 50, 500),
               wide_commits=2_000, wide_root_files=100,
-              real_back=50, real_replays=(), signed_commits=100, policy_bundles=2)
+              real_back=50, real_replays=(), signed_commits=100, policy_bundles=1)
 
 
 @dataclass

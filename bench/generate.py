@@ -449,6 +449,14 @@ def other_bundles() -> list[Path]:
     return [p for p in (FLASK_BUNDLE.with_name(name) for name in OTHER_BUNDLES) if p.is_file()]
 
 
+def all_bundles() -> list[Path]:
+    """Every real history in ../shared/data (the policies scenario pushes each), smallest first;
+    only GATE_BENCH_BUNDLE's when it names one."""
+    if os.environ.get("GATE_BENCH_BUNDLE"):
+        return [p for p in (real_bundle(),) if p is not None]
+    return sorted(FLASK_BUNDLE.parent.glob("*.bundle"), key=lambda p: (p.stat().st_size, p.name))
+
+
 def _replayed(export: bytes, times: int) -> Callable[[_Stream], None]:
     """A `git fast-export` stream of one branch, imported `times` times in a row: each replay's
     root commits start from the previous replay's tip (with `deleteall`, so every tree is the

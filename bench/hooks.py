@@ -54,6 +54,43 @@ deadline_seconds = 120.0
 """.replace("'", '"')
 READ_ALL_PUSHER = "agent-bench"
 
+#: The policies people write (issue 37), each pushed by a human (`POLICY_PUSHER`), so that who is
+#: restricted is decided by what each commit says: the README's minimal policy as it stands there
+#: (`@known-agents` emails, names and trailers; `@agent-config` paths, whose `**/AGENTS.md` patterns
+#: make every changed directory matter), everyone restricted by `authors = ["*"]` (every commit's
+#: trees compared), and agents' emails only (nobody in a real history matches: the identity question
+#: alone). The last two freeze READ_ALL_FROZEN, paths the real histories never write.
+_LIMITS = "\n[limits]\ndeadline_seconds = 120.0\n"
+MINIMAL_POLICY = """\
+mode = "enforce"
+[[freeze]]
+paths = ["ci/**", "gate.toml", ".pre-commit-config.yaml", "@agent-config"]
+authors = ["@known-agents", "*@agents.example.com"]
+names = ["@known-agents"]
+trailers = ["@known-agents"]
+pushers = ["@known-agents", "agent-*"]
+refs = ["refs/heads/*"]
+""" + _LIMITS
+AUTHORS_ALL_POLICY = f"""\
+mode = "enforce"
+[[freeze]]
+paths = {list(READ_ALL_FROZEN)!r}
+authors = ["*"]
+""".replace("'", '"') + _LIMITS
+AGENT_EMAILS_POLICY = f"""\
+mode = "enforce"
+[[freeze]]
+paths = {list(READ_ALL_FROZEN)!r}
+authors = ["*@agents.example.com"]
+""".replace("'", '"') + _LIMITS
+#: policy name -> (its text, what the table calls it)
+POLICIES = {
+    "minimal": (MINIMAL_POLICY, "the README's minimal policy"),
+    "authors-all": (AUTHORS_ALL_POLICY, 'authors = ["*"]'),
+    "agent-emails": (AGENT_EMAILS_POLICY, 'authors = ["*@agents.example.com"]'),
+}
+POLICY_PUSHER = "bench-human"
+
 REPOSITORY_ID = "bench/repo"
 ZERO = "0" * 40
 
@@ -114,6 +151,101 @@ def _awk_re(name: str) -> str:
 PEER = peer()
 
 
+def _ere(glob: str, star: str) -> str:
+    """An identity glob (`*` any run, `?` one character, the rest literal) as a POSIX ERE, `*`
+    standing for `star` (inside an email: anything but `>`)."""
+    one = star.removesuffix("*")
+    return "".join(star if c == "*" else one if c == "?" else ("\\" + c if c in ".[]()*+?^$|{}\\" else c)
+                   for c in glob)
+
+
+def _path_ere(pattern: str) -> str:
+    """A frozen-path glob, normalised as the gate reads paths (case-folded, segment tails of dots
+    and spaces dropped), as an ERE over a path the peer normalised alike: the path or anything below."""
+    out = []
+    for i, seg in enumerate(s for s in pattern.lower().split("/") if s):
+        sep = "/" if i else ""
+        if seg == "**":
+            out.append("(/[^/]+)*" if i else "([^/]+/)*")
+            continue
+        text = "".join("[^/]*" if c == "*" else "[^/]" if c == "?" else ("\\" + c if c in ".[]()+^$|{}\\/" else c)
+                       for c in seg)
+        out.append(("" if i and out and out[-1] == "([^/]+/)*" else sep) + text)
+    return ("^" + "".join(out) + "(/.*)?$").replace("/", "\\/")  # (awk ends a regex literal at a bare /)
+
+
+def _pathspec(pattern: str) -> str:
+    """A case-insensitive pathspec for what `pattern` freezes, as the issue's careful peer writes
+    it (`:(icase)ci` for `ci/**`; `:(icase,glob)**/AGENTS.md` where the pattern has wildcards), so
+    that git prunes the diff by it in C. (It does not see the `ci.` and `CI ` variants the gate
+    folds; a `ci*` pathspec would, at 3.5x the peer's cost on ohmyzsh.)"""
+    text = pattern.strip("/")
+    literal = text.removesuffix("/**")
+    if "*" not in literal and "?" not in literal:
+        return f"':(icase){literal}'"
+    return f"':(icase,glob){text}'"
+
+
+def careful_peer(policy_text: str) -> str:
+    """The careful native peer of a policy (issue 37): the same identity question asked of git's
+    own reading of each commit, then the same frozen-path rule, every walk pruned by path in C.
+
+    Per rule: `git log -i -E --author=RE` (the rule's emails inside `<...>`, its names before the
+    `<`), the same with `--committer`, and `--grep=RE` for its trailer lines and `Co-authored-by`
+    emails (git ANDs --author with --grep, so each question is a walk of its own); a rule that
+    names `*` among its emails restricts everyone: one walk with no filter. Each walk is `git log
+    --raw -c --full-history --no-renames NEW --not --all -- PATHSPECS`; its output is matched
+    exactly as the gate matches paths (awk, case-folded, trailing dots and spaces dropped)."""
+    from gatecore.adapters.config import policy_from_bytes
+
+    policy = policy_from_bytes(policy_text.encode(), "bench peer")
+    walks: list[str] = []
+    tests: list[str] = []
+    specs: list[str] = []
+    for rule in policy.rules:
+        emails = [g.pattern for g in rule.authors]
+        names = [g.pattern for g in rule.names]
+        filters: list[str] = []
+        if "*" in emails or rule.everyone:
+            filters.append("")
+        else:
+            idents = [f"<({'|'.join(_ere(e, '[^>]*') for e in emails)})>"] if emails else []
+            idents += [f"^({'|'.join(_ere(n, '[^<]*') for n in names)})[[:space:]]*<"] if names else []
+            if idents:
+                both = "|".join(idents)
+                filters += [f"--author='{both}'", f"--committer='{both}'"]
+            greps = [f"^({'|'.join(_ere(t, '.*') for t in (g.pattern for g in rule.trailers))})$"] \
+                if rule.trailers else []
+            if emails:
+                greps.append(f"^co-authored-by:.*<({'|'.join(_ere(e, '[^>]*') for e in emails)})>")
+            if greps:
+                filters.append(" ".join(f"--grep='{g}'" for g in greps))
+        walks += [f"-i -E {f}".strip() for f in filters]
+        for g in rule.paths:
+            specs.append(_pathspec(g.pattern))
+            tests.append(f"p ~ /{_path_ere(g.pattern)}/")
+    spec_text = " ".join(dict.fromkeys(specs))
+    test = " ||\n      ".join(dict.fromkeys(tests))
+    body = "".join(f"""git -c core.quotePath=false log --no-renames --full-history -c --raw --format='commit %H' {w} \\
+    $news --not --all -- {spec_text} || echo "peer-error: git log exited $?"
+""" for w in walks)
+    return f"""#!/bin/sh
+# bench careful peer: the policy's identity question and frozen-path rule in native git (bench/hooks.py)
+{_READ_NEWS}{{
+{body}}} | awk '
+/^peer-error/ {{ print; bad = 1; next }}
+/^commit / {{ c = $2; next }}
+/^:/ {{
+  p = tolower(substr($0, index($0, "\\t") + 1))
+  gsub(/[ .]+\\//, "/", p); sub(/[ .]+$/, "", p)
+  if ({test}) {{
+    print "peer: frozen path " p " written by " c; bad = 1
+  }}
+}}
+END {{ exit bad }}'
+"""
+
+
 def native_digest(base: str) -> str:
     return f"""#!/bin/sh
 # bench native digest: diff-tree from the reviewed base, every changed blob hashed once
@@ -136,15 +268,15 @@ def _write_hook(git_dir: Path, text: str) -> None:
 
 
 def installer(variant: str, policy: Path, keyring: Path | None, base: str | None = None,
-              frozen: tuple[str, ...] = FROZEN) -> Callable[[Path], None]:
+              frozen: tuple[str, ...] = FROZEN, peer_text: str | None = None) -> Callable[[Path], None]:
     """A function that puts `variant`'s hook into a fresh bare repository (`frozen`: the
-    policy's frozen paths, for the peer)."""
+    policy's frozen paths, for the peer; `peer_text`: the peer hook itself, a `careful_peer`)."""
     if variant == "none":
         return lambda git_dir: None
     if variant == "floor":
         return lambda git_dir: _write_hook(git_dir, FLOOR)
     if variant == "peer":
-        text = peer(frozen)
+        text = peer(frozen) if peer_text is None else peer_text
         return lambda git_dir: _write_hook(git_dir, text)
     if variant == "native-digest":
         assert base is not None

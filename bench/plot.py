@@ -20,7 +20,8 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 #: The variants drawn, and what the review push's native reference is called.
 SHOWN = (("floor", "floor: git rev-list NEW --not --all"),
-         ("peer", "peer: the same check in native git (git log --raw | awk)"),
+         ("peer", "peer: the same check in native git (git log --raw | awk; policies: their careful peers;\n"
+                  "commit via pre-commit: pre-commit with one trivial hook)"),
          ("gate", "gate"))
 PEERS = ("peer", "native-digest")
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import hooks
-from .generate import AGENTS, FROZEN_FILES, Cache, _bulk, allowed_signers_line, other_bundles, real_bundle
+from .generate import AGENTS, FROZEN_FILES, Cache, _bulk, all_bundles, allowed_signers_line, other_bundles, real_bundle
 from .gitenv import Git, link_copy
 
 
@@ -42,13 +42,14 @@ class Sizes:
     real_replays: tuple[int, ...] = (9,)  # the real history replayed N times in a row (9 x 5.5k: 50k commits)
     signed_commits: int = 10_000  # every commit SSH-signed, pushed into a signature-requiring scope
     new_branches: int = 200       # branches one push creates, into files and reftable refs (GATE_MODERN_GIT)
+    policy_bundles: int = 99      # the policies scenario pushes this many real histories, smallest first
 
 
 FULL = Sizes()
 QUICK = Sizes(files=200, small_commits=300, small_refs=30, large_commits=(300, 600), many_refs=2_000,
               review_files=40, review_bytes=1024 * 1024, client_files=200, ledger_attempts=(5, 50, 500),
               wide_commits=2_000, wide_root_files=100,
-              real_back=50, real_replays=(), signed_commits=100, new_branches=20)
+              real_back=50, real_replays=(), signed_commits=100, new_branches=20, policy_bundles=1)
 
 
 @dataclass
@@ -116,11 +117,14 @@ class PushSpec:
     size: int = 0
     note: str = ""
     read_all: bool = False         # pushed by agent-bench under READ_ALL_POLICY: every commit read
+    policy: str = ""               # one of hooks.POLICIES (pushed by a human), against its careful peer
     short: str = ""                # the push in a few words
 
 
 #: How a read-all push is made: the pusher every rule of READ_ALL_POLICY restricts.
 READ_ALL_ENV = {"REMOTE_USER": hooks.READ_ALL_PUSHER}
+#: How the policies scenario pushes: a human, whom no rule names.
+POLICY_ENV = {"REMOTE_USER": hooks.POLICY_PUSHER}
 
 Log = Callable[[str], None]
 
@@ -140,6 +144,11 @@ class Bench:
         self.policy.write_text(hooks.POLICY)
         self.policy_read_all = work / "policy-read-all.toml"
         self.policy_read_all.write_text(hooks.READ_ALL_POLICY)
+        self.policy_files: dict[str, Path] = {}
+        for name, (text, _what) in hooks.POLICIES.items():
+            self.policy_files[name] = work / f"policy-{name}.toml"
+            self.policy_files[name].write_text(text)
+        self._peers: dict[str, str] = {}
         self._keys: tuple[Path, Path, Path] | None = None
         self._serial = 0
         self.last_cpu = 0.0
@@ -323,6 +332,12 @@ class Bench:
         return {n: hooks.installer(n, self.policy, keyring, base) for n in names}
 
     def installers(self, spec: PushSpec) -> dict[str, Callable[[Path], None]]:
+        if spec.policy:
+            keyring = self.keys()[0]
+            if spec.policy not in self._peers:
+                self._peers[spec.policy] = hooks.careful_peer(hooks.POLICIES[spec.policy][0])
+            return {n: hooks.installer(n, self.policy_files[spec.policy], keyring, peer_text=self._peers[spec.policy])
+                    for n in spec.variants}
         return self._variants(*spec.variants, base=spec.base, read_all=spec.read_all)
 
     def specs(self, scenario: str) -> list[PushSpec]:
@@ -365,6 +380,8 @@ class Bench:
             return [self._review_spec(hist)]
         if scenario == "real":
             return self._real_specs()
+        if scenario == "policies":
+            return self._policy_specs()
         raise ValueError(scenario)
 
     def _moved_branches_spec(self, hist: Path, client: Path, new: str) -> PushSpec:
@@ -404,6 +421,22 @@ class Bench:
                                     env=READ_ALL_ENV, read_all=True,
                                     short=f"{_project(name)} x{times} ({m // 1000}k), first push"))
         out += [self._real_first(bundle)[3] for bundle in other_bundles()]
+        return out
+
+    def _policy_specs(self) -> list[PushSpec]:
+        """Every real history's first push under each of the policies people write
+        (`hooks.POLICIES`), pushed by a human: who is restricted is what each commit says. The peer
+        is the policy's careful native hook (`hooks.careful_peer`)."""
+        out = []
+        for bundle in all_bundles()[:self.sizes.policy_bundles]:
+            real = self.cache.real(bundle)
+            n = self._count(real)
+            name = bundle.name.removesuffix(".bundle")
+            for policy, (_text, what) in hooks.POLICIES.items():
+                out.append(PushSpec("policies", f"policy {what}: {name}'s first push, {n} commits", None, real,
+                                    ["refs/heads/*:refs/heads/*"], ("none", "floor", "peer", "gate"), size=n,
+                                    note=policy, env=POLICY_ENV, policy=policy,
+                                    short=f"{_project(name)} {_k(n)}, {policy}"))
         return out
 
     def _real_first(self, bundle: Path) -> tuple[Path, int, str, PushSpec]:
@@ -447,6 +480,11 @@ class Bench:
             return [Case("real", "real histories", {}, skipped="../shared/data/pallets-flask.bundle not found "
                                                                 "(set GATE_BENCH_BUNDLE)")]
         return self.run_specs("real")
+
+    def policies(self) -> list[Case]:
+        if not all_bundles():
+            return [Case("policies", "policies people write", {}, skipped="no bundle in ../shared/data")]
+        return self.run_specs("policies")
 
     def reftable(self) -> list[Case]:
         """One push creating `new_branches` branches into the small history's repository, its refs
@@ -674,6 +712,7 @@ class Bench:
             "pre-commit runs them), one agent commit of "
             f"{s.small_files} files", small, precommit, push_cmds, "pre-push", "client: pre-push, no review ref"))
         shutil.rmtree(small, ignore_errors=True)
+        cases += self.precommit_commits(as_agent)
 
         large = self.work / "client-repo"
         self._client_repo(large, s.client_files)
@@ -682,6 +721,60 @@ class Bench:
             commit_cmds, "commit-large", f"client: commit hook, {_k(s.client_files)} files"))
         shutil.rmtree(large, ignore_errors=True)
         return cases
+
+    def precommit_commits(self, env: dict[str, str]) -> list[Case]:
+        """A commit through the real pre-commit framework (issue 37): `git commit` of a small staged
+        change, as an agent, in a clone whose `.pre-commit-config.yaml` runs the gate's commit hooks
+        (`gate-frozen-files`, `gate-frozen-files-msg`, from this project as a hook repository, the
+        environment pre-commit builds for it), against the same commit in a clone whose pre-commit
+        runs one trivial hook (`language: system`, `entry: true`), and with no hook at all
+        (`--no-verify`). Both configurations install the same hook types (pre-commit and
+        commit-msg: git starts pre-commit twice either way). Each commit is undone after it is timed
+        (`reset --soft`, in the same command for every variant)."""
+        s = self.sizes
+        home = self.cache.root.parent / "pre-commit-home"  # the hook environment is built once, and kept
+        hook_repo = self.cache.root.parent / "hook-repo"  # (one path: pre-commit keys its environments by it)
+        rev = _project_snapshot(self.git, hook_repo)
+        pc_env = {**env, "PRE_COMMIT_HOME": str(home), "PRE_COMMIT_COLOR": "never"}
+        configs = {
+            "peer": ("repos:\n- repo: local\n  hooks:\n  - id: trivial\n    name: trivial\n    language: system\n"
+                     "    entry: 'true'\n    pass_filenames: false\n    always_run: true\n"),
+            "gate": (f"repos:\n- repo: {hook_repo}\n  rev: {rev}\n  hooks:\n  - id: gate-frozen-files\n"
+                     "  - id: gate-frozen-files-msg\n"),
+        }
+        repos = {}
+        for variant, config in configs.items():
+            repo = self._client_clone(s.small_files, name=f"precommit-{variant}")
+            self.git.run("reset", "-q", cwd=repo)
+            (repo / ".pre-commit-config.yaml").write_text(
+                "default_install_hook_types: [pre-commit, commit-msg]\n" + config)
+            self.git.run("add", ".pre-commit-config.yaml", cwd=repo)
+            self.git.run("commit", "-q", "--no-verify", "-m", "pre-commit configuration", cwd=repo)
+            for args in (["install"], ["install-hooks"]):
+                proc = subprocess.run([sys.executable, "-m", "pre_commit", *args], cwd=repo, env=pc_env,
+                                      capture_output=True, check=False)
+                if proc.returncode != 0:
+                    return [Case("client", "client: commits through pre-commit", {},
+                                 skipped=f"pre-commit {args[0]}: " + proc.stderr.decode(errors="replace")[-300:])]
+            paths = sorted(self.git.out("ls-files", "src", cwd=repo).splitlines())[:s.small_files]
+            for i, rel in enumerate(paths):
+                (repo / rel).write_text(f"changed by the agent {i}\n")
+            self.git.run("add", *paths, cwd=repo)
+            repos[variant] = repo
+
+        def commit(repo: Path, *extra: str) -> list[str]:
+            # (sh -c SCRIPT REPO: $0 is the repository)
+            return ["/bin/sh", "-c", f"cd \"$0\" && git commit -q {' '.join(extra)} -m 'agent: a change' && "
+                    "git reset -q --soft HEAD~1", str(repo)]
+
+        commands = {"none": commit(repos["gate"], "--no-verify"), "peer": commit(repos["peer"]),
+                    "gate": commit(repos["gate"])}
+        case = self.timed_case("client", f"client: a commit through pre-commit ({s.small_files} staged files, as an "
+                               "agent): the gate's commit hooks against one trivial hook", self.work, pc_env,
+                               commands, "precommit", f"client: commit via pre-commit, {s.small_files} files")
+        for repo in repos.values():
+            shutil.rmtree(repo, ignore_errors=True)
+        return [case]
 
     def _client_repo(self, repo: Path, files: int) -> None:
         """HEAD: the policy, the frozen files and `files` files; staged: half of them changed, as many new."""
@@ -708,15 +801,15 @@ class Bench:
             p.write_bytes(_bulk(rng, 300))
         self.git.run("add", "-A", cwd=repo)
 
-    def _client_clone(self, files: int) -> Path:
+    def _client_clone(self, files: int, name: str = "client-clone") -> Path:
         """A clone (with `origin`) of the small scenario's history, whose remote has the policy
         committed, with `files` changed files staged."""
         s = self.sizes
         hist = self.cache.history(s.small_commits, s.files)
-        server = self.work / "client-server.git"
+        server = self.work / f"{name}-server.git"
         link_copy(hist, server)
         (server / "bench-done").unlink(missing_ok=True)
-        repo = self.work / "client-clone"
+        repo = self.work / name
         self.git.run("clone", "-q", str(server), str(repo))
         (repo / ".gate").mkdir(exist_ok=True)
         (repo / ".gate" / "policy.toml").write_text(hooks.POLICY)
@@ -816,6 +909,29 @@ def _gate_elapsed(git_dir: Path) -> float | None:
         return next(float(doc["elapsed_ms"]) for doc in map(json.loads, reversed(lines)) if "elapsed_ms" in doc)
     except (OSError, ValueError, StopIteration):
         return None
+
+
+#: What pre-commit needs of this project to build the hooks' environment (tests/support/snapshot.py).
+SNAPSHOT = ("gatecore", "server", "hooks", "pyproject.toml", "README.md", "LICENSE", ".pre-commit-hooks.yaml")
+
+
+def _project_snapshot(git: Git, dest: Path) -> str:
+    """This project's files as a git repository (a forge's copy, for pre-commit's `repo:`/`rev:`):
+    the commit id. The same files give the same id, so pre-commit's environment is built once."""
+    root = Path(__file__).resolve().parent.parent
+    shutil.rmtree(dest, ignore_errors=True)
+    dest.mkdir(parents=True)
+    for name in SNAPSHOT:
+        src = root / name
+        if src.is_dir():
+            shutil.copytree(src, dest / name, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+        else:
+            shutil.copy2(src, dest / name)
+    fixed = {"GIT_AUTHOR_DATE": "2026-01-01T00:00:00Z", "GIT_COMMITTER_DATE": "2026-01-01T00:00:00Z"}
+    git.run("init", "-q", "-b", "main", cwd=dest)
+    git.run("add", "-A", cwd=dest)
+    git.run("commit", "-q", "-m", "snapshot", cwd=dest, extra=fixed)
+    return git.out("rev-parse", "HEAD", cwd=dest)
 
 
 def _project(bundle_name: str) -> str:

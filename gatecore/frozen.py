@@ -15,6 +15,7 @@ on two cores) is `gatecore.frozenbatch`'s.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -223,25 +224,84 @@ class FrozenChecker:
         return list(out.values())
 
 
+#: `trailer_keys`' answer when every message with a trailer is read (a glob's key has a wildcard).
+EVERY_TRAILER = re.compile(b"")
+
+
+def trailer_keys(rules: Sequence[FreezeRule]) -> re.Pattern[bytes] | None:
+    """What a message must hold (ASCII, any case) for its trailers to restrict a commit under
+    `rules`, found in one search: the key of each `trailers` glob (`Assisted-by` of `Assisted-by:
+    *`) and `Co-authored-by` where a rule has `authors`. None: the rules read no trailers;
+    `EVERY_TRAILER`: a glob whose key has a wildcard (every trailer is read).
+
+    A trailer is matched as the line `KEY: VALUE`, its key git's `[A-Za-z0-9-]+` (ASCII, so
+    folded to lower case): a glob whose text before its first `:` holds no wildcard matches
+    only a trailer of that very key, and one whose key is not such a key matches none.
+    Messages without any of these keys are read as holding no trailer: the rules' answer is
+    the same (`signals`), and git's readings of the message are not parsed at all."""
+    keys: set[bytes] = set()
+    for r in rules:
+        for g in r.trailers:
+            key, colon, _ = g.pattern.casefold().partition(":")
+            if not colon or "*" in key or "?" in key:
+                return EVERY_TRAILER
+            if key and key.isascii() and all(c.isalnum() or c == "-" for c in key):
+                keys.add(key.encode("ascii"))
+        if r.authors:
+            keys.add(b"co-authored-by")
+    if not keys:
+        return None
+    return re.compile(b"|".join(re.escape(k) for k in sorted(keys)), re.IGNORECASE)
+
+
+class SignalReader:
+    """`signals` for one set of rules, its questions about them asked once (a walk asks it of
+    every commit): the rules' trailer keys (`trailer_keys`), and the names-only answers kept."""
+
+    def __init__(self, rules: Sequence[FreezeRule], sigs: SignatureChecker | None = None,
+                 keys: re.Pattern[bytes] | None = EVERY_TRAILER) -> None:
+        """`keys`: `trailer_keys(rules)`, or the default, which reads every trailer (the same answer)."""
+        self.any = any(r.names or r.reads_messages or r.signers for r in rules)
+        self.names = any(r.names for r in rules)
+        self.signers = any(r.signers for r in rules)
+        self.messages = any(r.reads_messages for r in rules)
+        self.sigs = sigs
+        self.keys = keys
+        self._plain: dict[tuple[str, str], Signals] = {}  # (author name, committer name) -> Signals
+
+    def __call__(self, commit: Commit) -> Signals | None:
+        """The commit's signals; None where none can restrict it (no rule reads names or signers,
+        and its message holds no trailer key a rule reads: the rules answer as for no signals)."""
+        if not self.any:
+            return None
+        author, committer = commit.identities()
+        shown = commit.shown  # (the message as git log shows it, for a commit that names an encoding)
+        # most messages hold no trailer: that is decided first, on the bytes
+        keys, message = self.keys, commit.message
+        read = self.messages and keys is not None and (shown is not None or (
+            trailers.may_have(message) and keys.search(message) is not None))
+        if not (read or self.names or self.signers):
+            return None
+        signed: tuple[str, ...] = ()
+        if self.signers:
+            if self.sigs is None:
+                raise GateError("GATE-CONFIG-SIGNERS", "a rule names signers but no allowed-signers file is available")
+            signed = self.sigs.state(commit.id).principals
+        found = tuple(trailers.found(message, shown)) if read else ()
+        # Names only where a rule matches them (reading one that readers disagree on refuses the commit).
+        names = (author.name, committer.name) if self.names else ("", "")
+        if not found and not signed:
+            got = self._plain.get(names)
+            if got is None:
+                got = self._plain[names] = Signals(*names)
+            return got
+        return Signals(names[0], names[1], tuple(f"{k}: {v}" for k, v in found),
+                       tuple(trailers.coauthor_emails(list(found))), signed)
+
+
 def signals(commit: Commit, rules: Sequence[FreezeRule], sigs: SignatureChecker | None = None) -> Signals | None:
     """The names, trailers and verified signers of a commit, when some rule looks at them (else None)."""
-    if not any(r.names or r.reads_messages or r.signers for r in rules):
-        return None
-    author, committer = commit.identities()
-    signed: tuple[str, ...] = ()
-    if any(r.signers for r in rules):
-        if sigs is None:
-            raise GateError("GATE-CONFIG-SIGNERS", "a rule names signers but no allowed-signers file is available")
-        signed = sigs.state(commit.id).principals
-    found: tuple[tuple[str, str], ...] = ()
-    shown = commit.shown  # (the message as git log shows it, for a commit that names an encoding)
-    # most messages hold no trailer: that is decided first, on the bytes
-    if (shown is not None or trailers.may_have(commit.message)) and any(r.reads_messages for r in rules):
-        found = tuple(trailers.found(commit.message, shown))
-    # Names only where a rule matches them (reading one that readers disagree on refuses the commit).
-    names = any(r.names for r in rules)
-    return Signals(author.name if names else "", committer.name if names else "",
-                   tuple(f"{k}: {v}" for k, v in found), tuple(trailers.coauthor_emails(list(found))), signed)
+    return SignalReader(rules, sigs)(commit)
 
 
 def _restricting(checker: FrozenChecker, commit: Commit, rules: Sequence[FreezeRule], pusher: str | None

@@ -22,9 +22,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from typing import Protocol
 
-from . import trailers
 from .findings import Violation
-from .frozen import FrozenChecker, commit_violations, rules_key, signals
+from .frozen import FrozenChecker, SignalReader, commit_violations, rules_key, trailer_keys
 from .objects import Commit
 from .policy import FreezeRule, Signals
 from .treediff import Change
@@ -201,16 +200,16 @@ def walk_violations(batches: Batches, commits: Iterable[Commit], rules: Sequence
     if checker.signatures is not None and any(r.signers for r in rules):
         commits = list(commits)
         checker.signatures.prefetch([c.id for c in commits])
-    # A commit's signals can restrict it only through names, signers or a trailer: without a rule
-    # on names or signers and without a trailer in its message, they are read as none at all. (A
-    # commit git re-encodes is read whatever its raw bytes: what git shows may hold a trailer.)
-    names_or_signers = any(r.names or r.signers for r in rules)
-    reads_trailers = any(r.reads_messages for r in rules)
+    # A commit's signals can restrict it only through names, signers or a trailer whose key a rule
+    # reads: without those they are read as none at all (`SignalReader`; a commit git re-encodes
+    # is read whatever its raw bytes: what git shows may hold a trailer).
+    read_signals = SignalReader(rules, checker.signatures, trailer_keys(rules))
     for c in commits:
-        author, committer = c.identities()
-        seen = (signals(c, rules, checker.signatures) if names_or_signers or (
-            reads_trailers and (c.shown is not None or trailers.may_have(c.message))) else None)
-        key = (author.email, committer.email, seen)
+        idents = c.idents
+        if idents is None or (c.reencoded and c.shown is None):
+            idents = c.identities()  # raises
+        seen = read_signals(c)
+        key = (idents[0].email, idents[1].email, seen)
         applicable = restricted.get(key)
         if applicable is None:
             applicable = restricted[key] = [r for r in rules if r.restricted_identity(*key[:2], pusher, key[2])

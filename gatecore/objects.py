@@ -45,8 +45,9 @@ from __future__ import annotations
 import codecs
 import re
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from functools import cache
+from typing import NamedTuple
 
 from .errors import GateError, malformed
 from .gitmodel import MODE_BLOB, MODE_TREE, GitReader, ObjectFormat, ShownCommit, WalkedCommit, format_of
@@ -127,8 +128,11 @@ class Ident:
         return self.git_name
 
 
-@dataclass(frozen=True, slots=True)
-class Commit:
+class Commit(NamedTuple):
+    """A commit as the gate reads it. (A named tuple, not a frozen dataclass: a walk makes one
+    per commit, and a frozen dataclass takes eight times as long to make; `_replace` is its
+    `dataclasses.replace`.)"""
+
     id: str
     tree_id: str
     parent_ids: tuple[str, ...]
@@ -181,13 +185,13 @@ def with_shown(commit: Commit, shown: ShownCommit) -> Commit:
     rule reads names (`Ident.name`)."""
     message = shown.message if commit.message else b""  # (no message read: nothing to show)
     if commit.idents is None:
-        return replace(commit, shown=message)
+        return commit._replace(shown=message)
     idents = []
     for role, ours, (name, email) in zip(("author", "committer"), commit.idents, (shown.author, shown.committer),
                                          strict=True):
         git_email = email.decode("utf-8", "surrogateescape")
         if git_email != ours.email:
-            return replace(commit, shown=message, idents=None, problem=(
+            return commit._replace(shown=message, idents=None, problem=(
                 f"{role}: git shows the email as {git_email!r} (the commit re-encoded by iconv from its encoding), "
                 f"the gate reads {ours.email!r}"))
         git_name = name.decode("utf-8", "surrogateescape")
@@ -197,7 +201,7 @@ def with_shown(commit: Commit, shown: ShownCommit) -> Commit:
                                                            f"{ours.git_name!r}"))
         else:
             idents.append(ours)
-    return replace(commit, shown=message, idents=(idents[0], idents[1]))
+    return commit._replace(shown=message, idents=(idents[0], idents[1]))
 
 
 def _ascii_compatible(name: str) -> codecs.CodecInfo | None:
@@ -352,6 +356,9 @@ def split_signature(raw: bytes, object_format: str = "sha1") -> tuple[bytes, byt
 
 _IDENTS: dict[tuple[bytes, bytes], Ident | str] = {}
 _IDENTS_KEPT = 4096
+#: (author name, author email, committer name, committer email) -> the two Idents the fast road
+#: reads there, or None where it reads no Ident (a history holds few distinct pairs: one lookup a commit).
+_PAIRS: dict[tuple[bytes, bytes, bytes, bytes], tuple[Ident, Ident] | None] = {}
 
 
 def _plain_ident(name: bytes, email: bytes) -> Ident | str:
@@ -365,6 +372,16 @@ def _plain_ident(name: bytes, email: bytes) -> Ident | str:
     if len(_IDENTS) >= _IDENTS_KEPT:
         _IDENTS.clear()
     _IDENTS[key] = got
+    return got
+
+
+def _pair(key: tuple[bytes, bytes, bytes, bytes]) -> tuple[Ident, Ident] | None:
+    """The fast road's (author, committer) of `key` (memoised in `_PAIRS`)."""
+    author, committer = _plain_ident(key[0], key[1]), _plain_ident(key[2], key[3])
+    got = (author, committer) if isinstance(author, Ident) and isinstance(committer, Ident) else None
+    if len(_PAIRS) >= _IDENTS_KEPT:
+        _PAIRS.clear()
+    _PAIRS[key] = got
     return got
 
 
@@ -382,23 +399,26 @@ def parse_commit(oid: str, header: bytes, message: bytes = b"") -> Commit:
     the header, a tree or parent line out of place) raise GATE-GIT-MALFORMED at once;
     faults in the idents are recorded and raise when the identities are asked for (a
     parent's tree is still usable).
+
+    (Every commit of a push is read here: the fast road is one match and one lookup.)
     """
     if b"\0" in header:
         raise malformed(f"commit {oid}: a NUL byte in the header (git fsck: nulInHeader; git stops reading there)")
-    g = _grammar_of(oid)
+    g = _BY_WIDTH.get(len(oid)) or _grammar_of(oid)
     fast = g.fast.fullmatch(header)
     if fast is not None:
         tree, listed, an, ae, cn, ce, extra = fast.groups(b"")
-        fast_author, fast_committer = _plain_ident(an, ae), _plain_ident(cn, ce)
-        if isinstance(fast_author, Ident) and isinstance(fast_committer, Ident) and not (extra and _ODD.search(extra)):
+        key = (an, ae, cn, ce)
+        pair = _PAIRS[key] if key in _PAIRS else _pair(key)
+        if pair is not None and not (extra and _ODD.search(extra)):
             n = g.hexsz
-            listed_ids = (listed[7:7 + n].decode("ascii"),) if len(listed) == n + 8 else tuple(
-                listed[i + 7:i + 7 + n].decode("ascii") for i in range(0, len(listed), n + 8))  # "parent <id>\n"
-            if fast_author.name_problem or fast_committer.name_problem:
-                fast_author = _bound(oid, "author", fast_author)
-                fast_committer = _bound(oid, "committer", fast_committer)
-            return Commit(oid, tree.decode("ascii"), listed_ids, (fast_author, fast_committer), "", message,
-                          extra[1:])
+            size = len(listed)
+            listed_ids = (() if not size else (listed[7:7 + n].decode("ascii"),) if size == n + 8 else tuple(
+                listed[i + 7:i + 7 + n].decode("ascii") for i in range(0, size, n + 8)))  # "parent <id>\n"
+            author, committer = pair
+            if author.name_problem or committer.name_problem:
+                pair = (_bound(oid, "author", author), _bound(oid, "committer", committer))
+            return Commit(oid, tree.decode("ascii"), listed_ids, pair, "", message, extra[1:])
     return _careful_commit(oid, g, header, message)
 
 
@@ -541,7 +561,7 @@ class Objects:
             got = self._commits[oid] = parse_commit(oid, header, message)
             if got.reencoded and b"\n\n" not in raw and got.idents is not None:
                 # git re-encodes the commit, then looks for its message past the end of it
-                got = self._commits[oid] = replace(got, idents=None, problem=(
+                got = self._commits[oid] = got._replace(idents=None, problem=(
                     "it names an encoding and has no message (no blank line after its header): git's reading of "
                     "such a commit, once re-encoded, is not defined"))
         if got.reencoded and got.shown is None and got.idents is not None:
@@ -676,8 +696,13 @@ class Objects:
         held: list[Commit] = []
         again: list[str] = []
         encoded: list[str] = []
+        tree_ids = self._tree_ids
         for w in walked:
-            c = self._walked(w)
+            # (`_walked`, inline: this loop runs once per commit of the push)
+            c = parse_commit(w.id, w.header, w.message) if w.headed else self.commit(w.id)
+            if c.parent_ids != w.git_parents:
+                self._walked(w)  # raises
+            tree_ids[c.id] = c.tree_id
             if c.reencoded and c.shown is None:
                 encoded.append(c.id)
                 if messages:
@@ -703,7 +728,7 @@ class Objects:
             if kind != "commit":
                 raise malformed(f"object {oid} is a {kind}, not a commit")
             raw[oid] = split_commit(data)[1]
-        return [c if c.id not in raw else replace(c, message=raw[c.id]) for c in commits]
+        return [c if c.id not in raw else c._replace(message=raw[c.id]) for c in commits]
 
     def _walked(self, w: WalkedCommit) -> Commit:
         # No blank line after the header: no message, or a NUL that git stopped printing at
@@ -714,7 +739,7 @@ class Objects:
                 raise malformed(f"commit {w.id}: git walks parents {list(w.git_parents)}, the commit names "
                                 f"{list(c.parent_ids)} (grafts or a replaced commit?)")
             # A shallow boundary, read as git reads it: no parents (docs/policy.md, shallow repositories).
-            c = replace(c, parent_ids=())
+            c = c._replace(parent_ids=())
         self._tree_ids[c.id] = c.tree_id
         return c
 

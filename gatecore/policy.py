@@ -197,8 +197,21 @@ class IdentityGlob:
         return self.origin or self.pattern
 
 
-def _any(globs: Iterable[IdentityGlob], value: str | None) -> bool:
-    return value is not None and any(g.matches(value) for g in globs)
+#: id(globs) -> (globs, one pattern matching what any of them matches): a commit's identities are
+#: matched against every glob of a rule, a history's distinct identities thousands of times.
+_ANY_OF: dict[int, tuple[tuple[IdentityGlob, ...], re.Pattern[str]]] = {}
+
+
+def _any(globs: tuple[IdentityGlob, ...], value: str | None) -> bool:
+    if value is None or not globs:
+        return False
+    got = _ANY_OF.get(id(globs))
+    if got is None or got[0] is not globs:
+        if len(_ANY_OF) >= 256:
+            _ANY_OF.clear()
+        # each glob's pattern is anchored (`\Z`): the alternation matches where one of them does
+        got = _ANY_OF[id(globs)] = (globs, re.compile("|".join(f"(?:{g._regex.pattern})" for g in globs)))
+    return got[1].match(value.casefold()) is not None
 
 
 def _first(globs: Iterable[IdentityGlob], value: str | None) -> IdentityGlob | None:

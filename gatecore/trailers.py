@@ -66,13 +66,14 @@ def reflowed_alike(printed: bytes) -> bool:
     return b"\n\n" in printed and _REFLOW_SENSITIVE.search(printed) is None
 
 
+#: A message whose title paragraph ends (git's blank line: only spaces, tabs, CRs), or whose first line is blank.
+_PARAGRAPHS = re.compile(rb"[ \t\r]*(?:\n|$)|.*?\n[ \t\r]*\n", re.DOTALL)
+
+
 def may_have(message: bytes) -> bool:
     """False when the message cannot hold a trailer (a cheap test before `parse`): git reads
     trailers only after the title paragraph, and a trailer has a ':'."""
-    if b":" not in message:
-        return False
-    # a blank line (git's blank: only spaces, tabs, CRs), or a first line that is blank
-    return re.match(rb"[ \t\r]*(\n|$)", message) is not None or re.search(rb"\n[ \t\r]*\n", message) is not None
+    return b":" in message and _PARAGRAPHS.match(message) is not None
 
 
 def _separator(line: str) -> int:

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Sequence
-from dataclasses import replace
 from pathlib import Path
 
 from gatecore.adapters import environment, gitlayout
@@ -96,7 +95,7 @@ def as_git_shows(repo: ClientRepo, staged: Commit, lines: tuple[bytes, bytes], e
         oid = written.stdout.decode("ascii", "replace").strip()
         shown = shown_commits(repo.path, [oid], env=env)
     header, message = split_commit(raw)
-    return replace(with_shown(parse_commit(oid, header, message), shown[oid]), id=STAGED)
+    return with_shown(parse_commit(oid, header, message), shown[oid])._replace(id=STAGED)
 
 
 def staged_tree() -> str:

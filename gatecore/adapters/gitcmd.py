@@ -154,8 +154,8 @@ def widen(pipe: IO[bytes]) -> None:
         pass  # an older kernel or another system: the default pipe works, only slower
 
 
-def _records(stream: int, proc: subprocess.Popen[bytes], deadline: float | None) -> Iterator[bytes]:
-    """NUL-terminated records from a pipe, read in chunks, under the deadline."""
+def _records(stream: int, proc: subprocess.Popen[bytes], deadline: float | None) -> Iterator[list[bytes]]:
+    """NUL-terminated records from a pipe, read in chunks, under the deadline: each chunk's."""
     pending = b""
     while True:
         if deadline is not None and time.monotonic() > deadline:
@@ -164,9 +164,9 @@ def _records(stream: int, proc: subprocess.Popen[bytes], deadline: float | None)
         chunk = os.read(stream, _READ_CHUNK)
         if not chunk:
             break
-        pending += chunk
-        *done, pending = pending.split(b"\0")
-        yield from done
+        done = (pending + chunk).split(b"\0")
+        pending = done.pop()
+        yield done
     if pending:
         raise malformed(f"git rev-list ended in the middle of a record ({pending[:60]!r})")
 
@@ -237,8 +237,9 @@ def walk(git_dir: str, tips: Sequence[str], hide: Iterable[str] | None, deadline
             proc.stdin.close()
         except BrokenPipeError:
             pass  # git exited early; its status says why
-        for record in _records(proc.stdout.fileno(), proc, deadline):
-            yield _walked(record, messages, shallow)
+        for records in _records(proc.stdout.fileno(), proc, deadline):
+            for record in records:
+                yield _walked(record, messages, shallow)
     finally:
         proc.stdout.close()
         if proc.poll() is None:
@@ -254,15 +255,16 @@ def walk(git_dir: str, tips: Sequence[str], hide: Iterable[str] | None, deadline
 def _walked(record: bytes, messages: bool, shallow: frozenset[str] = frozenset()) -> WalkedCommit:
     ids, _, rest = record.partition(b"\n")
     header, sep, body = rest.partition(b"\n\n")
-    if not sep:
-        header = header.removesuffix(b"\n")
     try:
-        oid, *parents = ids.decode("ascii").split(" ")
+        listed = ids.decode("ascii").split(" ")
     except UnicodeDecodeError:
         raise malformed(f"git rev-list printed an unexpected line {ids[:80]!r}") from None
+    if not sep:
+        return WalkedCommit(listed[0], tuple(listed[1:]), header.removesuffix(b"\n"), b"", False, listed[0] in shallow)
     # git indents every message line by four spaces: one replace undoes it (no per-line loop)
-    message = (body[4:] if body.startswith(b"    ") else body).replace(b"\n    ", b"\n") if body and messages else b""
-    return WalkedCommit(oid, tuple(parents), header, message, bool(sep), oid in shallow)
+    message = (body[4:] if body[:4] == b"    " else body).replace(b"\n    ", b"\n") if body and messages else b""
+    oid = listed[0]
+    return WalkedCommit(oid, tuple(listed[1:]), header, message, True, oid in shallow)
 
 
 def object_format(git_dir: str) -> str:

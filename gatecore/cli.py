@@ -729,6 +729,7 @@ def ledger_archive(
                                                         "(30d, 12h, 0).")],
     batch: Annotated[int, Opt("--batch", help="Attempts per push (1 to 5000).")] = 200,
     dry_run: Annotated[bool, Opt("--dry-run", help="Say what would be archived; push nothing.")] = False,
+    verbose: VerboseOpt = False,
 ) -> int:
     """Fold closed attempts into refs/gate/archive, then remove their refs (two pushes per batch; safe to re-run)."""
     from .trusted.ledgerarchive import archive_closed
@@ -740,8 +741,10 @@ def ledger_archive(
         _out(f"archived {len(done.attempts)} attempt(s) in {done.pushes} push(es)")
     for text in done.skipped:
         _err(f"skipped {text}")
-    for text in done.refused:
-        _err(text)
+    for what, output in done.refused:
+        for line in push_lines(output, verbose) or output.splitlines()[-1:]:
+            _err(line)
+        _err(f"{what} refused by {remote}; what it was to remove stays, and a re-run goes on from here")
     return 0 if done.ok else 1
 
 

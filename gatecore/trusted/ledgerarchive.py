@@ -46,7 +46,8 @@ class Archived:
     attempts: list[str] = field(default_factory=list)  # archived and removed (or, dry run: would be)
     pushes: int = 0
     skipped: list[str] = field(default_factory=list)  # "attempt: code: why" for each attempt left as it was
-    refused: list[str] = field(default_factory=list)  # the server's output of a refused push
+    #: (what the refused push was for, git's output of it) for each push the server refused
+    refused: list[tuple[str, str]] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -137,9 +138,12 @@ class _Run:
             if out.ok or self.refs.get(archive.ARCHIVE_REF) == commit:
                 continue  # landed (even if the answer was lost): the loop finds nothing missing
             if self.refs.get(archive.ARCHIVE_REF) == tip:
-                self.result.refused.append(out.output)  # refused, and not because a rival moved it
+                # refused, and not because a rival moved it
+                self.result.refused.append((f"the archive of {len(group)} attempt(s) on {archive.ARCHIVE_REF}",
+                                            out.output))
                 return False
-        self.result.refused.append(f"{archive.ARCHIVE_REF} kept moving under {RIVAL_RETRIES} rebuilds; run again")
+        self.result.refused.append((f"the archive of {len(group)} attempt(s) on {archive.ARCHIVE_REF}",
+                                    f"{archive.ARCHIVE_REF} kept moving under {RIVAL_RETRIES} rebuilds; run again"))
         return False
 
     def leftovers(self, group: list[Due]) -> list[str]:
@@ -173,7 +177,7 @@ class _Run:
                         gitcmd.delete_ref(self.path, n)
                 return True
             last = out.output
-        self.result.refused.append(f"{owner}: {last}")
+        self.result.refused.append((f"the deletion of the refs of {owner}", last))
         return False
 
 

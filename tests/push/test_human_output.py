@@ -10,9 +10,12 @@ import json
 import re
 from pathlib import Path
 
+from support.cases.archive import reviewed_and_closed
 from support.cli import cli
 from support.gitutil import gate
 from support.lab import RUNNER, Lab
+
+from gatecore import archive
 
 
 def test_attempt_show_in_dates_and_words(lab: Lab) -> None:
@@ -84,3 +87,25 @@ def test_trusted_pushes_end_with_a_summary_and_show_gits_output_only_with_v(lab:
     assert out.returncode == 0, out.stderr
     assert out.stderr.splitlines()[-1] == (f"ledger record 0 (opened) of attempt {attempt} accepted by "
                                            f"{lab.remote()} on refs/gate/attempts/{attempt}"), out.stderr
+
+
+def test_a_refused_ledger_archive_says_what_was_refused_in_a_line_of_its_own(tmp_path: Path) -> None:
+    """`gate ledger archive` ended a refused push with git's raw porcelain output (`To ...`,
+    `Done`); now the server's lines, the refused ref and one summary line (git's own with -v)."""
+    lab = Lab(tmp_path / "locked", key_ids=("orch-1", "runner-1"))
+    attempt, _head, _receipt = reviewed_and_closed(lab)
+    lock = lab.server.bare / archive.ARCHIVE_REF
+    lock = lock.with_name(lock.name + ".lock")  # a stale lock, as a crashed git leaves it
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    lock.write_text("")
+    args = ("ledger", "archive", "--repo", str(lab.work.path), "--remote", lab.remote(), "--older-than", "0")
+    out = gate(*args, env=RUNNER)
+    lines = out.stderr.splitlines()
+    assert out.returncode == 1, lines
+    assert lines[-1] == (f"the archive of 1 attempt(s) on {archive.ARCHIVE_REF} refused by {lab.remote()}; what it "
+                         "was to remove stays, and a re-run goes on from here"), lines
+    assert f"refused: {archive.ARCHIVE_REF} [remote rejected] (failed to update ref)" in lines, lines
+    assert not any(line.startswith(("To ", "Done", "remote: ", "!\t")) for line in lines), lines
+    verbose = gate(*args, "-v", env=RUNNER)
+    assert verbose.returncode == 1 and "Done" in verbose.stderr.splitlines(), verbose.stderr
+    assert lab.ledger_tip(attempt) is not None

@@ -113,18 +113,20 @@ def test_a_push_creating_many_branches_in_every_format(fmt_server: Server, modul
 
 
 def test_symbolic_refs_are_judged_in_every_format(fmt_server: Server) -> None:
-    """A push through a symbolic ref is refused, its target named; a dangling one into the review
-    namespace would create the review ref without a receipt: refused too, in every ref backend."""
+    """A push through a symbolic ref is judged as the update of its target (as git applies it):
+    a human's lands on main; a dangling one into the review namespace would create the review
+    ref without a receipt: refused as that reserved ref, in every ref backend."""
     s = fmt_server
     head = git(s.work.path, "commit-tree", "main^{tree}", "-p", "main", "-m", "on top").stdout.strip()
     git(s.bare, "symbolic-ref", "refs/heads/alias", "refs/heads/main")
     git(s.bare, "symbolic-ref", "refs/heads/dangling", f"{REVIEW_PREFIX}a1")
     try:
-        before = s.refs()
         out = s.push(f"{head}:refs/heads/alias")
-        assert refused(out, "GATE-REF-NAME") and "refs/heads/main" in out.stderr, out.stderr
+        assert out.returncode == 0 and s.ref("refs/heads/main") == head, out.stdout + out.stderr
+        before = s.refs()
         out = s.push(f"{head}:refs/heads/dangling", pusher_env=AGENT_PUSH)
-        assert out.returncode != 0 and "GATE-REF-NAME" in codes_of(out), out.stderr
+        assert out.returncode != 0 and "GATE-REF-RESERVED" in codes_of(out), out.stderr
+        assert f"(to {REVIEW_PREFIX}a1)" in out.stderr, out.stderr
         assert s.ref(f"{REVIEW_PREFIX}a1") is None and s.refs() == before
         # many new branches beside it: still one batch of questions, still refused
         out = s.push(*(f"{head}:refs/heads/side/b{i}" for i in range(20)), f"{head}:refs/heads/dangling",
@@ -152,5 +154,5 @@ def test_a_dangling_symbolic_ref_is_refused_where_refs_have_a_path_of_their_own(
     assert s.push("main").returncode == 0
     git(s.bare, "symbolic-ref", "refs/heads/dangling", f"{REVIEW_PREFIX}a1")
     out = s.push(f"{head}:refs/heads/dangling", pusher_env=AGENT_PUSH)
-    assert out.returncode != 0 and "GATE-REF-NAME" in codes_of(out), out.stderr
+    assert out.returncode != 0 and "GATE-REF-RESERVED" in codes_of(out), out.stderr
     assert s.ref(f"{REVIEW_PREFIX}a1") is None

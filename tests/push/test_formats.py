@@ -21,7 +21,7 @@ import pytest
 from support.formats import RepoFormat, needs_ref_paths
 from support.gitutil import HUMAN, KEPT, ROOT, gate, git
 from support.server import Server
-from support.verdicts import codes_of, refused
+from support.verdicts import codes_of
 
 from gatecore.refs import REVIEW_PREFIX
 

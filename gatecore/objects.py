@@ -701,7 +701,7 @@ class Objects:
             # (`_walked`, inline: this loop runs once per commit of the push)
             c = parse_commit(w.id, w.header, w.message) if w.headed else self.commit(w.id)
             if c.parent_ids != w.git_parents:
-                self._walked(w)  # raises
+                c = self._walked(w)  # a shallow boundary read without parents; else it raises
             tree_ids[c.id] = c.tree_id
             if c.reencoded and c.shown is None:
                 encoded.append(c.id)

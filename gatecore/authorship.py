@@ -32,10 +32,11 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from .findings import Failure
+from .grammar import Commit
 from .independence import Author, read_name
 from .independence import failures as claim_failures
 from .modelnames import ModelNames, Unplaced
-from .objects import Commit, Objects
+from .objects import Objects
 from .policy import AuthorAgent, FreezeRule, IdentityGlob, Policy
 from .vendors import vendors_of
 

@@ -23,7 +23,8 @@ from . import trailers
 from .errors import GateError
 from .findings import Violation
 from .gitmodel import MODE_GITLINK, DescendFilter, canon_mode, kind_of
-from .objects import Commit, Objects
+from .grammar import Commit
+from .objects import Objects
 from .policy import FreezeRule, Signals, normalize_path
 from .refs import display
 from .signatures import SignatureChecker

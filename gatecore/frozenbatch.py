@@ -24,7 +24,7 @@ from typing import Protocol
 
 from .findings import Violation
 from .frozen import FrozenChecker, SignalReader, commit_violations, rules_key, trailer_keys
-from .objects import Commit
+from .grammar import Commit
 from .policy import FreezeRule, Signals
 from .treediff import Change
 

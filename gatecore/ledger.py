@@ -28,8 +28,9 @@ from . import strictjson
 from .errors import GateError
 from .fields import ATTEMPT_ID, GENERATION, INITIATOR, MODEL_ID, REF_NAME, REPOSITORY_ID, SHA256_HEX, TIME, VENDOR
 from .findings import Failure
+from .grammar import Commit
 from .keys import Keyring, SigningKey
-from .objects import Commit, Objects, single_file
+from .objects import Objects, single_file
 from .schema import Member, choice, describe, integer, read, text
 from .seal import sign, verify
 

@@ -40,8 +40,9 @@ from .errors import GateError
 from .findings import Violation
 from .frozen import FrozenChecker, discarded_violations
 from .frozenbatch import Batches, PairScan, walk_violations
+from .grammar import Commit
 from .limits import Progress, check_ref_updates
-from .objects import Commit, Objects
+from .objects import Objects
 from .policy import FreezeRule, Policy, RefGlob
 from .refs import (
     DOCTOR_PREFIX,

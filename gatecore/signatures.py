@@ -27,7 +27,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
 from .errors import malformed
-from .objects import Objects, split_signature
+from .grammar import split_signature
+from .objects import Objects
 
 if TYPE_CHECKING:
     from .allowedsigners import AllowedSigners

@@ -188,7 +188,7 @@ def readings(message: bytes, shown: bytes | None = None) -> list[str]:
     U+FFFD; left out when it cannot hold a trailer, `may_have`), and, for a commit whose header
     names an encoding other than UTF-8, `shown`: the message as `git log` shows it, re-encoded
     by git itself through iconv (or the raw bytes, where iconv cannot convert them:
-    `objects.with_shown`). Trailers only add restrictions: both are read."""
+    `grammar.with_shown`). Trailers only add restrictions: both are read."""
     texts = [message.decode("utf-8", "replace")] if may_have(message) else []
     if shown is not None and shown != message and may_have(shown):
         texts.append(shown.decode("utf-8", "replace"))

@@ -35,7 +35,8 @@ from dataclasses import dataclass
 
 from .errors import malformed
 from .gitmodel import CANONICAL_MODES, MODE_TREE, DescendFilter, canon_mode
-from .objects import Objects, mode_value
+from .grammar import mode_value
+from .objects import Objects
 
 Entries = dict[bytes, tuple[int, str]]
 #: The entries of a tree where no name matters (one object, never changed).

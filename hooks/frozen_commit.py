@@ -33,17 +33,9 @@ from gatecore.adapters.gitcmd import run_git, shown_commits
 from gatecore.errors import GateError, unreadable
 from gatecore.findings import Violation
 from gatecore.frozen import FrozenChecker, commit_violations
+from gatecore.grammar import Commit, Ident, parse_commit, parse_ident, reencoded_header, split_commit, with_shown
 from gatecore.ids import OID_RE
-from gatecore.objects import (
-    Commit,
-    Ident,
-    Objects,
-    parse_commit,
-    parse_ident,
-    reencoded_header,
-    split_commit,
-    with_shown,
-)
+from gatecore.objects import Objects
 from gatecore.policy import Policy
 from gatecore.refs import display
 from gatecore.signatures import SignatureChecker
@@ -81,7 +73,7 @@ def commit_encoding() -> bytes | None:
 
 def as_git_shows(repo: ClientRepo, staged: Commit, lines: tuple[bytes, bytes], encoding: bytes) -> Commit:
     """The commit-to-be as `git commit` will write it under `i18n.commitEncoding` (its header
-    naming the encoding) and as `git log` will show it, re-encoded by git (`objects.with_shown`):
+    naming the encoding) and as `git log` will show it, re-encoded by git (`grammar.with_shown`):
     the object is written to a temporary object directory and read back through git, so that the
     client reads it as the server will (the repository's own objects are not touched)."""
     import tempfile

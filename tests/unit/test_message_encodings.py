@@ -4,7 +4,7 @@ A commit whose header says `encoding X` is shown by git re-encoded from X to UTF
 the system's iconv (glibc), header and message together, or as its raw bytes where iconv
 cannot convert it. Python's codecs are not glibc's iconv: an ISO-2022 escape cut short, a
 lone ESC, a line of escapes that vanishes from git's text, read otherwise by each. So the
-gate asks git for what it shows of every such commit (`Objects.walk`, `objects.with_shown`)
+gate asks git for what it shows of every such commit (`Objects.walk`, `grammar.with_shown`)
 and reads trailers from it and from the raw bytes.
 
 The differential: messages and idents drawn from the pieces that matter in each encoding
@@ -37,7 +37,8 @@ from gatecore import trailers
 from gatecore.adapters.gitstream import GitStream
 from gatecore.errors import GateError
 from gatecore.gitmodel import FORMATS
-from gatecore.objects import Commit, Objects
+from gatecore.grammar import Commit
+from gatecore.objects import Objects
 
 LONG = os.environ.get("GATE_LONG_TESTS") == "1"
 COUNT = 10_000 if LONG else 300
@@ -304,7 +305,7 @@ def test_a_commit_that_names_an_encoding_and_has_no_message_is_refused(tmp_path:
 
 def test_a_commit_not_read_as_git_shows_it_is_never_decided(tmp_path: Path) -> None:
     """A commit parsed outside `Objects` (that never asked git) cannot be decided on."""
-    from gatecore.objects import parse_commit
+    from gatecore.grammar import parse_commit
 
     commit = parse_commit("1" * 40, b"tree " + b"2" * 40 + b"\nauthor A <a@x> 0 +0000\ncommitter A <a@x> 0 +0000\n"
                           b"encoding ISO-2022-JP", b"m\n")

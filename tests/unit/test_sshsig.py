@@ -22,7 +22,7 @@ from support.gitutil import WorkRepo, git_env
 from support.keygen import needs_ssh_keygen, ssh_key
 
 from gatecore import allowedsigners, sshsig
-from gatecore.objects import split_signature
+from gatecore.grammar import split_signature
 from gatecore.signatures import signature_kind
 
 pytestmark = needs_ssh_keygen

@@ -1,5 +1,5 @@
 """One reading of tree entry names: the name search (`treediff.NameSearch` + `checked_entries`)
-and the whole parse (`objects.parse_tree`) agree on every tree, whatever its names hold.
+and the whole parse (`grammar.parse_tree`) agree on every tree, whatever its names hold.
 
 The search skips, by their first byte, the names that cannot be a frozen one; the whole parse
 refuses a name holding `/` (git fsck's fullPathname: a reader that joins names reads `x/../ci` as
@@ -20,7 +20,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from gatecore.errors import GateError
-from gatecore.objects import parse_tree
+from gatecore.grammar import parse_tree
 from gatecore.treediff import NameSearch, checked_entries
 
 FROZEN = ("ci", "gate.toml", ".github")

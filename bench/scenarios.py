@@ -583,7 +583,7 @@ class Bench:
         from gatecore.refs import RECEIPTS_PREFIX, REVIEW_PREFIX
         from gatecore.trusted.attempts import append_record, record_commit
         from gatecore.trusted.bootstrap import bootstrap
-        from gatecore.trusted.review import record_review
+        from gatecore.trusted.runner import record_review
 
         s = self.sizes
         server_base = self.cache.with_refs(hist, s.few_refs)

@@ -12,7 +12,7 @@ archive, so archiving never reopens a generation, an attempt id or a receipt:
 
 A lookup reads three small trees below the root (the entries are spread over 65,536
 leaf directories), whatever the number of archived attempts. The archive only grows: an
-update must add entries and change none (`gatecore.reserved.archive` checks it), and an entry can only
+update must add entries and change none (`gatecore.reserved.archiverefs` checks it), and an entry can only
 refuse more, never accept.
 """
 

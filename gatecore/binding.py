@@ -10,8 +10,8 @@ The binding is assembled in one place. A review receipt (the push path) has thre
 and all three take its expectations from `review_expectations`, where every field of
 `BOUND` is a required keyword and none may be left unset:
 
-* the runner (`gatecore.trusted.review`) seals `review_expectations(...).receipt_document(...)`;
-* the gate's hook (`gatecore.reserved.review`) and `gate attest export`
+* the runner (`gatecore.trusted.runner`) seals `review_expectations(...).receipt_document(...)`;
+* the gate's hook (`gatecore.reserved.reviewrefs`) and `gate attest export`
   (`gatecore.trusted.attest`) judge a receipt with `judge_review`, which builds them the same
   way from what the repository holds.
 

@@ -607,7 +607,7 @@ def _review_landed(repo: Path, attempt: str, head: str, remote: str | None, push
     """`--push` without `--remote` is refused; with it, a retry whose review landed already has
     nothing to do (said on stderr)."""
     from .trusted.attempts import ALREADY
-    from .trusted.review import review_landed
+    from .trusted.runner import review_landed
 
     if push and remote is None:
         raise GateError("GATE-INPUT-ARGUMENT", "--push needs --remote")
@@ -633,7 +633,7 @@ def review_record(
     from .adapters.files import read_capped
     from .modeloutput import read
     from .strictjson import MAX_DOCUMENT_BYTES
-    from .trusted.review import push_review, record_review
+    from .trusted.runner import push_review, record_review
 
     if push and remote is None:
         raise GateError("GATE-INPUT-ARGUMENT", "--push needs --remote")
@@ -667,7 +667,7 @@ def review_run(
 ) -> int:
     """The runner calls the model itself and seals its answer: no output file to go stale."""
     from .adapters.config import load_keyfile
-    from .trusted.review import push_review, run_review
+    from .trusted.runner import push_review, run_review
 
     now = int(time.time())
     if _review_landed(repo, attempt, head, remote, push):
@@ -709,7 +709,7 @@ def review_push(
     verbose: VerboseOpt = False,
 ) -> int:
     """Push a receipt with its review ref (refs/heads/review/runner/ID) in one atomic push."""
-    from .trusted.review import push_review
+    from .trusted.runner import push_review
 
     return _pushed(push_review(repo, attempt, receipt, remote, int(time.time())), attempt, receipt, remote, verbose)
 

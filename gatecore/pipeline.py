@@ -14,7 +14,7 @@ Stages, in this order:
 1. **rules** (`pushcheck.PushChecker`): `[limits]`, ref rules, frozen files, signatures;
 2. **reserved** (`reserved.check`): namespace rights, archive, ledger, receipts, review refs;
    and approval refs pushed;
-3. **approvals** (`reserved.approvals`): approvals applied to the rules' `GATE-FROZEN-PATH`
+3. **approvals** (`reserved.approvalrefs`): approvals applied to the rules' `GATE-FROZEN-PATH`
    violations;
 
 then the verdict under the policy's mode (`verdict.verdict_on`). Everything a stage needs comes
@@ -44,7 +44,7 @@ if TYPE_CHECKING:
     from .limits import Progress
     from .objects import Objects
     from .policy import Policy
-    from .reserved.approvals import Used
+    from .reserved.approvalrefs import Used
     from .signatures import TrustedKeys
 
 RULES, RESERVED, APPROVALS = "rules", "reserved", "approvals"

@@ -64,7 +64,7 @@ def json_line(doc: Mapping[str, object], values: Mapping[str, str] | None = None
 
 
 def _approve_command(ref: str, commands: Sequence[str]) -> str | None:
-    """The `gate approve` command (reserved.approvals.approve_command) for this ref's update, if any."""
+    """The `gate approve` command (reserved.approvalrefs.approve_command) for this ref's update, if any."""
     if not commands:
         return None
     import shlex  # only when there are commands: off the start-up path of most pushes

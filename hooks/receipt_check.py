@@ -26,7 +26,7 @@ from gatecore.refs import (
     display,
     is_reserved,
 )
-from gatecore.reserved.approvals import is_approval_ref
+from gatecore.reserved.approvalrefs import is_approval_ref
 
 from . import clientconfig, pushset
 from .common import ClientRepo, git, open_repo, verdict_lines

@@ -31,7 +31,7 @@ from gatecore.errors import GateError
 from gatecore.keys import SigningKey
 from gatecore.trusted.attempts import append_record
 from gatecore.trusted.bootstrap import Bootstrapped, bootstrap
-from gatecore.trusted.review import push_review, record_review, run_review
+from gatecore.trusted.runner import push_review, record_review, run_review
 
 from .install import install
 

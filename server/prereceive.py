@@ -57,7 +57,7 @@ if TYPE_CHECKING:
     from gatecore.adapters.treescan import TreeScanner
     from gatecore.allowedsigners import AllowedSigners
     from gatecore.frozenbatch import PairScan
-    from gatecore.reserved.approvals import Used
+    from gatecore.reserved.approvalrefs import Used
     from gatecore.signatures import TrustedKeys
 
 #: Until the policy (and its deadline: limits.deadline_seconds, or the platform's default) is read, the watchdog only
@@ -207,7 +207,7 @@ def record_uses(hook_env: environment.HookEnv, used: Sequence[Used]) -> None:
     the approval commit it points at is already there). A use that cannot be recorded
     rejects the push: GATE-APPROVAL-USED."""
     from gatecore.adapters.gitcmd import run_git
-    from gatecore.reserved.approvals import USES_PREFIX
+    from gatecore.reserved.approvalrefs import USES_PREFIX
 
     for u in used:
         got = run_git([f"--git-dir={hook_env.git_dir}", "update-ref", "-m", "gate: approval used", USES_PREFIX + u.id,

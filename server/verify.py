@@ -26,7 +26,7 @@ from .prereceive import load_keyring, ssh_signers
 if TYPE_CHECKING:
     from gatecore.gitmodel import GitReader
     from gatecore.policy import Policy
-    from gatecore.reserved.approvals import ApprovalContext
+    from gatecore.reserved.approvalrefs import ApprovalContext
 
 
 def approval_context(inst: installation.Installation, policy: Policy, objects: Objects,
@@ -35,7 +35,7 @@ def approval_context(inst: installation.Installation, policy: Policy, objects: O
     server): its keyring, its allowed-signers file, the clock now."""
     import time
 
-    from gatecore.reserved.approvals import ApprovalContext
+    from gatecore.reserved.approvalrefs import ApprovalContext
 
     return ApprovalContext(objects, policy, inst.repository_id, int(time.time()), repo.ref_target,
                            lambda: load_keyring(inst), ssh_signers(inst))

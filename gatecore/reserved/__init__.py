@@ -5,12 +5,12 @@
 1. **namespace rights** (`rights.py`): trusted pushers only, stated old values equal to the
    server's, no unknown namespace under `refs/gate/`. A push that fails them is judged no
    further (an untrusted pusher or a stale claim: nothing is judged on it);
-2. **the archive** (`archive.py`): `refs/gate/archive` only grows, and holds every attempt
+2. **the archive** (`archiverefs.py`): `refs/gate/archive` only grows, and holds every attempt
    whose refs the push deletes;
-3. **the ledger** (`ledger.py`): attempt records and generation claims;
-4. **receipt refs** (`receipts.py`): the receipt's transport;
-5. **review refs** (`review.py`): the receipt judged against the ledger as the server has it;
-6. **approvals** (`approvals.py`): approval refs pushed, and approvals applied to the push
+3. **the ledger** (`ledgerrefs.py`): attempt records and generation claims;
+4. **receipt refs** (`receiptrefs.py`): the receipt's transport;
+5. **review refs** (`reviewrefs.py`): the receipt judged against the ledger as the server has it;
+6. **approvals** (`approvalrefs.py`): approval refs pushed, and approvals applied to the push
    rules' `GATE-FROZEN-PATH` violations (`ReservedContext.rule_violations`).
 
 Everything the checks share - the objects, the server's refs, the policy, the keyring, the
@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 
 from ..findings import Violation
 from ..refs import DOCTOR_PREFIX, RECEIPTS_PREFIX, REVIEW_PREFIX, RefUpdate, ServerRefs, is_reserved
-from .approvals import Used, apply, check_pushes, is_approval_ref
+from .approvalrefs import Used, apply, check_pushes, is_approval_ref
 from .context import ReservedContext
 from .rights import namespace_violations
 
@@ -72,10 +72,10 @@ def _namespaces(ctx: ReservedContext, special: Sequence[RefUpdate]) -> tuple[lis
     out = namespace_violations(ctx, special)
     if out or not special:
         return out, []
-    from .archive import check_archive
-    from .ledger import check_ledger
-    from .receipts import receipt_ref
-    from .review import review_ref
+    from .archiverefs import check_archive
+    from .ledgerrefs import check_ledger
+    from .receiptrefs import receipt_ref
+    from .reviewrefs import review_ref
 
     ctx.require_keyring()  # first: no keyring is a configuration error, whatever the push brings
     out += check_archive(ctx, special)

@@ -26,7 +26,7 @@ from ..refs import ATTEMPTS_PREFIX, RECEIPTS_PREFIX, RefUpdate, ServerRefs, disp
 
 if TYPE_CHECKING:
     from ..allowedsigners import AllowedSigners
-    from .approvals import ApprovalContext
+    from .approvalrefs import ApprovalContext
 
 NO_KEYRING = ("no keyring is installed for this repository, and this push needs one (refs/gate/*, review refs): "
               "install one with gate server install GIT_DIR --keyring FILE (docs/ci.md)")
@@ -105,7 +105,7 @@ class ReservedContext:
 
     def approvals(self) -> ApprovalContext:
         """How approvals are verified in this push: the same keyring, clock and server refs."""
-        from .approvals import ApprovalContext
+        from .approvalrefs import ApprovalContext
 
         return ApprovalContext(self.objects, self.policy, self.repository_id, self.now, self.server.get,
                                lambda: self.keyring, self.load_signers)

@@ -5,7 +5,7 @@
   (`GATE-REF-STALE` otherwise). Each ref the checks consult is read from the server once
   (`ServerRefs`), never taken from what the push says about it.
 * `refs/gate/` holds `attempts/`, `generations/`, `receipts/`, `archive`, and the approvals'
-  namespaces (whose rights depend on the record: `approvals.py`); anything else is refused
+  namespaces (whose rights depend on the record: `approvalrefs.py`); anything else is refused
   (the doctor's probe refs are `pushcheck`'s).
 """
 

@@ -25,7 +25,7 @@ from ..findings import Failure
 from ..keys import SigningKey
 from ..objects import Objects
 from ..refs import undisplay
-from ..reserved.approvals import APPROVALS_PREFIX, USES_PREFIX, read_record
+from ..reserved.approvalrefs import APPROVALS_PREFIX, USES_PREFIX, read_record
 
 APPROVAL_NAME, APPROVAL_EMAIL = "gate approval", "approvals@gate.invalid"
 

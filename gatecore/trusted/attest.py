@@ -62,7 +62,7 @@ from ..keys import Keyring, SigningKey
 from ..objects import Objects, single_file
 from ..policy import Policy, RefGlob
 from ..refs import ATTEMPTS_PREFIX, RECEIPTS_PREFIX, REVIEW_PREFIX, generation_ref
-from ..reserved.approvals import APPROVALS_PREFIX, USES_PREFIX, read_record
+from ..reserved.approvalrefs import APPROVALS_PREFIX, USES_PREFIX, read_record
 
 CONFIG_CODE = "GATE-ATTEST-CONFIG"  # what verifies is missing: the whole export stops, nothing is written
 

@@ -9,7 +9,7 @@ takes the attempts that are closed and older than a cutoff and, batch by batch:
 2. once the server holds that archive, deletes their refs in a second push.
 
 The gate lets a ref go only when the archive *on the server* already holds what it kept
-refused (`gatecore.reserved.archive`), so whatever git applies of either push - a ref locked,
+refused (`gatecore.reserved.archiverefs`), so whatever git applies of either push - a ref locked,
 a rival archiver, a network error - nothing is lost: at worst refs stay until the next run.
 Every step is idempotent: a run after a run that landed (in full or in part) adds no entry
 twice, deletes what is left, and exits 0 when there is nothing more to do. Refs an earlier

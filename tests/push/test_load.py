@@ -41,7 +41,7 @@ from gatecore.adapters.config import load_keyring
 from gatecore.adapters.gitrepo import GitRepo
 from gatecore.objects import Objects
 from gatecore.refs import ATTEMPTS_PREFIX, RECEIPTS_PREFIX, REVIEW_PREFIX, generation_ref
-from gatecore.trusted import attempts, review
+from gatecore.trusted import attempts, runner
 
 #: A generous deadline: this test is about decisions under contention, not about the
 #: 4-second default (see docs/security.md for what contention does to that).
@@ -110,7 +110,7 @@ def plan(lab: Lab, scale: int) -> list[Push]:
     for i, attempt in enumerate(fresh):
         head = lab.change(f"load-review-{attempt}")
         path = lab.receipts / f"load-{attempt}.json"
-        review.record_review(w.path, attempt, lab.base, head, VERDICT, lab.keys["runner-1"], path, None, None, 3600,
+        runner.record_review(w.path, attempt, lab.base, head, VERDICT, lab.keys["runner-1"], path, None, None, 3600,
                              now())
         commit = lab.receipt_commit(attempt, path.read_bytes())
         pushes.append(Push(f"review-{i}", "runner", [f"{head}:{REVIEW_PREFIX}{attempt}",
@@ -277,7 +277,7 @@ def _closed_attempts(lab: Lab, n: int) -> dict[str, tuple[str, list[str]]]:
                 continue
             head = lab.change(f"arch-load-{round_}-{attempt}", start=heads.get(attempt))
             path = lab.receipts / f"arch-load-{round_}-{attempt}.json"
-            review.record_review(lab.work.path, attempt, lab.base, head, VERDICT, lab.keys["runner-1"], path, None,
+            runner.record_review(lab.work.path, attempt, lab.base, head, VERDICT, lab.keys["runner-1"], path, None,
                                  heads.get(attempt), 3600, now())
             data = path.read_bytes()
             commit = lab.receipt_commit(attempt, data)

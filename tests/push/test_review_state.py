@@ -74,7 +74,7 @@ def test_the_runner_takes_the_base_from_the_server_not_from_the_clone(lab: Lab) 
     moving the clone's main changes nothing."""
     from support.lab import VERDICT, now
 
-    from gatecore.trusted.review import record_review
+    from gatecore.trusted.runner import record_review
 
     attempt = lab.open()
     first = lab.change(f"auto1-{attempt}", {"src/a1.py": "1\n"})

@@ -52,8 +52,8 @@ from gatecore.objects import Objects
 from gatecore.pipeline import PushInput, judge
 from gatecore.refs import ATTEMPTS_PREFIX, REVIEW_PREFIX, RefUpdate, ServerRefs, generation_ref, parse_pre_receive
 from gatecore.report import error_lines
-from gatecore.reserved.approvals import USES_PREFIX, Used
-from gatecore.trusted import attempts, review
+from gatecore.reserved.approvalrefs import USES_PREFIX, Used
+from gatecore.trusted import attempts, runner
 
 from .gitutil import HUMAN, WorkRepo, git
 from .lab import LAB_POLICY, RUNNER, VERDICT, Lab, now
@@ -342,7 +342,7 @@ class EngineLab(Lab):
         self.sync(ATTEMPTS_PREFIX + attempt)
         old = old if old is not None else self.server.ref(REVIEW_PREFIX + attempt)
         out = self.receipts / f"{attempt}-{os.urandom(4).hex()}.json"
-        return review.record_review(self.work.path, attempt, base or self.base, head, output, self.keys[key], out,
+        return runner.record_review(self.work.path, attempt, base or self.base, head, output, self.keys[key], out,
                                     None, old, ttl, now(), repository_id, env=RUNNER)
 
     def push_review(self, attempt: str, receipt_file: Path) -> Decided:  # type: ignore[override]

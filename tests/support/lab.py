@@ -28,7 +28,7 @@ from gatecore.keys import SigningKey
 from gatecore.ledger import AttemptState
 from gatecore.refs import ATTEMPTS_PREFIX, RECEIPTS_PREFIX, REVIEW_PREFIX, generation_ref
 from gatecore.seal import sign
-from gatecore.trusted import attempts, review
+from gatecore.trusted import attempts, runner
 
 from .gitutil import AGENT, HUMAN, WorkRepo, git
 from .server import Server
@@ -241,11 +241,11 @@ class Lab:
                old: str | None = None, ttl: int = 3600, output: bytes = VERDICT,
                repository_id: str | None = None) -> Path:
         out = self.receipts / f"{attempt}-{os.urandom(4).hex()}.json"
-        return review.record_review(self.work.path, attempt, base or self.base, head, output, self.keys[key], out,
+        return runner.record_review(self.work.path, attempt, base or self.base, head, output, self.keys[key], out,
                                     self.remote(), old, ttl, now(), repository_id, env=RUNNER)
 
     def push_review(self, attempt: str, receipt_file: Path) -> PushResult:
-        return review.push_review(self.work.path, attempt, receipt_file, self.remote(), now(), env=RUNNER)
+        return runner.push_review(self.work.path, attempt, receipt_file, self.remote(), now(), env=RUNNER)
 
     def receipt_doc(self, receipt_file: Path) -> dict[str, Any]:
         doc = strictjson.loads(envelope.parse(receipt_file.read_bytes()).payload)

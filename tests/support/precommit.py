@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from gatecore.trusted import attempts
-from gatecore.trusted.review import push_review, record_review
+from gatecore.trusted.runner import push_review, record_review
 
 from .gitutil import AGENT, HUMAN, WorkRepo, git, git_env
 from .lab import BASIC_KEYS, key_material, now

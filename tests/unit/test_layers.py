@@ -110,7 +110,7 @@ def test_the_hooks_start_up_import_set_excludes_pydantic_and_typer() -> None:
 def test_a_review_push_reads_model_ids_without_pydantic_or_the_tables_parsers() -> None:
     """Reviewer independence reads model ids by the table the validated policy carries: the modules
     a review push loads for it parse no table and load no pydantic (nor tomllib)."""
-    loaded = _imported("gatecore.reserved.review, gatecore.independence, gatecore.modelnames, gatecore.vendors")
+    loaded = _imported("gatecore.reserved.reviewrefs, gatecore.independence, gatecore.modelnames, gatecore.vendors")
     assert not loaded & {"pydantic", "tomllib", "gatecore.configschema", "gatecore.catalogue"}, loaded
 
 

@@ -1,6 +1,6 @@
 """The reserved stage, review refs: `refs/heads/review/runner/<id>`.
 
-Every update needs the receipt that comes with it in the same push (`receipts.py`), judged
+Every update needs the receipt that comes with it in the same push (`receiptrefs.py`), judged
 against the attempt as the server's ledger holds it (never against ledger records in the
 same push: `GATE-REVIEW-SAME-PUSH`), the digest recomputed from the pushed objects, the
 ref and its old value, and a base that covers everything the review brings onto its

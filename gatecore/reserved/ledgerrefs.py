@@ -20,7 +20,7 @@ from ..errors import GateError
 from ..findings import Violation
 from ..ledger import AttemptState, ChainEntry, fold, open_record, read_entries, read_state
 from ..refs import ATTEMPTS_PREFIX, GENERATIONS_PREFIX, RefUpdate, generation_ref
-from .archive import deletion
+from .archiverefs import deletion
 from .context import ReservedContext, violation
 
 _HEX64 = frozenset("0123456789abcdef")

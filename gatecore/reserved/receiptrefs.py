@@ -3,8 +3,8 @@
 Each update adds exactly one receipt commit: its only parent is the ref's value on the
 server (none when the ref is created), its tree holds exactly one regular file,
 `receipt.json`, a well-formed envelope. The receipt ref travels with its review ref in one
-push; it is never deleted but by archiving (`archive.py`) and only moves forward. The review
-ref's check (`review.py`) judges the receipt itself.
+push; it is never deleted but by archiving (`archiverefs.py`) and only moves forward. The review
+ref's check (`reviewrefs.py`) judges the receipt itself.
 
 Because every receipt commit is checked as it arrives, the chain on the server is one line
 of well-formed receipts: the reuse check and the archive read all of it
@@ -17,7 +17,7 @@ from .. import ids
 from ..errors import GateError
 from ..findings import Violation
 from ..refs import RECEIPTS_PREFIX, REVIEW_PREFIX, RefUpdate
-from .archive import deletion
+from .archiverefs import deletion
 from .context import ReservedContext, violation
 
 

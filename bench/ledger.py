@@ -63,10 +63,10 @@ def build(git: Git, path: Path, attempts: int, archived: bool) -> None:
     from gatecore.adapters.config import load_keyfile
     from gatecore.adapters.gitrepo import GitRepo
     from gatecore.binding import Expectations
-    from gatecore.digest import tree_delta_digest
-    from gatecore.objects import Objects
+    from gatecore.git.digest import tree_delta_digest
+    from gatecore.git.objects import Objects
+    from gatecore.git.refs import ATTEMPTS_PREFIX, RECEIPTS_PREFIX, REVIEW_PREFIX, generation_ref
     from gatecore.receipt import DIFF_TREE_DELTA, seal_document
-    from gatecore.refs import ATTEMPTS_PREFIX, RECEIPTS_PREFIX, REVIEW_PREFIX, generation_ref
     from gatecore.trusted.attempts import record_commit
 
     path.mkdir(parents=True)

@@ -579,8 +579,8 @@ class Bench:
 
         from gatecore.adapters.config import load_keyfile
         from gatecore.adapters.gitrepo import GitRepo
+        from gatecore.git.refs import RECEIPTS_PREFIX, REVIEW_PREFIX
         from gatecore.ledger import RECEIPT_FILE
-        from gatecore.refs import RECEIPTS_PREFIX, REVIEW_PREFIX
         from gatecore.trusted.attempts import append_record, record_commit
         from gatecore.trusted.bootstrap import bootstrap
         from gatecore.trusted.runner import record_review

@@ -32,11 +32,11 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from .findings import Failure
-from .grammar import Commit
+from .git.grammar import Commit
+from .git.objects import Objects
 from .independence import Author, read_name
 from .independence import failures as claim_failures
 from .modelnames import ModelNames, Unplaced
-from .objects import Objects
 from .policy import AuthorAgent, FreezeRule, IdentityGlob, Policy
 from .vendors import vendors_of
 

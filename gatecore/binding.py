@@ -48,8 +48,8 @@ from .seal import verify as verify_seal
 from .strictjson import MAX_DOCUMENT_BYTES
 
 if TYPE_CHECKING:
+    from .git.objects import Objects
     from .ledger import AttemptState
-    from .objects import Objects
 
 #: Clock skew tolerated on issued_at, seconds.
 CLOCK_SKEW_SECONDS = 300
@@ -201,8 +201,8 @@ def open_bytes(data: bytes | None) -> Opened:
 
 def open_commit(objects: Objects, commit: str) -> Opened:
     """The receipt a receipt commit holds (its tree: exactly `receipt.json`), opened."""
+    from .git.objects import single_file
     from .ledger import RECEIPT_FILE
-    from .objects import single_file
 
     return open_bytes(single_file(objects, objects.commit(commit).tree_id, RECEIPT_FILE, "GATE-REVIEW-RECEIPT-REF",
                                   "GATE-RECEIPT-TOO-LARGE"))
@@ -370,6 +370,6 @@ def judge_review(objects: Objects, opened: Opened, state: AttemptState, update: 
 
 
 def _tree_delta(objects: Objects, base: str, new: str) -> str:
-    from .digest import tree_delta_digest
+    from .git.digest import tree_delta_digest
 
     return tree_delta_digest(objects, base, new)

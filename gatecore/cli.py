@@ -452,7 +452,7 @@ def push_lines(output: str, verbose: bool) -> list[str]:
 
 def _ledger_result(state: AttemptState, result: PushResult | None, exports: str = "", kind: str = "",
                    remote: str | None = None, verbose: bool = False) -> int:
-    from .refs import ATTEMPTS_PREFIX
+    from .git.refs import ATTEMPTS_PREFIX
     from .trusted.attempts import ALREADY
 
     if exports:
@@ -550,9 +550,9 @@ def attempt_show(
 
     from .adapters.config import load_keyring
     from .adapters.gitrepo import GitRepo
+    from .git.objects import Objects
+    from .git.refs import ATTEMPTS_PREFIX
     from .ledger import read_state
-    from .objects import Objects
-    from .refs import ATTEMPTS_PREFIX
     from .trusted.attempts import check_attempt_id, people
 
     check_attempt_id(attempt)
@@ -573,7 +573,7 @@ def attempt_show(
 def _attempt_words(state: AttemptState, verified: bool) -> list[str]:
     """`gate attempt show` after its first lines (author, reviewer, initiator): the state in dates
     and words; `--json` has the same as values."""
-    from .refs import ATTEMPTS_PREFIX
+    from .git.refs import ATTEMPTS_PREFIX
 
     def when(t: int) -> str:
         return time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(t))
@@ -685,7 +685,7 @@ def review_run(
 
 def _pushed(result: PushResult, attempt: str, receipt: Path, remote: str, verbose: bool) -> int:
     """The review push's summary line, after the server's lines (git's own with -v)."""
-    from .refs import RECEIPTS_PREFIX, REVIEW_PREFIX
+    from .git.refs import RECEIPTS_PREFIX, REVIEW_PREFIX
     from .trusted.attempts import ALREADY
 
     if result.output == ALREADY:

@@ -19,16 +19,16 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from . import trailers
 from .errors import GateError
 from .findings import Violation
-from .gitmodel import MODE_GITLINK, DescendFilter, canon_mode, kind_of
-from .grammar import Commit
-from .objects import Objects
+from .git import trailers
+from .git.gitmodel import MODE_GITLINK, DescendFilter, canon_mode, kind_of
+from .git.grammar import Commit
+from .git.objects import Objects
+from .git.refs import display
+from .git.treediff import Change, NamePatterns, NameSearch, TreeDiff, name_pattern
 from .policy import FreezeRule, Signals, normalize_path
-from .refs import display
 from .signatures import SignatureChecker
-from .treediff import Change, NamePatterns, NameSearch, TreeDiff, name_pattern
 
 
 def change_kind(old_mode: int, new_mode: int) -> str:

@@ -24,9 +24,9 @@ from typing import Protocol
 
 from .findings import Violation
 from .frozen import FrozenChecker, SignalReader, commit_violations, rules_key, trailer_keys
-from .grammar import Commit
+from .git.grammar import Commit
+from .git.treediff import Change
 from .policy import FreezeRule, Signals
-from .treediff import Change
 
 Pair = tuple[str | None, str | None]
 

@@ -28,9 +28,9 @@ from . import strictjson
 from .errors import GateError
 from .fields import ATTEMPT_ID, GENERATION, INITIATOR, MODEL_ID, REF_NAME, REPOSITORY_ID, SHA256_HEX, TIME, VENDOR
 from .findings import Failure
-from .grammar import Commit
+from .git.grammar import Commit
+from .git.objects import Objects, single_file
 from .keys import Keyring, SigningKey
-from .objects import Objects, single_file
 from .schema import Member, choice, describe, integer, read, text
 from .seal import sign, verify
 

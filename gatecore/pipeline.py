@@ -33,16 +33,16 @@ from typing import TYPE_CHECKING
 
 from .errors import GateError
 from .findings import Violation
-from .refs import RefUpdate, ServerRefs, is_reserved, object_format_problem
+from .git.refs import RefUpdate, ServerRefs, is_reserved, object_format_problem
 from .report import render
 from .verdict import Verdict, verdict_on
 
 if TYPE_CHECKING:
     from .allowedsigners import AllowedSigners
     from .frozenbatch import PairScan
+    from .git.limits import Progress
+    from .git.objects import Objects
     from .keys import Keyring
-    from .limits import Progress
-    from .objects import Objects
     from .policy import Policy
     from .reserved.approvalrefs import Used
     from .signatures import TrustedKeys

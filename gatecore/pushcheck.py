@@ -40,11 +40,10 @@ from .errors import GateError
 from .findings import Violation
 from .frozen import FrozenChecker, discarded_violations
 from .frozenbatch import Batches, PairScan, walk_violations
-from .grammar import Commit
-from .limits import Progress, check_ref_updates
-from .objects import Objects
-from .policy import FreezeRule, Policy, RefGlob
-from .refs import (
+from .git.grammar import Commit
+from .git.limits import Progress, check_ref_updates
+from .git.objects import Objects
+from .git.refs import (
     DOCTOR_PREFIX,
     GATE_PREFIX,
     REPLACE_PREFIX,
@@ -55,6 +54,7 @@ from .refs import (
     display,
     through_symbolic,
 )
+from .policy import FreezeRule, Policy, RefGlob
 from .signatures import REQUIRED_CODES, SignatureChecker, TrustedKeys
 
 #: Existing refs under these prefixes count as already checked (they came in through the gate).

@@ -27,8 +27,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
 from .errors import malformed
-from .grammar import split_signature
-from .objects import Objects
+from .git.grammar import split_signature
+from .git.objects import Objects
 
 if TYPE_CHECKING:
     from .allowedsigners import AllowedSigners

@@ -12,7 +12,7 @@ and `signature` is the key's ordinary SSH signature over::
 (the reserved field is always signed empty, as `ssh-keygen` does whatever the blob carries).
 Git signs with namespace "git" and trusts the keys of an allowed-signers file
 (`gatecore.allowedsigners`); where a commit keeps its signature, and what was signed, is
-`gatecore.grammar.split_signature`; keys are `gatecore.sshkeys`.
+`gatecore.git.grammar.split_signature`; keys are `gatecore.sshkeys`.
 
 `verify` answers what git's `%G?` answers: `ok` (G), `unknown-key` (U: the signature is good
 but no line lets its key sign at `now`) or `bad` (B: anything else). It follows git's two

@@ -28,9 +28,9 @@ from pathlib import Path
 
 from gatecore.adapters import config, files
 from gatecore.errors import GateError
-from gatecore.gitmodel import MODE_BLOB, MODE_EXEC, MODE_TREE
+from gatecore.git.gitmodel import MODE_BLOB, MODE_EXEC, MODE_TREE
+from gatecore.git.objects import Objects
 from gatecore.keys import MAX_KEYRING_BYTES, Keyring
-from gatecore.objects import Objects
 from gatecore.policy import MAX_POLICY_BYTES, Policy
 
 from .common import ClientRepo

@@ -87,7 +87,7 @@ class ClientRepo(GitStream):
         row = self._listing().get(rev.encode("utf-8", "surrogateescape"))
         if row is None:
             return None
-        from gatecore.objects import Objects
+        from gatecore.git.objects import Objects
 
         return Objects(self).peel_to_commit(row[0].decode("ascii"))
 

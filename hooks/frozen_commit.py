@@ -33,11 +33,11 @@ from gatecore.adapters.gitcmd import run_git, shown_commits
 from gatecore.errors import GateError, unreadable
 from gatecore.findings import Violation
 from gatecore.frozen import FrozenChecker, commit_violations
-from gatecore.grammar import Commit, Ident, parse_commit, parse_ident, reencoded_header, split_commit, with_shown
+from gatecore.git.grammar import Commit, Ident, parse_commit, parse_ident, reencoded_header, split_commit, with_shown
+from gatecore.git.objects import Objects
+from gatecore.git.refs import display
 from gatecore.ids import OID_RE
-from gatecore.objects import Objects
 from gatecore.policy import Policy
-from gatecore.refs import display
 from gatecore.signatures import SignatureChecker
 
 from . import clientconfig

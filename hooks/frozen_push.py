@@ -19,10 +19,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from gatecore.errors import GateError, unreadable
-from gatecore.objects import Objects
+from gatecore.git.objects import Objects
+from gatecore.git.refs import RefUpdate, ServerRefs, display
 from gatecore.pipeline import RULES, RULES_AND_APPROVALS, PushInput, judge
 from gatecore.policy import Policy
-from gatecore.refs import RefUpdate, ServerRefs, display
 
 from . import clientconfig, pushset
 from .common import ClientRepo, open_repo, verdict_lines

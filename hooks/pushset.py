@@ -26,9 +26,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from gatecore.errors import GateError
+from gatecore.git.objects import Objects
+from gatecore.git.refs import MAX_INPUT_BYTES, RefUpdate, display, parse_pre_push, ref_name_problem
 from gatecore.ids import OID_RE
-from gatecore.objects import Objects
-from gatecore.refs import MAX_INPUT_BYTES, RefUpdate, display, parse_pre_push, ref_name_problem
 
 from .common import ClientRepo, current_branch, git, rev_commit, run
 

@@ -13,9 +13,8 @@ from pathlib import Path
 from gatecore.adapters import gitcmd
 from gatecore.errors import GateError, unreadable
 from gatecore.findings import Violation
-from gatecore.objects import Objects, single_file
-from gatecore.pipeline import RESERVED_ONLY, PushInput, judge
-from gatecore.refs import (
+from gatecore.git.objects import Objects, single_file
+from gatecore.git.refs import (
     ATTEMPTS_PREFIX,
     DOCTOR_PREFIX,
     GENERATIONS_PREFIX,
@@ -26,6 +25,7 @@ from gatecore.refs import (
     display,
     is_reserved,
 )
+from gatecore.pipeline import RESERVED_ONLY, PushInput, judge
 from gatecore.reserved.approvalrefs import is_approval_ref
 
 from . import clientconfig, pushset

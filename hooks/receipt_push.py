@@ -30,10 +30,10 @@ TYPE_CHECKING = False  # (typing itself is not imported: this hook answers most 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
-#: `gatecore.refs.GATE_PREFIX` and `REVIEW_PREFIX` (held equal by tests/unit/test_client_startup.py),
+#: `gatecore.git.refs.GATE_PREFIX` and `REVIEW_PREFIX` (held equal by tests/unit/test_client_startup.py),
 #: spelled out so that a push with no reserved ref is answered before anything is imported.
 RESERVED = (b"refs/gate/", b"refs/heads/review/runner/")
-#: `gatecore.refs.MAX_INPUT_BYTES` (the same test).
+#: `gatecore.git.refs.MAX_INPUT_BYTES` (the same test).
 MAX_INPUT_BYTES = 16 << 20
 #: Characters no ref name holds (git's check_refname_format), besides control characters.
 _ODD_IN_REFS = frozenset(' ~^:?*[\\\x7f')

@@ -321,8 +321,8 @@ def _naive_verdict(work: Path, receipt: Path, base: str, head: str) -> bool:
     """The incident's gate on this receipt: the diff hash matches and the verdict is pass."""
     from gatecore import envelope
     from gatecore.adapters.gitrepo import GitRepo
-    from gatecore.digest import tree_delta_digest
-    from gatecore.objects import Objects
+    from gatecore.git.digest import tree_delta_digest
+    from gatecore.git.objects import Objects
     from gatecore.selftest import naive_accept
 
     doc = json.loads(envelope.parse(receipt.read_bytes()).payload)

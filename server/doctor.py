@@ -26,9 +26,9 @@ from pathlib import Path
 
 from gatecore.adapters.gitcmd import object_format
 from gatecore.errors import GateError
-from gatecore.gitmodel import GitReader
+from gatecore.git.gitmodel import GitReader
+from gatecore.git.refs import REPLACE_PREFIX, display
 from gatecore.policy import Policy
-from gatecore.refs import REPLACE_PREFIX, display
 
 from . import gitolite, installation
 from .hooklist import PreReceive
@@ -537,7 +537,7 @@ def replacements(git_dir: Path, policy: Policy) -> list[tuple[bool, str]]:
 
 def _replacements(repo: GitReader, policy: Policy) -> list[tuple[bool, str]]:
     from gatecore.frozen import FrozenChecker
-    from gatecore.objects import Objects
+    from gatecore.git.objects import Objects
 
     objects = Objects(repo)
     found = repo.ref_targets(lambda n: n.startswith(REPLACE_PREFIX.encode()))

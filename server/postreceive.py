@@ -21,7 +21,7 @@ from typing import Any
 from gatecore import __version__
 from gatecore.adapters import environment
 from gatecore.errors import GateError
-from gatecore.refs import MAX_INPUT_BYTES, display, parse_pre_receive
+from gatecore.git.refs import MAX_INPUT_BYTES, display, parse_pre_receive
 
 from . import audit, installation
 

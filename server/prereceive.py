@@ -4,7 +4,7 @@
 
 1. **installation and environment**: the installation record, the platform and the pusher
    (`server.installation`, `gatecore.adapters.environment`);
-2. **input**: stdin, capped, parsed into ref updates (`gatecore.refs`);
+2. **input**: stdin, capped, parsed into ref updates (`gatecore.git.refs`);
 3. **configuration**: the policy, the keyring and the signers, each loaded once from its
    validated cache (`gatecore.adapters.config`), with the clock read once: every check of
    the push judges at the same `now`;
@@ -41,12 +41,12 @@ from gatecore import __version__
 from gatecore.adapters import config, environment
 from gatecore.errors import GateError
 from gatecore.findings import Violation
-from gatecore.gitmodel import GitReader
+from gatecore.git.gitmodel import GitReader
+from gatecore.git.limits import Progress
+from gatecore.git.refs import MAX_INPUT_BYTES, RefUpdate, ServerRefs, display, parse_pre_receive
 from gatecore.keys import Keyring
-from gatecore.limits import Progress
 from gatecore.pipeline import PushInput, judge
 from gatecore.policy import Mode, Policy
-from gatecore.refs import MAX_INPUT_BYTES, RefUpdate, ServerRefs, display, parse_pre_receive
 from gatecore.report import error_lines, render
 from gatecore.verdict import Decision
 
@@ -162,7 +162,7 @@ def push_input(inst: installation.Installation, hook_env: environment.HookEnv, c
     """What the engine judges this push on: the objects through `repo` (the quarantine), the
     configuration read once, the server's own refs, the second process a big push's tree search
     may start (`scan`)."""
-    from gatecore.objects import Objects
+    from gatecore.git.objects import Objects
 
     return PushInput(objects=Objects(repo), policy=conf.policy, pusher=hook_env.pusher, now=conf.now,
                      repository_id=inst.repository_id, server=ServerRefs(repo.ref_target), keyring=conf.keyring,

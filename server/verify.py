@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from gatecore.adapters import config
 from gatecore.adapters.gitrepo import GitRepo
 from gatecore.errors import GateError
-from gatecore.objects import Objects
+from gatecore.git.objects import Objects
 from gatecore.trusted.approve import Verifier
 from gatecore.trusted.attest import Sources
 
@@ -24,7 +24,7 @@ from .install import GATE_DIR_NAME, git_dir_of
 from .prereceive import load_keyring, ssh_signers
 
 if TYPE_CHECKING:
-    from gatecore.gitmodel import GitReader
+    from gatecore.git.gitmodel import GitReader
     from gatecore.policy import Policy
     from gatecore.reserved.approvalrefs import ApprovalContext
 

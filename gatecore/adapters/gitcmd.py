@@ -20,8 +20,8 @@ from dataclasses import dataclass
 from typing import IO
 
 from ..errors import GateError, malformed, unreadable
-from ..gitmodel import ShownCommit, WalkedCommit
-from ..refs import REVIEW_PREFIX
+from ..git.gitmodel import ShownCommit, WalkedCommit
+from ..git.refs import REVIEW_PREFIX
 from . import gitlayout
 from .environment import shallow_file
 

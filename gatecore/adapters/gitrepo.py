@@ -9,7 +9,7 @@ objects. Ids have the repository's width (`object_format`, as `git rev-parse
 --show-object-format` says it); an id of the other width is refused before it reaches git.
 
 Every git process gets `gitcmd`'s hardened environment (no replacement objects, no grafts,
-no lazy fetch). Objects are handed out as raw bytes for `gatecore.objects` to parse; what
+no lazy fetch). Objects are handed out as raw bytes for `gatecore.git.objects` to parse; what
 this module writes is exactly what libgit2 wrote before it (a differential test holds the
 ids equal: tests/unit/test_readers.py), so ledgers written by either read the same.
 """
@@ -22,7 +22,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from ..errors import GateError, malformed
-from ..gitmodel import FORMATS, MODE_BLOB, MODE_GITLINK, MODE_TREE
+from ..git.gitmodel import FORMATS, MODE_BLOB, MODE_GITLINK, MODE_TREE
 from . import gitcmd
 from .gitstream import GitStream
 
@@ -68,7 +68,7 @@ class GitRepo(GitStream):
     # --- revisions -------------------------------------------------------------------
     def resolve(self, rev: str) -> str:
         """A revision expression to a commit id (GATE-INPUT-ARGUMENT when it names none)."""
-        from ..objects import Objects
+        from ..git.objects import Objects
 
         if rev.startswith("-") or not rev or "\n" in rev:
             raise GateError("GATE-INPUT-ARGUMENT", f"cannot resolve {rev!r}: not a revision")
@@ -140,7 +140,7 @@ class GitRepo(GitStream):
     def write_nested_tree(self, base_tree: str | None, files: dict[str, bytes]) -> str:
         """`base_tree` (None: empty) with regular files added at nested paths ('a/b/c'): every
         blob in one `hash-object`, the trees level by level, one `mktree --batch` per level."""
-        from ..objects import Objects
+        from ..git.objects import Objects
 
         objects = Objects(self)
         names = sorted(files)

@@ -36,7 +36,7 @@ import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 
 from ..errors import GateError, malformed, unreadable
-from ..gitmodel import FORMATS, ShownCommit, WalkedCommit
+from ..git.gitmodel import FORMATS, ShownCommit, WalkedCommit
 from . import gitcmd
 
 _OIDS = {name: re.compile(rf"[0-9a-f]{{{f.hexsz}}}") for name, f in FORMATS.items()}

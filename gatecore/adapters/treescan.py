@@ -1,7 +1,7 @@
 """A second process that searches trees for the frozen names beside the hook (both cores): the hook's side.
 
 A big push's cost is reading one root tree per restricted commit and searching it for the
-frozen names (`gatecore.treediff.NameSearch`); the regular expressions hold Python's lock,
+frozen names (`gatecore.git.treediff.NameSearch`); the regular expressions hold Python's lock,
 so a thread would not help. For a batch of tree pairs the hook hands half to a worker
 (`treeworker.py`), started once for the hook's life with the hook's environment (the
 quarantine's objects included), and searches the other half itself (`gatecore.frozenbatch`).

@@ -22,8 +22,8 @@ from collections.abc import Sequence
 from typing import IO
 
 from ..errors import GateError
-from ..objects import Objects
-from ..treediff import NameSearch, checked_entries
+from ..git.objects import Objects
+from ..git.treediff import NameSearch, checked_entries
 from .gitstream import GitStream
 
 #: The entries a search found in one tree (mode text, name, raw id), as the worker keeps them.

@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from ..findings import Violation
-from ..refs import DOCTOR_PREFIX, RECEIPTS_PREFIX, REVIEW_PREFIX, RefUpdate, ServerRefs, is_reserved
+from ..git.refs import DOCTOR_PREFIX, RECEIPTS_PREFIX, REVIEW_PREFIX, RefUpdate, ServerRefs, is_reserved
 from .approvalrefs import Used, apply, check_pushes, is_approval_ref
 from .context import ReservedContext
 from .rights import namespace_violations

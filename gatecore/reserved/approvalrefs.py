@@ -26,10 +26,10 @@ from typing import TYPE_CHECKING
 from .. import approvals, envelope
 from ..errors import GateError
 from ..findings import Failure, Violation, unique_in_order
+from ..git.objects import Objects, single_file
+from ..git.refs import GATE_PREFIX, RefUpdate, display
 from ..keys import Keyring
-from ..objects import Objects, single_file
 from ..policy import Policy
-from ..refs import GATE_PREFIX, RefUpdate, display
 
 if TYPE_CHECKING:
     from ..allowedsigners import AllowedSigners

@@ -31,9 +31,9 @@ from collections.abc import Sequence
 from ..archive import ARCHIVE_REF, KINDS, claim_digest
 from ..errors import GateError
 from ..findings import Violation
-from ..gitmodel import MODE_BLOB, MODE_TREE
+from ..git.gitmodel import MODE_BLOB, MODE_TREE
+from ..git.refs import ATTEMPTS_PREFIX, GENERATIONS_PREFIX, RECEIPTS_PREFIX, RefUpdate
 from ..ledger import read_state
-from ..refs import ATTEMPTS_PREFIX, GENERATIONS_PREFIX, RECEIPTS_PREFIX, RefUpdate
 from .context import ReservedContext, violation
 
 MAX_ENTRY_BYTES = 256

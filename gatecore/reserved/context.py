@@ -18,11 +18,11 @@ from ..archive import ARCHIVE_REF, Archive
 from ..binding import Opened, open_bytes, open_commit, receipt_chain
 from ..errors import GateError
 from ..findings import Violation
+from ..git.objects import Objects
+from ..git.refs import ATTEMPTS_PREFIX, RECEIPTS_PREFIX, RefUpdate, ServerRefs, display
 from ..keys import Keyring
 from ..ledger import AttemptState, read_state
-from ..objects import Objects
 from ..policy import Policy
-from ..refs import ATTEMPTS_PREFIX, RECEIPTS_PREFIX, RefUpdate, ServerRefs, display
 
 if TYPE_CHECKING:
     from ..allowedsigners import AllowedSigners

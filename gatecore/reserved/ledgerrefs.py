@@ -18,8 +18,8 @@ from collections.abc import Sequence
 from .. import ids
 from ..errors import GateError
 from ..findings import Violation
+from ..git.refs import ATTEMPTS_PREFIX, GENERATIONS_PREFIX, RefUpdate, generation_ref
 from ..ledger import AttemptState, ChainEntry, fold, open_record, read_entries, read_state
-from ..refs import ATTEMPTS_PREFIX, GENERATIONS_PREFIX, RefUpdate, generation_ref
 from .archiverefs import deletion
 from .context import ReservedContext, violation
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 from .. import ids
 from ..errors import GateError
 from ..findings import Violation
-from ..refs import RECEIPTS_PREFIX, REVIEW_PREFIX, RefUpdate
+from ..git.refs import RECEIPTS_PREFIX, REVIEW_PREFIX, RefUpdate
 from .archiverefs import deletion
 from .context import ReservedContext, violation
 

@@ -24,8 +24,8 @@ from .. import ids
 from ..binding import Update, generation_claim, judge_review
 from ..errors import GateError
 from ..findings import Failure, Violation
+from ..git.refs import ATTEMPTS_PREFIX, RECEIPTS_PREFIX, REVIEW_PREFIX, RefUpdate, generation_ref
 from ..ledger import AttemptState
-from ..refs import ATTEMPTS_PREFIX, RECEIPTS_PREFIX, REVIEW_PREFIX, RefUpdate, generation_ref
 from .context import ReservedContext, violation
 
 

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 
 from ..archive import ARCHIVE_REF
 from ..findings import Violation
-from ..refs import ATTEMPTS_PREFIX, GATE_PREFIX, GENERATIONS_PREFIX, RECEIPTS_PREFIX, RefUpdate
+from ..git.refs import ATTEMPTS_PREFIX, GATE_PREFIX, GENERATIONS_PREFIX, RECEIPTS_PREFIX, RefUpdate
 from .context import ReservedContext, violation
 
 

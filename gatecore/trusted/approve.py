@@ -22,9 +22,9 @@ from ..adapters import gitcmd
 from ..adapters.gitrepo import GitRepo
 from ..errors import GateError
 from ..findings import Failure
+from ..git.objects import Objects
+from ..git.refs import undisplay
 from ..keys import SigningKey
-from ..objects import Objects
-from ..refs import undisplay
 from ..reserved.approvalrefs import APPROVALS_PREFIX, USES_PREFIX, read_record
 
 APPROVAL_NAME, APPROVAL_EMAIL = "gate approval", "approvals@gate.invalid"

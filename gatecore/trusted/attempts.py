@@ -21,10 +21,10 @@ from .. import ids, ledger
 from ..adapters import gitcmd
 from ..adapters.gitrepo import GitRepo
 from ..errors import GateError
+from ..git.objects import Objects
+from ..git.refs import ATTEMPTS_PREFIX, generation_ref
 from ..independence import Author
 from ..keys import SigningKey
-from ..objects import Objects
-from ..refs import ATTEMPTS_PREFIX, generation_ref
 
 LEDGER_NAME, LEDGER_EMAIL = "gate ledger", "ledger@gate.invalid"
 

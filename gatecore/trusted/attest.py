@@ -58,10 +58,10 @@ from ..authorship import review_question
 from ..binding import Opened, Update, generation_claim, judge_review, open_commit, receipt_chain
 from ..errors import GateError
 from ..findings import Failure
+from ..git.objects import Objects, single_file
+from ..git.refs import ATTEMPTS_PREFIX, RECEIPTS_PREFIX, REVIEW_PREFIX, generation_ref
 from ..keys import Keyring, SigningKey
-from ..objects import Objects, single_file
 from ..policy import Policy, RefGlob
-from ..refs import ATTEMPTS_PREFIX, RECEIPTS_PREFIX, REVIEW_PREFIX, generation_ref
 from ..reserved.approvalrefs import APPROVALS_PREFIX, USES_PREFIX, read_record
 
 CONFIG_CODE = "GATE-ATTEST-CONFIG"  # what verifies is missing: the whole export stops, nothing is written

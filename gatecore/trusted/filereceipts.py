@@ -11,11 +11,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from .. import digest, ids
+from .. import ids
 from ..adapters import files
 from ..binding import Decision, Expectations, file_expectations, judge_receipt
 from ..errors import GateError
 from ..findings import Failure
+from ..git import digest
 from ..keys import Keyring, SigningKey
 from ..ledger import RECEIPT_FILE
 from ..receipt import DIFF_BYTES, DIFF_TREE_DELTA, seal_document
@@ -58,7 +59,7 @@ def bind_diff(src: DiffSource) -> DiffBinding:
     if src.repo is None or src.rev_from is None or src.rev_to is None:
         raise GateError("GATE-INPUT-ARGUMENT", "give --diff-file, or all of --repo, --from and --to")
     from ..adapters.gitrepo import GitRepo
-    from ..objects import Objects
+    from ..git.objects import Objects
 
     repo = GitRepo.at(src.repo)
     base = repo.resolve(src.rev_from)

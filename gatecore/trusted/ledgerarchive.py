@@ -32,8 +32,8 @@ from ..adapters import gitcmd
 from ..adapters.gitrepo import GitRepo
 from ..binding import open_commit, receipt_chain
 from ..errors import GateError
-from ..objects import Objects
-from ..refs import ATTEMPTS_PREFIX, GENERATIONS_PREFIX, RECEIPTS_PREFIX, REVIEW_PREFIX, generation_ref
+from ..git.objects import Objects
+from ..git.refs import ATTEMPTS_PREFIX, GENERATIONS_PREFIX, RECEIPTS_PREFIX, REVIEW_PREFIX, generation_ref
 from .attempts import LEDGER_EMAIL, LEDGER_NAME, open_clone
 
 BATCH = 200

@@ -208,7 +208,7 @@ def test_an_approval_that_expires_before_it_is_used_serves_nothing(lab: Approval
     """Expiry at the time of use: the agent's push judged at a clock after the approval's end."""
     lab.agent_commit()
     assert lab.approve(lab.request(lab.rejected_write(), lifetime=60))[1].ok
-    from gatecore.refs import parse_pre_receive
+    from gatecore.git.refs import parse_pre_receive
 
     old = lab.server.ref("refs/heads/main")
     update = parse_pre_receive(f"{old} {lab.server.resolve('main')} refs/heads/main\n".encode())

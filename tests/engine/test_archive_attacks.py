@@ -24,8 +24,8 @@ from support.verdicts import assert_refused, refused
 
 from gatecore import archive
 from gatecore.adapters.gitrepo import GitRepo
-from gatecore.objects import Objects
-from gatecore.refs import ATTEMPTS_PREFIX, RECEIPTS_PREFIX, REVIEW_PREFIX
+from gatecore.git.objects import Objects
+from gatecore.git.refs import ATTEMPTS_PREFIX, RECEIPTS_PREFIX, REVIEW_PREFIX
 from gatecore.trusted.ledgerarchive import receipt_payloads
 
 

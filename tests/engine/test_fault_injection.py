@@ -26,7 +26,7 @@ from support.verdicts import assert_refused
 from gatecore.adapters import config
 from gatecore.adapters.gitstream import GitStream
 from gatecore.errors import GateError
-from gatecore.refs import ATTEMPTS_PREFIX
+from gatecore.git.refs import ATTEMPTS_PREFIX
 
 # --- configuration: the policy and keyring as installed, broken ----------------------------------
 

@@ -51,7 +51,7 @@ from support.gitutil import git
 from support.lab import RUNNER
 from support.verdicts import assert_refused, codes_of
 
-from gatecore.refs import ATTEMPTS_PREFIX, RECEIPTS_PREFIX, REVIEW_PREFIX
+from gatecore.git.refs import ATTEMPTS_PREFIX, RECEIPTS_PREFIX, REVIEW_PREFIX
 
 ZERO = "0" * 40
 

@@ -22,7 +22,7 @@ from support.gitutil import AGENT, HUMAN, git, git_env
 from support.lab import BASIC_KEYS, RUNNER_USER, VERDICT
 from support.precommit import CLIENT_POLICY, FETCH_LEDGER, Verdict
 
-from gatecore.refs import RECEIPTS_PREFIX, REVIEW_PREFIX
+from gatecore.git.refs import RECEIPTS_PREFIX, REVIEW_PREFIX
 
 FAIL = json.dumps({"verdict": "fail", "reasons": ["breaks the build"]}).encode()  # a model that fails it
 RUNNER_ENV = {"GATE_PUSHER": RUNNER_USER}

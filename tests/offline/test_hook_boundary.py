@@ -36,7 +36,7 @@ def test_outside_a_repository_is_an_error_not_a_pass(tmp_path: Path) -> None:
 
 def test_parse_pre_push_is_strict() -> None:
     from gatecore.errors import GateError
-    from gatecore.refs import parse_pre_push
+    from gatecore.git.refs import parse_pre_push
 
     a, b = "a" * 40, "b" * 40
     ups = parse_pre_push(f"refs/heads/x {a} refs/heads/y {b}\n(delete) {'0' * 40} refs/heads/z {b}\n".encode())

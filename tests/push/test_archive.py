@@ -27,7 +27,7 @@ from support.verdicts import refused
 
 from gatecore import archive
 from gatecore.errors import GateError
-from gatecore.refs import ATTEMPTS_PREFIX, RECEIPTS_PREFIX, generation_ref
+from gatecore.git.refs import ATTEMPTS_PREFIX, RECEIPTS_PREFIX, generation_ref
 from gatecore.trusted.attempts import ALREADY
 from gatecore.trusted.ledgerarchive import archive_closed
 
@@ -82,7 +82,7 @@ def test_deleting_an_attempts_ledger_without_archiving_it_is_refused(alab: Lab) 
 def _archive_commit(lab: Lab, entries: dict[str, bytes], parents: list[str] | None = None) -> str:
     """An archive commit on the server's archive holding `entries` more (or on `parents`)."""
     from gatecore.adapters.gitrepo import GitRepo
-    from gatecore.objects import Objects
+    from gatecore.git.objects import Objects
 
     repo = GitRepo.at(lab.work.path)
     git(lab.work.path, "fetch", "-q", lab.remote(), "+refs/gate/*:refs/gate/*")
@@ -110,7 +110,7 @@ def _kept(lab: Lab, attempt: str, generation: str) -> None:
     """Nothing of the attempt is lost: its ledger is on the server or the archive holds it, and
     its id and generation cannot open an attempt again."""
     from gatecore.adapters.gitrepo import GitRepo
-    from gatecore.objects import Objects
+    from gatecore.git.objects import Objects
 
     tip = lab.server.ref(archive.ARCHIVE_REF)
     git(lab.work.path, "fetch", "-q", lab.remote(), "+refs/gate/*:refs/gate/*")

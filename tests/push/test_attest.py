@@ -31,7 +31,7 @@ from support.keygen import needs_ssh_keygen, ssh_key
 from support.lab import PROMPT_SHA, RUNNER, ZERO, Lab, now
 from support.server import APPROVALS_POLICY
 
-from gatecore.refs import REVIEW_PREFIX
+from gatecore.git.refs import REVIEW_PREFIX
 
 VSA = "https://slsa.dev/verification_summary/v1"
 REASONS = ["small, tested change"]

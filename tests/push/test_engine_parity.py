@@ -27,7 +27,7 @@ from support.gitutil import HUMAN, gate
 from support.lab import AGENT_PUSH, RUNNER, Lab
 from support.verdicts import codes_of
 
-from gatecore.refs import ATTEMPTS_PREFIX, RECEIPTS_PREFIX, REVIEW_PREFIX
+from gatecore.git.refs import ATTEMPTS_PREFIX, RECEIPTS_PREFIX, REVIEW_PREFIX
 
 Push = tuple[tuple[str, ...], dict[str, str] | None]  # refspecs, the pusher's environment
 

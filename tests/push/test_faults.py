@@ -30,7 +30,7 @@ from support.gitutil import HUMAN, gate, git, git_env
 from support.lab import RUNNER, Lab
 from support.verdicts import Outcome, codes_of, declined, refused, text_of
 
-from gatecore.refs import REVIEW_PREFIX
+from gatecore.git.refs import REVIEW_PREFIX
 
 
 def _save(path: Path) -> dict[str, tuple[str, bytes]]:

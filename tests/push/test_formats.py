@@ -23,7 +23,7 @@ from support.gitutil import HUMAN, KEPT, ROOT, gate, git
 from support.server import Server
 from support.verdicts import codes_of
 
-from gatecore.refs import REVIEW_PREFIX
+from gatecore.git.refs import REVIEW_PREFIX
 
 AGENT_PUSH = {"REMOTE_USER": "agent-7"}
 POLICY = """\

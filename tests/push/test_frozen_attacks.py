@@ -17,7 +17,7 @@ from support.cases.frozen import (  # noqa: F401
 from support.gitutil import HUMAN
 from support.lab import RUNNER, Lab
 
-from gatecore.refs import REVIEW_PREFIX
+from gatecore.git.refs import REVIEW_PREFIX
 
 
 def test_a_case_and_trailing_dot_look_alike_path_is_frozen(lab: Lab) -> None:

@@ -141,9 +141,9 @@ def test_the_big_push_reaches_the_second_process(tmp_path: Path, history: WorkRe
     from gatecore.adapters.config import load_policy
     from gatecore.adapters.gitstream import GitStream
     from gatecore.frozenbatch import ScanOnDemand
-    from gatecore.objects import Objects
+    from gatecore.git.objects import Objects
+    from gatecore.git.refs import RefUpdate, ServerRefs
     from gatecore.pipeline import PushInput, judge
-    from gatecore.refs import RefUpdate, ServerRefs
     from server.prereceive import tree_scanner
 
     (tmp_path / "policy.toml").write_text(POLICY)

@@ -22,7 +22,7 @@ from support.verdicts import refused
 
 from gatecore import envelope
 from gatecore.errors import GateError
-from gatecore.refs import generation_ref
+from gatecore.git.refs import generation_ref
 
 # --- the attempt ledger ---------------------------------------------------------------------
 

@@ -22,12 +22,12 @@ from support.verdicts import assert_refused, codes_of
 from gatecore.adapters.gitrepo import GitRepo
 from gatecore.configschema import validate_policy
 from gatecore.errors import GateError
-from gatecore.gitmodel import WalkedCommit
-from gatecore.limits import bounded
-from gatecore.objects import Objects
+from gatecore.git.gitmodel import WalkedCommit
+from gatecore.git.limits import bounded
+from gatecore.git.objects import Objects
+from gatecore.git.refs import RefUpdate
 from gatecore.policy import DEFAULT_MAX_NEW_COMMITS, DEFAULT_MAX_REF_UPDATES, Policy
 from gatecore.pushcheck import PushChecker
-from gatecore.refs import RefUpdate
 
 DATA = Path("/work/shared/data")
 EVERYONE = """\

@@ -39,8 +39,8 @@ from support.verdicts import codes_of
 from gatecore import envelope, ledger
 from gatecore.adapters.config import load_keyring
 from gatecore.adapters.gitrepo import GitRepo
-from gatecore.objects import Objects
-from gatecore.refs import ATTEMPTS_PREFIX, RECEIPTS_PREFIX, REVIEW_PREFIX, generation_ref
+from gatecore.git.objects import Objects
+from gatecore.git.refs import ATTEMPTS_PREFIX, RECEIPTS_PREFIX, REVIEW_PREFIX, generation_ref
 from gatecore.trusted import attempts, runner
 
 #: A generous deadline: this test is about decisions under contention, not about the

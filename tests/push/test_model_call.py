@@ -21,7 +21,7 @@ from support.cli import cli
 from support.lab import LAB_POLICY, PROMPT, RUNNER, Lab
 from support.verdicts import codes_of
 
-from gatecore.refs import REVIEW_PREFIX
+from gatecore.git.refs import REVIEW_PREFIX
 
 #: The scripted model: reads the request on stdin and answers as MODEL_MODE says.
 MODEL = r'''

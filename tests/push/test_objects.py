@@ -33,8 +33,8 @@ from support.server import POLICY, Server, seeded
 from support.verdicts import codes_of, declined, refused
 
 from gatecore.errors import GateError
-from gatecore.grammar import parse_commit, parse_tree, split_commit
-from gatecore.objects import Objects
+from gatecore.git.grammar import parse_commit, parse_tree, split_commit
+from gatecore.git.objects import Objects
 
 IDENT_AGENT = b"Agent Smith <bot-7@agents.example.com> 1790000000 +0000"
 IDENT_HUMAN = b"Hana Human <hana@example.com> 1790000000 +0000"
@@ -568,7 +568,7 @@ def test_a_name_git_and_libgit2_read_differently_is_refused_only_where_a_rule_re
 
 def test_a_tag_git_cannot_read_is_malformed_for_the_gate_too() -> None:
     """git's parse_tag_buffer needs the `tag` line (fsck: missingTagEntry); without it git cannot peel."""
-    from gatecore.grammar import parse_tag
+    from gatecore.git.grammar import parse_tag
 
     target = "a" * 40
     assert parse_tag("b" * 40, f"object {target}\ntype commit\ntag v1\n\nm\n".encode()) == (target, "commit")

@@ -244,7 +244,7 @@ def test_doctor_reports_the_signature_keys(server: Server) -> None:
 
 def _with_headers(raw: bytes, *headers: bytes) -> bytes:
     """The commit `raw` with its signature header replaced by `headers` (each a complete header)."""
-    from gatecore.grammar import split_signature
+    from gatecore.git.grammar import split_signature
 
     payload, _ = split_signature(raw) or (raw, b"")
     head, _, message = payload.partition(b"\n\n")
@@ -252,7 +252,7 @@ def _with_headers(raw: bytes, *headers: bytes) -> bytes:
 
 
 def _sig_header(name: bytes, raw: bytes) -> bytes:
-    from gatecore.grammar import split_signature
+    from gatecore.git.grammar import split_signature
 
     _, armored = split_signature(raw) or (b"", b"")
     return name + b" " + b"\n ".join(armored.rstrip(b"\n").split(b"\n")) + b"\n"
@@ -285,7 +285,7 @@ def test_openpgp_signature_headers_agree_with_git_verify_commit(server: Server, 
     signature of two packets to both, which neither accepts)."""
     from gatecore.adapters.gitrepo import GitRepo
     from gatecore.adapters.gpg import OpenPGPVerifier, dearmor_keyring
-    from gatecore.objects import Objects
+    from gatecore.git.objects import Objects
     from gatecore.signatures import SignatureChecker, TrustedKeys
 
     human = git(server.work.path, "cat-file", "commit", _signed(server, keys, "human", "a", "1\n")).stdout.encode()

@@ -26,7 +26,7 @@ from support.lab import RUNNER, Lab
 from support.rawpush import raw_push
 from support.verdicts import refused
 
-from gatecore.refs import ATTEMPTS_PREFIX, RECEIPTS_PREFIX, REVIEW_PREFIX
+from gatecore.git.refs import ATTEMPTS_PREFIX, RECEIPTS_PREFIX, REVIEW_PREFIX
 
 ZERO = "0" * 40
 

@@ -25,7 +25,7 @@ from support.rawpush import raw_push
 from support.server import Server, seeded
 from support.verdicts import codes_of, refused
 
-from gatecore.refs import ATTEMPTS_PREFIX, REVIEW_PREFIX
+from gatecore.git.refs import ATTEMPTS_PREFIX, REVIEW_PREFIX
 
 pytestmark = needs_ssh_keygen
 

@@ -18,7 +18,7 @@ from support.lab import RUNNER, Lab, now
 from support.verdicts import assert_refused, refused
 
 from gatecore.errors import GateError
-from gatecore.refs import REVIEW_PREFIX
+from gatecore.git.refs import REVIEW_PREFIX
 from gatecore.trusted.bootstrap import bootstrap
 
 

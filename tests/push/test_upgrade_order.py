@@ -16,7 +16,7 @@ from support.lab import RUNNER, Lab
 from support.verdicts import assert_refused, text_of
 
 from gatecore import __version__, envelope
-from gatecore.refs import ATTEMPTS_PREFIX
+from gatecore.git.refs import ATTEMPTS_PREFIX
 
 
 def push_record(lab: Lab, attempt: str, doc: dict[str, object]) -> subprocess.CompletedProcess[str]:

@@ -24,9 +24,9 @@ from gatecore.adapters.files import write_private
 from gatecore.adapters.gitcmd import PushResult
 from gatecore.adapters.gitrepo import GitRepo
 from gatecore.configschema import generate_key
+from gatecore.git.refs import ATTEMPTS_PREFIX, RECEIPTS_PREFIX, REVIEW_PREFIX, generation_ref
 from gatecore.keys import SigningKey
 from gatecore.ledger import AttemptState
-from gatecore.refs import ATTEMPTS_PREFIX, RECEIPTS_PREFIX, REVIEW_PREFIX, generation_ref
 from gatecore.seal import sign
 from gatecore.trusted import attempts, runner
 

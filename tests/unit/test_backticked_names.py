@@ -31,7 +31,9 @@ _CALL = re.compile(r"^(?:[a-z_]\w*\.)?[a-z_]\w*\(\)$")
 #: `adapters.files`, `policy.Mode`, `keys.keyring_from_plain`: a module of the project named without its package.
 _RELATIVE = re.compile(r"^[a-z_]\w*(?:\.[A-Za-z_]\w*)+(?:\(\))?$")
 _BARE_FILE = re.compile(r"^[\w-]+\.py$")
-MODULES = {p.stem for pkg in PACKAGES for p in (ROOT / pkg).rglob("*.py")} | {"adapters", "trusted"}
+#: gatecore's packages (`git`, `records`, `adapters`, ...): a module named without its package is looked up in each.
+SUBPACKAGES = sorted(p.parent.name for p in (ROOT / "gatecore").glob("*/__init__.py"))
+MODULES = {p.stem for pkg in PACKAGES for p in (ROOT / pkg).rglob("*.py")} | set(SUBPACKAGES)
 
 
 def _spans() -> Iterator[tuple[str, str]]:
@@ -125,7 +127,7 @@ def problems() -> list[str]:
                 found.append(f"{where}: `{span}` is not a file of the project")
         elif (_RELATIVE.match(span) and span.split(".")[0] in MODULES and not _policy_key(span)
               and span.rsplit(".", 1)[1] not in ("json", "toml", "log", "txt", "yaml", "gpg", "key")):  # file names
-            if not any(_resolves(prefix + span) for prefix in ("gatecore.", "gatecore.adapters.", "gatecore.trusted.",
+            if not any(_resolves(prefix + span) for prefix in ("gatecore.", *(f"gatecore.{p}." for p in SUBPACKAGES),
                                                                 "server.", "hooks.")):
                 found.append(f"{where}: `{span}` does not resolve")
         elif _FILE.match(span) and span.split("/")[0] in TOP:

@@ -15,10 +15,11 @@ from dataclasses import dataclass
 import pytest
 from support.gitutil import ROOT, gate
 
-from gatecore import catalogue, trailers
+from gatecore import catalogue
 from gatecore.adapters.config import load_catalogue, load_vendor_table
 from gatecore.configschema import parse_catalogue, validate_policy
 from gatecore.errors import GateError
+from gatecore.git import trailers
 from gatecore.policy import FreezeRule, IdentityGlob, PathGlob, Policy, Signals, normalize_path
 
 

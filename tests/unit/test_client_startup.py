@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from support.gitutil import AGENT, WorkRepo, git, git_env
 
-from gatecore.refs import GATE_PREFIX, MAX_INPUT_BYTES, REVIEW_PREFIX
+from gatecore.git.refs import GATE_PREFIX, MAX_INPUT_BYTES, REVIEW_PREFIX
 from hooks import receipt_push
 
 POLICY = """\

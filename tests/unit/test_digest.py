@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 from support.gitutil import ROOT, WorkRepo, gate, git, git_bytes
 
-from gatecore import digest
 from gatecore.adapters.gitrepo import GitRepo
 from gatecore.adapters.gitstream import GitStream
-from gatecore.objects import Objects
+from gatecore.git import digest
+from gatecore.git.objects import Objects
 
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 

@@ -22,9 +22,12 @@ from gatecore import codes
 #: * the pure engine, every other module of `gatecore/`.
 COMMAND_LINE = ROOT / "gatecore" / "cli.py"
 ENTRY_POINTS = ("server", "hooks")
-#: The pure engine: gatecore's own modules (but the CLI) and the reserved stage's package.
+#: The shell's packages inside gatecore/; every other package of gatecore/ is the pure engine.
+SHELL = ("adapters", "trusted")
+#: The pure engine: gatecore's own modules (but the CLI) and every package of gatecore/ but the shell's.
+ENGINE_PACKAGES = sorted(p.parent.name for p in (ROOT / "gatecore").glob("*/__init__.py") if p.parent.name not in SHELL)
 PURE = sorted([p.stem for p in (ROOT / "gatecore").glob("*.py") if p.stem not in ("__init__", "cli")]
-              + [f"reserved.{p.stem}" for p in (ROOT / "gatecore" / "reserved").glob("*.py")])
+              + [f"{pkg}.{p.stem}" for pkg in ENGINE_PACKAGES for p in (ROOT / "gatecore" / pkg).glob("*.py")])
 #: What a pure module must not pull in, whatever it imports.
 MACHINE = ("pygit2", "subprocess", "typer")
 #: Names whose use in a pure module means it reads the machine itself.
@@ -60,10 +63,10 @@ def test_a_pure_module_reads_no_environment_files_or_clock(module: str) -> None:
                 found.append(f"{func.id}() (line {node.lineno})")
             if isinstance(func, ast.Attribute) and func.attr in FORBIDDEN_METHODS:
                 found.append(f".{func.attr}() (line {node.lineno})")
-        if isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] in ("adapters", "trusted"):
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] in SHELL:
             found.append(f"from {node.module} (line {node.lineno})")
         if isinstance(node, ast.ImportFrom) and node.level >= 1 and (node.module or "").split(".")[0] in (
-                "adapters", "trusted", "cli"):
+                *SHELL, "cli"):
             found.append(f"from .{node.module} (line {node.lineno})")
     assert not found, f"gatecore/{module.replace('.', '/')}.py: {found}"
 
@@ -102,7 +105,7 @@ def test_the_command_line_is_the_outer_layer_and_imports_the_server() -> None:
 
 def test_the_hooks_start_up_import_set_excludes_pydantic_and_typer() -> None:
     """What the pre-receive hook loads for a push that touches no reserved ref."""
-    loaded = _imported("server.prereceive, gatecore.adapters.gitstream, gatecore.pushcheck, gatecore.objects")
+    loaded = _imported("server.prereceive, gatecore.adapters.gitstream, gatecore.pushcheck, gatecore.git.objects")
     assert "pydantic" not in loaded and "typer" not in loaded and "pygit2" not in loaded
     assert "pydantic" not in _imported("hooks.frozen_commit, hooks.frozen_push")
 

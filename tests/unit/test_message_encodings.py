@@ -33,12 +33,12 @@ from pathlib import Path
 
 import pytest
 
-from gatecore import trailers
 from gatecore.adapters.gitstream import GitStream
 from gatecore.errors import GateError
-from gatecore.gitmodel import FORMATS
-from gatecore.grammar import Commit
-from gatecore.objects import Objects
+from gatecore.git import trailers
+from gatecore.git.gitmodel import FORMATS
+from gatecore.git.grammar import Commit
+from gatecore.git.objects import Objects
 
 LONG = os.environ.get("GATE_LONG_TESTS") == "1"
 COUNT = 10_000 if LONG else 300
@@ -305,7 +305,7 @@ def test_a_commit_that_names_an_encoding_and_has_no_message_is_refused(tmp_path:
 
 def test_a_commit_not_read_as_git_shows_it_is_never_decided(tmp_path: Path) -> None:
     """A commit parsed outside `Objects` (that never asked git) cannot be decided on."""
-    from gatecore.grammar import parse_commit
+    from gatecore.git.grammar import parse_commit
 
     commit = parse_commit("1" * 40, b"tree " + b"2" * 40 + b"\nauthor A <a@x> 0 +0000\ncommitter A <a@x> 0 +0000\n"
                           b"encoding ISO-2022-JP", b"m\n")

@@ -11,7 +11,7 @@ from support.gitutil import git
 
 from gatecore.adapters.gitcmd import object_format
 from gatecore.errors import GateError
-from gatecore.gitmodel import FORMATS, SHA1, SHA256, format_of
+from gatecore.git.gitmodel import FORMATS, SHA1, SHA256, format_of
 
 BASE = "[core]\n\trepositoryformatversion = 1\n\tbare = true\n"
 

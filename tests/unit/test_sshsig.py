@@ -22,7 +22,7 @@ from support.gitutil import WorkRepo, git_env
 from support.keygen import needs_ssh_keygen, ssh_key
 
 from gatecore import allowedsigners, sshsig
-from gatecore.grammar import split_signature
+from gatecore.git.grammar import split_signature
 from gatecore.signatures import signature_kind
 
 pytestmark = needs_ssh_keygen
@@ -240,7 +240,7 @@ def test_signature_headers_are_read_as_git_verify_commit_reads_them(repo: WorkRe
     """The gate's verdict on a commit (`SignatureChecker`, as the hook runs it) is git's, on the
     same object: `git log %G?` and `git verify-commit` with the same allowed signers."""
     from gatecore.adapters.gitrepo import GitRepo
-    from gatecore.objects import Objects
+    from gatecore.git.objects import Objects
     from gatecore.signatures import SignatureChecker, TrustedKeys
 
     payload, good = split_signature(raw_commit(repo, signed_commit(repo, keys["ed25519"], case))) or (b"", b"")

@@ -4,7 +4,7 @@ judged as the update of the ref it resolves to, resolved as git's refs_resolve_r
 
 from __future__ import annotations
 
-from gatecore.refs import SYMREF_MAXDEPTH, RefUpdate, resolve_symbolic, through_symbolic
+from gatecore.git.refs import SYMREF_MAXDEPTH, RefUpdate, resolve_symbolic, through_symbolic
 
 Z, A, B, C = "0" * 40, "a" * 40, "b" * 40, "c" * 40
 

@@ -7,7 +7,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from gatecore.frozen import EVERY_TRAILER, SignalReader, signals, trailer_keys
-from gatecore.grammar import Commit, Ident
+from gatecore.git.grammar import Commit, Ident
 from gatecore.policy import FreezeRule, IdentityGlob, PathGlob
 
 KEYS = ["Co-authored-by", "co-AUTHORED-by", "Assisted-by", "Made-with", "Signed-off-by", "X", "Claude-Session"]

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from gatecore import trailers
+from gatecore.git import trailers
 from gatecore.policy import IdentityGlob
 
 MESSAGES = [
@@ -152,7 +152,7 @@ class Readings:
 
     def __init__(self, root: Path) -> None:
         from gatecore.adapters.gitstream import GitStream
-        from gatecore.objects import Objects
+        from gatecore.git.objects import Objects
 
         self.git_dir = root / "r.git"
         subprocess.run(["git", "init", "-q", "--bare", str(self.git_dir)], check=True)

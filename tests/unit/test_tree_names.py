@@ -20,8 +20,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from gatecore.errors import GateError
-from gatecore.grammar import parse_tree
-from gatecore.treediff import NameSearch, checked_entries
+from gatecore.git.grammar import parse_tree
+from gatecore.git.treediff import NameSearch, checked_entries
 
 FROZEN = ("ci", "gate.toml", ".github")
 SEARCH = NameSearch(FROZEN)

@@ -25,9 +25,9 @@ from gatecore.errors import GateError
 from gatecore.findings import Violation
 from gatecore.frozen import FrozenChecker
 from gatecore.frozenbatch import Batches, walk_violations
-from gatecore.objects import Objects
+from gatecore.git.objects import Objects
+from gatecore.git.treediff import NameSearch, checked_entries, name_pattern
 from gatecore.policy import FreezeRule, PathGlob
-from gatecore.treediff import NameSearch, checked_entries, name_pattern
 from server import launch
 
 DATA = Path("/work/shared/data")

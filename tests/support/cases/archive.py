@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from gatecore.refs import ATTEMPTS_PREFIX, RECEIPTS_PREFIX, REVIEW_PREFIX, generation_ref
+from gatecore.git.refs import ATTEMPTS_PREFIX, RECEIPTS_PREFIX, REVIEW_PREFIX, generation_ref
 
 from ..lab import RUNNER, Lab
 from ..verdicts import refused

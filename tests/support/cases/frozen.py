@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from gatecore.refs import ATTEMPTS_PREFIX, REVIEW_PREFIX
+from gatecore.git.refs import ATTEMPTS_PREFIX, REVIEW_PREFIX
 
 from ..corpus import KINDS, stage
 from ..gitutil import AGENT, HUMAN, WorkRepo, git

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from gatecore import envelope, strictjson
-from gatecore.refs import ATTEMPTS_PREFIX, RECEIPTS_PREFIX, REVIEW_PREFIX
+from gatecore.git.refs import ATTEMPTS_PREFIX, RECEIPTS_PREFIX, REVIEW_PREFIX
 
 from ..gitutil import git
 from ..lab import PROMPT_SHA, RUNNER, Lab, envelope_doc, raw_json

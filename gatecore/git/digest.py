@@ -28,7 +28,7 @@ import struct
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from .errors import GateError
+from ..errors import GateError
 from .gitmodel import MODE_GITLINK
 from .objects import Objects
 from .treediff import TreeDiff

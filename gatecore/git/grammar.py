@@ -49,7 +49,7 @@ from dataclasses import dataclass
 from functools import cache
 from typing import NamedTuple
 
-from .errors import GateError, malformed
+from ..errors import GateError, malformed
 from .gitmodel import MODE_TREE, ObjectFormat, ShownCommit, format_of
 
 MAX_TAG_DEPTH = 16

@@ -11,7 +11,7 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-from .errors import GateError
+from ..errors import GateError
 from .gitmodel import FORMATS
 
 GATE_PREFIX = "refs/gate/"  # written by the trusted side only

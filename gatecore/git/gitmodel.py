@@ -3,7 +3,7 @@
 The engine (`objects`, `treediff`, `digest`, `frozen`, `pushcheck`, the `reserved`
 stage) reads a repository only through a `GitReader`. The reader hands out raw
 object bytes and ref values; every fact a decision uses is parsed from those bytes by
-`gatecore.objects`, one parser whose reading matches git's. The implementation over a real
+`gatecore.git.objects`, one parser whose reading matches git's. The implementation over a real
 repository is `gatecore.adapters.gitstream.GitStream` (git's own processes: `cat-file --batch`,
 `for-each-ref`, `rev-list`), the hooks' reader; `gatecore.adapters.gitrepo.GitRepo`, the trusted
 side's, is the same reader plus writes through git's plumbing. Both read every repository the

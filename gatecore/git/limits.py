@@ -22,7 +22,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import TypeVar
 
-from .errors import GateError
+from ..errors import GateError
 
 T = TypeVar("T")
 

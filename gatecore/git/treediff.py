@@ -33,7 +33,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from .errors import malformed
+from ..errors import malformed
 from .gitmodel import CANONICAL_MODES, MODE_TREE, DescendFilter, canon_mode
 from .grammar import mode_value
 from .objects import Objects

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
 
-from .errors import GateError, malformed
+from ..errors import GateError, malformed
 from .gitmodel import MODE_BLOB, GitReader, WalkedCommit
 from .grammar import MAX_TAG_DEPTH, Commit, parse_commit, parse_tag, parse_tree, split_commit, with_shown
 
@@ -243,7 +243,7 @@ def single_file(objects: Objects, tree_id: str, name: str, code: str, too_large:
     """The bytes of the one regular file a record, receipt or approval commit holds (size-capped).
     GateError(code) when it does not hold one; over the cap GateError(too_large), when the
     caller's area has such a code (receipts), else GateError(code)."""
-    from .strictjson import MAX_DOCUMENT_BYTES
+    from ..strictjson import MAX_DOCUMENT_BYTES
 
     entries = objects.tree(tree_id)
     key = name.encode()

@@ -6,10 +6,10 @@ id is the SHA-256 of that binding, so the hook finds the one approval that can s
 ref update by name (`refs/gate/approvals/<id>`) without listing any: a rebased commit,
 another ref or another old value is another id, and finds nothing.
 
-The record travels as a DSSE envelope (`gatecore.envelope`, payload type
+The record travels as a DSSE envelope (`gatecore.signing.envelope`, payload type
 `PAYLOAD_APPROVAL`) with one signature, either
 
-* a seal by a keyring key of purpose `approval` (ed25519 only; `gatecore.seal` judges
+* a seal by a keyring key of purpose `approval` (ed25519 only; `gatecore.signing.seal` judges
   purpose, revocation and validity), or
 * an SSH signature (keyid `ssh:<fingerprint>`, namespace `gate-approval`) over the same
   pre-authentication encoding, by a key the server's allowed-signers file lists with the
@@ -27,16 +27,16 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from . import strictjson
-from .envelope import PAYLOAD_APPROVAL, Envelope, pae
 from .errors import GateError
 from .findings import Failure
 from .ids import OID_RE
-from .keys import Keyring
 from .policy import Policy
 from .schema import Member, describe, integer, read, text, text_list
+from .signing.envelope import PAYLOAD_APPROVAL, Envelope, pae
+from .signing.keys import Keyring
 
 if TYPE_CHECKING:
-    from .allowedsigners import AllowedSigners
+    from .signing.allowedsigners import AllowedSigners
 
 SSH_KEYID_PREFIX = "ssh:"
 SSH_NAMESPACE = "gate-approval"
@@ -110,7 +110,7 @@ def parse_payload(payload: bytes) -> Approval:
 def verify(env: Envelope, policy: Policy, repository_id: str, now: int,
            keyring: Keyring | None, signers: AllowedSigners | None) -> tuple[Approval | None, list[Failure]]:
     """The approval an envelope carries and every reason it cannot serve now (empty: it serves)."""
-    from . import seal
+    from .signing import seal
 
     if env.payload_type != PAYLOAD_APPROVAL:
         return None, [Failure("GATE-SEAL-PAYLOAD-TYPE", "payloadType", f"expected {PAYLOAD_APPROVAL}")]
@@ -143,7 +143,7 @@ def verify(env: Envelope, policy: Policy, repository_id: str, now: int,
 
 
 def _ssh_failures(env: Envelope, approval: Approval, signers: AllowedSigners | None, now: int) -> list[Failure]:
-    from . import sshsig
+    from .signing import sshsig
 
     if signers is None:
         return [Failure("GATE-APPROVAL-SIGNATURE", "keyid", "no allowed-signers file is installed to verify "

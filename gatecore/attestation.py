@@ -26,14 +26,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import envelope, strictjson
+from . import strictjson
 from .approvals import Approval
 from .errors import GateError
-from .keys import SigningKey
 from .ledger import AttemptState
 from .policy import Policy
 from .receipt import MODEL_RUN_FILE, Receipt
-from .seal import sign
+from .signing import envelope
+from .signing.keys import SigningKey
+from .signing.seal import sign
 
 STATEMENT_TYPE = "https://in-toto.io/Statement/v1"
 VSA_TYPE = "https://slsa.dev/verification_summary/v1"

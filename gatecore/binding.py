@@ -31,10 +31,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, fields
 from typing import TYPE_CHECKING
 
-from . import envelope as env_mod
 from .errors import GateError
 from .findings import Failure, unique_in_order
-from .keys import Keyring
 from .receipt import (
     BOUND,
     DIFF_TREE_DELTA,
@@ -44,7 +42,9 @@ from .receipt import (
     Receipt,
     parse_payload,
 )
-from .seal import verify as verify_seal
+from .signing import envelope as env_mod
+from .signing.keys import Keyring
+from .signing.seal import verify as verify_seal
 from .strictjson import MAX_DOCUMENT_BYTES
 
 if TYPE_CHECKING:

@@ -50,10 +50,8 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationErr
 
 from . import configerrors
 from .catalogue import Agent, Catalogue, ConfigPaths, expand
-from .envelope import b64decode_strict, b64encode
 from .errors import GateError
 from .ids import VENDOR_ID_RE
-from .keys import Algorithm, Keyring, Purpose, SigningKey, VerifyKey, keyring_to_plain, new_ed25519, new_hmac_secret
 from .policy import (
     DEFAULT_MAX_NEW_COMMITS,
     DEFAULT_MAX_REF_UPDATES,
@@ -68,6 +66,17 @@ from .policy import (
     RefAction,
     RefGlob,
     ReplaceAction,
+)
+from .signing.envelope import b64decode_strict, b64encode
+from .signing.keys import (
+    Algorithm,
+    Keyring,
+    Purpose,
+    SigningKey,
+    VerifyKey,
+    keyring_to_plain,
+    new_ed25519,
+    new_hmac_secret,
 )
 from .tables import MAX_TABLE_BYTES
 from .vendors import Vendor, VendorTable, merged

@@ -28,7 +28,7 @@ from .git.objects import Objects
 from .git.refs import display
 from .git.treediff import Change, NamePatterns, NameSearch, TreeDiff, name_pattern
 from .policy import FreezeRule, Signals, normalize_path
-from .signatures import SignatureChecker
+from .signing.signatures import SignatureChecker
 
 
 def change_kind(old_mode: int, new_mode: int) -> str:

@@ -23,16 +23,16 @@ from collections.abc import Iterator
 from dataclasses import asdict, dataclass, replace
 from typing import Any
 
-from . import envelope as env_mod
 from . import strictjson
 from .errors import GateError
 from .fields import ATTEMPT_ID, GENERATION, INITIATOR, MODEL_ID, REF_NAME, REPOSITORY_ID, SHA256_HEX, TIME, VENDOR
 from .findings import Failure
 from .git.grammar import Commit
 from .git.objects import Objects, single_file
-from .keys import Keyring, SigningKey
 from .schema import Member, choice, describe, integer, read, text
-from .seal import sign, verify
+from .signing import envelope as env_mod
+from .signing.keys import Keyring, SigningKey
+from .signing.seal import sign, verify
 
 RECORD_FILE = "record.json"
 RECEIPT_FILE = "receipt.json"  # the one file of a receipt commit (refs/gate/receipts/<id>)

@@ -38,14 +38,14 @@ from .report import render
 from .verdict import Verdict, verdict_on
 
 if TYPE_CHECKING:
-    from .allowedsigners import AllowedSigners
     from .frozenbatch import PairScan
     from .git.limits import Progress
     from .git.objects import Objects
-    from .keys import Keyring
     from .policy import Policy
     from .reserved.approvalrefs import Used
-    from .signatures import TrustedKeys
+    from .signing.allowedsigners import AllowedSigners
+    from .signing.keys import Keyring
+    from .signing.signatures import TrustedKeys
 
 RULES, RESERVED, APPROVALS = "rules", "reserved", "approvals"
 ALL = frozenset({RULES, RESERVED, APPROVALS})

@@ -55,7 +55,7 @@ from .git.refs import (
     through_symbolic,
 )
 from .policy import FreezeRule, Policy, RefGlob
-from .signatures import REQUIRED_CODES, SignatureChecker, TrustedKeys
+from .signing.signatures import REQUIRED_CODES, SignatureChecker, TrustedKeys
 
 #: Existing refs under these prefixes count as already checked (they came in through the gate).
 CHECKED_PREFIXES = (b"refs/heads/", b"refs/tags/")

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from . import envelope, strictjson
+from . import strictjson
 from .errors import GateError
 from .fields import (
     ATTEMPT_ID,
@@ -24,9 +24,10 @@ from .fields import (
     TIME,
 )
 from .findings import Failure
-from .keys import SigningKey
 from .schema import Member, choice, describe, integer, read, text_list
-from .seal import sign
+from .signing import envelope
+from .signing.keys import SigningKey
+from .signing.seal import sign
 
 DIFF_TREE_DELTA = "gate-tree-delta-v1"
 DIFF_BYTES = "sha256-bytes"

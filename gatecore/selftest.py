@@ -15,16 +15,16 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from . import envelope as env_mod
 from . import strictjson
 from .authorship import Shown, failures
 from .binding import Decision, Expectations, judge_receipt
 from .errors import GateError
 from .findings import Failure
 from .independence import Author
-from .keys import Keyring, SigningKey, ephemeral_pair
 from .modelnames import ModelNames
-from .seal import sign
+from .signing import envelope as env_mod
+from .signing.keys import Keyring, SigningKey, ephemeral_pair
+from .signing.seal import sign
 
 NOW = 1_790_000_000
 H_DIFF = "1" * 64

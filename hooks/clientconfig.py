@@ -30,8 +30,8 @@ from gatecore.adapters import config, files
 from gatecore.errors import GateError
 from gatecore.git.gitmodel import MODE_BLOB, MODE_EXEC, MODE_TREE
 from gatecore.git.objects import Objects
-from gatecore.keys import MAX_KEYRING_BYTES, Keyring
 from gatecore.policy import MAX_POLICY_BYTES, Policy
+from gatecore.signing.keys import MAX_KEYRING_BYTES, Keyring
 
 from .common import ClientRepo
 

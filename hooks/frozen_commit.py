@@ -38,7 +38,7 @@ from gatecore.git.objects import Objects
 from gatecore.git.refs import display
 from gatecore.ids import OID_RE
 from gatecore.policy import Policy
-from gatecore.signatures import SignatureChecker
+from gatecore.signing.signatures import SignatureChecker
 
 from . import clientconfig
 from .common import ClientRepo, current_branch, git, open_repo, rev_commit, verdict_lines

@@ -28,9 +28,9 @@ from . import clientconfig, pushset
 from .common import ClientRepo, open_repo, verdict_lines
 
 if TYPE_CHECKING:
-    from gatecore.allowedsigners import AllowedSigners
-    from gatecore.keys import Keyring
-    from gatecore.signatures import TrustedKeys
+    from gatecore.signing.allowedsigners import AllowedSigners
+    from gatecore.signing.keys import Keyring
+    from gatecore.signing.signatures import TrustedKeys
 
 RULES_ONLY = frozenset({RULES})
 

@@ -67,8 +67,9 @@ def server_refs(repo: ClientRepo, remote: str, remote_now: Mapping[bytes, str]) 
 
 def receipt_target(repo: ClientRepo, receipt_commit: str) -> tuple[str, str] | None:
     """(ref, new_commit) the receipt in a receipt commit is for, read without verifying it."""
-    from gatecore import envelope, ledger
+    from gatecore import ledger
     from gatecore.receipt import parse_payload
+    from gatecore.signing import envelope
 
     try:
         objects = Objects(repo)

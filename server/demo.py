@@ -28,7 +28,7 @@ from gatecore.adapters.config import load_keyfile
 from gatecore.adapters.files import write_private
 from gatecore.configschema import generate_key
 from gatecore.errors import GateError
-from gatecore.keys import SigningKey
+from gatecore.signing.keys import SigningKey
 from gatecore.trusted.attempts import append_record
 from gatecore.trusted.bootstrap import Bootstrapped, bootstrap
 from gatecore.trusted.runner import push_review, record_review, run_review
@@ -319,11 +319,11 @@ def _audit(d: _Demo) -> None:
 
 def _naive_verdict(work: Path, receipt: Path, base: str, head: str) -> bool:
     """The incident's gate on this receipt: the diff hash matches and the verdict is pass."""
-    from gatecore import envelope
     from gatecore.adapters.gitrepo import GitRepo
     from gatecore.git.digest import tree_delta_digest
     from gatecore.git.objects import Objects
     from gatecore.selftest import naive_accept
+    from gatecore.signing import envelope
 
     doc = json.loads(envelope.parse(receipt.read_bytes()).payload)
     return naive_accept(doc, tree_delta_digest(Objects(GitRepo.at(work)), base, head))

@@ -44,10 +44,10 @@ from gatecore.findings import Violation
 from gatecore.git.gitmodel import GitReader
 from gatecore.git.limits import Progress
 from gatecore.git.refs import MAX_INPUT_BYTES, RefUpdate, ServerRefs, display, parse_pre_receive
-from gatecore.keys import Keyring
 from gatecore.pipeline import PushInput, judge
 from gatecore.policy import Mode, Policy
 from gatecore.report import error_lines, render
+from gatecore.signing.keys import Keyring
 from gatecore.verdict import Decision
 
 from . import audit, installation
@@ -55,10 +55,10 @@ from .deadline import Deadline
 
 if TYPE_CHECKING:
     from gatecore.adapters.treescan import TreeScanner
-    from gatecore.allowedsigners import AllowedSigners
     from gatecore.frozenbatch import PairScan
     from gatecore.reserved.approvalrefs import Used
-    from gatecore.signatures import TrustedKeys
+    from gatecore.signing.allowedsigners import AllowedSigners
+    from gatecore.signing.signatures import TrustedKeys
 
 #: Until the policy (and its deadline: limits.deadline_seconds, or the platform's default) is read, the watchdog only
 #: guards against a start-up that hangs: a loaded machine may take seconds to start Python.

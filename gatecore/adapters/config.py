@@ -14,15 +14,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import GateError
-from ..keys import MAX_KEYFILE_BYTES, MAX_KEYRING_BYTES, Keyring, SigningKey, keyring_from_plain
 from ..policy import MAX_POLICY_BYTES, Policy
+from ..signing.keys import MAX_KEYFILE_BYTES, MAX_KEYRING_BYTES, Keyring, SigningKey, keyring_from_plain
 from . import files
 
 if TYPE_CHECKING:
-    from ..allowedsigners import AllowedSigners
     from ..catalogue import Catalogue
     from ..configschema import ModelTable
-    from ..signatures import TrustedKeys
+    from ..signing.allowedsigners import AllowedSigners
+    from ..signing.signatures import TrustedKeys
     from ..vendors import VendorTable
 
 #: The package's data tables, shipped with it: the agent catalogue (gatecore/catalogue.py), the
@@ -174,7 +174,7 @@ MAX_ALLOWED_SIGNERS_BYTES = 1 << 20
 
 def _allowed_signers(path: Path) -> tuple[bytes, AllowedSigners]:
     """An allowed-signers file's bytes and its parsed form (GATE-CONFIG-SIGNERS if missing or malformed)."""
-    from ..allowedsigners import parse_allowed_signers
+    from ..signing.allowedsigners import parse_allowed_signers
 
     data = files.read_capped(path, "GATE-CONFIG-SIGNERS", "allowed signers", MAX_ALLOWED_SIGNERS_BYTES)
     try:
@@ -230,7 +230,7 @@ def load_trusted_keys(ssh: Path | None, openpgp: Path | None) -> TrustedKeys:
     """The keys commit signatures are verified with: SSH allowed signers and an OpenPGP keyring
     (binary, as gpgv reads it); a path given must be a valid file, and neither given is a
     configuration error (GATE-CONFIG-SIGNERS)."""
-    from ..signatures import TrustedKeys
+    from ..signing.signatures import TrustedKeys
     from .gpg import OpenPGPVerifier
 
     if ssh is None and openpgp is None:

@@ -1,6 +1,6 @@
 """OpenPGP commit signatures, verified by `gpgv` against the server's OpenPGP keyring.
 
-The gate verifies SSH signatures itself (`gatecore.sshsig`); OpenPGP it leaves to GnuPG's
+The gate verifies SSH signatures itself (`gatecore.signing.sshsig`); OpenPGP it leaves to GnuPG's
 `gpgv`, the verify-only tool made for this: no trust database, no agent, no home directory
 (it runs with one that cannot exist), and only the keys in the
 keyring the admin installed (`gate server install --openpgp-keys FILE`). One `gpgv` per

@@ -23,16 +23,17 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
-from .. import approvals, envelope
+from .. import approvals
 from ..errors import GateError
 from ..findings import Failure, Violation, unique_in_order
 from ..git.objects import Objects, single_file
 from ..git.refs import GATE_PREFIX, RefUpdate, display
-from ..keys import Keyring
 from ..policy import Policy
+from ..signing import envelope
+from ..signing.keys import Keyring
 
 if TYPE_CHECKING:
-    from ..allowedsigners import AllowedSigners
+    from ..signing.allowedsigners import AllowedSigners
 
 APPROVALS_PREFIX = GATE_PREFIX + "approvals/"
 USES_PREFIX = GATE_PREFIX + "approval-uses/"

@@ -20,12 +20,12 @@ from ..errors import GateError
 from ..findings import Violation
 from ..git.objects import Objects
 from ..git.refs import ATTEMPTS_PREFIX, RECEIPTS_PREFIX, RefUpdate, ServerRefs, display
-from ..keys import Keyring
 from ..ledger import AttemptState, read_state
 from ..policy import Policy
+from ..signing.keys import Keyring
 
 if TYPE_CHECKING:
-    from ..allowedsigners import AllowedSigners
+    from ..signing.allowedsigners import AllowedSigners
     from .approvalrefs import ApprovalContext
 
 NO_KEYRING = ("no keyring is installed for this repository, and this push needs one (refs/gate/*, review refs): "

@@ -17,15 +17,16 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from .. import approvals, durations, envelope
+from .. import approvals, durations
 from ..adapters import gitcmd
 from ..adapters.gitrepo import GitRepo
 from ..errors import GateError
 from ..findings import Failure
 from ..git.objects import Objects
 from ..git.refs import undisplay
-from ..keys import SigningKey
 from ..reserved.approvalrefs import APPROVALS_PREFIX, USES_PREFIX, read_record
+from ..signing import envelope
+from ..signing.keys import SigningKey
 
 APPROVAL_NAME, APPROVAL_EMAIL = "gate approval", "approvals@gate.invalid"
 
@@ -148,8 +149,8 @@ def ssh_sign(message: bytes, key: Path) -> bytes:
 
 def seal(req: Request, now: int, key: SigningKey | None, ssh_key: Path | None) -> tuple[approvals.Approval, bytes]:
     """The approval and its envelope bytes, sealed by a keyring key or signed with an SSH key."""
-    from .. import seal as sealing
-    from ..sshsig import signature_fingerprint
+    from ..signing import seal as sealing
+    from ..signing.sshsig import signature_fingerprint
 
     approval = approvals.Approval(req.repository_id, req.ref, req.old, req.new, req.paths, req.approver, now,
                                   now + req.lifetime, req.reason)

@@ -24,7 +24,7 @@ from ..errors import GateError
 from ..git.objects import Objects
 from ..git.refs import ATTEMPTS_PREFIX, generation_ref
 from ..independence import Author
-from ..keys import SigningKey
+from ..signing.keys import SigningKey
 
 LEDGER_NAME, LEDGER_EMAIL = "gate ledger", "ledger@gate.invalid"
 

@@ -37,9 +37,8 @@ import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .. import __version__, approvals, envelope, ids, ledger
+from .. import __version__, approvals, ids, ledger
 from ..adapters.gitrepo import GitRepo
-from ..allowedsigners import AllowedSigners
 from ..archive import ARCHIVE_REF, Archive
 from ..attestation import (
     Accepted,
@@ -60,9 +59,11 @@ from ..errors import GateError
 from ..findings import Failure
 from ..git.objects import Objects, single_file
 from ..git.refs import ATTEMPTS_PREFIX, RECEIPTS_PREFIX, REVIEW_PREFIX, generation_ref
-from ..keys import Keyring, SigningKey
 from ..policy import Policy, RefGlob
 from ..reserved.approvalrefs import APPROVALS_PREFIX, USES_PREFIX, read_record
+from ..signing import envelope
+from ..signing.allowedsigners import AllowedSigners
+from ..signing.keys import Keyring, SigningKey
 
 CONFIG_CODE = "GATE-ATTEST-CONFIG"  # what verifies is missing: the whole export stops, nothing is written
 

@@ -17,9 +17,9 @@ from ..binding import Decision, Expectations, file_expectations, judge_receipt
 from ..errors import GateError
 from ..findings import Failure
 from ..git import digest
-from ..keys import Keyring, SigningKey
 from ..ledger import RECEIPT_FILE
 from ..receipt import DIFF_BYTES, DIFF_TREE_DELTA, seal_document
+from ..signing.keys import Keyring, SigningKey
 from ..strictjson import MAX_DOCUMENT_BYTES
 
 MAX_DIFF_BYTES = 1 << 30

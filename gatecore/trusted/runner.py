@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .. import envelope, modeloutput, strictjson
+from .. import modeloutput, strictjson
 from ..adapters import files, gitcmd
 from ..adapters.gitrepo import GitRepo
 from ..binding import Expectations, review_expectations
@@ -39,9 +39,10 @@ from ..errors import GateError
 from ..git import digest
 from ..git.objects import Objects, single_file
 from ..git.refs import ATTEMPTS_PREFIX, RECEIPTS_PREFIX, REVIEW_PREFIX
-from ..keys import SigningKey
 from ..ledger import RECEIPT_FILE, AttemptState
 from ..receipt import MAX_LIFETIME_SECONDS, MODEL_RUN_FILE, MODEL_RUN_RUNNER, seal_document
+from ..signing import envelope
+from ..signing.keys import SigningKey
 from .attempts import ALREADY, attempt_state, check_attempt_id, open_clone, record_commit, restore
 
 if TYPE_CHECKING:

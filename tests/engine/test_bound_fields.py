@@ -18,8 +18,8 @@ from support.engine import EngineLab
 from support.lab import now
 
 from gatecore.git.refs import RECEIPTS_PREFIX, REVIEW_PREFIX
-from gatecore.keys import ephemeral_pair
 from gatecore.receipt import BOUND
+from gatecore.signing.keys import ephemeral_pair
 from gatecore.trusted.attest import Sources, export
 
 #: For each bound field, another value of the right form (what a wrong receipt says instead).

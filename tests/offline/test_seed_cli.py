@@ -9,9 +9,10 @@ import pytest
 from support.cli import cli
 from support.gitutil import WorkRepo
 
-from gatecore import envelope, strictjson
+from gatecore import strictjson
 from gatecore.adapters.config import load_keyfile
-from gatecore.seal import sign
+from gatecore.signing import envelope
+from gatecore.signing.seal import sign
 
 
 @pytest.fixture

@@ -20,9 +20,9 @@ from support.gitutil import HUMAN, gate, git_env
 from support.lab import RUNNER, Lab
 from support.verdicts import refused
 
-from gatecore import envelope
 from gatecore.errors import GateError
 from gatecore.git.refs import generation_ref
+from gatecore.signing import envelope
 
 # --- the attempt ledger ---------------------------------------------------------------------
 

@@ -36,11 +36,12 @@ from support.lab import LAB_POLICY, VERDICT, Lab, now
 from support.net import git_daemon
 from support.verdicts import codes_of
 
-from gatecore import envelope, ledger
+from gatecore import ledger
 from gatecore.adapters.config import load_keyring
 from gatecore.adapters.gitrepo import GitRepo
 from gatecore.git.objects import Objects
 from gatecore.git.refs import ATTEMPTS_PREFIX, RECEIPTS_PREFIX, REVIEW_PREFIX, generation_ref
+from gatecore.signing import envelope
 from gatecore.trusted import attempts, runner
 
 #: A generous deadline: this test is about decisions under contention, not about the

@@ -286,7 +286,7 @@ def test_openpgp_signature_headers_agree_with_git_verify_commit(server: Server, 
     from gatecore.adapters.gitrepo import GitRepo
     from gatecore.adapters.gpg import OpenPGPVerifier, dearmor_keyring
     from gatecore.git.objects import Objects
-    from gatecore.signatures import SignatureChecker, TrustedKeys
+    from gatecore.signing.signatures import SignatureChecker, TrustedKeys
 
     human = git(server.work.path, "cat-file", "commit", _signed(server, keys, "human", "a", "1\n")).stdout.encode()
     stranger = git(server.work.path, "cat-file", "commit",

@@ -15,8 +15,9 @@ from support.gitutil import ROOT
 from support.lab import RUNNER, Lab
 from support.verdicts import assert_refused, text_of
 
-from gatecore import __version__, envelope
+from gatecore import __version__
 from gatecore.git.refs import ATTEMPTS_PREFIX
+from gatecore.signing import envelope
 
 
 def push_record(lab: Lab, attempt: str, doc: dict[str, object]) -> subprocess.CompletedProcess[str]:

@@ -10,9 +10,10 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from gatecore import envelope, strictjson
-from gatecore.keys import SigningKey
-from gatecore.seal import sign
+from gatecore import strictjson
+from gatecore.signing import envelope
+from gatecore.signing.keys import SigningKey
+from gatecore.signing.seal import sign
 
 from .lab import Lab, envelope_doc, raw_json
 
@@ -30,7 +31,7 @@ def _sig(lab: Lab, doc: dict[str, Any], key: str, fn: Callable[[bytes], bytes]) 
 
 
 def _stranger(lab: Lab, doc: dict[str, Any], key_id: str) -> bytes:
-    from gatecore.keys import ephemeral_pair
+    from gatecore.signing.keys import ephemeral_pair
 
     priv, _pub = ephemeral_pair("ed25519", key_id, "receipt")
     return envelope.encode(sign(priv, envelope.PAYLOAD_RECEIPT, strictjson.dumps(doc)))

@@ -18,16 +18,17 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from gatecore import envelope, strictjson
+from gatecore import strictjson
 from gatecore.adapters.config import load_keyfile
 from gatecore.adapters.files import write_private
 from gatecore.adapters.gitcmd import PushResult
 from gatecore.adapters.gitrepo import GitRepo
 from gatecore.configschema import generate_key
 from gatecore.git.refs import ATTEMPTS_PREFIX, RECEIPTS_PREFIX, REVIEW_PREFIX, generation_ref
-from gatecore.keys import SigningKey
 from gatecore.ledger import AttemptState
-from gatecore.seal import sign
+from gatecore.signing import envelope
+from gatecore.signing.keys import SigningKey
+from gatecore.signing.seal import sign
 from gatecore.trusted import attempts, runner
 
 from .gitutil import AGENT, HUMAN, WorkRepo, git

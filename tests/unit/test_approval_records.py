@@ -6,11 +6,12 @@ import json
 
 import pytest
 
-from gatecore import approvals, envelope
+from gatecore import approvals
 from gatecore.adapters.config import policy_from_bytes
 from gatecore.errors import GateError
-from gatecore.keys import SigningKey, VerifyKey, new_ed25519
-from gatecore.seal import sign
+from gatecore.signing import envelope
+from gatecore.signing.keys import SigningKey, VerifyKey, new_ed25519
+from gatecore.signing.seal import sign
 
 POLICY = policy_from_bytes(b'[[freeze]]\npaths = ["ci/**"]\npushers = ["agent-*"]\n'
                            b'[approvals]\napprovers = ["alice", "agent-*"]\nmax_hours = 24\n', "p")

@@ -16,7 +16,7 @@ from gatecore import attestation
 from gatecore.adapters.config import keyring_from_bytes
 from gatecore.configschema import generate_key, parse_keyfile
 from gatecore.errors import GateError
-from gatecore.keys import SigningKey, ephemeral_pair
+from gatecore.signing.keys import SigningKey, ephemeral_pair
 
 COMMIT, TREE, RECORD = "a" * 40, "b" * 40, "c" * 40
 

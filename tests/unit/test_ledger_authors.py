@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 
 from gatecore.errors import GateError
-from gatecore.keys import ephemeral_pair
 from gatecore.ledger import apply, make_record, open_record, parse_record, record_digest
+from gatecore.signing.keys import ephemeral_pair
 
 OPENED = {"version": 1, "attempt_id": "a1", "seq": 0, "kind": "opened", "repository": "demo/repo", "time": 1,
           "workspace": "ws", "workspace_generation": "g1", "prompt_sha256": "2" * 64}

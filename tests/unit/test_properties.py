@@ -9,11 +9,11 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gatecore import envelope
 from gatecore.binding import judge_receipt
 from gatecore.errors import GateError
 from gatecore.receipt import BOUND
 from gatecore.selftest import NOW, Kit
+from gatecore.signing import envelope
 
 KIT = Kit()
 GOOD = KIT.fresh()

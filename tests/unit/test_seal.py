@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 from support.gitutil import gate
 
-from gatecore import envelope
 from gatecore.adapters.config import load_keyfile, load_keyring
 from gatecore.errors import GateError
-from gatecore.keys import SigningKey, VerifyKey
-from gatecore.seal import sign, verify
+from gatecore.signing import envelope
+from gatecore.signing.keys import SigningKey, VerifyKey
+from gatecore.signing.seal import sign, verify
 
 PAYLOAD = b'{"hello":"world"}'
 SEED = bytes(range(32))

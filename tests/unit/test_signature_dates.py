@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from gatecore.errors import GateError
-from gatecore.signatures import _committer_time
+from gatecore.signing.signatures import _committer_time
 
 
 @pytest.mark.parametrize(("line", "when"), [

@@ -21,9 +21,9 @@ from cryptography.hazmat.primitives.asymmetric.utils import decode_dss_signature
 from support.gitutil import WorkRepo, git_env
 from support.keygen import needs_ssh_keygen, ssh_key
 
-from gatecore import allowedsigners, sshsig
 from gatecore.git.grammar import split_signature
-from gatecore.signatures import signature_kind
+from gatecore.signing import allowedsigners, sshsig
+from gatecore.signing.signatures import signature_kind
 
 pytestmark = needs_ssh_keygen
 
@@ -241,7 +241,7 @@ def test_signature_headers_are_read_as_git_verify_commit_reads_them(repo: WorkRe
     same object: `git log %G?` and `git verify-commit` with the same allowed signers."""
     from gatecore.adapters.gitrepo import GitRepo
     from gatecore.git.objects import Objects
-    from gatecore.signatures import SignatureChecker, TrustedKeys
+    from gatecore.signing.signatures import SignatureChecker, TrustedKeys
 
     payload, good = split_signature(raw_commit(repo, signed_commit(repo, keys["ed25519"], case))) or (b"", b"")
     (tmp_path / "payload").write_bytes(payload)

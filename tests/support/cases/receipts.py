@@ -12,8 +12,9 @@ from typing import Any
 
 import pytest
 
-from gatecore import envelope, strictjson
+from gatecore import strictjson
 from gatecore.git.refs import ATTEMPTS_PREFIX, RECEIPTS_PREFIX, REVIEW_PREFIX
+from gatecore.signing import envelope
 
 from ..attacks import SEAL_ATTACKS
 from ..gitutil import git

@@ -13,7 +13,7 @@ and git's `gpg.ssh.allowedSignersFile`) mapping principals to SSH keys. Two uses
   (`GATE-SIG-BAD`), or signed in a form the server cannot verify (X.509, or OpenPGP
   without `gpgv`: `GATE-SIG-UNSUPPORTED`): each rejected.
 
-SSH signatures are verified in-process (`gatecore.sshsig`) against the commit's date, as
+SSH signatures are verified in-process (`gatecore.signing.sshsig`) against the commit's date, as
 `git verify-commit` does. OpenPGP signatures are verified by `gpgv` against the server's
 OpenPGP keyring (`GIT_DIR/gate/openpgp_keys.gpg`, `gatecore.adapters.gpg`), through the
 `OpenPGP` port. A commit is verified at most once per push, and only when a rule or the
@@ -26,9 +26,9 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
-from .errors import malformed
-from .git.grammar import split_signature
-from .git.objects import Objects
+from ..errors import malformed
+from ..git.grammar import split_signature
+from ..git.objects import Objects
 
 if TYPE_CHECKING:
     from .allowedsigners import AllowedSigners

@@ -16,8 +16,8 @@ import binascii
 import json
 from dataclasses import dataclass
 
-from . import strictjson
-from .errors import GateError
+from .. import strictjson
+from ..errors import GateError
 
 PAYLOAD_RECEIPT = "application/vnd.gate.receipt.v1+json"
 PAYLOAD_ATTEMPT = "application/vnd.gate.attempt.v1+json"

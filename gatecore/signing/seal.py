@@ -10,8 +10,8 @@ from __future__ import annotations
 import hashlib
 import hmac
 
+from ..findings import Failure
 from .envelope import PURPOSE_OF_PAYLOAD, Envelope, pae
-from .findings import Failure
 from .keys import Keyring, SigningKey, VerifyKey
 
 ED25519_SIG_BYTES = 64

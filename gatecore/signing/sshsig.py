@@ -11,8 +11,8 @@ and `signature` is the key's ordinary SSH signature over::
 
 (the reserved field is always signed empty, as `ssh-keygen` does whatever the blob carries).
 Git signs with namespace "git" and trusts the keys of an allowed-signers file
-(`gatecore.allowedsigners`); where a commit keeps its signature, and what was signed, is
-`gatecore.git.grammar.split_signature`; keys are `gatecore.sshkeys`.
+(`gatecore.signing.allowedsigners`); where a commit keeps its signature, and what was signed, is
+`gatecore.git.grammar.split_signature`; keys are `gatecore.signing.sshkeys`.
 
 `verify` answers what git's `%G?` answers: `ok` (G), `unknown-key` (U: the signature is good
 but no line lets its key sign at `now`) or `bad` (B: anything else). It follows git's two
@@ -24,7 +24,7 @@ principals returned are those that pass, as written on that first line: a patter
 pattern (`*@example.com`), as `find-principals` prints it. Git takes `now` from the commit's
 committer date (`-Overify-time`), not the clock; pass that to agree with it.
 
-Signatures by a key type `gatecore.sshkeys` does not verify (certificates, FIDO, DSA) are
+Signatures by a key type `gatecore.signing.sshkeys` does not verify (certificates, FIDO, DSA) are
 "unsupported"; SHA-1 `ssh-rsa` signatures are bad. Stricter than `ssh-keygen` where it is
 lenient: SSHSIG version 0, non-canonical base64 and ed25519 signatures whose S is not reduced
 (OpenSSL's check) are bad. As `ssh-keygen`, text after the armor's first footer is ignored (so

@@ -46,7 +46,7 @@ def _write_packed_refs(repo: Path, refs: dict[str, str]) -> None:
 
 def _keys(path: Path) -> tuple[Path, Path]:
     from gatecore.adapters.files import write_private
-    from gatecore.configschema import generate_key
+    from gatecore.configuration.configschema import generate_key
 
     entries = []
     for key_id, purpose in (("orchestrator-1", "attempt"), ("runner-1", "receipt")):

@@ -71,7 +71,7 @@ def _cross(a: float | None, b: float | None) -> str:
     return "" if r is None else f" (hook run alone: {_ms(a)} / {_ms(b)} ms = {r:.2f}x)"
 
 
-#: The hook's default deadline (`[limits] deadline_seconds` unset, `gatecore.policy`).
+#: The hook's default deadline (`[limits] deadline_seconds` unset, `gatecore.configuration.policy`).
 DEADLINE_SECONDS = 30.0
 #: First pushes whose overhead is held to the peer's (issue 23): generated and real histories.
 FIRST_PUSHES = ("large", "wide", "real")

@@ -158,7 +158,7 @@ class Bench:
         """(keyring, attempt key file, receipt key file)."""
         if self._keys is None:
             from gatecore.adapters.files import write_private
-            from gatecore.configschema import generate_key
+            from gatecore.configuration.configschema import generate_key
 
             kdir = self.work / "keys"
             kdir.mkdir(mode=0o700, exist_ok=True)

@@ -27,10 +27,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from . import strictjson
+from .configuration.policy import Policy
 from .errors import GateError
 from .findings import Failure
 from .ids import OID_RE
-from .policy import Policy
 from .schema import Member, describe, integer, read, text, text_list
 from .signing.envelope import PAYLOAD_APPROVAL, Envelope, pae
 from .signing.keys import Keyring

@@ -28,9 +28,9 @@ from typing import Any
 
 from . import strictjson
 from .approvals import Approval
+from .configuration.policy import Policy
 from .errors import GateError
 from .ledger import AttemptState
-from .policy import Policy
 from .receipt import MODEL_RUN_FILE, Receipt
 from .signing import envelope
 from .signing.keys import SigningKey

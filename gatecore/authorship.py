@@ -31,14 +31,14 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from .configuration.modelnames import ModelNames, Unplaced
+from .configuration.policy import AuthorAgent, FreezeRule, IdentityGlob, Policy
+from .configuration.vendors import vendors_of
 from .findings import Failure
 from .git.grammar import Commit
 from .git.objects import Objects
 from .independence import Author, read_name
 from .independence import failures as claim_failures
-from .modelnames import ModelNames, Unplaced
-from .policy import AuthorAgent, FreezeRule, IdentityGlob, Policy
-from .vendors import vendors_of
 
 if TYPE_CHECKING:
     from .ledger import AttemptState

@@ -225,7 +225,7 @@ def keys_generate(
 ) -> int:
     """Make a key; write the private half to --out; print the keyring entry (TOML)."""
     from .adapters.files import write_private
-    from .configschema import generate_key
+    from .configuration.configschema import generate_key
 
     made = generate_key(alg, key_id, purpose)
     write_private(out, made.keyfile_text)
@@ -716,7 +716,7 @@ def review_push(
 
 def _seconds(text: str, flag: str = "--older-than") -> int:
     """'30d', '12h', '90m', '3600s' or '0'."""
-    from .durations import parse
+    from .configuration.durations import parse
 
     return parse(text, flag)
 
@@ -834,7 +834,7 @@ def attest_export(
     from .adapters.config import load_keyfile
     from .adapters.files import write_new
     from .attestation import parse_since
-    from .policy import RefGlob
+    from .configuration.policy import RefGlob
     from .trusted.attest import export
 
     try:

@@ -19,6 +19,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from .configuration.policy import FreezeRule, Signals, normalize_path
 from .errors import GateError
 from .findings import Violation
 from .git import trailers
@@ -27,7 +28,6 @@ from .git.grammar import Commit
 from .git.objects import Objects
 from .git.refs import display
 from .git.treediff import Change, NamePatterns, NameSearch, TreeDiff, name_pattern
-from .policy import FreezeRule, Signals, normalize_path
 from .signing.signatures import SignatureChecker
 
 

@@ -22,11 +22,11 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from typing import Protocol
 
+from .configuration.policy import FreezeRule, Signals
 from .findings import Violation
 from .frozen import FrozenChecker, SignalReader, commit_violations, rules_key, trailer_keys
 from .git.grammar import Commit
 from .git.treediff import Change
-from .policy import FreezeRule, Signals
 
 Pair = tuple[str | None, str | None]
 

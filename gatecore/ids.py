@@ -16,7 +16,8 @@ MODEL_ID_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:/@+-]{0,199}")
 SHA256_HEX_RE = re.compile(r"[0-9a-f]{64}")
 OID_RE = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 REPOSITORY_ID_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._/:-]{0,255}")
-#: A model vendor's id (`gatecore.vendors`): the ledger's `author_vendor`, a policy's `[review.vendors]` key.
+#: A model vendor's id (`gatecore.configuration.vendors`): the ledger's `author_vendor`, a policy's
+#: `[review.vendors]` key.
 VENDOR_ID_RE = re.compile(r"[a-z0-9][a-z0-9-]{0,63}")
 
 

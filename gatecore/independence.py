@@ -7,7 +7,7 @@ another agent of the same vendor wrote; `[review] independent` makes the gate as
 * `"off"` (default): not asked;
 * `"model"`: the reviewing model (the one the ledger has on record for the attempt) must not be
   the model that wrote the change (the ledger's `author_model`, sealed by the orchestrator when it
-  opened the attempt), both ids read by their providers' naming schemes (`gatecore.modelnames`:
+  opened the attempt), both ids read by their providers' naming schemes (`gatecore.configuration.modelnames`:
   `us.deepseek.r1-v1:0` and `deepseek/deepseek-r1` are one model): `GATE-REVIEW-SAME-MODEL`. An
   id no scheme places (a customer's deployment name, a word the table does not know) cannot be
   told apart from the other model, so it is refused, `GATE-REVIEW-MODEL-UNPLACED`, until the
@@ -29,9 +29,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from .configuration.modelnames import ModelName, ModelNames, Unplaced
+from .configuration.vendors import vendors_of
 from .findings import Failure
-from .modelnames import ModelName, ModelNames, Unplaced
-from .vendors import vendors_of
 
 
 @dataclass(frozen=True, slots=True)

@@ -35,8 +35,8 @@ import json
 from dataclasses import dataclass
 
 from . import modeloutput
+from .configuration.modelnames import ModelName, ModelNames
 from .errors import GateError
-from .modelnames import ModelName, ModelNames
 from .receipt import DIFF_TREE_DELTA
 
 #: What the runner passes to the model's command besides the request.

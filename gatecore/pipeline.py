@@ -38,10 +38,10 @@ from .report import render
 from .verdict import Verdict, verdict_on
 
 if TYPE_CHECKING:
+    from .configuration.policy import Policy
     from .frozenbatch import PairScan
     from .git.limits import Progress
     from .git.objects import Objects
-    from .policy import Policy
     from .reserved.approvalrefs import Used
     from .signing.allowedsigners import AllowedSigners
     from .signing.keys import Keyring

@@ -36,6 +36,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
 
+from .configuration.policy import FreezeRule, Policy, RefGlob
 from .errors import GateError
 from .findings import Violation
 from .frozen import FrozenChecker, discarded_violations
@@ -54,7 +55,6 @@ from .git.refs import (
     display,
     through_symbolic,
 )
-from .policy import FreezeRule, Policy, RefGlob
 from .signing.signatures import REQUIRED_CODES, SignatureChecker, TrustedKeys
 
 #: Existing refs under these prefixes count as already checked (they came in through the gate).

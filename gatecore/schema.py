@@ -7,7 +7,7 @@ null), and a check that returns the problem with a value or None. `read` applies
 way a strict schema does: no member outside the list, no type coercion (`true` is not an
 integer, `1.0` is not `1`, a string is not a list), every problem reported with its member.
 The configuration files (policy, keyring, key files) keep their pydantic schemas
-(`gatecore/configschema.py`, which says the same from its side): they are validated at install
+(`gatecore/configuration/configschema.py`, which says the same from its side): they are validated at install
 time and cached, never on the hook's path. Records stay here because the hook reads them on
 every push that touches the reserved namespaces, and the hook must not import pydantic.
 """

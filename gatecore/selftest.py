@@ -18,10 +18,10 @@ from typing import Any
 from . import strictjson
 from .authorship import Shown, failures
 from .binding import Decision, Expectations, judge_receipt
+from .configuration.modelnames import ModelNames
 from .errors import GateError
 from .findings import Failure
 from .independence import Author
-from .modelnames import ModelNames
 from .signing import envelope as env_mod
 from .signing.keys import Keyring, SigningKey, ephemeral_pair
 from .signing.seal import sign

@@ -1,6 +1,6 @@
 """Where the client hooks find the policy and the keyring, and how they read them.
 
-The policy is the server's schema (gatecore.configschema), kept in the repository as
+The policy is the server's schema (gatecore.configuration.configschema), kept in the repository as
 `.gate/policy.toml`; the keyring is `.gate/keyring.toml` (public keys only). Both are read
 from a commit, not from the work tree, so that an edit of the policy is checked against
 the policy as committed before it (docs/client.md, "Where the policy lives"):
@@ -27,10 +27,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gatecore.adapters import config, files
+from gatecore.configuration.policy import MAX_POLICY_BYTES, Policy
 from gatecore.errors import GateError
 from gatecore.git.gitmodel import MODE_BLOB, MODE_EXEC, MODE_TREE
 from gatecore.git.objects import Objects
-from gatecore.policy import MAX_POLICY_BYTES, Policy
 from gatecore.signing.keys import MAX_KEYRING_BYTES, Keyring
 
 from .common import ClientRepo

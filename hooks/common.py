@@ -22,9 +22,9 @@ from collections.abc import Callable, Sequence
 
 from gatecore.adapters.gitcmd import run_git
 from gatecore.adapters.gitstream import GitStream
+from gatecore.configuration.policy import Policy
 from gatecore.errors import GateError
 from gatecore.findings import Violation
-from gatecore.policy import Policy
 from gatecore.report import error_lines, render
 from gatecore.verdict import verdict_on
 

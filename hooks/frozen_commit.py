@@ -30,6 +30,7 @@ from pathlib import Path
 
 from gatecore.adapters import environment, gitlayout
 from gatecore.adapters.gitcmd import run_git, shown_commits
+from gatecore.configuration.policy import Policy
 from gatecore.errors import GateError, unreadable
 from gatecore.findings import Violation
 from gatecore.frozen import FrozenChecker, commit_violations
@@ -37,7 +38,6 @@ from gatecore.git.grammar import Commit, Ident, parse_commit, parse_ident, reenc
 from gatecore.git.objects import Objects
 from gatecore.git.refs import display
 from gatecore.ids import OID_RE
-from gatecore.policy import Policy
 from gatecore.signing.signatures import SignatureChecker
 
 from . import clientconfig

@@ -18,11 +18,11 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from gatecore.configuration.policy import Policy
 from gatecore.errors import GateError, unreadable
 from gatecore.git.objects import Objects
 from gatecore.git.refs import RefUpdate, ServerRefs, display
 from gatecore.pipeline import RULES, RULES_AND_APPROVALS, PushInput, judge
-from gatecore.policy import Policy
 
 from . import clientconfig, pushset
 from .common import ClientRepo, open_repo, verdict_lines

@@ -26,7 +26,7 @@ from pathlib import Path
 
 from gatecore.adapters.config import load_keyfile
 from gatecore.adapters.files import write_private
-from gatecore.configschema import generate_key
+from gatecore.configuration.configschema import generate_key
 from gatecore.errors import GateError
 from gatecore.signing.keys import SigningKey
 from gatecore.trusted.attempts import append_record

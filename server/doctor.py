@@ -25,10 +25,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 from gatecore.adapters.gitcmd import object_format
+from gatecore.configuration.policy import Policy
 from gatecore.errors import GateError
 from gatecore.git.gitmodel import GitReader
 from gatecore.git.refs import REPLACE_PREFIX, display
-from gatecore.policy import Policy
 
 from . import gitolite, installation
 from .hooklist import PreReceive
@@ -362,7 +362,7 @@ def frozen_patterns(git_dir: Path, policy: Policy) -> list[Finding]:
     """A warning for every frozen path pattern that matches no path on the default branch (it
     freezes nothing there: a typo such as `.github/workflow/**`, or a path yet to come)."""
     from gatecore.adapters.gitcmd import default_branch_paths
-    from gatecore.policyreport import unmatched_warnings
+    from gatecore.configuration.policyreport import unmatched_warnings
 
     try:
         listed = default_branch_paths(git_dir)
@@ -386,8 +386,8 @@ def _exec_words(hook: Path) -> list[str]:
 
 def version_age(hook: str | None, here: str, git_dir: Path) -> tuple[bool, str]:
     """The installed hook's version against this environment's: the same, or which one is older
-    (gatecore.versions), and the command that makes them one."""
-    from gatecore.versions import FORM, order
+    (gatecore.configuration.versions), and the command that makes them one."""
+    from gatecore.configuration.versions import FORM, order
 
     if hook == here:
         return True, f"hook written by push-gate {hook} (this version)"

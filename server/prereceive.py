@@ -39,13 +39,13 @@ from typing import TYPE_CHECKING, Any
 
 from gatecore import __version__
 from gatecore.adapters import config, environment
+from gatecore.configuration.policy import Mode, Policy
 from gatecore.errors import GateError
 from gatecore.findings import Violation
 from gatecore.git.gitmodel import GitReader
 from gatecore.git.limits import Progress
 from gatecore.git.refs import MAX_INPUT_BYTES, RefUpdate, ServerRefs, display, parse_pre_receive
 from gatecore.pipeline import PushInput, judge
-from gatecore.policy import Mode, Policy
 from gatecore.report import error_lines, render
 from gatecore.signing.keys import Keyring
 from gatecore.verdict import Decision

@@ -24,8 +24,8 @@ from .install import GATE_DIR_NAME, git_dir_of
 from .prereceive import load_keyring, ssh_signers
 
 if TYPE_CHECKING:
+    from gatecore.configuration.policy import Policy
     from gatecore.git.gitmodel import GitReader
-    from gatecore.policy import Policy
     from gatecore.reserved.approvalrefs import ApprovalContext
 
 

@@ -13,27 +13,27 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..configuration.policy import MAX_POLICY_BYTES, Policy
 from ..errors import GateError
-from ..policy import MAX_POLICY_BYTES, Policy
 from ..signing.keys import MAX_KEYFILE_BYTES, MAX_KEYRING_BYTES, Keyring, SigningKey, keyring_from_plain
 from . import files
 
 if TYPE_CHECKING:
-    from ..catalogue import Catalogue
-    from ..configschema import ModelTable
+    from ..configuration.catalogue import Catalogue
+    from ..configuration.configschema import ModelTable
+    from ..configuration.vendors import VendorTable
     from ..signing.allowedsigners import AllowedSigners
     from ..signing.signatures import TrustedKeys
-    from ..vendors import VendorTable
 
-#: The package's data tables, shipped with it: the agent catalogue (gatecore/catalogue.py), the
-#: vendor table (gatecore/vendors.py) and the model-id table (gatecore/modelnames.py).
+#: The package's data tables, shipped with it: the agent catalogue (gatecore/configuration/catalogue.py), the
+#: vendor table (gatecore/configuration/vendors.py) and the model-id table (gatecore/configuration/modelnames.py).
 CATALOGUE_PATH = Path(__file__).resolve().parent.parent / "data" / "agents.toml"
 VENDORS_PATH = CATALOGUE_PATH.with_name("vendors.toml")
 MODELS_PATH = CATALOGUE_PATH.with_name("models.toml")
 
 
 def _data_bytes(path: Path, what: str) -> bytes:
-    from ..tables import MAX_TABLE_BYTES
+    from ..configuration.tables import MAX_TABLE_BYTES
 
     return files.read_capped(path, "GATE-CONFIG-POLICY", what, MAX_TABLE_BYTES)
 
@@ -43,7 +43,7 @@ def catalogue_bytes() -> bytes:
 
 
 def load_catalogue() -> Catalogue:
-    from ..configschema import parse_catalogue
+    from ..configuration.configschema import parse_catalogue
 
     return parse_catalogue(catalogue_bytes(), str(CATALOGUE_PATH))
 
@@ -53,7 +53,7 @@ def vendor_bytes() -> bytes:
 
 
 def load_vendor_table() -> VendorTable:
-    from ..configschema import parse_vendor_table
+    from ..configuration.configschema import parse_vendor_table
 
     return parse_vendor_table(vendor_bytes(), str(VENDORS_PATH))
 
@@ -63,7 +63,7 @@ def model_names_bytes() -> bytes:
 
 
 def load_model_names() -> ModelTable:
-    from ..configschema import parse_model_names
+    from ..configuration.configschema import parse_model_names
 
     return parse_model_names(model_names_bytes(), str(MODELS_PATH))
 
@@ -78,13 +78,13 @@ def _policy_salt() -> str:
 
 
 def _validate_policy(data: bytes, origin: str) -> Any:
-    from ..configschema import validate_policy
+    from ..configuration.configschema import validate_policy
 
     return validate_policy(data, origin, load_catalogue(), load_vendor_table(), load_model_names())
 
 
 def _validate_keyring(data: bytes, origin: str) -> Any:
-    from ..configschema import validate_keyring
+    from ..configuration.configschema import validate_keyring
 
     return validate_keyring(data, origin)
 
@@ -152,7 +152,7 @@ class PolicyCheck:
 def check_policy(path: Path, repo: Path | None = None) -> PolicyCheck:
     """`gate policy check FILE [--repo R]`: the problems, or what the policy restricts and, with
     a repository, the frozen path patterns that match nothing on its default branch."""
-    from ..policyreport import describe, unmatched_warnings
+    from ..configuration.policyreport import describe, unmatched_warnings
     from .gitcmd import default_branch_paths
 
     problems = policy_problems(path)
@@ -244,7 +244,7 @@ def load_trusted_keys(ssh: Path | None, openpgp: Path | None) -> TrustedKeys:
     return TrustedKeys(None if ssh is None else load_allowed_signers(ssh), OpenPGPVerifier(openpgp))
 
 def load_keyfile(path: Path) -> SigningKey:
-    from ..configschema import parse_keyfile
+    from ..configuration.configschema import parse_keyfile
 
     return parse_keyfile(files.read_capped(path, "GATE-CONFIG-KEYFILE", "key file", MAX_KEYFILE_BYTES), str(path))
 

@@ -29,8 +29,8 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from ..configuration.policy import ANONYMOUS
 from ..errors import GateError
-from ..policy import ANONYMOUS
 
 PLATFORMS = ("auto", "git", "github", "gitlab", "gitea", "gitolite", "git-daemon")
 

@@ -24,11 +24,11 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from .. import approvals
+from ..configuration.policy import Policy
 from ..errors import GateError
 from ..findings import Failure, Violation, unique_in_order
 from ..git.objects import Objects, single_file
 from ..git.refs import GATE_PREFIX, RefUpdate, display
-from ..policy import Policy
 from ..signing import envelope
 from ..signing.keys import Keyring
 

@@ -1,6 +1,6 @@
 """Keys as plain values: what `seal` signs and verifies with (no pydantic here).
 
-`gatecore.configschema` reads keyring and key files (TOML, validated with pydantic) into
+`gatecore.configuration.configschema` reads keyring and key files (TOML, validated with pydantic) into
 these; the pre-receive hook gets them from the validated cache via `keyring_from_plain`,
 which decodes and checks no bound again (the schema is the one definition; the allowed
 algorithms and purposes are the `Literal` types below, which the schema uses).

@@ -17,9 +17,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from .. import approvals, durations
+from .. import approvals
 from ..adapters import gitcmd
 from ..adapters.gitrepo import GitRepo
+from ..configuration import durations
 from ..errors import GateError
 from ..findings import Failure
 from ..git.objects import Objects

@@ -151,10 +151,10 @@ def _on_record(state: ledger.AttemptState, kind: str, repository: str | None, wo
 def people(state: ledger.AttemptState) -> list[str]:
     """`gate attempt show`'s first lines: who wrote the change, who reviews it, who started it,
     each model with its vendors (the ledger's, then the packaged vendor table's; a server's policy
-    may add more) and its canonical form (`gatecore.vendors`)."""
+    may add more) and its canonical form (`gatecore.configuration.vendors`)."""
     from ..adapters.config import load_model_names, load_vendor_table
-    from ..modelnames import ModelNames, Unplaced, reading
-    from ..vendors import merged, vendors_of
+    from ..configuration.modelnames import ModelNames, Unplaced, reading
+    from ..configuration.vendors import merged, vendors_of
 
     table = load_vendor_table()
     rows = [(g, v, o) for g, v, o in merged(table, {})]

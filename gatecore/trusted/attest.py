@@ -55,11 +55,11 @@ from ..attestation import (
 )
 from ..authorship import review_question
 from ..binding import Opened, Update, generation_claim, judge_review, open_commit, receipt_chain
+from ..configuration.policy import Policy, RefGlob
 from ..errors import GateError
 from ..findings import Failure
 from ..git.objects import Objects, single_file
 from ..git.refs import ATTEMPTS_PREFIX, RECEIPTS_PREFIX, REVIEW_PREFIX, generation_ref
-from ..policy import Policy, RefGlob
 from ..reserved.approvalrefs import APPROVALS_PREFIX, USES_PREFIX, read_record
 from ..signing import envelope
 from ..signing.allowedsigners import AllowedSigners

@@ -46,7 +46,7 @@ from ..signing.keys import SigningKey
 from .attempts import ALREADY, attempt_state, check_attempt_id, open_clone, record_commit, restore
 
 if TYPE_CHECKING:
-    from ..modelnames import ModelNames
+    from ..configuration.modelnames import ModelNames
 
 
 def server_base(repo_path: Path, remote: str, target: str | None, head: str, env: gitcmd.Env = None) -> str:
@@ -181,7 +181,7 @@ def _model_names() -> ModelNames:
     table (the runner holds no policy, so no [review.models]: an id the table does not place must
     be the one on record, spelled alike)."""
     from ..adapters.config import load_model_names
-    from ..modelnames import ModelNames
+    from ..configuration.modelnames import ModelNames
 
     return ModelNames.from_plain(load_model_names().plain)
 

@@ -25,7 +25,7 @@ from support.verdicts import refused
 
 from gatecore.adapters.config import load_keyfile
 from gatecore.adapters.files import write_private
-from gatecore.configschema import generate_key
+from gatecore.configuration.configschema import generate_key
 from gatecore.signing.keys import SigningKey
 from gatecore.trusted import approve
 

@@ -37,12 +37,12 @@ from hypothesis import strategies as st
 
 from gatecore import strictjson
 from gatecore.binding import CLOCK_SKEW_SECONDS, judge_receipt
-from gatecore.configschema import validate_keyring as validate_keyring_bytes
-from gatecore.configschema import validate_policy as validate_bytes
+from gatecore.configuration.configschema import validate_keyring as validate_keyring_bytes
+from gatecore.configuration.configschema import validate_policy as validate_bytes
+from gatecore.configuration.policy import PathGlob, Policy, normalize_path
 from gatecore.errors import GateError
 from gatecore.git.digest import DeltaRecord, encode_records
 from gatecore.git.refs import display, parse_pre_receive, ref_name_problem
-from gatecore.policy import PathGlob, Policy, normalize_path
 from gatecore.receipt import MAX_LIFETIME_SECONDS, canonical_payload, parse_payload
 from gatecore.receipt import MEMBERS as RECEIPT_MEMBERS
 from gatecore.selftest import NOW, Kit

@@ -14,7 +14,7 @@ from pathlib import Path
 from support.docblocks import block
 from support.gitutil import ROOT, git
 
-from gatecore.versions import order
+from gatecore.configuration.versions import order
 
 
 def tree(path: Path, release: str = "1.4.2") -> Path:

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 from support.cli import cli
 
-from gatecore.configschema import validate_policy
+from gatecore.configuration.configschema import validate_policy
+from gatecore.configuration.policy import Policy
 from gatecore.errors import GateError
-from gatecore.policy import Policy
 
 GOOD_KEY = "A6EHv/POEL4dcN0Y50vAmWfk1jCbpQ1fHdyGZBJVMbg="
 

@@ -99,7 +99,7 @@ def test_install_all_keeps_a_repositorys_own_policy_and_leaves_the_uninstalled_o
 
 
 def test_a_repositorys_own_keyring_stays_and_the_line_names_the_keys(host: dict[str, Path], tmp_path: Path) -> None:
-    from gatecore.configschema import generate_key
+    from gatecore.configuration.configschema import generate_key
 
     def ring(name: str, *ids: str) -> Path:
         path = tmp_path / name

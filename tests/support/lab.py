@@ -23,7 +23,7 @@ from gatecore.adapters.config import load_keyfile
 from gatecore.adapters.files import write_private
 from gatecore.adapters.gitcmd import PushResult
 from gatecore.adapters.gitrepo import GitRepo
-from gatecore.configschema import generate_key
+from gatecore.configuration.configschema import generate_key
 from gatecore.git.refs import ATTEMPTS_PREFIX, RECEIPTS_PREFIX, REVIEW_PREFIX, generation_ref
 from gatecore.ledger import AttemptState
 from gatecore.signing import envelope

@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 from support.gitutil import gate
 
-from gatecore.configschema import validate_policy
+from gatecore.configuration.configschema import validate_policy
+from gatecore.configuration.policy import ANONYMOUS, Policy, is_anonymous
 from gatecore.errors import GateError
-from gatecore.policy import ANONYMOUS, Policy, is_anonymous
 
 BASE = """\
 [[freeze]]

@@ -14,7 +14,7 @@ from securesystemslib.signer import SSlibKey
 
 from gatecore import attestation
 from gatecore.adapters.config import keyring_from_bytes
-from gatecore.configschema import generate_key, parse_keyfile
+from gatecore.configuration.configschema import generate_key, parse_keyfile
 from gatecore.errors import GateError
 from gatecore.signing.keys import SigningKey, ephemeral_pair
 

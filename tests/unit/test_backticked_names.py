@@ -96,8 +96,8 @@ def _resolves(dotted: str) -> bool:
 
 def _policy_key(span: str) -> bool:
     """`trusted.pushers`, `refs.delete`: a key of the policy file (docs/policy.md), not a module."""
-    from gatecore.configerrors import model_at
-    from gatecore.configschema import PolicyModel
+    from gatecore.configuration.configerrors import model_at
+    from gatecore.configuration.configschema import PolicyModel
 
     *table, key = span.split(".")
     model = model_at(PolicyModel, table)

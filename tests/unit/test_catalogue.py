@@ -15,12 +15,12 @@ from dataclasses import dataclass
 import pytest
 from support.gitutil import ROOT, gate
 
-from gatecore import catalogue
 from gatecore.adapters.config import load_catalogue, load_vendor_table
-from gatecore.configschema import parse_catalogue, validate_policy
+from gatecore.configuration import catalogue
+from gatecore.configuration.configschema import parse_catalogue, validate_policy
+from gatecore.configuration.policy import FreezeRule, IdentityGlob, PathGlob, Policy, Signals, normalize_path
 from gatecore.errors import GateError
 from gatecore.git import trailers
-from gatecore.policy import FreezeRule, IdentityGlob, PathGlob, Policy, Signals, normalize_path
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from gatecore.policy import IdentityGlob, _any
+from gatecore.configuration.policy import IdentityGlob, _any
 
 _chars = st.sampled_from([*"ab*?.[]()+\\|^$@<> \nK\u212a\u017fsSß", "bot", "agents.example.com"])
 _globs = st.lists(st.lists(_chars, min_size=1, max_size=6).map("".join).filter(lambda g: g.strip()),

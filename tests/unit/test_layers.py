@@ -113,8 +113,8 @@ def test_the_hooks_start_up_import_set_excludes_pydantic_and_typer() -> None:
 def test_a_review_push_reads_model_ids_without_pydantic_or_the_tables_parsers() -> None:
     """Reviewer independence reads model ids by the table the validated policy carries: the modules
     a review push loads for it parse no table and load no pydantic (nor tomllib)."""
-    loaded = _imported("gatecore.reserved.reviewrefs, gatecore.independence, gatecore.modelnames, gatecore.vendors")
-    assert not loaded & {"pydantic", "tomllib", "gatecore.configschema", "gatecore.catalogue"}, loaded
+    loaded = _imported("gatecore.reserved.reviewrefs, gatecore.independence, gatecore.configuration.modelnames, gatecore.configuration.vendors")
+    assert not loaded & {"pydantic", "tomllib", "gatecore.configuration.configschema", "gatecore.configuration.catalogue"}, loaded
 
 
 def test_a_whole_hook_run_reads_through_git_without_pygit2_or_pydantic(tmp_path: Path) -> None:
@@ -138,8 +138,8 @@ def test_a_whole_hook_run_reads_through_git_without_pygit2_or_pydantic(tmp_path:
     assert rc == "1" and "GATE-FROZEN-PATH" in out.stderr, out.stdout[-500:] + out.stderr[-2000:]
     assert not set(modules.split()) & {"pygit2", "pydantic", "typer"}
     # nor the shipped tables' parsers (their bytes are hashed only), nor what parsing them needs
-    assert not set(modules.split()) & {"gatecore.catalogue", "gatecore.vendors", "gatecore.modelnames",
-                                       "gatecore.configschema", "tomllib", "datetime", "shutil"}
+    assert not set(modules.split()) & {"gatecore.configuration.catalogue", "gatecore.configuration.vendors", "gatecore.configuration.modelnames",
+                                       "gatecore.configuration.configschema", "tomllib", "datetime", "shutil"}
     # nor what starts the second process of a big push's tree search
     assert not set(modules.split()) & {"gatecore.adapters.treescan", "server.launch"}
 

@@ -14,8 +14,8 @@ from gatecore import modelcall
 from gatecore.adapters.config import load_model_names
 from gatecore.authorship import named_model
 from gatecore.binding import model_run_failures
+from gatecore.configuration.modelnames import ModelNames
 from gatecore.errors import GateError
-from gatecore.modelnames import ModelNames
 from gatecore.receipt import parse_payload
 from gatecore.selftest import Kit
 

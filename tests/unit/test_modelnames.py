@@ -1,4 +1,4 @@
-"""Model ids read by their providers' naming schemes (gatecore/modelnames.py, gatecore/data/models.toml):
+"""Model ids read by their providers' naming schemes (gatecore/configuration/modelnames.py, gatecore/data/models.toml):
 a corpus of real ids as the providers list them, each read to its model; names of different models
 kept apart; ids no scheme places refused, never taken for a model of their own; the table sourced,
 dated and documented entry by entry."""
@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 
 from gatecore.adapters.config import load_model_names, load_vendor_table
-from gatecore.configschema import parse_model_names
+from gatecore.configuration.configschema import parse_model_names
+from gatecore.configuration.modelnames import ModelName, ModelNames, Unplaced
+from gatecore.configuration.vendors import merged, vendors_of
 from gatecore.errors import GateError
-from gatecore.modelnames import ModelName, ModelNames, Unplaced
-from gatecore.vendors import merged, vendors_of
 
 TABLE = load_model_names()
 NAMES = ModelNames.from_plain(TABLE.plain)

@@ -6,8 +6,8 @@ import dataclasses
 
 import pytest
 
-from gatecore.configschema import validate_policy
-from gatecore.policy import DEFAULT_DEADLINE_SECONDS, Policy
+from gatecore.configuration.configschema import validate_policy
+from gatecore.configuration.policy import DEFAULT_DEADLINE_SECONDS, Policy
 
 
 def _policy(text: str) -> Policy:
@@ -29,7 +29,7 @@ def test_a_policy_deadline_wins_everywhere() -> None:
 def test_each_default_is_written_once_in_the_model() -> None:
     """The `Policy` dataclass repeats no default of `configschema.PolicyModel` (a dead copy would
     drift): every field is required, and a policy that sets nothing gets the model's defaults."""
-    from gatecore.configschema import PolicyModel
+    from gatecore.configuration.configschema import PolicyModel
 
     assert [f.name for f in dataclasses.fields(Policy)
             if f.default is not dataclasses.MISSING or f.default_factory is not dataclasses.MISSING] == []
@@ -43,7 +43,7 @@ def test_one_table_reads_every_setting_of_the_plain_form() -> None:
     """`Policy.from_plain` reads every field but the rules through `SETTINGS`, and every path
     there is a key of the validated form: a key is added in the model and in that table."""
     from gatecore.adapters.config import load_catalogue, load_model_names, load_vendor_table
-    from gatecore.policy import SETTINGS, _at
+    from gatecore.configuration.policy import SETTINGS, _at
 
     names = {f.name for f in dataclasses.fields(Policy)}
     assert {name for name, _, _ in SETTINGS} == names - {"rules"} and len(SETTINGS) == len(names) - 1

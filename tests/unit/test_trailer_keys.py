@@ -6,9 +6,9 @@ from __future__ import annotations
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
+from gatecore.configuration.policy import FreezeRule, IdentityGlob, PathGlob
 from gatecore.frozen import EVERY_TRAILER, SignalReader, signals, trailer_keys
 from gatecore.git.grammar import Commit, Ident
-from gatecore.policy import FreezeRule, IdentityGlob, PathGlob
 
 KEYS = ["Co-authored-by", "co-AUTHORED-by", "Assisted-by", "Made-with", "Signed-off-by", "X", "Claude-Session"]
 VALUES = ["Bot <bot@agents.example.com>", "Cursor", "a (aider) <x@y>", "Devin", "", "me <me@example.org>"]

@@ -12,8 +12,8 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
+from gatecore.configuration.policy import IdentityGlob
 from gatecore.git import trailers
-from gatecore.policy import IdentityGlob
 
 MESSAGES = [
     "title only",

@@ -21,13 +21,13 @@ from support.gitutil import AGENT, git
 
 from gatecore.adapters.gitstream import GitStream
 from gatecore.adapters.treescan import TreeScanner
+from gatecore.configuration.policy import FreezeRule, PathGlob
 from gatecore.errors import GateError
 from gatecore.findings import Violation
 from gatecore.frozen import FrozenChecker
 from gatecore.frozenbatch import Batches, walk_violations
 from gatecore.git.objects import Objects
 from gatecore.git.treediff import NameSearch, checked_entries, name_pattern
-from gatecore.policy import FreezeRule, PathGlob
 from server import launch
 
 DATA = Path("/work/shared/data")

@@ -10,12 +10,12 @@ from pathlib import Path
 import pytest
 
 from gatecore.adapters.config import load_model_names, load_vendor_table
-from gatecore.configschema import parse_vendor_table, validate_policy
+from gatecore.configuration.configschema import parse_vendor_table, validate_policy
+from gatecore.configuration.modelnames import ModelName, ModelNames
+from gatecore.configuration.policy import Policy
+from gatecore.configuration.vendors import merged, vendors_of
 from gatecore.errors import GateError
 from gatecore.independence import Author, failures
-from gatecore.modelnames import ModelName, ModelNames
-from gatecore.policy import Policy
-from gatecore.vendors import merged, vendors_of
 
 TABLE = load_vendor_table()
 ROWS = [(g, v, o) for g, v, o in merged(TABLE, {})]
@@ -114,7 +114,7 @@ def test_the_policy_adds_to_the_table_before_it_and_only_under_vendor() -> None:
 
 
 def test_policy_check_says_how_model_ids_are_read() -> None:
-    from gatecore.policyreport import describe
+    from gatecore.configuration.policyreport import describe
 
     p = policy('[review]\nindependent = "model"\n[review.models]\n"azure/team-gpt" = "gpt-5"\n')
     [line] = [x for x in describe(p) if "review.independent" in x]

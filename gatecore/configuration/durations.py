@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from .errors import GateError
+from ..errors import GateError
 
 UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 

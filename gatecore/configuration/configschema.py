@@ -34,7 +34,7 @@ Receipts, ledger records and approvals are not configuration: they arrive with p
 are read on the hook's path, which must not import pydantic (about 70 ms a review push), so
 their schemas are `gatecore/schema.py`'s small strict readers instead.
 
-Validation errors are in the admin's words (`gatecore.configerrors`): file and line,
+Validation errors are in the admin's words (`gatecore.configuration.configerrors`): file and line,
 location (`freeze[0].refs[0]`), what is wrong and the fix.
 """
 
@@ -48,10 +48,21 @@ from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from ..errors import GateError
+from ..ids import VENDOR_ID_RE
+from ..signing.envelope import b64decode_strict, b64encode
+from ..signing.keys import (
+    Algorithm,
+    Keyring,
+    Purpose,
+    SigningKey,
+    VerifyKey,
+    keyring_to_plain,
+    new_ed25519,
+    new_hmac_secret,
+)
 from . import configerrors
 from .catalogue import Agent, Catalogue, ConfigPaths, expand
-from .errors import GateError
-from .ids import VENDOR_ID_RE
 from .policy import (
     DEFAULT_MAX_NEW_COMMITS,
     DEFAULT_MAX_REF_UPDATES,
@@ -66,17 +77,6 @@ from .policy import (
     RefAction,
     RefGlob,
     ReplaceAction,
-)
-from .signing.envelope import b64decode_strict, b64encode
-from .signing.keys import (
-    Algorithm,
-    Keyring,
-    Purpose,
-    SigningKey,
-    VerifyKey,
-    keyring_to_plain,
-    new_ed25519,
-    new_hmac_secret,
 )
 from .tables import MAX_TABLE_BYTES
 from .vendors import Vendor, VendorTable, merged
@@ -351,7 +351,7 @@ class VendorTableFile(_Strict):
 
 
 class SchemeEntry(_Sourced):
-    """How a host, router or tool wraps a vendor's model names (gatecore/modelnames.py)."""
+    """How a host, router or tool wraps a vendor's model names (gatecore/configuration/modelnames.py)."""
 
     name: Text
     dates: Words = []  # snapshot shapes: "########", "####-##-##"
@@ -402,7 +402,7 @@ def _table(model: type[_T], data: bytes, origin: str, what: str) -> tuple[_T, st
 
 
 def parse_catalogue(data: bytes, origin: str) -> Catalogue:
-    """The agent catalogue (gatecore/catalogue.py) from its TOML; GATE-CONFIG-POLICY with each
+    """The agent catalogue (gatecore/configuration/catalogue.py) from its TOML; GATE-CONFIG-POLICY with each
     problem's line and location (`agent[3].emails[0]: ...`) if malformed."""
     model, text = _table(CatalogueFile, data, origin, "agent catalogue")
     _unique(model.agent, "agent", origin, text)  # an agent and the config paths of its tool may share an id
@@ -415,7 +415,7 @@ def parse_catalogue(data: bytes, origin: str) -> Catalogue:
 
 
 def parse_vendor_table(data: bytes, origin: str) -> VendorTable:
-    """The vendor table (gatecore/vendors.py) from its TOML; GATE-CONFIG-POLICY as the catalogue's."""
+    """The vendor table (gatecore/configuration/vendors.py) from its TOML; GATE-CONFIG-POLICY as the catalogue's."""
     model, text = _table(VendorTableFile, data, origin, "vendor table")
     _unique(model.vendor, "vendor", origin, text)
     return VendorTable(model.version, tuple(Vendor(v.id, v.name, tuple(v.sources), v.checked.isoformat(),
@@ -440,7 +440,7 @@ class ModelTable:
 
 
 def parse_model_names(data: bytes, origin: str) -> ModelTable:
-    """The model-id table (gatecore/modelnames.py) from its TOML; GATE-CONFIG-POLICY as the
+    """The model-id table (gatecore/configuration/modelnames.py) from its TOML; GATE-CONFIG-POLICY as the
     catalogue's, and when an alias or rename names a model the table itself does not place."""
     from .modelnames import ModelNames, Unplaced
 

@@ -2,7 +2,7 @@
 
 Reviewer independence under `[review] independent = "vendor"` (`gatecore.independence`,
 docs/receipts.md) refuses a reviewer that shares a vendor with the model that wrote the change.
-A model id is first read by its providers' naming schemes (`gatecore.modelnames`: Bedrock's
+A model id is first read by its providers' naming schemes (`gatecore.configuration.modelnames`: Bedrock's
 `us.deepseek.r1-v1:0` reads `deepseek-r1`); the vendor table (`gatecore/data/vendors.toml`,
 versioned, each entry with the public pages it comes from, validated by
 `configschema.parse_vendor_table`) maps globs on those canonical forms to vendor ids; a policy's
@@ -17,7 +17,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from .ids import VENDOR_ID_RE
+from ..ids import VENDOR_ID_RE
 
 #: A vendor's id: what the ledger's `author_vendor` and a policy's `[review.vendors]` keys hold.
 VENDOR_ID = VENDOR_ID_RE
@@ -35,7 +35,7 @@ class Vendor:
     name: str
     sources: tuple[str, ...]
     checked: str  # YYYY-MM-DD: when the sources were last checked against these patterns
-    models: tuple[str, ...]  # globs on canonical model ids (gatecore.modelnames)
+    models: tuple[str, ...]  # globs on canonical model ids (gatecore.configuration.modelnames)
 
     def as_plain(self) -> dict[str, Any]:
         return {"id": self.id, "name": self.name, "models": list(self.models), "sources": list(self.sources),

@@ -1,6 +1,6 @@
 """The policy as plain values, and the pure matching it needs (no pydantic, no git).
 
-`gatecore.configschema` validates a TOML policy with pydantic and hands its plain dump to
+`gatecore.configuration.configschema` validates a TOML policy with pydantic and hands its plain dump to
 `Policy.from_plain`; the pre-receive hook reads that dump from a cache so that pydantic
 stays off its start-up path. Both roads end here, in one constructor, which compiles the
 globs and checks no bound again: the model is the one definition of keys, bounds and
@@ -387,7 +387,7 @@ class Policy:
     #: [review] independent: "off", "model" or "vendor" (gatecore.independence)
     independent: str
     #: (glob on canonical model ids, vendor, where it came from): the policy's [review.vendors], then the
-    #: packaged vendor table (gatecore.vendors.merged); filled when independent = "vendor"
+    #: packaged vendor table (gatecore.configuration.vendors.merged); filled when independent = "vendor"
     review_vendors: tuple[tuple[str, str, str], ...]
     vendor_table_version: str | None
     #: [review.models]: model ids no naming scheme places -> the model they serve (or themselves)

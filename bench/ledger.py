@@ -59,14 +59,14 @@ def _keys(path: Path) -> tuple[Path, Path]:
 
 def build(git: Git, path: Path, attempts: int, archived: bool) -> None:
     """A template server at `path / server.git`, its client `path / client`, the keys, the refspecs."""
-    from gatecore import archive, ledger
     from gatecore.adapters.config import load_keyfile
     from gatecore.adapters.gitrepo import GitRepo
     from gatecore.binding import Expectations
     from gatecore.git.digest import tree_delta_digest
     from gatecore.git.objects import Objects
     from gatecore.git.refs import ATTEMPTS_PREFIX, RECEIPTS_PREFIX, REVIEW_PREFIX, generation_ref
-    from gatecore.receipt import DIFF_TREE_DELTA, seal_document
+    from gatecore.records import archive, ledger
+    from gatecore.records.receipt import DIFF_TREE_DELTA, seal_document
     from gatecore.trusted.attempts import record_commit
 
     path.mkdir(parents=True)

@@ -580,7 +580,7 @@ class Bench:
         from gatecore.adapters.config import load_keyfile
         from gatecore.adapters.gitrepo import GitRepo
         from gatecore.git.refs import RECEIPTS_PREFIX, REVIEW_PREFIX
-        from gatecore.ledger import RECEIPT_FILE
+        from gatecore.records.ledger import RECEIPT_FILE
         from gatecore.trusted.attempts import append_record, record_commit
         from gatecore.trusted.bootstrap import bootstrap
         from gatecore.trusted.runner import record_review

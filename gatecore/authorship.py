@@ -41,7 +41,7 @@ from .independence import Author, read_name
 from .independence import failures as claim_failures
 
 if TYPE_CHECKING:
-    from .ledger import AttemptState
+    from .records.ledger import AttemptState
 
 KNOWN = "@known-agents"
 

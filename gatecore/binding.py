@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING
 
 from .errors import GateError
 from .findings import Failure, unique_in_order
-from .receipt import (
+from .records.receipt import (
     BOUND,
     DIFF_TREE_DELTA,
     MAX_LIFETIME_SECONDS,
@@ -49,7 +49,7 @@ from .strictjson import MAX_DOCUMENT_BYTES
 
 if TYPE_CHECKING:
     from .git.objects import Objects
-    from .ledger import AttemptState
+    from .records.ledger import AttemptState
 
 #: Clock skew tolerated on issued_at, seconds.
 CLOCK_SKEW_SECONDS = 300
@@ -202,7 +202,7 @@ def open_bytes(data: bytes | None) -> Opened:
 def open_commit(objects: Objects, commit: str) -> Opened:
     """The receipt a receipt commit holds (its tree: exactly `receipt.json`), opened."""
     from .git.objects import single_file
-    from .ledger import RECEIPT_FILE
+    from .records.ledger import RECEIPT_FILE
 
     return open_bytes(single_file(objects, objects.commit(commit).tree_id, RECEIPT_FILE, "GATE-REVIEW-RECEIPT-REF",
                                   "GATE-RECEIPT-TOO-LARGE"))
@@ -213,7 +213,7 @@ def receipt_chain(objects: Objects, tip: str | None) -> Iterator[str]:
     merge is refused, never walked by its first parent: that would drop earlier receipts out of
     the reuse check and the archive), at most `ledger.MAX_CHAIN` (`ledger.line_of_commits`). The
     one walk of a receipt chain (the hook, the archive, `gate ledger archive`, `gate attest export`)."""
-    from .ledger import line_of_commits
+    from .records.ledger import line_of_commits
 
     for commit, _info in line_of_commits(objects, tip, None, "GATE-REVIEW-RECEIPT-REF", "receipt"):
         yield commit

@@ -32,7 +32,7 @@ from .errors import GateError
 if TYPE_CHECKING:
     from .adapters.gitcmd import PushResult
     from .binding import Decision
-    from .ledger import AttemptState
+    from .records.ledger import AttemptState
 
 app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, no_args_is_help=True,
                   help="Push-time gate for AI agents: frozen files and bound review receipts.")
@@ -552,7 +552,7 @@ def attempt_show(
     from .adapters.gitrepo import GitRepo
     from .git.objects import Objects
     from .git.refs import ATTEMPTS_PREFIX
-    from .ledger import read_state
+    from .records.ledger import read_state
     from .trusted.attempts import check_attempt_id, people
 
     check_attempt_id(attempt)
@@ -631,7 +631,7 @@ def review_record(
     path: gate review run calls the model itself)."""
     from .adapters.config import load_keyfile
     from .adapters.files import read_capped
-    from .modeloutput import read
+    from .records.modeloutput import read
     from .strictjson import MAX_DOCUMENT_BYTES
     from .trusted.runner import push_review, record_review
 
@@ -833,8 +833,8 @@ def attest_export(
 
     from .adapters.config import load_keyfile
     from .adapters.files import write_new
-    from .attestation import parse_since
     from .configuration.policy import RefGlob
+    from .records.attestation import parse_since
     from .trusted.attest import export
 
     try:
@@ -869,7 +869,7 @@ def attest_public_key(
     """Print the attestation key's public half as PEM (SubjectPublicKeyInfo), for the statements' verifiers, and
     its key id (on stderr; with --json, both on stdout)."""
     from .adapters.config import load_keyfile
-    from .attestation import public_pem
+    from .records.attestation import public_pem
 
     signing = load_keyfile(key)
     pem = public_pem(signing)

@@ -227,7 +227,7 @@ ANSWER = {"verdict": "pass", "reasons": ["small, tested change"]}
 
 @dataclass(frozen=True)
 class RunnerRow:
-    """A model's answer as the runner's own call meets it (`gatecore.modelcall.read_answer`): the
+    """A model's answer as the runner's own call meets it (`gatecore.records.modelcall.read_answer`): the
     naive runner seals whatever answer it is handed; the bound runner only this run's, from the
     model on record."""
 
@@ -267,7 +267,7 @@ class RunnerResult:
 
 def run_runner_table() -> list[RunnerResult]:
     """Each answer given to the bound runner's check; the naive runner accepts every one."""
-    from . import modelcall
+    from .records import modelcall
 
     challenge = modelcall.challenge("0" * 32, "attempt-0001", "gen-0001", H_DIFF, SELECTED)
     out = []

@@ -67,8 +67,8 @@ def server_refs(repo: ClientRepo, remote: str, remote_now: Mapping[bytes, str]) 
 
 def receipt_target(repo: ClientRepo, receipt_commit: str) -> tuple[str, str] | None:
     """(ref, new_commit) the receipt in a receipt commit is for, read without verifying it."""
-    from gatecore import ledger
-    from gatecore.receipt import parse_payload
+    from gatecore.records import ledger
+    from gatecore.records.receipt import parse_payload
     from gatecore.signing import envelope
 
     try:
@@ -127,7 +127,7 @@ def with_remote_old(updates: Sequence[RefUpdate], remote_now: Mapping[bytes, str
 
 def ledger_repository(repo: ClientRepo, updates: Sequence[RefUpdate], now: int) -> str:
     """The repository id the local ledger of the first reviewed attempt names ('' if none)."""
-    from gatecore.ledger import read_state
+    from gatecore.records.ledger import read_state
 
     for u in updates:
         if u.ref.startswith(REVIEW_PREFIX):

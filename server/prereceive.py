@@ -23,7 +23,7 @@ accept ends in a rejection with a documented code, an audit line, and the code o
 
 Start-up is kept light on purpose: no typer, no pydantic, no pygit2 (the policy and
 keyring come from their validated caches; receipts and ledger records are read by
-`gatecore.schema`, and only when a push touches the reserved namespaces).
+`gatecore.records.schema`, and only when a push touches the reserved namespaces).
 """
 
 from __future__ import annotations

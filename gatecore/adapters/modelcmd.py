@@ -1,4 +1,4 @@
-"""Running the model's command for `gate review run` (the runner's side; `gatecore.modelcall`).
+"""Running the model's command for `gate review run` (the runner's side; `gatecore.records.modelcall`).
 
 The command is a shell command line, as the runner's configuration gives it (`--model-command
 'claude -p --model "$GATE_MODEL_ID"'`), run with `/bin/sh -c` in its own process group. It

@@ -32,7 +32,7 @@ are `Literal` types defined once beside the plain-value classes (`policy.Mode`, 
 
 Receipts, ledger records and approvals are not configuration: they arrive with pushes and
 are read on the hook's path, which must not import pydantic (about 70 ms a review push), so
-their schemas are `gatecore/schema.py`'s small strict readers instead.
+their schemas are `gatecore/records/schema.py`'s small strict readers instead.
 
 Validation errors are in the admin's words (`gatecore.configuration.configerrors`): file and line,
 location (`freeze[0].refs[0]`), what is wrong and the fix.

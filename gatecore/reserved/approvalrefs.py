@@ -3,7 +3,7 @@
 * **Pushing.** `refs/gate/approvals/<id>` is created by an approver (`[approvals]
   approvers`, never a pusher some rule restricts) and never moved; only `[trusted]
   pushers` may delete one. It points at a root commit whose tree holds one file,
-  `approval.json`: the envelope (`gatecore.approvals`), verified when it is pushed and
+  `approval.json`: the envelope (`gatecore.records.approvals`), verified when it is pushed and
   again whenever it is used. `<id>` must be the approval's own id.
 * **Using.** For each ref update with restricted writes of frozen paths
   (`GATE-FROZEN-PATH`), the hook looks up the approval whose id that update's binding
@@ -23,12 +23,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
-from .. import approvals
 from ..configuration.policy import Policy
 from ..errors import GateError
 from ..findings import Failure, Violation, unique_in_order
 from ..git.objects import Objects, single_file
 from ..git.refs import GATE_PREFIX, RefUpdate, display
+from ..records import approvals
 from ..signing import envelope
 from ..signing.keys import Keyring
 

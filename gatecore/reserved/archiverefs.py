@@ -7,7 +7,7 @@ another process), nothing is lost:
 1. **The archive grows.** An update of `refs/gate/archive` adds exactly one commit, whose
    only parent is the archive's value on the server (none when it is created), and whose
    tree differs from its parent's only by added entries in the documented layout
-   (`gatecore.archive`: `kind/aa/bb/rest`, regular files of at most 256 bytes, no empty or
+   (`gatecore.records.archive`: `kind/aa/bb/rest`, regular files of at most 256 bytes, no empty or
    foreign directories). An entry only ever refuses more (an attempt id, a generation, a
    receipt), so an archive update that lands alone is harmless.
 2. **Refs go once the archive on the server holds them.** An attempt's ledger ref is deleted
@@ -28,12 +28,12 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from ..archive import ARCHIVE_REF, KINDS, claim_digest
 from ..errors import GateError
 from ..findings import Violation
 from ..git.gitmodel import MODE_BLOB, MODE_TREE
 from ..git.refs import ATTEMPTS_PREFIX, GENERATIONS_PREFIX, RECEIPTS_PREFIX, RefUpdate
-from ..ledger import read_state
+from ..records.archive import ARCHIVE_REF, KINDS, claim_digest
+from ..records.ledger import read_state
 from .context import ReservedContext, violation
 
 MAX_ENTRY_BYTES = 256

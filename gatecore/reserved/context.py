@@ -14,14 +14,14 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from ..archive import ARCHIVE_REF, Archive
 from ..binding import Opened, open_bytes, open_commit, receipt_chain
 from ..configuration.policy import Policy
 from ..errors import GateError
 from ..findings import Violation
 from ..git.objects import Objects
 from ..git.refs import ATTEMPTS_PREFIX, RECEIPTS_PREFIX, RefUpdate, ServerRefs, display
-from ..ledger import AttemptState, read_state
+from ..records.archive import ARCHIVE_REF, Archive
+from ..records.ledger import AttemptState, read_state
 from ..signing.keys import Keyring
 
 if TYPE_CHECKING:

@@ -1,6 +1,6 @@
 """The reserved stage, the ledger: attempt records and generation claims.
 
-* `refs/gate/attempts/<id>`: sealed attempt records (`gatecore.ledger`). Never deleted
+* `refs/gate/attempts/<id>`: sealed attempt records (`gatecore.records.ledger`). Never deleted
   (but by archiving); fast-forward only; every new record verified (purpose `attempt`), in
   sequence, for this attempt and repository.
 * `refs/gate/generations/<sha256(generation)>`: the claim on a workspace generation,
@@ -19,7 +19,7 @@ from .. import ids
 from ..errors import GateError
 from ..findings import Violation
 from ..git.refs import ATTEMPTS_PREFIX, GENERATIONS_PREFIX, RefUpdate, generation_ref
-from ..ledger import AttemptState, ChainEntry, fold, open_record, read_entries, read_state
+from ..records.ledger import AttemptState, ChainEntry, fold, open_record, read_entries, read_state
 from .archiverefs import deletion
 from .context import ReservedContext, violation
 

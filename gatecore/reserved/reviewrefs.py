@@ -25,7 +25,7 @@ from ..binding import Update, generation_claim, judge_review
 from ..errors import GateError
 from ..findings import Failure, Violation
 from ..git.refs import ATTEMPTS_PREFIX, RECEIPTS_PREFIX, REVIEW_PREFIX, RefUpdate, generation_ref
-from ..ledger import AttemptState
+from ..records.ledger import AttemptState
 from .context import ReservedContext, violation
 
 

@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..archive import ARCHIVE_REF
 from ..findings import Violation
 from ..git.refs import ATTEMPTS_PREFIX, GATE_PREFIX, GENERATIONS_PREFIX, RECEIPTS_PREFIX, RefUpdate
+from ..records.archive import ARCHIVE_REF
 from .context import ReservedContext, violation
 
 

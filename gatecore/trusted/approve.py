@@ -3,7 +3,7 @@
 `gate approve` is run on the command a rejection prints. `prepare` checks the request
 the way the server will and shows the restricted writes of the approved paths (`git log
 -p OLD..NEW -- PATHS`); the command line asks; `complete` seals the approval
-(`gatecore.approvals`), writes it as a root commit on `refs/gate/approvals/<id>` in the
+(`gatecore.records.approvals`), writes it as a root commit on `refs/gate/approvals/<id>` in the
 local repository and pushes that ref. The server verifies it when it is pushed and again
 when the agent's push relies on it. The commits must be in the local repository: fetch
 them from wherever the agent's work is (its fork, its workspace) first.
@@ -17,7 +17,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from .. import approvals
 from ..adapters import gitcmd
 from ..adapters.gitrepo import GitRepo
 from ..configuration import durations
@@ -25,6 +24,7 @@ from ..errors import GateError
 from ..findings import Failure
 from ..git.objects import Objects
 from ..git.refs import undisplay
+from ..records import approvals
 from ..reserved.approvalrefs import APPROVALS_PREFIX, USES_PREFIX, read_record
 from ..signing import envelope
 from ..signing.keys import SigningKey

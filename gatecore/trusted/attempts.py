@@ -17,13 +17,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .. import ids, ledger
+from .. import ids
 from ..adapters import gitcmd
 from ..adapters.gitrepo import GitRepo
 from ..errors import GateError
 from ..git.objects import Objects
 from ..git.refs import ATTEMPTS_PREFIX, generation_ref
 from ..independence import Author
+from ..records import ledger
 from ..signing.keys import SigningKey
 
 LEDGER_NAME, LEDGER_EMAIL = "gate ledger", "ledger@gate.invalid"

@@ -10,7 +10,7 @@ Reads a repository the gate protects (the server's bare repository, or a clone t
   approval's record, when it accepts the push the approval served.
 
 Each is verified again as the gate verified it before a statement is made
-(`gatecore.attestation`): the seal with the keyring (purpose, revocation), the strict schema,
+(`gatecore.records.attestation`): the seal with the keyring (purpose, revocation), the strict schema,
 and for a receipt every bound field against what the repository holds: the ledger record it
 names and the chain up to it, the generation claim (or the archive, for an archived attempt
 whose refs a clone still holds), the tree-delta digest recomputed from its base, the base an
@@ -37,10 +37,18 @@ import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .. import __version__, approvals, ids, ledger
+from .. import __version__, ids
 from ..adapters.gitrepo import GitRepo
-from ..archive import ARCHIVE_REF, Archive
-from ..attestation import (
+from ..authorship import review_question
+from ..binding import Opened, Update, generation_claim, judge_review, open_commit, receipt_chain
+from ..configuration.policy import Policy, RefGlob
+from ..errors import GateError
+from ..findings import Failure
+from ..git.objects import Objects, single_file
+from ..git.refs import ATTEMPTS_PREFIX, RECEIPTS_PREFIX, REVIEW_PREFIX, generation_ref
+from ..records import approvals, ledger
+from ..records.archive import ARCHIVE_REF, Archive
+from ..records.attestation import (
     Accepted,
     Record,
     approval_annotations,
@@ -53,13 +61,6 @@ from ..attestation import (
     seal_line,
     statement,
 )
-from ..authorship import review_question
-from ..binding import Opened, Update, generation_claim, judge_review, open_commit, receipt_chain
-from ..configuration.policy import Policy, RefGlob
-from ..errors import GateError
-from ..findings import Failure
-from ..git.objects import Objects, single_file
-from ..git.refs import ATTEMPTS_PREFIX, RECEIPTS_PREFIX, REVIEW_PREFIX, generation_ref
 from ..reserved.approvalrefs import APPROVALS_PREFIX, USES_PREFIX, read_record
 from ..signing import envelope
 from ..signing.allowedsigners import AllowedSigners

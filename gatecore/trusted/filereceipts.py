@@ -17,8 +17,8 @@ from ..binding import Decision, Expectations, file_expectations, judge_receipt
 from ..errors import GateError
 from ..findings import Failure
 from ..git import digest
-from ..ledger import RECEIPT_FILE
-from ..receipt import DIFF_BYTES, DIFF_TREE_DELTA, seal_document
+from ..records.ledger import RECEIPT_FILE
+from ..records.receipt import DIFF_BYTES, DIFF_TREE_DELTA, seal_document
 from ..signing.keys import Keyring, SigningKey
 from ..strictjson import MAX_DOCUMENT_BYTES
 

@@ -5,7 +5,7 @@ ref, its generation claim, its receipt ref and its review ref behind. This trust
 takes the attempts that are closed and older than a cutoff and, batch by batch:
 
 1. adds their id, generation and every receipt's sealed payload to the archive
-   (`gatecore.archive`): one push of `refs/gate/archive`, one new commit on the server's;
+   (`gatecore.records.archive`): one push of `refs/gate/archive`, one new commit on the server's;
 2. once the server holds that archive, deletes their refs in a second push.
 
 The gate lets a ref go only when the archive *on the server* already holds what it kept
@@ -27,13 +27,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .. import archive, ledger
 from ..adapters import gitcmd
 from ..adapters.gitrepo import GitRepo
 from ..binding import open_commit, receipt_chain
 from ..errors import GateError
 from ..git.objects import Objects
 from ..git.refs import ATTEMPTS_PREFIX, GENERATIONS_PREFIX, RECEIPTS_PREFIX, REVIEW_PREFIX, generation_ref
+from ..records import archive, ledger
 from .attempts import LEDGER_EMAIL, LEDGER_NAME, open_clone
 
 BATCH = 200

@@ -1,11 +1,11 @@
 """The runner's commands: `gate review run`, `gate review record` and `gate review push`.
 
-`run` calls the model itself (`gatecore.modelcall`): it passes the model's command a request
+`run` calls the model itself (`gatecore.records.modelcall`): it passes the model's command a request
 built from the attempt's prompt and the diff it seals, with a fresh challenge, and seals the
 answer the command prints, if it carries the challenge and no other model served it. `record`
 seals a model's output file: the weaker path, for runners that cannot call the model (a file
 cannot say which model wrote it, for which request, or when). Either way the runner takes only
-`verdict` and `reasons` from the model's answer (`gatecore.modeloutput`: other members ignored,
+`verdict` and `reasons` from the model's answer (`gatecore.records.modeloutput`: other members ignored,
 one fenced JSON block read, anything else refused naming where it came from) and computes
 every other receipt field itself: the git state from the objects, the model, generation and
 prompt digest from the ledger as the server holds it, the review ref's current value on
@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .. import modeloutput, strictjson
+from .. import strictjson
 from ..adapters import files, gitcmd
 from ..adapters.gitrepo import GitRepo
 from ..binding import Expectations, review_expectations
@@ -39,8 +39,9 @@ from ..errors import GateError
 from ..git import digest
 from ..git.objects import Objects, single_file
 from ..git.refs import ATTEMPTS_PREFIX, RECEIPTS_PREFIX, REVIEW_PREFIX
-from ..ledger import RECEIPT_FILE, AttemptState
-from ..receipt import MAX_LIFETIME_SECONDS, MODEL_RUN_FILE, MODEL_RUN_RUNNER, seal_document
+from ..records import modeloutput
+from ..records.ledger import RECEIPT_FILE, AttemptState
+from ..records.receipt import MAX_LIFETIME_SECONDS, MODEL_RUN_FILE, MODEL_RUN_RUNNER, seal_document
 from ..signing import envelope
 from ..signing.keys import SigningKey
 from .attempts import ALREADY, attempt_state, check_attempt_id, open_clone, record_commit, restore
@@ -130,12 +131,12 @@ def run_review(repo_path: Path, attempt: str, base_rev: str | None, head_rev: st
                key: SigningKey, out: Path, remote: str | None, old: str | None, ttl: int, now: int,
                timeout: float, repository_id: str | None = None, env: gitcmd.Env = None,
                notes: list[str] | None = None) -> Path:
-    """Call the model and seal its answer, with nothing on disk in between (`gatecore.modelcall`):
+    """Call the model and seal its answer, with nothing on disk in between (`gatecore.records.modelcall`):
     the request built from the prompt the ledger holds (the file's SHA-256 must be the attempt's
     `prompt_sha256`) and the diff this receipt seals, with a fresh challenge, passed to `command`
     on stdin; the answer taken from its stdout, carrying that challenge, from the model selected."""
-    from .. import modelcall
     from ..adapters import modelcmd
+    from ..records import modelcall
     from .filereceipts import MAX_PROMPT_BYTES
 
     check_attempt_id(attempt)

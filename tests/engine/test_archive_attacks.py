@@ -3,7 +3,7 @@ the server holds its id, its generation and every receipt it accepted; the archi
 one line of commits, no foreign trees; only trusted pushers write it; and what it holds stays
 refused (a reused generation, a re-opened attempt id, a replayed receipt).
 
-The archive is built here as `gate ledger archive` builds it (`gatecore.archive.entries_for`,
+The archive is built here as `gate ledger archive` builds it (`gatecore.records.archive.entries_for`,
 `ledgerarchive.receipt_payloads`) and pushed to the engine in the command's two pushes.
 `tests/push/test_archive.py` runs the command itself through real pushes (its retries, locks and
 pushes git applies in part), with one real push of each family below.
@@ -22,10 +22,10 @@ from support.gitutil import git
 from support.lab import AGENT_PUSH, RUNNER, now
 from support.verdicts import assert_refused, refused
 
-from gatecore import archive
 from gatecore.adapters.gitrepo import GitRepo
 from gatecore.git.objects import Objects
 from gatecore.git.refs import ATTEMPTS_PREFIX, RECEIPTS_PREFIX, REVIEW_PREFIX
+from gatecore.records import archive
 from gatecore.trusted.ledgerarchive import receipt_payloads
 
 

@@ -18,7 +18,7 @@ from support.engine import EngineLab
 from support.lab import now
 
 from gatecore.git.refs import RECEIPTS_PREFIX, REVIEW_PREFIX
-from gatecore.receipt import BOUND
+from gatecore.records.receipt import BOUND
 from gatecore.signing.keys import ephemeral_pair
 from gatecore.trusted.attest import Sources, export
 

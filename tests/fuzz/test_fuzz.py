@@ -43,8 +43,8 @@ from gatecore.configuration.policy import PathGlob, Policy, normalize_path
 from gatecore.errors import GateError
 from gatecore.git.digest import DeltaRecord, encode_records
 from gatecore.git.refs import display, parse_pre_receive, ref_name_problem
-from gatecore.receipt import MAX_LIFETIME_SECONDS, canonical_payload, parse_payload
-from gatecore.receipt import MEMBERS as RECEIPT_MEMBERS
+from gatecore.records.receipt import MAX_LIFETIME_SECONDS, canonical_payload, parse_payload
+from gatecore.records.receipt import MEMBERS as RECEIPT_MEMBERS
 from gatecore.selftest import NOW, Kit
 from gatecore.signing import envelope
 from gatecore.signing.keys import SigningKey, keyring_from_plain

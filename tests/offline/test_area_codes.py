@@ -7,11 +7,11 @@ import pytest
 from support.cli import cli
 from support.gitutil import WorkRepo, git
 
-from gatecore import approvals
 from gatecore.adapters.gitrepo import GitRepo
 from gatecore.errors import GateError
 from gatecore.git.objects import Objects
-from gatecore.ledger import RECORD_FILE, read_entries
+from gatecore.records import approvals
+from gatecore.records.ledger import RECORD_FILE, read_entries
 
 
 def _root_commit(work: WorkRepo, name: str, data: bytes, ref: str) -> str:

@@ -148,9 +148,9 @@ def test_a_key_of_another_purpose_or_a_revoked_key_never_serves(lab: Lab, tmp_pa
 
 def _forged_approval(lab: Lab, args: list[str], key: Path) -> str:
     """An approval sealed with `key` whatever its purpose, written with the package's own parts."""
-    from gatecore import approvals
     from gatecore.adapters.config import load_keyfile
     from gatecore.adapters.gitrepo import GitRepo
+    from gatecore.records import approvals
     from gatecore.signing import envelope
     from gatecore.signing.keys import SigningKey
     from gatecore.signing.seal import sign
@@ -275,8 +275,8 @@ def test_the_listing_verifies_on_the_server_and_says_so_elsewhere(lab: Lab) -> N
     the server's keys are not, the listing says it did not verify."""
     import dataclasses
 
-    from gatecore import approvals
     from gatecore.adapters.config import load_keyfile
+    from gatecore.records import approvals
     from gatecore.signing import envelope, seal
 
     s = lab.server

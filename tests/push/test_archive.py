@@ -25,9 +25,9 @@ from support.gitutil import gate, git
 from support.lab import RUNNER, Lab, now
 from support.verdicts import refused
 
-from gatecore import archive
 from gatecore.errors import GateError
 from gatecore.git.refs import ATTEMPTS_PREFIX, RECEIPTS_PREFIX, generation_ref
+from gatecore.records import archive
 from gatecore.trusted.attempts import ALREADY
 from gatecore.trusted.ledgerarchive import archive_closed
 

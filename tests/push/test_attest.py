@@ -411,8 +411,8 @@ def test_archiving_ends_the_export_of_an_attempt_but_a_clone_that_kept_its_refs_
     assert doc["subject"][0]["digest"]["gitCommit"] == head
     # An archive that says the attempt was archived without its receipt: the receipt was never
     # accepted (the gate lets a receipt ref go only when the archive holds every receipt).
-    from gatecore import archive
     from gatecore.adapters.gitrepo import GitRepo
+    from gatecore.records import archive
 
     repo = GitRepo.at(clone)
     tree = repo.write_nested_tree(None, archive.entries_for(attempt, state.workspace_generation, []))

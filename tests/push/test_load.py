@@ -36,11 +36,11 @@ from support.lab import LAB_POLICY, VERDICT, Lab, now
 from support.net import git_daemon
 from support.verdicts import codes_of
 
-from gatecore import ledger
 from gatecore.adapters.config import load_keyring
 from gatecore.adapters.gitrepo import GitRepo
 from gatecore.git.objects import Objects
 from gatecore.git.refs import ATTEMPTS_PREFIX, RECEIPTS_PREFIX, REVIEW_PREFIX, generation_ref
+from gatecore.records import ledger
 from gatecore.signing import envelope
 from gatecore.trusted import attempts, runner
 
@@ -316,7 +316,7 @@ def test_concurrent_archive_runs_through_git_daemon_lose_nothing(tmp_path: Path)
     moment its ledger ref is gone. Afterwards: every attempt is archived with its generation and
     every receipt, none of its refs is left, no attempt was opened twice, the archive is one line
     of commits that only added entries, and a further run changes nothing."""
-    from gatecore import archive as archive_mod
+    from gatecore.records import archive as archive_mod
 
     lab = Lab(tmp_path / "archive-load", policy=POLICY, key_ids=("orch-1", "runner-1"))
     made = _closed_attempts(lab, ARCHIVE_ATTEMPTS)

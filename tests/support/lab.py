@@ -25,7 +25,7 @@ from gatecore.adapters.gitcmd import PushResult
 from gatecore.adapters.gitrepo import GitRepo
 from gatecore.configuration.configschema import generate_key
 from gatecore.git.refs import ATTEMPTS_PREFIX, RECEIPTS_PREFIX, REVIEW_PREFIX, generation_ref
-from gatecore.ledger import AttemptState
+from gatecore.records.ledger import AttemptState
 from gatecore.signing import envelope
 from gatecore.signing.keys import SigningKey
 from gatecore.signing.seal import sign

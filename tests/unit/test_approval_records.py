@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from gatecore import approvals
 from gatecore.adapters.config import policy_from_bytes
 from gatecore.errors import GateError
+from gatecore.records import approvals
 from gatecore.signing import envelope
 from gatecore.signing.keys import SigningKey, VerifyKey, new_ed25519
 from gatecore.signing.seal import sign

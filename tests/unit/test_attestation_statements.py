@@ -12,10 +12,10 @@ import pytest
 from securesystemslib.dsse import Envelope
 from securesystemslib.signer import SSlibKey
 
-from gatecore import attestation
 from gatecore.adapters.config import keyring_from_bytes
 from gatecore.configuration.configschema import generate_key, parse_keyfile
 from gatecore.errors import GateError
+from gatecore.records import attestation
 from gatecore.signing.keys import SigningKey, ephemeral_pair
 
 COMMIT, TREE, RECORD = "a" * 40, "b" * 40, "c" * 40

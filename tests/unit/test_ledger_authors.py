@@ -1,5 +1,5 @@
 """Who wrote an attempt's change, on record: the opened record's `author_model`, `author_vendor`
-and `initiator` (issue 27), read by `gatecore.schema` like every record member."""
+and `initiator` (issue 27), read by `gatecore.records.schema` like every record member."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from gatecore.errors import GateError
-from gatecore.ledger import apply, make_record, open_record, parse_record, record_digest
+from gatecore.records.ledger import apply, make_record, open_record, parse_record, record_digest
 from gatecore.signing.keys import ephemeral_pair
 
 OPENED = {"version": 1, "attempt_id": "a1", "seq": 0, "kind": "opened", "repository": "demo/repo", "time": 1,

@@ -1,4 +1,4 @@
-"""The runner's own check of a model's answer (`gatecore.modelcall.read_answer`), the shapes a
+"""The runner's own check of a model's answer (`gatecore.records.modelcall.read_answer`), the shapes a
 commit names its model in (`gatecore.authorship.named_model`), and what `[review] model_run`
 asks of a receipt (`binding.model_run_failures`): pure, every case.
 
@@ -10,13 +10,13 @@ import json
 
 import pytest
 
-from gatecore import modelcall
 from gatecore.adapters.config import load_model_names
 from gatecore.authorship import named_model
 from gatecore.binding import model_run_failures
 from gatecore.configuration.modelnames import ModelNames
 from gatecore.errors import GateError
-from gatecore.receipt import parse_payload
+from gatecore.records import modelcall
+from gatecore.records.receipt import parse_payload
 from gatecore.selftest import Kit
 
 CHALLENGE = modelcall.challenge("n" * 32, "a1", "g1", "1" * 64, "claude-sonnet-4-5")

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from gatecore.binding import judge_receipt
 from gatecore.errors import GateError
-from gatecore.receipt import BOUND
+from gatecore.records.receipt import BOUND
 from gatecore.selftest import NOW, Kit
 from gatecore.signing import envelope
 

@@ -1,4 +1,4 @@
-"""The strict schemas of receipts, ledger records and approvals (gatecore.schema): each record
+"""The strict schemas of receipts, ledger records and approvals (gatecore.records.schema): each record
 type and its member list name the same fields, and no coercion gets a value through."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from gatecore import approvals, ledger, receipt, schema
+from gatecore.records import approvals, ledger, receipt, schema
 
 
 @pytest.mark.parametrize("cls,members", [(receipt.Receipt, receipt.MEMBERS), (ledger.AttemptRecord, ledger.MEMBERS),

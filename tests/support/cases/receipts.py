@@ -228,7 +228,7 @@ def test_receipt_commit_of_the_wrong_shape_is_rejected(lab: Lab, victim: dict[st
 
 
 def test_a_receipt_ref_moved_by_two_commits_is_rejected(lab: Lab, victim: dict[str, Any]) -> None:
-    from gatecore.ledger import RECEIPT_FILE
+    from gatecore.records.ledger import RECEIPT_FILE
 
     data = lab.seal(victim["doc"])
     between = lab.ledger_commit(b"", None, files={RECEIPT_FILE: (0o100644, data), "extra": (0o100644, b"x")})
@@ -240,7 +240,7 @@ def test_a_receipt_ref_moved_by_two_commits_is_rejected(lab: Lab, victim: dict[s
 
 
 def test_a_receipt_commit_that_is_a_merge_with_a_foreign_first_parent_is_rejected(lab: Lab) -> None:
-    from gatecore.ledger import RECEIPT_FILE
+    from gatecore.records.ledger import RECEIPT_FILE
 
     attempt = lab.open()
     first = lab.change(f"merge1-{attempt}")

@@ -26,17 +26,17 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from . import strictjson
-from .configuration.policy import Policy
-from .errors import GateError
-from .findings import Failure
-from .ids import OID_RE
+from .. import strictjson
+from ..configuration.policy import Policy
+from ..errors import GateError
+from ..findings import Failure
+from ..ids import OID_RE
+from ..signing.envelope import PAYLOAD_APPROVAL, Envelope, pae
+from ..signing.keys import Keyring
 from .schema import Member, describe, integer, read, text, text_list
-from .signing.envelope import PAYLOAD_APPROVAL, Envelope, pae
-from .signing.keys import Keyring
 
 if TYPE_CHECKING:
-    from .signing.allowedsigners import AllowedSigners
+    from ..signing.allowedsigners import AllowedSigners
 
 SSH_KEYID_PREFIX = "ssh:"
 SSH_NAMESPACE = "gate-approval"
@@ -110,7 +110,7 @@ def parse_payload(payload: bytes) -> Approval:
 def verify(env: Envelope, policy: Policy, repository_id: str, now: int,
            keyring: Keyring | None, signers: AllowedSigners | None) -> tuple[Approval | None, list[Failure]]:
     """The approval an envelope carries and every reason it cannot serve now (empty: it serves)."""
-    from .signing import seal
+    from ..signing import seal
 
     if env.payload_type != PAYLOAD_APPROVAL:
         return None, [Failure("GATE-SEAL-PAYLOAD-TYPE", "payloadType", f"expected {PAYLOAD_APPROVAL}")]
@@ -143,7 +143,7 @@ def verify(env: Envelope, policy: Policy, repository_id: str, now: int,
 
 
 def _ssh_failures(env: Envelope, approval: Approval, signers: AllowedSigners | None, now: int) -> list[Failure]:
-    from .signing import sshsig
+    from ..signing import sshsig
 
     if signers is None:
         return [Failure("GATE-APPROVAL-SIGNATURE", "keyid", "no allowed-signers file is installed to verify "

@@ -13,7 +13,7 @@ model's command on stdin, and takes the answer from the command's stdout.
   workspace generation, the diff digest and the model; new on every run. The answer must carry
   it, exactly: an answer without it, or with another run's (a stale file cat'ed by a wrapper, a
   replayed answer), is refused before anything is sealed, `GATE-REVIEW-CHALLENGE`.
-* **The answer** (`read_answer`): the model's answer as `gatecore.modeloutput` reads it (one JSON
+* **The answer** (`read_answer`): the model's answer as `gatecore.records.modeloutput` reads it (one JSON
   object, or text holding one fenced JSON block: `verdict`, `reasons`, `challenge`), either as
   the command's whole stdout or, from a tool that wraps it, as the `answer` member of a JSON
   object whose `served_model` member says which model the tool reports served it. Where the
@@ -34,9 +34,9 @@ import hashlib
 import json
 from dataclasses import dataclass
 
+from ..configuration.modelnames import ModelName, ModelNames
+from ..errors import GateError
 from . import modeloutput
-from .configuration.modelnames import ModelName, ModelNames
-from .errors import GateError
 from .receipt import DIFF_TREE_DELTA
 
 #: What the runner passes to the model's command besides the request.

@@ -26,15 +26,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import strictjson
+from .. import strictjson
+from ..configuration.policy import Policy
+from ..errors import GateError
+from ..signing import envelope
+from ..signing.keys import SigningKey
+from ..signing.seal import sign
 from .approvals import Approval
-from .configuration.policy import Policy
-from .errors import GateError
 from .ledger import AttemptState
 from .receipt import MODEL_RUN_FILE, Receipt
-from .signing import envelope
-from .signing.keys import SigningKey
-from .signing.seal import sign
 
 STATEMENT_TYPE = "https://in-toto.io/Statement/v1"
 VSA_TYPE = "https://slsa.dev/verification_summary/v1"

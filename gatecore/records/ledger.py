@@ -23,16 +23,16 @@ from collections.abc import Iterator
 from dataclasses import asdict, dataclass, replace
 from typing import Any
 
-from . import strictjson
-from .errors import GateError
+from .. import strictjson
+from ..errors import GateError
+from ..findings import Failure
+from ..git.grammar import Commit
+from ..git.objects import Objects, single_file
+from ..signing import envelope as env_mod
+from ..signing.keys import Keyring, SigningKey
+from ..signing.seal import sign, verify
 from .fields import ATTEMPT_ID, GENERATION, INITIATOR, MODEL_ID, REF_NAME, REPOSITORY_ID, SHA256_HEX, TIME, VENDOR
-from .findings import Failure
-from .git.grammar import Commit
-from .git.objects import Objects, single_file
 from .schema import Member, choice, describe, integer, read, text
-from .signing import envelope as env_mod
-from .signing.keys import Keyring, SigningKey
-from .signing.seal import sign, verify
 
 RECORD_FILE = "record.json"
 RECEIPT_FILE = "receipt.json"  # the one file of a receipt commit (refs/gate/receipts/<id>)
@@ -204,7 +204,7 @@ def open_record(data: bytes, keyring: Keyring | None, now: int) -> tuple[Attempt
 def from_newer(doc: Any, problems: list[tuple[str, str]]) -> Failure | None:
     """GATE-LEDGER-NEWER when what is wrong with a record is only what a newer push-gate writes:
     members this one does not know, or a higher record version (docs/upgrading.md: servers first)."""
-    from . import __version__
+    from .. import __version__
 
     unknown = [member for member, problem in problems if problem == "is not a known member"]
     version = doc.get("version") if isinstance(doc, dict) else None

@@ -21,9 +21,9 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable
 
-from .git.gitmodel import MODE_BLOB, MODE_TREE, canon_mode
-from .git.objects import Objects
-from .git.refs import GENERATIONS_PREFIX
+from ..git.gitmodel import MODE_BLOB, MODE_TREE, canon_mode
+from ..git.objects import Objects
+from ..git.refs import GENERATIONS_PREFIX
 
 ARCHIVE_REF = "refs/gate/archive"
 KINDS = ("attempts", "generations", "receipts")

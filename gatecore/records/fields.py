@@ -1,4 +1,4 @@
-"""The member checks receipts and ledger records share (`gatecore.schema`).
+"""The member checks receipts and ledger records share (`gatecore.records.schema`).
 
 Identifier forms come from `gatecore.ids` (pure, on the hook's start-up path); here they
 become checks. A reason is text a human can read: at least one visible
@@ -11,7 +11,7 @@ import re
 import unicodedata
 from collections.abc import Callable
 
-from . import ids
+from .. import ids
 from .schema import integer
 from .schema import text as _text
 

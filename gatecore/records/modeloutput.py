@@ -2,7 +2,7 @@
 
 The model is asked for JSON, `{"verdict": "pass", "reasons": ["..."]}`. The runner takes
 those two members; every other receipt field it computes itself (docs/ci.md). When the runner
-calls the model itself (`gatecore.modelcall`), the answer also carries the run's `challenge`,
+calls the model itself (`gatecore.records.modelcall`), the answer also carries the run's `challenge`,
 and may say which model served it (`served_model`): both are read, and checked there. Any other
 member (`confidence`, `notes`, a model's own `score`) is ignored whatever it holds - a
 float there is no reason to refuse - and named in a note, so nothing is dropped in silence.
@@ -21,12 +21,12 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from .errors import GateError
+from ..errors import GateError
 from .receipt import MEMBERS
 
 _FENCE = re.compile(r"^[ \t]*```[^\n`]*\n(.*?)\n[ \t]*```[ \t]*$", re.M | re.S)
 _TAKEN = ("verdict", "reasons")
-#: Read when present: the runner's challenge echoed (`gatecore.modelcall`), and the model that served.
+#: Read when present: the runner's challenge echoed (`gatecore.records.modelcall`), and the model that served.
 _OPTIONAL = ("challenge", "served_model")
 _CHECKS = {m.name: m.check for m in MEMBERS if m.name in (*_TAKEN, "served_model")}
 

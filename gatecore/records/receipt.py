@@ -10,24 +10,14 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from . import strictjson
-from .errors import GateError
-from .fields import (
-    ATTEMPT_ID,
-    GENERATION,
-    MODEL_ID,
-    OBJECT_ID,
-    REASON,
-    REF_NAME,
-    REPOSITORY_ID,
-    SHA256_HEX,
-    TIME,
-)
-from .findings import Failure
+from .. import strictjson
+from ..errors import GateError
+from ..findings import Failure
+from ..signing import envelope
+from ..signing.keys import SigningKey
+from ..signing.seal import sign
+from .fields import ATTEMPT_ID, GENERATION, MODEL_ID, OBJECT_ID, REASON, REF_NAME, REPOSITORY_ID, SHA256_HEX, TIME
 from .schema import Member, choice, describe, integer, read, text_list
-from .signing import envelope
-from .signing.keys import SigningKey
-from .signing.seal import sign
 
 DIFF_TREE_DELTA = "gate-tree-delta-v1"
 DIFF_BYTES = "sha256-bytes"

@@ -61,7 +61,7 @@ def build(git: Git, path: Path, attempts: int, archived: bool) -> None:
     """A template server at `path / server.git`, its client `path / client`, the keys, the refspecs."""
     from gatecore.adapters.config import load_keyfile
     from gatecore.adapters.gitrepo import GitRepo
-    from gatecore.binding import Expectations
+    from gatecore.checks.binding import Expectations
     from gatecore.git.digest import tree_delta_digest
     from gatecore.git.objects import Objects
     from gatecore.git.refs import ATTEMPTS_PREFIX, RECEIPTS_PREFIX, REVIEW_PREFIX, generation_ref

@@ -31,7 +31,7 @@ from .errors import GateError
 
 if TYPE_CHECKING:
     from .adapters.gitcmd import PushResult
-    from .binding import Decision
+    from .checks.binding import Decision
     from .records.ledger import AttemptState
 
 app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, no_args_is_help=True,
@@ -491,7 +491,7 @@ def attempt_open(
 ) -> int:
     """Record a new attempt: its generation, workspace, prompt digest, target branch and author."""
     from .adapters.config import load_keyfile
-    from .independence import Author
+    from .checks.independence import Author
     from .trusted.attempts import append_record
     from .trusted.filereceipts import prompt_digest
 

@@ -31,15 +31,15 @@ from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from .checks.report import render
+from .checks.verdict import Verdict, verdict_on
 from .errors import GateError
 from .findings import Violation
 from .git.refs import RefUpdate, ServerRefs, is_reserved, object_format_problem
-from .report import render
-from .verdict import Verdict, verdict_on
 
 if TYPE_CHECKING:
+    from .checks.frozenbatch import PairScan
     from .configuration.policy import Policy
-    from .frozenbatch import PairScan
     from .git.limits import Progress
     from .git.objects import Objects
     from .reserved.approvalrefs import Used
@@ -126,7 +126,7 @@ def judge(inp: PushInput, updates: Sequence[RefUpdate], *, stages: Collection[st
     violations: list[Violation] = []
     commits_checked, walks = 0, []
     if RULES in stages and live:
-        from .pushcheck import PushChecker
+        from .checks.pushcheck import PushChecker
 
         rules = PushChecker(inp.objects, policy, inp.pusher, inp.existing, inp.deadline,
                             inp.signers, inp.scan).check(live, inp.progress)

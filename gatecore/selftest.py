@@ -16,12 +16,12 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from . import strictjson
-from .authorship import Shown, failures
-from .binding import Decision, Expectations, judge_receipt
+from .checks.authorship import Shown, failures
+from .checks.binding import Decision, Expectations, judge_receipt
+from .checks.independence import Author
 from .configuration.modelnames import ModelNames
 from .errors import GateError
 from .findings import Failure
-from .independence import Author
 from .signing import envelope as env_mod
 from .signing.keys import Keyring, SigningKey, ephemeral_pair
 from .signing.seal import sign
@@ -48,7 +48,7 @@ class TableRow:
     author: str | None = None
     reviewer: str | None = None
     codes: tuple[str, ...] = ()  # what the bound gate must say, besides naming `fields`
-    #: the agents the reviewed commits show (`gatecore.authorship`): authors besides the ledger's
+    #: the agents the reviewed commits show (`gatecore.checks.authorship`): authors besides the ledger's
     evidence: tuple[Shown, ...] = ()
 
 

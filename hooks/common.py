@@ -7,8 +7,8 @@ pygit2, whose import alone costs a hook about 100 ms.
 Exit codes are the server's: 0 accept (or evaluate mode), 1 policy reject, 2
 configuration error, 3 internal error or unreadable repository. `run` is the one error
 boundary: a `GateError` ends with its code's exit status, anything else with
-GATE-HOOK-INTERNAL and 3, never with 0. The verdict is the server's (`gatecore.verdict`)
-and the lines are `gatecore.report`'s, so a client rejection reads like the server's
+GATE-HOOK-INTERNAL and 3, never with 0. The verdict is the server's (`gatecore.checks.verdict`)
+and the lines are `gatecore.checks.report`'s, so a client rejection reads like the server's
 (without the `remote: ` prefix).
 """
 
@@ -22,11 +22,11 @@ from collections.abc import Callable, Sequence
 
 from gatecore.adapters.gitcmd import run_git
 from gatecore.adapters.gitstream import GitStream
+from gatecore.checks.report import error_lines, render
+from gatecore.checks.verdict import verdict_on
 from gatecore.configuration.policy import Policy
 from gatecore.errors import GateError
 from gatecore.findings import Violation
-from gatecore.report import error_lines, render
-from gatecore.verdict import verdict_on
 
 #: Printed with every rejection: the client check is advice, the server decides.
 ADVICE = "gate: note: this is the client check (advice); the server's pre-receive hook is the enforcement point"

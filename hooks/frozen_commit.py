@@ -6,7 +6,7 @@ and `git commit PATH`) is checked as the commit it will become: its parents are 
 author and committer are the identities git will record (`git var GIT_AUTHOR_IDENT`,
 `git var GIT_COMMITTER_IDENT`, so `--author`, `user.email` and the GIT_AUTHOR_* variables
 all count); the pusher is `GATE_PUSHER` if set, else unknown. The engine is the server's
-(`gatecore.frozen.commit_violations`): for a merge a path counts as written when it
+(`gatecore.checks.frozen.commit_violations`): for a merge a path counts as written when it
 differs from every parent. Rules scoped to refs apply if they match the checked-out
 branch (all of them on a detached HEAD).
 
@@ -30,10 +30,10 @@ from pathlib import Path
 
 from gatecore.adapters import environment, gitlayout
 from gatecore.adapters.gitcmd import run_git, shown_commits
+from gatecore.checks.frozen import FrozenChecker, commit_violations
 from gatecore.configuration.policy import Policy
 from gatecore.errors import GateError, unreadable
 from gatecore.findings import Violation
-from gatecore.frozen import FrozenChecker, commit_violations
 from gatecore.git.grammar import Commit, Ident, parse_commit, parse_ident, reencoded_header, split_commit, with_shown
 from gatecore.git.objects import Objects
 from gatecore.git.refs import display

@@ -536,7 +536,7 @@ def replacements(git_dir: Path, policy: Policy) -> list[tuple[bool, str]]:
 
 
 def _replacements(repo: GitReader, policy: Policy) -> list[tuple[bool, str]]:
-    from gatecore.frozen import FrozenChecker
+    from gatecore.checks.frozen import FrozenChecker
     from gatecore.git.objects import Objects
 
     objects = Objects(repo)

@@ -11,7 +11,7 @@
 4. **judgement**: the push rules, the reserved stage and the verdict, in one call of the
    engine's one composition (`gatecore.pipeline.judge`, which the client hooks and the
    in-process test tier call too), over the objects as the quarantine shows them;
-5. **report**: what the pusher sees (`gatecore.report`), then chained hooks, then the
+5. **report**: what the pusher sees (`gatecore.checks.report`), then chained hooks, then the
    approvals the push used are recorded as spent;
 6. **audit**: one line (`server.audit`), with how far the walks went even when a limit or
    the deadline stopped them.
@@ -39,6 +39,8 @@ from typing import TYPE_CHECKING, Any
 
 from gatecore import __version__
 from gatecore.adapters import config, environment
+from gatecore.checks.report import error_lines, render
+from gatecore.checks.verdict import Decision
 from gatecore.configuration.policy import Mode, Policy
 from gatecore.errors import GateError
 from gatecore.findings import Violation
@@ -46,16 +48,14 @@ from gatecore.git.gitmodel import GitReader
 from gatecore.git.limits import Progress
 from gatecore.git.refs import MAX_INPUT_BYTES, RefUpdate, ServerRefs, display, parse_pre_receive
 from gatecore.pipeline import PushInput, judge
-from gatecore.report import error_lines, render
 from gatecore.signing.keys import Keyring
-from gatecore.verdict import Decision
 
 from . import audit, installation
 from .deadline import Deadline
 
 if TYPE_CHECKING:
     from gatecore.adapters.treescan import TreeScanner
-    from gatecore.frozenbatch import PairScan
+    from gatecore.checks.frozenbatch import PairScan
     from gatecore.reserved.approvalrefs import Used
     from gatecore.signing.allowedsigners import AllowedSigners
     from gatecore.signing.signatures import TrustedKeys
@@ -133,7 +133,7 @@ def check_push(inst: installation.Installation, hook_env: environment.HookEnv, u
                conf: Configuration, deadline: Deadline, progress: Progress) -> Outcome:
     """Stages 4 and 5 (but chained hooks): the judgement and the report."""
     from gatecore.adapters.gitstream import GitStream
-    from gatecore.frozenbatch import ScanOnDemand
+    from gatecore.checks.frozenbatch import ScanOnDemand
 
     policy = conf.policy
     live = [u for u in updates if not u.is_noop]

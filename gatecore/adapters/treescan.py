@@ -4,7 +4,7 @@ A big push's cost is reading one root tree per restricted commit and searching i
 frozen names (`gatecore.git.treediff.NameSearch`); the regular expressions hold Python's lock,
 so a thread would not help. For a batch of tree pairs the hook hands half to a worker
 (`treeworker.py`), started once for the hook's life with the hook's environment (the
-quarantine's objects included), and searches the other half itself (`gatecore.frozenbatch`).
+quarantine's objects included), and searches the other half itself (`gatecore.checks.frozenbatch`).
 The worker answers with the pairs it cannot call clean; every other pair - a root commit's, a
 tree read whole, entries that differ or are malformed, anything the worker failed to read - is
 compared again by the hook itself, the careful way. A clean pair is exactly one the hook's own

@@ -1,6 +1,6 @@
 """Which model a model id names, read by the naming schemes of its providers (pure).
 
-Reviewer independence (`gatecore.independence`, docs/receipts.md) asks whether the model that
+Reviewer independence (`gatecore.checks.independence`, docs/receipts.md) asks whether the model that
 reviewed a change is the model that wrote it. One model has many ids: `claude-sonnet-4-5-20250929`
 on Anthropic's API, `us.anthropic.claude-sonnet-4-5-20250929-v1:0` on Bedrock,
 `claude-sonnet-4-5@20250929` on Vertex, `anthropic/claude-sonnet-4.5` on OpenRouter,

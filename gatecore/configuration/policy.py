@@ -45,7 +45,7 @@ RefAction = Literal["allow", "deny-restricted", "deny"]  # refs.delete, refs.for
 ReplaceAction = Literal["trusted", "allow", "deny"]  # refs.replace
 ModeAction = Literal["refuse-frozen", "refuse"]  # objects.noncanonical_modes
 AnonymousAction = Literal["restricted", "unrestricted"]  # pushers.anonymous
-Independence = Literal["off", "model", "vendor"]  # review.independent (gatecore.independence)
+Independence = Literal["off", "model", "vendor"]  # review.independent (gatecore.checks.independence)
 ModelRun = Literal["any", "runner"]  # review.model_run: may a receipt's answer come from a file
 #: The pusher of a push no transport authenticated (gatecore.adapters.environment).
 ANONYMOUS = "anonymous"
@@ -341,7 +341,7 @@ class FreezeRule:
 @dataclass(frozen=True, slots=True)
 class AuthorAgent:
     """A catalogue agent as reviewer independence reads the reviewed commits for it (the
-    catalogue's patterns, carried by the validated policy: `gatecore.authorship`)."""
+    catalogue's patterns, carried by the validated policy: `gatecore.checks.authorship`)."""
 
     id: str
     vendor: str | None
@@ -384,7 +384,7 @@ class Policy:
     anonymous: str
     max_ref_updates: int  # [limits]: more in one push is GATE-LIMIT-REFS
     max_new_commits: int  # [limits]: more in one walk is GATE-LIMIT-COMMITS
-    #: [review] independent: "off", "model" or "vendor" (gatecore.independence)
+    #: [review] independent: "off", "model" or "vendor" (gatecore.checks.independence)
     independent: str
     #: (glob on canonical model ids, vendor, where it came from): the policy's [review.vendors], then the
     #: packaged vendor table (gatecore.configuration.vendors.merged); filled when independent = "vendor"
@@ -397,7 +397,7 @@ class Policy:
     #: [review] model_run: "any", or "runner": the receipt must say the runner ran the model itself
     #: (`gate review run`), GATE-REVIEW-MODEL-RUN otherwise
     model_run: str
-    #: the agent catalogue's agents, when independent is not "off" (`gatecore.authorship`)
+    #: the agent catalogue's agents, when independent is not "off" (`gatecore.checks.authorship`)
     review_agents: tuple[AuthorAgent, ...]
 
     def model_reader(self) -> ModelNames | None:

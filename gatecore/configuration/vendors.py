@@ -1,6 +1,6 @@
 """Which vendor made a model (pure).
 
-Reviewer independence under `[review] independent = "vendor"` (`gatecore.independence`,
+Reviewer independence under `[review] independent = "vendor"` (`gatecore.checks.independence`,
 docs/receipts.md) refuses a reviewer that shares a vendor with the model that wrote the change.
 A model id is first read by its providers' naming schemes (`gatecore.configuration.modelnames`: Bedrock's
 `us.deepseek.r1-v1:0` reads `deepseek-r1`); the vendor table (`gatecore/data/vendors.toml`,

@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from ..binding import Opened, open_bytes, open_commit, receipt_chain
+from ..checks.binding import Opened, open_bytes, open_commit, receipt_chain
 from ..configuration.policy import Policy
 from ..errors import GateError
 from ..findings import Violation

@@ -7,7 +7,7 @@ ref and its old value, and a base that covers everything the review brings onto 
 target branch as the server has it. A receipt whose sealed payload was pushed for the
 attempt before, in any encoding, is refused (`GATE-RECEIPT-REUSED`). Under `[review] independent`,
 the model on record must be independent of the one the ledger says wrote the change and of
-the agents the reviewed commits show (`gatecore.authorship`); under `[review] model_run =
+the agents the reviewed commits show (`gatecore.checks.authorship`); under `[review] model_run =
 "runner"`, the receipt must say the runner called the model itself.
 
 A receipt is recorded as used by its receipt ref, which git may refuse after the hook
@@ -21,7 +21,7 @@ receipt was bound to. Once the attempt is archived its review ref may go whateve
 from __future__ import annotations
 
 from .. import ids
-from ..binding import Update, generation_claim, judge_review
+from ..checks.binding import Update, generation_claim, judge_review
 from ..errors import GateError
 from ..findings import Failure, Violation
 from ..git.refs import ATTEMPTS_PREFIX, RECEIPTS_PREFIX, REVIEW_PREFIX, RefUpdate, generation_ref
@@ -109,7 +109,7 @@ def _used_before(ctx: ReservedContext, attempt: str, digest: str) -> bool:
 def _judged(ctx: ReservedContext, u: RefUpdate, attempt: str, state: AttemptState) -> list[Failure]:
     """The receipt this push brings, judged (`binding.judge_review`) against the ledger as the
     server holds it, at the push's `now`."""
-    from ..authorship import review_question  # of the ledger and the commits: asked whatever the receipt holds
+    from ..checks.authorship import review_question  # of the ledger and the commits: asked whatever the receipt holds
 
     return judge_review(ctx.objects, ctx.receipt(attempt), state, Update(ctx.repository_id, u.ref, u.old, u.new),
                         keyring=ctx.require_keyring(), at=ctx.now,

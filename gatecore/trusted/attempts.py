@@ -20,10 +20,10 @@ from pathlib import Path
 from .. import ids
 from ..adapters import gitcmd
 from ..adapters.gitrepo import GitRepo
+from ..checks.independence import Author
 from ..errors import GateError
 from ..git.objects import Objects
 from ..git.refs import ATTEMPTS_PREFIX, generation_ref
-from ..independence import Author
 from ..records import ledger
 from ..signing.keys import SigningKey
 

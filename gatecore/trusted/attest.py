@@ -39,8 +39,8 @@ from pathlib import Path
 
 from .. import __version__, ids
 from ..adapters.gitrepo import GitRepo
-from ..authorship import review_question
-from ..binding import Opened, Update, generation_claim, judge_review, open_commit, receipt_chain
+from ..checks.authorship import review_question
+from ..checks.binding import Opened, Update, generation_claim, judge_review, open_commit, receipt_chain
 from ..configuration.policy import Policy, RefGlob
 from ..errors import GateError
 from ..findings import Failure

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from .. import ids
 from ..adapters import files
-from ..binding import Decision, Expectations, file_expectations, judge_receipt
+from ..checks.binding import Decision, Expectations, file_expectations, judge_receipt
 from ..errors import GateError
 from ..findings import Failure
 from ..git import digest

@@ -29,7 +29,7 @@ from pathlib import Path
 
 from ..adapters import gitcmd
 from ..adapters.gitrepo import GitRepo
-from ..binding import open_commit, receipt_chain
+from ..checks.binding import open_commit, receipt_chain
 from ..errors import GateError
 from ..git.objects import Objects
 from ..git.refs import ATTEMPTS_PREFIX, GENERATIONS_PREFIX, RECEIPTS_PREFIX, REVIEW_PREFIX, generation_ref

@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING
 from .. import strictjson
 from ..adapters import files, gitcmd
 from ..adapters.gitrepo import GitRepo
-from ..binding import Expectations, review_expectations
+from ..checks.binding import Expectations, review_expectations
 from ..errors import GateError
 from ..git import digest
 from ..git.objects import Objects, single_file

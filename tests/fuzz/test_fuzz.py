@@ -36,7 +36,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from gatecore import strictjson
-from gatecore.binding import CLOCK_SKEW_SECONDS, judge_receipt
+from gatecore.checks.binding import CLOCK_SKEW_SECONDS, judge_receipt
 from gatecore.configuration.configschema import validate_keyring as validate_keyring_bytes
 from gatecore.configuration.configschema import validate_policy as validate_bytes
 from gatecore.configuration.policy import PathGlob, Policy, normalize_path

@@ -1,6 +1,6 @@
 """The gate installed in every layout the installer accepts pushes past the second process's threshold.
 
-A big push's trees are searched by two processes (`gatecore/frozenbatch.py`): the hook and a
+A big push's trees are searched by two processes (`gatecore/checks/frozenbatch.py`): the hook and a
 worker it starts. The worker must run the hook's own code wherever push-gate's packages sit:
 
 * **site-packages**: the packages in the interpreter's own site-packages (`pip install`);
@@ -140,7 +140,7 @@ def test_the_big_push_reaches_the_second_process(tmp_path: Path, history: WorkRe
     would prove nothing about it)."""
     from gatecore.adapters.config import load_policy
     from gatecore.adapters.gitstream import GitStream
-    from gatecore.frozenbatch import ScanOnDemand
+    from gatecore.checks.frozenbatch import ScanOnDemand
     from gatecore.git.objects import Objects
     from gatecore.git.refs import RefUpdate, ServerRefs
     from gatecore.pipeline import PushInput, judge

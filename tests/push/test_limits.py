@@ -20,6 +20,7 @@ from support.server import Server, settle
 from support.verdicts import assert_refused, codes_of
 
 from gatecore.adapters.gitrepo import GitRepo
+from gatecore.checks.pushcheck import PushChecker
 from gatecore.configuration.configschema import validate_policy
 from gatecore.configuration.policy import DEFAULT_MAX_NEW_COMMITS, DEFAULT_MAX_REF_UPDATES, Policy
 from gatecore.errors import GateError
@@ -27,7 +28,6 @@ from gatecore.git.gitmodel import WalkedCommit
 from gatecore.git.limits import bounded
 from gatecore.git.objects import Objects
 from gatecore.git.refs import RefUpdate
-from gatecore.pushcheck import PushChecker
 
 DATA = Path("/work/shared/data")
 EVERYONE = """\

@@ -30,7 +30,7 @@ from support.lab import LAB_POLICY, Lab
 from support.verdicts import assert_refused, codes_of
 
 from gatecore.adapters.config import load_vendor_table
-from gatecore.independence import Author
+from gatecore.checks.independence import Author
 
 VENDOR_POLICY = LAB_POLICY + '[review]\nindependent = "vendor"\n'
 AUTHOR = Author("claude-sonnet-4-5-20250929", None, "hana@example.com")

@@ -44,13 +44,13 @@ import pygit2
 
 from gatecore.adapters import config, environment
 from gatecore.adapters.gitstream import GitStream
+from gatecore.checks.report import error_lines
 from gatecore.errors import GateError, unreadable
 from gatecore.findings import Violation
 from gatecore.git.gitmodel import FORMATS
 from gatecore.git.objects import Objects
 from gatecore.git.refs import ATTEMPTS_PREFIX, REVIEW_PREFIX, RefUpdate, ServerRefs, generation_ref, parse_pre_receive
 from gatecore.pipeline import PushInput, judge
-from gatecore.report import error_lines
 from gatecore.reserved.approvalrefs import USES_PREFIX, Used
 from gatecore.signing.keys import Keyring
 from gatecore.trusted import attempts, runner

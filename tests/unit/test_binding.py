@@ -7,7 +7,7 @@ from dataclasses import replace
 import pytest
 
 from gatecore import selftest as scenarios
-from gatecore.binding import judge_receipt
+from gatecore.checks.binding import judge_receipt
 from gatecore.selftest import ATTACKS, DECISION_TABLE, KEYRING_ATTACKS, NOW, Kit
 
 

@@ -105,7 +105,7 @@ def test_the_command_line_is_the_outer_layer_and_imports_the_server() -> None:
 
 def test_the_hooks_start_up_import_set_excludes_pydantic_and_typer() -> None:
     """What the pre-receive hook loads for a push that touches no reserved ref."""
-    loaded = _imported("server.prereceive, gatecore.adapters.gitstream, gatecore.pushcheck, gatecore.git.objects")
+    loaded = _imported("server.prereceive, gatecore.adapters.gitstream, gatecore.checks.pushcheck, gatecore.git.objects")
     assert "pydantic" not in loaded and "typer" not in loaded and "pygit2" not in loaded
     assert "pydantic" not in _imported("hooks.frozen_commit, hooks.frozen_push")
 
@@ -113,7 +113,7 @@ def test_the_hooks_start_up_import_set_excludes_pydantic_and_typer() -> None:
 def test_a_review_push_reads_model_ids_without_pydantic_or_the_tables_parsers() -> None:
     """Reviewer independence reads model ids by the table the validated policy carries: the modules
     a review push loads for it parse no table and load no pydantic (nor tomllib)."""
-    loaded = _imported("gatecore.reserved.reviewrefs, gatecore.independence, gatecore.configuration.modelnames, gatecore.configuration.vendors")
+    loaded = _imported("gatecore.reserved.reviewrefs, gatecore.checks.independence, gatecore.configuration.modelnames, gatecore.configuration.vendors")
     assert not loaded & {"pydantic", "tomllib", "gatecore.configuration.configschema", "gatecore.configuration.catalogue"}, loaded
 
 

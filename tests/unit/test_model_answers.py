@@ -1,5 +1,5 @@
 """The runner's own check of a model's answer (`gatecore.records.modelcall.read_answer`), the shapes a
-commit names its model in (`gatecore.authorship.named_model`), and what `[review] model_run`
+commit names its model in (`gatecore.checks.authorship.named_model`), and what `[review] model_run`
 asks of a receipt (`binding.model_run_failures`): pure, every case.
 
 `tests/push/test_model_call.py` runs the same through `gate review run` and a real server."""
@@ -11,8 +11,8 @@ import json
 import pytest
 
 from gatecore.adapters.config import load_model_names
-from gatecore.authorship import named_model
-from gatecore.binding import model_run_failures
+from gatecore.checks.authorship import named_model
+from gatecore.checks.binding import model_run_failures
 from gatecore.configuration.modelnames import ModelNames
 from gatecore.errors import GateError
 from gatecore.records import modelcall

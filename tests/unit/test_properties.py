@@ -9,7 +9,7 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gatecore.binding import judge_receipt
+from gatecore.checks.binding import judge_receipt
 from gatecore.errors import GateError
 from gatecore.records.receipt import BOUND
 from gatecore.selftest import NOW, Kit

@@ -6,8 +6,8 @@ from __future__ import annotations
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
+from gatecore.checks.frozen import EVERY_TRAILER, SignalReader, signals, trailer_keys
 from gatecore.configuration.policy import FreezeRule, IdentityGlob, PathGlob
-from gatecore.frozen import EVERY_TRAILER, SignalReader, signals, trailer_keys
 from gatecore.git.grammar import Commit, Ident
 
 KEYS = ["Co-authored-by", "co-AUTHORED-by", "Assisted-by", "Made-with", "Signed-off-by", "X", "Claude-Session"]

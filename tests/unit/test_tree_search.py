@@ -21,11 +21,11 @@ from support.gitutil import AGENT, git
 
 from gatecore.adapters.gitstream import GitStream
 from gatecore.adapters.treescan import TreeScanner
+from gatecore.checks.frozen import FrozenChecker
+from gatecore.checks.frozenbatch import Batches, walk_violations
 from gatecore.configuration.policy import FreezeRule, PathGlob
 from gatecore.errors import GateError
 from gatecore.findings import Violation
-from gatecore.frozen import FrozenChecker
-from gatecore.frozenbatch import Batches, walk_violations
 from gatecore.git.objects import Objects
 from gatecore.git.treediff import NameSearch, checked_entries, name_pattern
 from server import launch
@@ -313,7 +313,7 @@ def _tips(repo: Path) -> list[str]:
 @pytest.mark.parametrize("name", sorted(REAL_RULES))
 def test_real_histories_read_the_same_searched_or_parsed_whole(tmp_path_factory: pytest.TempPathFactory,
                                                              monkeypatch: pytest.MonkeyPatch, name: str) -> None:
-    from gatecore import frozenbatch
+    from gatecore.checks import frozenbatch
 
     monkeypatch.setattr(frozenbatch, "SCAN_AFTER_BYTES", 0)  # the second process from the first big batch on
     repo = _real(tmp_path_factory, name)

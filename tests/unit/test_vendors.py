@@ -10,12 +10,12 @@ from pathlib import Path
 import pytest
 
 from gatecore.adapters.config import load_model_names, load_vendor_table
+from gatecore.checks.independence import Author, failures
 from gatecore.configuration.configschema import parse_vendor_table, validate_policy
 from gatecore.configuration.modelnames import ModelName, ModelNames
 from gatecore.configuration.policy import Policy
 from gatecore.configuration.vendors import merged, vendors_of
 from gatecore.errors import GateError
-from gatecore.independence import Author, failures
 
 TABLE = load_vendor_table()
 ROWS = [(g, v, o) for g, v, o in merged(TABLE, {})]

@@ -1,6 +1,6 @@
 """Who wrote a change, from the evidence of its commits as well as the ledger's word (pure).
 
-Reviewer independence (`gatecore.independence`) compares the reviewing model with the author the
+Reviewer independence (`gatecore.checks.independence`) compares the reviewing model with the author the
 orchestrator recorded when it opened the attempt (`--author-model`, `--author-vendor`). That is
 the orchestrator's word. The reviewed commits carry their own: the agent catalogue's signals
 (`gatecore/data/agents.toml`: emails, names, trailers such as `Co-authored-by: Claude
@@ -31,17 +31,17 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from .configuration.modelnames import ModelNames, Unplaced
-from .configuration.policy import AuthorAgent, FreezeRule, IdentityGlob, Policy
-from .configuration.vendors import vendors_of
-from .findings import Failure
-from .git.grammar import Commit
-from .git.objects import Objects
+from ..configuration.modelnames import ModelNames, Unplaced
+from ..configuration.policy import AuthorAgent, FreezeRule, IdentityGlob, Policy
+from ..configuration.vendors import vendors_of
+from ..findings import Failure
+from ..git.grammar import Commit
+from ..git.objects import Objects
 from .independence import Author, read_name
 from .independence import failures as claim_failures
 
 if TYPE_CHECKING:
-    from .records.ledger import AttemptState
+    from ..records.ledger import AttemptState
 
 KNOWN = "@known-agents"
 

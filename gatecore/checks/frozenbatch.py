@@ -1,6 +1,6 @@
 """Checking many commits for frozen-file writes at once: the batching beside the rule (pure).
 
-The rule (`gatecore.frozen`) says what one commit wrote. This module decides how the trees
+The rule (`gatecore.checks.frozen`) says what one commit wrote. This module decides how the trees
 of a walk's restricted commits are read so that a push of 50,000 commits costs little more
 than git's own walk:
 
@@ -22,11 +22,11 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from typing import Protocol
 
-from .configuration.policy import FreezeRule, Signals
-from .findings import Violation
+from ..configuration.policy import FreezeRule, Signals
+from ..findings import Violation
+from ..git.grammar import Commit
+from ..git.treediff import Change
 from .frozen import FrozenChecker, SignalReader, commit_violations, rules_key, trailer_keys
-from .git.grammar import Commit
-from .git.treediff import Change
 
 Pair = tuple[str | None, str | None]
 

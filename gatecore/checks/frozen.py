@@ -10,7 +10,7 @@ modes, in a change the gate examines, is refused (`GATE-GIT-MODE`): git reads su
 entry as another kind than other tools do.
 
 This module is the rule, one commit at a time; checking a walk's commits in batches (and
-on two cores) is `gatecore.frozenbatch`'s.
+on two cores) is `gatecore.checks.frozenbatch`'s.
 """
 
 from __future__ import annotations
@@ -19,16 +19,16 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from .configuration.policy import FreezeRule, Signals, normalize_path
-from .errors import GateError
-from .findings import Violation
-from .git import trailers
-from .git.gitmodel import MODE_GITLINK, DescendFilter, canon_mode, kind_of
-from .git.grammar import Commit
-from .git.objects import Objects
-from .git.refs import display
-from .git.treediff import Change, NamePatterns, NameSearch, TreeDiff, name_pattern
-from .signing.signatures import SignatureChecker
+from ..configuration.policy import FreezeRule, Signals, normalize_path
+from ..errors import GateError
+from ..findings import Violation
+from ..git import trailers
+from ..git.gitmodel import MODE_GITLINK, DescendFilter, canon_mode, kind_of
+from ..git.grammar import Commit
+from ..git.objects import Objects
+from ..git.refs import display
+from ..git.treediff import Change, NamePatterns, NameSearch, TreeDiff, name_pattern
+from ..signing.signatures import SignatureChecker
 
 
 def change_kind(old_mode: int, new_mode: int) -> str:

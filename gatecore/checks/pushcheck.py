@@ -36,15 +36,13 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
 
-from .configuration.policy import FreezeRule, Policy, RefGlob
-from .errors import GateError
-from .findings import Violation
-from .frozen import FrozenChecker, discarded_violations
-from .frozenbatch import Batches, PairScan, walk_violations
-from .git.grammar import Commit
-from .git.limits import Progress, check_ref_updates
-from .git.objects import Objects
-from .git.refs import (
+from ..configuration.policy import FreezeRule, Policy, RefGlob
+from ..errors import GateError
+from ..findings import Violation
+from ..git.grammar import Commit
+from ..git.limits import Progress, check_ref_updates
+from ..git.objects import Objects
+from ..git.refs import (
     DOCTOR_PREFIX,
     GATE_PREFIX,
     REPLACE_PREFIX,
@@ -55,7 +53,9 @@ from .git.refs import (
     display,
     through_symbolic,
 )
-from .signing.signatures import REQUIRED_CODES, SignatureChecker, TrustedKeys
+from ..signing.signatures import REQUIRED_CODES, SignatureChecker, TrustedKeys
+from .frozen import FrozenChecker, discarded_violations
+from .frozenbatch import Batches, PairScan, walk_violations
 
 #: Existing refs under these prefixes count as already checked (they came in through the gate).
 CHECKED_PREFIXES = (b"refs/heads/", b"refs/tags/")

@@ -29,9 +29,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from .configuration.modelnames import ModelName, ModelNames, Unplaced
-from .configuration.vendors import vendors_of
-from .findings import Failure
+from ..configuration.modelnames import ModelName, ModelNames, Unplaced
+from ..configuration.vendors import vendors_of
+from ..findings import Failure
 
 
 @dataclass(frozen=True, slots=True)

@@ -21,8 +21,8 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 
-from . import codes
-from .findings import Violation, unique_in_order
+from .. import codes
+from ..findings import Violation, unique_in_order
 
 GITLAB_PREFIX = "GL-HOOK-ERR: "
 

@@ -12,8 +12,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from .configuration.policy import Mode
-from .findings import Violation, unique_in_order
+from ..configuration.policy import Mode
+from ..findings import Violation, unique_in_order
 
 Decision = Literal["accept", "reject", "evaluate-reject"]  # what the audit log records
 

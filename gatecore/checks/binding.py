@@ -21,7 +21,7 @@ the times are judged at a given time (`Opened.verify`): the hook's `now`, or for
 the time the receipt was issued.
 
 Names: `judge_receipt` is the file flow's whole judgement; `judge_review` a review
-receipt's on the push path; `gatecore.verdict.verdict_on` what a push's violations come to.
+receipt's on the push path; `gatecore.checks.verdict.verdict_on` what a push's violations come to.
 """
 
 from __future__ import annotations
@@ -31,9 +31,9 @@ from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, fields
 from typing import TYPE_CHECKING
 
-from .errors import GateError
-from .findings import Failure, unique_in_order
-from .records.receipt import (
+from ..errors import GateError
+from ..findings import Failure, unique_in_order
+from ..records.receipt import (
     BOUND,
     DIFF_TREE_DELTA,
     MAX_LIFETIME_SECONDS,
@@ -42,14 +42,14 @@ from .records.receipt import (
     Receipt,
     parse_payload,
 )
-from .signing import envelope as env_mod
-from .signing.keys import Keyring
-from .signing.seal import verify as verify_seal
-from .strictjson import MAX_DOCUMENT_BYTES
+from ..signing import envelope as env_mod
+from ..signing.keys import Keyring
+from ..signing.seal import verify as verify_seal
+from ..strictjson import MAX_DOCUMENT_BYTES
 
 if TYPE_CHECKING:
-    from .git.objects import Objects
-    from .records.ledger import AttemptState
+    from ..git.objects import Objects
+    from ..records.ledger import AttemptState
 
 #: Clock skew tolerated on issued_at, seconds.
 CLOCK_SKEW_SECONDS = 300
@@ -201,8 +201,8 @@ def open_bytes(data: bytes | None) -> Opened:
 
 def open_commit(objects: Objects, commit: str) -> Opened:
     """The receipt a receipt commit holds (its tree: exactly `receipt.json`), opened."""
-    from .git.objects import single_file
-    from .records.ledger import RECEIPT_FILE
+    from ..git.objects import single_file
+    from ..records.ledger import RECEIPT_FILE
 
     return open_bytes(single_file(objects, objects.commit(commit).tree_id, RECEIPT_FILE, "GATE-REVIEW-RECEIPT-REF",
                                   "GATE-RECEIPT-TOO-LARGE"))
@@ -213,7 +213,7 @@ def receipt_chain(objects: Objects, tip: str | None) -> Iterator[str]:
     merge is refused, never walked by its first parent: that would drop earlier receipts out of
     the reuse check and the archive), at most `ledger.MAX_CHAIN` (`ledger.line_of_commits`). The
     one walk of a receipt chain (the hook, the archive, `gate ledger archive`, `gate attest export`)."""
-    from .records.ledger import line_of_commits
+    from ..records.ledger import line_of_commits
 
     for commit, _info in line_of_commits(objects, tip, None, "GATE-REVIEW-RECEIPT-REF", "receipt"):
         yield commit
@@ -260,7 +260,7 @@ def judge_receipt(data: bytes | None, expected: Expectations, keyring: Keyring, 
                   independence: Callable[[str], list[Failure]] | None = None) -> Decision:
     """The file flow's judgement (`gate receipt verify`, `gate selftest`): the receipt against the
     expectations; with `independence`, also whether the expected (on-record) model is independent
-    of the attempt's author (`gatecore.independence`)."""
+    of the attempt's author (`gatecore.checks.independence`)."""
     receipt, failures, sealed = open_receipt(data, keyring, now)
     if independence is not None:
         failures += independence(expected.model_id)
@@ -370,6 +370,6 @@ def judge_review(objects: Objects, opened: Opened, state: AttemptState, update: 
 
 
 def _tree_delta(objects: Objects, base: str, new: str) -> str:
-    from .git.digest import tree_delta_digest
+    from ..git.digest import tree_delta_digest
 
     return tree_delta_digest(objects, base, new)

@@ -24,6 +24,8 @@ from pathlib import Path
 #: Where the docs recommend a dedicated environment (docs/servers.md).
 RECOMMENDED = "/opt/push-gate"
 PACKAGE_ROOT = Path(__file__).resolve().parent.parent
+#: The file the hook runs by its path (`server/launch.py`): the account that runs the hook must read it.
+LAUNCH = Path(__file__).resolve().with_name("launch.py")
 #: Where a Python outside any private home usually is, first to last (the distribution's, then a local build).
 SYSTEM_PYTHONS = ("/usr/bin/python3", "/usr/local/bin/python3", "/usr/bin/python3.13", "/usr/bin/python3.12",
                   "/usr/bin/python3.11")
@@ -125,7 +127,6 @@ def environment_problem(uid: int, executable: str) -> str | None:
     """Why account `uid` could not run the hook with `executable` and this push-gate, or None:
     the interpreter through every symlink, its own library, push-gate's files; and, run as
     root, the interpreter itself started as the account."""
-    from .install import LAUNCH
 
     checks = [(executable, os.X_OK), (str(LAUNCH), os.R_OK), (str(PACKAGE_ROOT / "gatecore" / "__init__.py"), os.R_OK)]
     if os.path.realpath(executable) == os.path.realpath(sys.executable):

@@ -31,15 +31,12 @@ from gatecore.git.gitmodel import GitReader
 from gatecore.git.refs import REPLACE_PREFIX, display
 
 from . import gitolite, installation
-from .hooklist import PreReceive
+from .hooklist import CONFIG_HOOK, CONFIG_HOOKS_SINCE, PreReceive, is_ours
 from .install import (
-    CONFIG_HOOK,
-    CONFIG_HOOKS_SINCE,
     GATE_DIR_NAME,
     Layout,
     account_name,
     git_dir_of,
-    is_ours,
     layout,
     owner_problem,
 )
@@ -415,8 +412,8 @@ def what_runs(hook: Path, git_dir: Path) -> list[tuple[str, str]]:
 
     from gatecore import __version__
 
-    from .access import blocked, fix
-    from .install import LAUNCH, account_name
+    from .access import LAUNCH, blocked, fix
+    from .install import account_name
 
     words = _exec_words(hook)
     if len(words) < 3 or words[1] != "-I" or not words[2].endswith("launch.py"):

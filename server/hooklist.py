@@ -13,11 +13,46 @@ Nothing here guesses from files what git would do: the answers are git's.
 from __future__ import annotations
 
 import os
+import re
 import shlex
 from dataclasses import dataclass
 from pathlib import Path
 
 from gatecore.adapters.gitcmd import GitResult, run_git
+from gatecore.errors import GateError
+
+#: The line that marks a hook file as the gate's (`gate server install` writes it).
+MARKER = "# managed-by: gate server install"
+
+#: Config-defined hooks (git 2.54+): `hook.gate.*` runs the gate at pre-receive, `hook.gate-landed.*`
+#: logs what landed at post-receive.
+CONFIG_HOOK = "gate"
+CONFIG_LANDED = "gate-landed"
+CONFIG_HOOKS_SINCE = (2, 54)
+
+#: The system config's commands: each repository's own hook file, or (no gate installed there)
+#: a refusal with the gate's code, never a push let through.
+SYSTEM_HOOK = ('h="${GIT_DIR:-.}/gate/hooks/pre-receive"; [ -x "$h" ] && exec "$h"; echo "gate: GATE-CONFIG-INSTALL: '
+               'the gate is not installed in this repository: run gate server install --config-hook system GIT_DIR '
+               '(docs/servers.md)" >&2; exit 2')
+SYSTEM_LANDED = 'h="${GIT_DIR:-.}/gate/hooks/post-receive"; [ -x "$h" ] && exec "$h"; exit 0'
+
+
+def is_ours(path: Path) -> bool:
+    try:
+        return MARKER in path.read_text("utf-8", errors="replace")
+    except OSError:
+        return False
+
+
+def git_version() -> tuple[int, int]:
+    """The (major, minor) version of the git on PATH: the git that serves the pushes."""
+    text = run_git(["version"], code="GATE-GIT-REPOSITORY").stdout.decode("utf-8", "replace")
+    found = re.match(r"git version (\d+)\.(\d+)", text)
+    if found is None:
+        raise GateError("GATE-GIT-REPOSITORY", f"cannot read git's version from {text.strip()!r}")
+    return int(found[1]), int(found[2])
+
 
 #: `git hook list` prints this for the hook file (translated: git is run with LC_ALL=C).
 HOOKDIR_ENTRY = "hook from hookdir"
@@ -68,7 +103,6 @@ def setting(git_dir: Path, key: str) -> tuple[str, str] | None:
 def pre_receive(git_dir: Path) -> PreReceive:
     """What the git on PATH runs at pre-receive in `git_dir` (hooks run in the git dir, so a
     relative `core.hooksPath` is taken from there, as receive-pack takes it)."""
-    from .install import CONFIG_HOOKS_SINCE, git_version
 
     version = git_version()
     named = _git(git_dir, "rev-parse", "--git-path", "hooks/pre-receive").stdout.decode("utf-8", "replace").strip()
@@ -96,7 +130,6 @@ def pre_receive(git_dir: Path) -> PreReceive:
 def is_gate_command(command: str | None, git_dir: Path) -> bool:
     """A config-defined hook's command runs the gate: the system config's command, a hook file
     the gate wrote, or the gate's launcher itself (an admin's own line)."""
-    from .install import SYSTEM_HOOK, is_ours
 
     if command is None:
         return False
@@ -113,7 +146,6 @@ def is_gate_command(command: str | None, git_dir: Path) -> bool:
 
 def listed_gate(git_dir: Path) -> tuple[bool, str]:
     """Does git run the config-defined gate in this repository? (what install reports)"""
-    from .install import CONFIG_HOOK
 
     runs = pre_receive(git_dir)
     for hook in runs.configured:

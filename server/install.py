@@ -38,19 +38,24 @@ from gatecore.adapters.files import atomic_write
 from gatecore.errors import GateError
 
 from . import gitolite, installation
+from .access import LAUNCH
+from .hooklist import (
+    CONFIG_HOOK,
+    CONFIG_HOOKS_SINCE,
+    CONFIG_LANDED,
+    MARKER,
+    SYSTEM_HOOK,
+    SYSTEM_LANDED,
+    git_version,
+    is_ours,
+)
 
-MARKER = "# managed-by: gate server install"
 GATE_DIR_NAME = "gate"
 CHAINED_DIR = "gate-chained"  # hooks/gate-chained/pre-receive: a chained hook keeps its own name
 PLATFORMS = ("git", "github", "gitlab", "gitea", "gitolite", "git-daemon")
 LANDED_MODULE = "server.postreceive"
 
 
-#: Config-defined hooks (git 2.54+): `hook.gate.*` runs the gate at pre-receive, `hook.gate-landed.*`
-#: logs what landed at post-receive.
-CONFIG_HOOK = "gate"
-CONFIG_LANDED = "gate-landed"
-CONFIG_HOOKS_SINCE = (2, 54)
 #: The platforms whose pushes plain git's receive-pack runs the hooks of (not a forge's own runner).
 CONFIG_HOOK_PLATFORMS = ("git", "git-daemon")
 
@@ -101,7 +106,6 @@ def layout(git_dir: Path, platform: str, inst: installation.Installation | None 
     return Layout(platform, git_dir / "hooks" / "pre-receive", git_dir / "hooks" / "post-receive")
 
 
-LAUNCH = Path(__file__).resolve().with_name("launch.py")
 VERSION_LINE = re.compile(r"\(push-gate ([^)\s]+)\)")
 
 
@@ -130,13 +134,6 @@ def written_by(hook: Path) -> str | None:
             m = VERSION_LINE.search(line)
             return m.group(1) if m else None
     return None
-
-
-def is_ours(path: Path) -> bool:
-    try:
-        return MARKER in path.read_text("utf-8", errors="replace")
-    except OSError:
-        return False
 
 
 def account_name(uid: int) -> str:
@@ -183,17 +180,6 @@ def owner_problem(path: Path) -> str | None:
                 f"every push with 'Permission denied'. {fix(name, _gate_args())}")
     command = shlex.join(["runuser", "-u", name, "--", *_this_command()])
     return f"{head}: run it as the repository's owner: {command}"
-
-
-def git_version() -> tuple[int, int]:
-    """The (major, minor) version of the git on PATH: the git that serves the pushes."""
-    from gatecore.adapters.gitcmd import run_git
-
-    text = run_git(["version"], code="GATE-GIT-REPOSITORY").stdout.decode("utf-8", "replace")
-    found = re.match(r"git version (\d+)\.(\d+)", text)
-    if found is None:
-        raise GateError("GATE-GIT-REPOSITORY", f"cannot read git's version from {text.strip()!r}")
-    return int(found[1]), int(found[2])
 
 
 def git_dir_of(path: Path) -> Path:
@@ -648,14 +634,6 @@ def config_hooks(where: Layout) -> dict[str, str]:
         run, landed = shlex.quote(str(where.hook)), shlex.quote(str(where.landed))
     return {f"hook.{CONFIG_HOOK}.command": run, f"hook.{CONFIG_HOOK}.event": "pre-receive",
             f"hook.{CONFIG_LANDED}.command": landed, f"hook.{CONFIG_LANDED}.event": "post-receive"}
-
-
-#: The system config's commands: each repository's own hook file, or (no gate installed there)
-#: a refusal with the gate's code, never a push let through.
-SYSTEM_HOOK = ('h="${GIT_DIR:-.}/gate/hooks/pre-receive"; [ -x "$h" ] && exec "$h"; echo "gate: GATE-CONFIG-INSTALL: '
-               'the gate is not installed in this repository: run gate server install --config-hook system GIT_DIR '
-               '(docs/servers.md)" >&2; exit 2')
-SYSTEM_LANDED = 'h="${GIT_DIR:-.}/gate/hooks/post-receive"; [ -x "$h" ] && exec "$h"; exit 0'
 
 
 def _set_config_hooks(git_dir: Path, where: Layout) -> list[str]:

@@ -19,7 +19,7 @@ from support.gitutil import AGENT, GATE, WorkRepo, gate, git, git_env
 from support.server import POLICY, Server
 from support.verdicts import refused
 
-from server.install import SYSTEM_HOOK
+from server.hooklist import SYSTEM_HOOK
 
 
 def modern_git_bin() -> Path:

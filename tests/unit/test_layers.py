@@ -97,6 +97,104 @@ def test_the_engine_never_imports_the_entry_points_or_the_command_line() -> None
                 assert not {m.split(".")[0] for m in imported} & set(ENTRY_POINTS), path
 
 
+#: gatecore/'s floors, lowest first (docs/architecture.md, "Packages"): a module imports modules of its own floor
+#: and of the floors below, never one above. The shared vocabulary; reading git; signatures and seals; the
+#: configuration; the records; the checks; the reserved stage; the composition of a push and the self-test; the
+#: shell (the machine, then the trusted side's commands); the command line.
+FLOORS = (("gatecore", "_build", "codes", "errors", "findings", "ids", "strictjson"), ("git",), ("signing",),
+          ("configuration",), ("records",), ("checks",), ("reserved",), ("pipeline", "selftest"), ("adapters",),
+          ("trusted",), ("cli",))
+
+
+def _modules() -> dict[str, Path]:
+    """Every module of gatecore/, server/ and hooks/ by its dotted name (a package by its own)."""
+    out = {}
+    for pkg in ("gatecore", *ENTRY_POINTS):
+        for path in (ROOT / pkg).rglob("*.py"):
+            parts = path.relative_to(ROOT).with_suffix("").parts
+            out[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    return out
+
+
+def _graph() -> dict[str, set[str]]:
+    """Who imports whom among the project's modules, lazy imports (inside functions) included."""
+    modules = _modules()
+    return {name: {m for m in _imports(path) if m in modules and m != name} for name, path in modules.items()}
+
+
+def _floor(module: str) -> int:
+    name = module.split(".")[1] if "." in module else module
+    return next(i for i, floor in enumerate(FLOORS) if name in floor)
+
+
+def test_no_module_name_is_used_twice_inside_gatecore() -> None:
+    """A traceback or a grep that says `ledger.py` means one module (packages count as names)."""
+    names = [p.parent.name if p.stem == "__init__" else p.stem for p in (ROOT / "gatecore").rglob("*.py")
+             if p != ROOT / "gatecore" / "__init__.py"]
+    assert not [n for n in set(names) if names.count(n) > 1], sorted(names)
+
+
+def _cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    """One import cycle of `graph` (a path that ends where it starts), or None."""
+    done: set[str] = set()
+
+    def visit(module: str, path: list[str]) -> list[str] | None:
+        if module in path:
+            return [*path[path.index(module):], module]
+        if module in done:
+            return None
+        for imported in sorted(graph[module]):
+            found = visit(imported, [*path, module])
+            if found:
+                return found
+        done.add(module)
+        return None
+
+    return next((c for c in (visit(m, []) for m in sorted(graph)) if c), None)
+
+
+def test_no_import_cycle() -> None:
+    """No module of gatecore/, server/ or hooks/ reaches itself through its imports, lazy ones included."""
+    cycle = _cycle(_graph())
+    assert cycle is None, "import cycle: " + " -> ".join(cycle or [])
+
+
+def test_the_cycle_check_would_catch_the_cycle_it_was_written_for() -> None:
+    """The shape the check exists for: two sibling modules importing each other lazily."""
+    assert _cycle({"gitstream": {"treescan"}, "treescan": {"gitstream"}, "x": set()}) == [
+        "gitstream", "treescan", "gitstream"]
+
+
+def test_every_gatecore_package_and_module_has_a_floor() -> None:
+    """A new package or top-level module of gatecore/ is placed in `FLOORS` (and in the docs) before it is used."""
+    top = {p.stem for p in (ROOT / "gatecore").glob("*.py")} | {p.parent.name for p in (ROOT / "gatecore").glob("*/__init__.py")}
+    placed = {name for floor in FLOORS for name in floor}
+    assert top - {"__init__"} <= placed, sorted(top - placed - {"__init__"})
+    assert placed - {"gatecore", "_build"} <= top, sorted(placed - top)
+
+
+def test_no_gatecore_module_imports_a_floor_above_its_own() -> None:
+    """The engine's packages stack: git reading knows nothing of records, records nothing of checks, no
+    engine package anything of the shell (0 upward imports)."""
+    found = [f"{m} imports {i}" for m, imported in _graph().items() if m.startswith("gatecore")
+             for i in imported if i.startswith("gatecore") and _floor(i) > _floor(m)]
+    assert not found, found
+
+
+def test_every_gatecore_package_says_what_it_holds_and_imports_nothing() -> None:
+    """Each package's `__init__` has a docstring naming its modules and what it may import; only the
+    reserved stage's (its one entry) holds code, and no package `__init__` loads a module on import but those
+    the hook needs anyway (the hook's start-up path is measured)."""
+    for init in (ROOT / "gatecore").glob("*/__init__.py"):
+        tree = ast.parse(init.read_text())
+        doc = ast.get_docstring(tree) or ""
+        assert doc, init
+        modules = sorted(p.stem for p in init.parent.glob("*.py") if p.stem != "__init__")
+        assert all(f"`{m}`" in doc or f"`{m}.py`" in doc for m in modules), (init, modules)
+        if init.parent.name not in ("reserved",):
+            assert all(isinstance(node, ast.Expr) for node in tree.body), f"{init}: code beside the docstring"
+
+
 def test_the_command_line_is_the_outer_layer_and_imports_the_server() -> None:
     """The one module above the entry points: it wires the server's commands (so the statement
     in the layer list above stays true, not an exemption)."""

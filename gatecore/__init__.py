@@ -1,4 +1,13 @@
-"""Gate engine: models, digests, seals, policy, decisions, codes."""
+"""push-gate's package: the pure engine, the shell around it, and the `gate` command.
+
+The shared vocabulary (`codes`, `errors`, `findings`, `ids`, `strictjson`); the engine's packages by
+concern, each importing only those before it: `git` (reading git), `signing` (keys, seals,
+signatures), `configuration` (the policy and data tables), `records` (receipts, the ledger,
+approvals, attestations), `checks` (the push rules and judgements), `reserved` (the reserved
+stage); the one composition of a push (`pipeline`) and the self-test (`selftest`); the shell,
+`adapters` (the machine) and `trusted` (the trusted side's commands); the command line (`cli`).
+docs/architecture.md has the floors and the module map.
+"""
 
 # The version of this build, written by the build (hatch_build.py: the release in VERSION, or
 # X.Y.(Z+1).devN+g<commit> between releases; docs/upgrading.md, "Versions"). Imported, never

@@ -944,7 +944,7 @@ def _k(n: int) -> str:
 
 
 def clean_env_for_process(env: dict[str, str]) -> None:
-    """The trusted-side helpers (gatecore.runner) run git with os.environ: give them the bench's."""
+    """The trusted-side helpers (gatecore.trusted) run git with os.environ: give them the bench's."""
     for k in list(os.environ):
         if k.startswith(("GIT_", "GL_", "GITEA_", "GITHUB_", "REMOTE_USER")):
             del os.environ[k]

@@ -81,8 +81,9 @@ TRAILER_POLICY = CLIENT_POLICY.replace('authors = ["*@agents.example.com"]\n',
 
 def test_a_trailer_naming_an_agent_is_seen_at_the_commit_msg_stage_as_the_server_sees_it(
         tmp_path: Path, hook_repo: HookRepo, pc_home: Path) -> None:
-    """Issue 25, 6: a human's commit with an `Assisted-by:` trailer writing a frozen path. The
-    pre-commit stage cannot see the message; the commit-msg stage can, and agrees with the server."""
+    """An agent's trailer on a human's commit: a human's commit with an `Assisted-by:` trailer
+    writing a frozen path. The pre-commit stage cannot see the message; the commit-msg stage can,
+    and agrees with the server."""
     s = Server(tmp_path, policy=TRAILER_POLICY)
     w = s.work
     w.write("README", "hello\n")

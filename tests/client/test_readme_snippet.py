@@ -1,4 +1,4 @@
-"""The README's pre-commit snippet works as written (issue 26 item 3): copied into a
+"""The README's pre-commit snippet works as written: copied into a
 repository with only the `repo:` URL changed (the one edit it asks for), through the real
 pre-commit framework, it stops an agent's frozen write; `pre-commit autoupdate --freeze`
 then pins it to a commit id, and it still works."""
@@ -58,8 +58,8 @@ def test_the_readme_snippet_works_as_written_then_pinned(tmp_path: Path) -> None
 
 def test_a_developers_first_commit_without_the_policy_names_the_file_then_the_readme_steps_work(
         tmp_path: Path) -> None:
-    """Issue 32: after pasting the snippet, the first commit (no .gate/policy.toml committed yet)
-    was refused with "is in neither no commit nor the work tree", actor admin and a hint to run
+    """After pasting the snippet, the first commit (no .gate/policy.toml committed yet) was once
+    refused with "is in neither no commit nor the work tree", actor admin and a hint to run
     gate server install. Now one sentence names the file to commit, for the developer, and the
     README's client steps, run as written, make the first commit."""
     project = tmp_path / "push-gate"

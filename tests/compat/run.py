@@ -52,7 +52,7 @@ ROOT = HERE.parent.parent
 POLICY = HERE / "policy.toml"
 EXPECTED = HERE / "expected.toml"
 
-#: git's push-side scripts (issue 38): t5400-t5411, t5516, t5531-t5548, t1416.
+#: git's push-side scripts: t5400-t5411, t5516, t5531-t5548, t1416.
 SCRIPT_PATTERNS = ("t540[0-9]-*.sh", "t541[01]-*.sh", "t5516-*.sh", "t553[1-9]-*.sh", "t554[0-8]-*.sh",
                    "t1416-*.sh")
 #: The repository formats, as git's test library's knobs choose them.

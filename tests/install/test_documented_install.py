@@ -1,5 +1,5 @@
 """The documented install, upgrade and rollback path, run as written into a fresh environment made
-with nothing but git and Python (issue 32: `pip install push-gate` found no distribution, the docs
+with nothing but git and Python (the failures it guards against: `pip install push-gate` found no distribution, the docs
 named two environments, docs/upgrading.md ran a bare `gate` under runuser, and every build said
 0.1.0, so an upgrade read "from 0.1.0 to 0.1.0").
 

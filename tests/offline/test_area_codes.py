@@ -1,4 +1,4 @@
-"""Codes name the area of what failed (issue 28 item 7): an oversized approval or ledger record
+"""Codes name the area of what failed: an oversized approval or ledger record
 is reported in its own area, not as a receipt; the command line's own crash is GATE-CLI-INTERNAL."""
 
 from __future__ import annotations

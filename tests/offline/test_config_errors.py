@@ -1,4 +1,4 @@
-"""Configuration errors in the admin's words (issue 26 item 6), through `gate policy check`,
+"""Configuration errors in the admin's words, through `gate policy check`,
 `gate keys check` and `gate keys generate`: file and line, the location as the file is read
 (`freeze[0].refs[0]`), what is wrong and the fix."""
 

@@ -1,4 +1,4 @@
-"""Docs that run (issue 32: of 20 shell blocks a user would paste, 13 ran as written). Every fenced
+"""Docs that run (the failure it guards against: of 20 shell blocks a user would paste, 13 ran as written). Every fenced
 block in README.md and docs/ names its language; every shell block is either run by a test
 (`<!-- run: NAME -->`, and a test calls `run_block("NAME", ...)`) or marked `<!-- synopsis -->`
 (tests/support/docblocks.py); a new block that is neither fails here. A command run as another

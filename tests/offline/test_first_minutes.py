@@ -1,4 +1,4 @@
-"""The first five minutes (issue 26 item 9): `./dev` prints its usage, setup says what it does,
+"""The first five minutes: `./dev` prints its usage, setup says what it does,
 and `gate demo` shows, in short lines, an agent's frozen write rejected and a human's
 accepted, the incident with the naive gate beside the bound one, the seed's decision table
 on the same receipts, and how to get `gate` on PATH."""

@@ -131,7 +131,7 @@ def _kept(lab: Lab, attempt: str, generation: str) -> None:
 
 
 def test_a_non_atomic_archive_push_that_git_half_applies_loses_nothing(tmp_path: Path) -> None:
-    """Issue 25, 1: the archive ref is locked (or a rival archiver moved it): git refuses the
+    """An archive update git did not apply: the archive ref is locked (or a rival archiver moved it): git refuses the
     archive update after the hook accepted the push, and applies the deletions. The gate judges
     every deletion against the archive the server already holds, so the push is refused, and the
     attempt's id and generation stay refused."""
@@ -213,7 +213,7 @@ def _rotate_attempt_key(lab: Lab) -> None:
 
 
 def test_archiving_goes_on_after_the_attempt_key_is_rotated(tmp_path: Path) -> None:
-    """Issue 25, 3: attempts closed, then their key revoked, as docs/ci.md says: the archive
+    """A revoked key: attempts closed, then their key revoked, as docs/ci.md says: the archive
     folds them (their records were verified when pushed). An attempt still open when the key was
     revoked gives no more reviews, but can be closed with the new key, and archived."""
     lab = Lab(tmp_path / "rotate", key_ids=("orch-1", "runner-1"))
@@ -231,7 +231,7 @@ def test_archiving_goes_on_after_the_attempt_key_is_rotated(tmp_path: Path) -> N
 
 
 def test_an_attempt_archiving_cannot_fold_is_reported_and_the_rest_goes_on(tmp_path: Path) -> None:
-    """Issue 25, 3 and 4: a receipt chain that history left malformed (a merge, here written into
+    """A malformed receipt chain: one that history left malformed (a merge, here written into
     the server's repository behind the gate's back, as before the gate checked every receipt
     commit) stops neither the batch nor the run: the attempt is skipped and named."""
     lab = Lab(tmp_path / "skip", key_ids=("orch-1", "runner-1"))

@@ -1,4 +1,4 @@
-"""What a bot reads from a rejection (issue 26 item 5), through real pushes: every gate-json line
+"""What a bot reads from a rejection, through real pushes: every gate-json line
 is complete on its own (code, exit class, hint, who must act, retry, the next command filled in),
 a configuration error tells the pusher it is not their fault and the admin what to run, and
 `gate explain CODE --json` says the same as the line."""

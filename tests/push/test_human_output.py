@@ -1,4 +1,4 @@
-"""Output people read (issue 32: `gate attempt show` printed epoch seconds, Python tuples and
+"""Output people read (the failure it guards against: `gate attempt show` printed epoch seconds, Python tuples and
 `None`; `gate review record --push` ended with git's raw push output and no line of its own). The
 state is shown in dates and words (values with --json); every trusted command that pushes ends
 with a summary line (accepted or refused, what and where); git's own output only with -v, while

@@ -488,7 +488,7 @@ def test_policy_check_cli(tmp_path: Path) -> None:
         assert where in out.stderr
 
 
-# --- patterns that match nothing (issue 26 item 1) -------------------------------------------
+# --- patterns that match nothing -------------------------------------------------------------
 
 def test_policy_check_and_doctor_warn_about_frozen_patterns_that_match_nothing(server: Server,
                                                                              tmp_path: Path) -> None:
@@ -524,7 +524,7 @@ def test_a_pattern_that_can_never_match_is_refused_at_install_and_changes_nothin
     assert refused(server.push("main"), "GATE-FROZEN-PATH")  # the installed policy still holds
 
 
-# --- the environment the hook runs in (issue 26 items 2, 3 and 10) ---------------------------
+# --- the environment the hook runs in --------------------------------------------------------
 
 def make_venv(where: Path, site: dict[str, str] | None = None) -> Path:
     """A venv whose python finds this checkout's push-gate and the test venv's packages (through a
@@ -714,7 +714,7 @@ def test_the_hook_runs_push_gates_own_packages_beside_another_server_package(tmp
     assert "warn other-dist 1.0 ships server in the hook's environment" in out.stdout
 
 
-# --- versions, upgrades, many repositories (issue 26 items 3 and 4) ---------------------------
+# --- versions, upgrades, many repositories ----------------------------------------------------
 
 def _as_older_version(bare: Path) -> None:
     """What an older push-gate's install left: its version in the marker, `-m server.prereceive`."""
@@ -798,7 +798,7 @@ def test_install_upgrade_and_doctor_over_every_repository_under_a_root(tmp_path:
     assert both.returncode == 1 and "not both" in both.stderr
 
 
-# --- operations: rotated logs, syslog (issue 26 item 8) -----------------------------------------
+# --- operations: rotated logs, syslog -----------------------------------------------------------
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="needs root to leave a file of another account")
 def test_doctor_does_not_fail_on_a_rotated_log_of_another_account(server: Server) -> None:

@@ -1,4 +1,4 @@
-"""Bounded pushes (issue 27): `[limits] max_ref_updates` and `max_new_commits`, each with its code.
+"""Bounded pushes: `[limits] max_ref_updates` and `max_new_commits`, each with its code.
 
 A real mirror import (ohmyzsh: 1 ref, 7,860 commits, 1,633 merges) passes the default limits
 whole; the same push under a lower commit limit is refused, `GATE-LIMIT-COMMITS`, and nothing

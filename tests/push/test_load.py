@@ -13,7 +13,7 @@ start-up deadline and reject - see docs/security.md).
 
 The ledger's lifecycle under load: six `gate ledger archive` runs at once over 24 closed
 attempts, while an attacker re-opens each attempt by its own id and generation the moment
-its ledger ref is gone (issue 25): nothing is lost, nothing re-opens, the archive stays one
+its ledger ref is gone: nothing is lost, nothing re-opens, the archive stays one
 line of commits that only add entries, and a further run changes nothing.
 """
 
@@ -255,7 +255,7 @@ def test_concurrent_pushes_through_git_daemon_long(tmp_path: Path) -> None:
     run_load(tmp_path, 4, in_flight=32)
 
 
-# --- the ledger's lifecycle under load: archivers racing, and the attack of issue 25, 1 ----------------
+# --- the ledger's lifecycle under load: archivers racing, and attempts re-opened by their own ids -----
 
 ARCHIVERS = 6  # concurrent `gate ledger archive` runs, each from its own clone, as scheduled jobs overlap
 ARCHIVE_ATTEMPTS = 24
@@ -297,7 +297,7 @@ def _closed_attempts(lab: Lab, n: int) -> dict[str, tuple[str, list[str]]]:
 
 
 def _reopen_commits(lab: Lab, made: dict[str, tuple[str, list[str]]]) -> dict[str, list[str]]:
-    """For each attempt, the refspecs that would open it again with its own id and generation (issue 25, 1)."""
+    """For each attempt, the refspecs that would open it again with its own id and generation."""
     repo = GitRepo.at(lab.work.path)
     out = {}
     for attempt, (generation, _) in made.items():

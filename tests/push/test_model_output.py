@@ -1,4 +1,4 @@
-"""The runner reads what it needs from a model's output (issue 26 item 7), through
+"""The runner reads what it needs from a model's output, through
 `gate review record`: verdict and reasons taken, other members ignored and named, one fenced
 JSON block read, anything else refused naming the file and why; a receipt made from a
 chatty answer is accepted by the server like any other."""

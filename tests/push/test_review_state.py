@@ -109,11 +109,11 @@ def test_a_push_file_for_review_push_must_exist(tmp_path: Path, lab: Lab) -> Non
 # --- a push git applies in part -----------------------------------------------------------------
 
 def test_a_review_ref_that_landed_without_its_receipt_never_takes_that_receipt_again(tmp_path: Path) -> None:
-    """Issue 25, 2: the receipt ref is locked (a stale .lock) and the push has no --atomic: the
-    hook accepts both refs, git lands the review ref only, and the receipt's use is recorded
-    nowhere. The review ref then stays where it is (GATE-REVIEW-UNRECORDED): deleting it and
-    pushing the same receipt again, the way to use it twice, is refused; closing and archiving
-    the attempt is the way out."""
+    """A receipt used twice through a ref update git did not apply: the receipt ref is locked (a
+    stale .lock) and the push has no --atomic: the hook accepts both refs, git lands the review ref
+    only, and the receipt's use is recorded nowhere. The review ref then stays where it is
+    (GATE-REVIEW-UNRECORDED): deleting it and pushing the same receipt again, the way to use it
+    twice, is refused; closing and archiving the attempt is the way out."""
     from support.lab import now
 
     from gatecore.trusted.ledgerarchive import archive_closed

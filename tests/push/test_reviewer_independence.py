@@ -1,4 +1,4 @@
-"""Reviewer independence through real pushes (issue 27 item 1): the orchestrator records who wrote
+"""Reviewer independence through real pushes: the orchestrator records who wrote
 the change when it opens the attempt, the gate refuses a review by the author's model or vendor.
 
 Every ledger record and review is written and pushed by the trusted side's own code (`Lab`), the

@@ -94,7 +94,7 @@ def test_review_push_of_a_receipt_file_that_is_not_a_regular_file_is_refused(lab
     assert not refused(out, "GATE-RECEIPT-MISSING")  # refused before any push
 
 
-# --- writes that stay where they are sent (issue 25, 7) --------------------------------------------
+# --- writes that stay where they are sent ----------------------------------------------------------
 
 def _symlinked_scoring_dir(tmp_path: Path, level: str) -> tuple[Path, Path]:
     """A workspace after bootstrap whose scoring path the agent replaced by a symlink out of it:
@@ -145,7 +145,7 @@ def test_every_out_flag_refuses_a_symlink_on_its_path(tmp_path: Path) -> None:
     assert list(outside.iterdir()) == []
 
 
-# --- retries (issue 25, 8) ---------------------------------------------------------------------------
+# --- retries ---------------------------------------------------------------------------------------
 
 def test_the_runners_commands_run_again_after_they_landed_change_nothing(lab: Lab, tmp_path: Path) -> None:
     """CI retries a step after a network error, whether or not its push landed."""
@@ -221,7 +221,7 @@ def test_a_retry_after_the_attempt_was_closed_names_it_closed(lab: Lab, tmp_path
     assert lab.snapshot() == before
 
 
-# --- what the commands say (issue 25, 9) ------------------------------------------------------------
+# --- what the commands say ------------------------------------------------------------------------
 
 def test_the_lifecycle_commands_name_what_is_wrong(lab: Lab, tmp_path: Path) -> None:
     archive = ["ledger", "archive", "--older-than", "0"]

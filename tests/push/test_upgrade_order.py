@@ -1,6 +1,6 @@
-"""docs/upgrading.md's order, servers before the trusted side, through real pushes (issue 32: an
-older server refused a newer trusted side's records as `GATE-LEDGER-RECORD ... is not a known
-member`, never saying that a newer gate wrote them). A record with a member this gate does not
+"""docs/upgrading.md's order, servers before the trusted side, through real pushes (the failure it
+guards against: an older server refused a newer trusted side's records as `GATE-LEDGER-RECORD ...
+is not a known member`, never saying that a newer gate wrote them). A record with a member this gate does not
 know, or a later record version, sealed by the orchestrator's real key and pushed by the runner,
 is refused with GATE-LEDGER-NEWER, whose reason and hint name the fix; the same trusted side
 without its new member is accepted."""

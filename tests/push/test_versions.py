@@ -1,6 +1,6 @@
-"""Two builds of different commits say different versions everywhere an admin looks (issue 32:
-every build said 0.1.0, so doctor called an older build's hook "this version" and upgrade said
-"from 0.1.0 to 0.1.0"): `gate --version`, the hook's first lines, the audit line, doctor, and
+"""Two builds of different commits say different versions everywhere an admin looks (the failure
+it guards against: every build said 0.1.0, so doctor called an older build's hook "this version"
+and upgrade said "from 0.1.0 to 0.1.0"): `gate --version`, the hook's first lines, the audit line, doctor, and
 upgrade's "from A to B". Each build is this project as a repository at one commit, its version
 written by the build's own step (`python hatch_build.py`); the older one installs the gate, a
 human pushes through its hook, and the newer one's doctor and upgrade take over."""

@@ -1,4 +1,4 @@
-"""The prose names what exists (issue 28 item 8): every backticked module, class, function and
+"""The prose names what exists: every backticked module, class, function and
 file name in the docs and in the package's docstrings resolves. Names of other libraries,
 placeholders (`GIT_DIR/gate/...`) and shell commands are not this project's and are left alone."""
 

@@ -1,5 +1,6 @@
-"""Who wrote an attempt's change, on record: the opened record's `author_model`, `author_vendor`
-and `initiator` (issue 27), read by `gatecore.records.schema` like every record member."""
+"""Who wrote an attempt's change, on record: the opened record's `author_model`, `author_vendor` and
+`initiator` (the evidence reviewer independence reads), read by `gatecore.records.schema` like every
+record member."""
 
 from __future__ import annotations
 

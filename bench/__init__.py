@@ -1,4 +1,4 @@
-"""The push-gate benchmark: the hook's cost side by side with native git (issue 6).
+"""The push-gate benchmark: the hook's cost side by side with native git.
 
 Run it with `./dev bench` or `python -m bench` (see bench/README.md).
 """

@@ -196,7 +196,7 @@ def _history(commits: int, files: int, seed: int) -> Callable[[_Stream], None]:
 
 
 def _wide_history(commits: int, root_files: int, seed: int) -> Callable[[_Stream], None]:
-    """The shape that costs a tree walk (issue 23; a big C project such as git's own): a root
+    """The shape that costs a tree walk (a big C project such as git's own): a root
     tree of `root_files` + 30 entries (files, and 30 directories three levels deep), and a
     merge every fourth commit, of a one-commit side branch forked 30 main-line commits back
     (so a merge differs from its second parent in everything the main line changed since the

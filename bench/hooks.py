@@ -35,7 +35,7 @@ POLICY = DEMO_POLICY + "\n[limits]\ndeadline_seconds = 120.0\n"
 #: The frozen paths of `POLICY` (the peer matches the same).
 FROZEN = ("ci/**", "gate.toml", ".pre-commit-config.yaml")
 
-#: Every commit read (issue 23's measurement): the pusher `agent-bench` is restricted, so every
+#: Every commit read (the tree search's measurement): the pusher `agent-bench` is restricted, so every
 #: pushed commit is checked, at paths no commit of the histories it is used with writes.
 READ_ALL_FROZEN = ("ci/**", "gate.toml", ".gate/**")
 READ_ALL_POLICY = f"""\
@@ -54,7 +54,7 @@ deadline_seconds = 120.0
 """.replace("'", '"')
 READ_ALL_PUSHER = "agent-bench"
 
-#: The policies people write (issue 37), each pushed by a human (`POLICY_PUSHER`), so that who is
+#: The policies people write, each pushed by a human (`POLICY_PUSHER`), so that who is
 #: restricted is decided by what each commit says: the README's minimal policy as it stands there
 #: (`@known-agents` emails, names and trailers; `@agent-config` paths, whose `**/AGENTS.md` patterns
 #: make every changed directory matter), everyone restricted by `authors = ["*"]` (every commit's
@@ -187,7 +187,7 @@ def _pathspec(pattern: str) -> str:
 
 
 def careful_peer(policy_text: str) -> str:
-    """The careful native peer of a policy (issue 37): the same identity question asked of git's
+    """The careful native peer of a policy: the same identity question asked of git's
     own reading of each commit, then the same frozen-path rule, every walk pruned by path in C.
 
     Per rule: `git log -i -E --author=RE` (the rule's emails inside `<...>`, its names before the

@@ -1,4 +1,4 @@
-"""The ledger at scale: servers with 50, 5,000 and 50,000 attempts on record (issue 12).
+"""The ledger at scale: servers with 50, 5,000 and 50,000 attempts on record.
 
 Each template is a small history plus N attempts accepted earlier, seeded straight into the
 server's objects and refs: every attempt a sealed `opened` record (orchestrator key) on

@@ -1,4 +1,4 @@
-"""The markdown table and the targets (issue 23, then the earlier ones kept), PASS/FAIL with the margin."""
+"""The markdown table and the targets (the current ones, then the earlier ones kept), PASS/FAIL with the margin."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from .scenarios import Case, _k
 IMPORT_REF = "python -I -c 'import pygit2'"
 GITHUB_DEADLINE_MS = 4000.0  # GitHub Enterprise's pre-receive limit (`PLATFORM_DEADLINES`)
 MEMORY_LIMIT_MIB = 100.0
-#: A push that moves 999 branches at once: the hook alone (issue 23 review: one git process per ref took 3 s)
+#: A push that moves 999 branches at once: the hook alone (one git process per ref took 3 s)
 MOVED_REFS_SECONDS = 1.0
 
 
@@ -73,7 +73,7 @@ def _cross(a: float | None, b: float | None) -> str:
 
 #: The hook's default deadline (`[limits] deadline_seconds` unset, `gatecore.configuration.policy`).
 DEADLINE_SECONDS = 30.0
-#: First pushes whose overhead is held to the peer's (issue 23): generated and real histories.
+#: First pushes whose overhead is held to the peer's: generated and real histories.
 FIRST_PUSHES = ("large", "wide", "real")
 
 
@@ -81,12 +81,12 @@ def _first_push(c: Case) -> bool:
     return c.scenario in ("large", "wide") or (c.scenario == "real" and c.note in ("first", "replayed"))
 
 
-#: Issue 37: a history over this many commits is held to 1.0x the careful peer's overhead, others to 1.5x.
+#: A history over this many commits is held to 1.0x the careful peer's overhead, others to 1.5x.
 BIG_HISTORY = 50_000
 
 
 def policy_targets(cases: list[Case]) -> list[Target]:
-    """Issue 37's: the policies people write against their careful native peers, the small push
+    """The policies people write against their careful native peers, the small push
     against the native peer, a commit through pre-commit against pre-commit with one trivial hook."""
     out: list[Target] = []
 
@@ -126,7 +126,7 @@ def policy_targets(cases: list[Case]) -> list[Target]:
 
 
 def targets(cases: list[Case], ref: dict[str, float]) -> list[Target]:
-    """Issue 37's targets, then issue 23's and the earlier issues' (kept so that nothing slips back)."""
+    """The policies' targets, then the first pushes', refs' and the earlier ones (kept so that nothing slips back)."""
     out: list[Target] = policy_targets(cases)
     by: dict[str, list[Case]] = {}
     for c in cases:
@@ -194,7 +194,7 @@ def _short(c: Case) -> str:
 
 
 def _earlier(by: dict[str, list[Case]]) -> list[Target]:
-    """Issue 16's targets that issue 23 does not restate."""
+    """The earlier targets the later ones do not restate: many refs, moved refs, reftable, the review push, the ledger."""
     out: list[Target] = []
 
     def clean(c: Case, ok: bool | None) -> bool | None:

@@ -723,7 +723,7 @@ class Bench:
         return cases
 
     def precommit_commits(self, env: dict[str, str]) -> list[Case]:
-        """A commit through the real pre-commit framework (issue 37): `git commit` of a small staged
+        """A commit through the real pre-commit framework: `git commit` of a small staged
         change, as an agent, in a clone whose `.pre-commit-config.yaml` runs the gate's commit hooks
         (`gate-frozen-files`, `gate-frozen-files-msg`, from this project as a hook repository, the
         environment pre-commit builds for it), against the same commit in a clone whose pre-commit

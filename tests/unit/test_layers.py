@@ -167,7 +167,8 @@ def test_the_cycle_check_would_catch_the_cycle_it_was_written_for() -> None:
 
 def test_every_gatecore_package_and_module_has_a_floor() -> None:
     """A new package or top-level module of gatecore/ is placed in `FLOORS` (and in the docs) before it is used."""
-    top = {p.stem for p in (ROOT / "gatecore").glob("*.py")} | {p.parent.name for p in (ROOT / "gatecore").glob("*/__init__.py")}
+    top = ({p.stem for p in (ROOT / "gatecore").glob("*.py")}
+           | {p.parent.name for p in (ROOT / "gatecore").glob("*/__init__.py")})
     placed = {name for floor in FLOORS for name in floor}
     assert top - {"__init__"} <= placed, sorted(top - placed - {"__init__"})
     assert placed - {"gatecore", "_build"} <= top, sorted(placed - top)
@@ -203,7 +204,8 @@ def test_the_command_line_is_the_outer_layer_and_imports_the_server() -> None:
 
 def test_the_hooks_start_up_import_set_excludes_pydantic_and_typer() -> None:
     """What the pre-receive hook loads for a push that touches no reserved ref."""
-    loaded = _imported("server.prereceive, gatecore.adapters.gitstream, gatecore.checks.pushcheck, gatecore.git.objects")
+    loaded = _imported("server.prereceive, gatecore.adapters.gitstream, gatecore.checks.pushcheck, "
+                       "gatecore.git.objects")
     assert "pydantic" not in loaded and "typer" not in loaded and "pygit2" not in loaded
     assert "pydantic" not in _imported("hooks.frozen_commit, hooks.frozen_push")
 
@@ -211,8 +213,10 @@ def test_the_hooks_start_up_import_set_excludes_pydantic_and_typer() -> None:
 def test_a_review_push_reads_model_ids_without_pydantic_or_the_tables_parsers() -> None:
     """Reviewer independence reads model ids by the table the validated policy carries: the modules
     a review push loads for it parse no table and load no pydantic (nor tomllib)."""
-    loaded = _imported("gatecore.reserved.reviewrefs, gatecore.checks.independence, gatecore.configuration.modelnames, gatecore.configuration.vendors")
-    assert not loaded & {"pydantic", "tomllib", "gatecore.configuration.configschema", "gatecore.configuration.catalogue"}, loaded
+    loaded = _imported("gatecore.reserved.reviewrefs, gatecore.checks.independence, gatecore.configuration.modelnames, "
+                       "gatecore.configuration.vendors")
+    assert not loaded & {"pydantic", "tomllib", "gatecore.configuration.configschema",
+                         "gatecore.configuration.catalogue"}, loaded
 
 
 def test_a_whole_hook_run_reads_through_git_without_pygit2_or_pydantic(tmp_path: Path) -> None:
@@ -236,8 +240,9 @@ def test_a_whole_hook_run_reads_through_git_without_pygit2_or_pydantic(tmp_path:
     assert rc == "1" and "GATE-FROZEN-PATH" in out.stderr, out.stdout[-500:] + out.stderr[-2000:]
     assert not set(modules.split()) & {"pygit2", "pydantic", "typer"}
     # nor the shipped tables' parsers (their bytes are hashed only), nor what parsing them needs
-    assert not set(modules.split()) & {"gatecore.configuration.catalogue", "gatecore.configuration.vendors", "gatecore.configuration.modelnames",
-                                       "gatecore.configuration.configschema", "tomllib", "datetime", "shutil"}
+    assert not set(modules.split()) & {"gatecore.configuration.catalogue", "gatecore.configuration.vendors",
+                                       "gatecore.configuration.modelnames", "gatecore.configuration.configschema",
+                                       "tomllib", "datetime", "shutil"}
     # nor what starts the second process of a big push's tree search
     assert not set(modules.split()) & {"gatecore.adapters.treescan", "server.launch"}
 

@@ -15,7 +15,7 @@ from support.cli import cli
 from support.gitutil import gate
 from support.lab import RUNNER, Lab
 
-from gatecore import archive
+from gatecore.records import archive
 
 
 def test_attempt_show_in_dates_and_words(lab: Lab) -> None:

@@ -16,7 +16,10 @@
 Everything the checks share - the objects, the server's refs, the policy, the keyring, the
 clock - comes in one `ReservedContext` (`context.py`), built by the pre-receive hook
 (`server/prereceive.py`) and by the client's receipt hook (`hooks/receipt_push.py`), or by a
-test from plain values. Pure: nothing here reads the machine.
+test from plain values. Pure: nothing here reads the machine. It may import `gatecore`'s shared
+modules, the engine's packages below it (`git`, `signing`, `configuration`, `records`, `checks`)
+and itself. Each check is named for the refs it judges (`ledgerrefs.py`: the ledger's refs); the
+records those refs carry are read by `gatecore.records`.
 """
 
 from __future__ import annotations

@@ -42,7 +42,8 @@ from gatecore.git.objects import Objects
 from gatecore.git.refs import ATTEMPTS_PREFIX, RECEIPTS_PREFIX, REVIEW_PREFIX, generation_ref
 from gatecore.records import ledger
 from gatecore.signing import envelope
-from gatecore.trusted import attempts, runner
+from gatecore.trusted import attempts
+from gatecore.trusted.runner import record_review
 
 #: A generous deadline: this test is about decisions under contention, not about the
 #: 4-second default (see docs/security.md for what contention does to that).
@@ -111,7 +112,7 @@ def plan(lab: Lab, scale: int) -> list[Push]:
     for i, attempt in enumerate(fresh):
         head = lab.change(f"load-review-{attempt}")
         path = lab.receipts / f"load-{attempt}.json"
-        runner.record_review(w.path, attempt, lab.base, head, VERDICT, lab.keys["runner-1"], path, None, None, 3600,
+        record_review(w.path, attempt, lab.base, head, VERDICT, lab.keys["runner-1"], path, None, None, 3600,
                              now())
         commit = lab.receipt_commit(attempt, path.read_bytes())
         pushes.append(Push(f"review-{i}", "runner", [f"{head}:{REVIEW_PREFIX}{attempt}",
@@ -278,7 +279,7 @@ def _closed_attempts(lab: Lab, n: int) -> dict[str, tuple[str, list[str]]]:
                 continue
             head = lab.change(f"arch-load-{round_}-{attempt}", start=heads.get(attempt))
             path = lab.receipts / f"arch-load-{round_}-{attempt}.json"
-            runner.record_review(lab.work.path, attempt, lab.base, head, VERDICT, lab.keys["runner-1"], path, None,
+            record_review(lab.work.path, attempt, lab.base, head, VERDICT, lab.keys["runner-1"], path, None,
                                  heads.get(attempt), 3600, now())
             data = path.read_bytes()
             commit = lab.receipt_commit(attempt, data)

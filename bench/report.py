@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .scenarios import Case, _k
+from .scenarios import Case, Timing, _k
 
 IMPORT_REF = "python -I -c 'import pygit2'"
 GITHUB_DEADLINE_MS = 4000.0  # GitHub Enterprise's pre-receive limit (`PLATFORM_DEADLINES`)
@@ -52,8 +52,12 @@ def _alone(c: Case, v: str) -> float | None:
 
 
 def _measured(a: float | None, b: float | None, cross: str = "") -> str:
+    """'a ms / b ms = r' and the cross-checks; with no ratio (a peer's overhead not above zero: the
+    no-hook push varied more than the peer costs), the figures and the cross-checks still."""
     r = _ratio(a, b)
-    return "-" if r is None else f"{_ms(a)} ms / {_ms(b)} ms = {r:.2f}x{cross}"
+    if r is None:
+        return "-" if a is None or b is None else f"{_ms(a)} ms and {_ms(b)} ms: no ratio{cross}"
+    return f"{_ms(a)} ms / {_ms(b)} ms = {r:.2f}x{cross}"
 
 
 def _cpu_of(c: Case, v: str) -> float | None:
@@ -294,6 +298,22 @@ def results(cases: list[Case], ref: dict[str, float], runs: int, quick: bool, pr
         "targets": [{"name": t.name, "measured": t.measured, "limit": t.limit, "ok": t.ok, "detail": t.detail}
                     for t in targets(cases, ref)],
     }
+
+
+def cases_from(results: dict[str, Any]) -> list[Case]:
+    """A run's cases again from its figures (latest.json): each variant's medians as its one run,
+    its overhead as its one paired difference, so that `targets` judges them as the run did."""
+    def s(x: float | None) -> list[float]:
+        return [] if x is None else [x / 1000]
+
+    out = []
+    for c in results["cases"]:
+        variants = {v: Timing(times=s(t["push_ms"]), alone=s(t["alone_ms"]), cpu=s(t["cpu_ms"]),
+                              peak_mib=t["peak_mib"], errors=list(t["errors"])) for v, t in c["variants"].items()}
+        paired = {v: s(t["overhead_ms"]) for v, t in c["variants"].items() if t["overhead_ms"] is not None}
+        out.append(Case(c["scenario"], c["label"], variants, note=c["note"], skipped=c["skipped"], size=c["size"],
+                        paired=paired, short=c["short"]))
+    return out
 
 
 def render(cases: list[Case], ref: dict[str, float], runs: int, quick: bool, project_rev: str) -> str:

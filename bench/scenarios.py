@@ -755,7 +755,7 @@ class Bench:
                                       capture_output=True, check=False)
                 if proc.returncode != 0:
                     return [Case("client", "client: commits through pre-commit", {},
-                                 skipped=f"pre-commit {args[0]}: " + proc.stderr.decode(errors="replace")[-300:])]
+                                 skipped=f"pre-commit {args[0]}: " + (proc.stdout + proc.stderr).decode(errors="replace")[-300:])]
             paths = sorted(self.git.out("ls-files", "src", cwd=repo).splitlines())[:s.small_files]
             for i, rel in enumerate(paths):
                 (repo / rel).write_text(f"changed by the agent {i}\n")
@@ -912,7 +912,8 @@ def _gate_elapsed(git_dir: Path) -> float | None:
 
 
 #: What pre-commit needs of this project to build the hooks' environment (tests/support/snapshot.py).
-SNAPSHOT = ("gatecore", "server", "hooks", "pyproject.toml", "README.md", "LICENSE", ".pre-commit-hooks.yaml")
+SNAPSHOT = ("gatecore", "server", "hooks", "pyproject.toml", "README.md", "LICENSE", ".pre-commit-hooks.yaml",
+            "hatch_build.py", "VERSION")  # the build's version hook and the release it reads
 
 
 def _project_snapshot(git: Git, dest: Path) -> str:
@@ -924,7 +925,7 @@ def _project_snapshot(git: Git, dest: Path) -> str:
     for name in SNAPSHOT:
         src = root / name
         if src.is_dir():
-            shutil.copytree(src, dest / name, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+            shutil.copytree(src, dest / name, ignore=shutil.ignore_patterns("__pycache__", "*.pyc", "_build.py"))
         else:
             shutil.copy2(src, dest / name)
     fixed = {"GIT_AUTHOR_DATE": "2026-01-01T00:00:00Z", "GIT_COMMITTER_DATE": "2026-01-01T00:00:00Z"}

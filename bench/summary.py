@@ -1,4 +1,5 @@
-"""The short table of a run's targets (what the README shows): `python -m bench.summary [RESULTS.json]`.
+"""The short table of a run's targets (what the README shows): `python -m bench.summary [RESULTS.json]`
+(`--judge-again`: the targets judged again from the run's figures by the current bench/report.py).
 
 One row per target: the target, the measured ratio (with the hook-alone and CPU ratios where
 the run has them), the limit, and whether it is met. The full table stays in the run's
@@ -18,14 +19,20 @@ HERE = Path(__file__).resolve().parent
 
 
 def _short(measured: str) -> str:
-    """'a ms / b ms = 1.04x (hook run alone: ... = 0.91x) (CPU: ... = 0.85x)' -> '1.04x (alone 0.91x, CPU 0.85x)'."""
-    ratios = re.findall(r"= ([0-9.]+x)", measured)
-    if not ratios:
+    """'a ms / b ms = 1.04x (hook run alone: ... = 0.91x) (CPU: ... = 0.85x)' -> '1.04x (alone 0.91x, CPU 0.85x)'.
+
+    The cross-checks are named by their labels (the small push and the pre-commit commit give a
+    CPU ratio and no hook-alone one); a push overhead with no ratio (the peer's overhead not above
+    zero) shows as '-' before them."""
+    head = re.match(r"[0-9.]+ ms / [0-9.]+ ms = ([0-9.]+x)", measured)
+    extra = [f"{label} {r}" for key, label in (("hook run alone", "alone"), ("CPU", "CPU"))
+             for r in re.findall(rf"\({key}: [^)]*= ([0-9.]+x)\)", measured)]
+    if head is None and not extra:
         return measured
-    extra = [f"{label} {r}" for label, r in zip(("alone", "CPU"), ratios[1:], strict=False)]
-    head = ratios[0] + (f" ({', '.join(extra)})" if extra else "")
+    first = head.group(1) if head else "-"
+    text = first + (f" ({', '.join(extra)})" if extra else "")
     m = re.match(r"([0-9.]+ ms / [0-9.]+ ms)", measured)
-    return f"{head}: {m.group(1)}" if m else head
+    return f"{text}: {m.group(1)}" if m else text
 
 
 def table(results: dict[str, Any]) -> str:
@@ -40,8 +47,17 @@ def table(results: dict[str, Any]) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
+    again = "--judge-again" in args  # the targets judged again from the run's figures, by today's report
+    args = [a for a in args if a != "--judge-again"]
     src = Path(args[0]) if args else HERE / "results" / "latest.json"
-    print(table(json.loads(src.read_text())))
+    results = json.loads(src.read_text())
+    if again:
+        from .report import cases_from, targets
+
+        ref = {k: v / 1000 for k, v in results["reference_ms"].items() if v is not None}
+        results["targets"] = [{"name": t.name, "measured": t.measured, "limit": t.limit, "ok": t.ok,
+                               "detail": t.detail} for t in targets(cases_from(results), ref)]
+    print(table(results))
     return 0
 
 

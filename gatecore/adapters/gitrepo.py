@@ -35,14 +35,10 @@ _PLAIN_NAME = frozenset(range(0x20, 0x7F)) - {ord('"'), ord("\\")}
 
 class GitRepo(GitStream):
     """A repository opened by path, read and written through git. Not thread-safe; one per
-    command; its git processes end with `close()` (or when it is collected)."""
+    command; its git processes end with `close()` (or when it is collected, as a GitStream's)."""
 
     def __init__(self, git_dir: str, object_format: str, workdir: str | None) -> None:
         super().__init__(git_dir, workdir=workdir, object_format=object_format)
-
-    def __del__(self) -> None:
-        if hasattr(self, "_scanner"):  # (not when opening failed half-way)
-            self.close()
 
     # --- opening -------------------------------------------------------------
     @classmethod

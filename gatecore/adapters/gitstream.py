@@ -179,7 +179,7 @@ class _CatFile:
 
 class GitStream:
     """The `GitReader` of a running hook (or of any repository, by its git dir). Not
-    thread-safe; one per process; `close()` ends the git processes it started."""
+    thread-safe; one per process; `close()` (or its collection) ends the git processes it started."""
 
     def __init__(self, git_dir: str, quarantine: str | None = None, workdir: str | None = None,
                  object_format: str | None = None) -> None:
@@ -213,6 +213,11 @@ class GitStream:
             else:
                 self._check = current
         return current
+
+    def __del__(self) -> None:
+        # One nobody closed (a library caller, the test tiers) ends its processes when collected.
+        if hasattr(self, "_batch"):  # (not when opening failed half-way)
+            self.close()
 
     def close(self) -> None:
         for p in (self._batch, self._check):

@@ -367,3 +367,18 @@ def test_the_symbolic_ref_questions_of_a_push_are_one_batch_in_every_backend(rep
     ran = [line.split("built-in: git ", 1)[1].split(" ")[0] for line in trace.read_text().splitlines()
            if "built-in: git " in line]
     assert sorted(ran) == ["cat-file", "for-each-ref", "symbolic-ref"], ran
+
+
+def test_a_collected_repository_ends_its_git_processes(repo: WorkRepo) -> None:
+    """A GitRepo (a GitStream) nobody closed ends its `cat-file` processes when it is collected: a long-lived
+    process opening many (the test tiers, a library caller) held thousands of them before."""
+    import gc
+
+    opened = GitRepo.at(repo.path)
+    head = git(repo.path, "rev-parse", "HEAD").stdout.strip()
+    assert opened.header(head)[0] == "commit" and list(opened.read_many([head]))
+    procs = [p.proc for p in (opened._batch, opened._check) if p is not None]
+    assert len(procs) == 2 and all(p.poll() is None for p in procs)
+    del opened
+    gc.collect()
+    assert all(p.poll() is not None for p in procs), [p.pid for p in procs]

@@ -108,6 +108,24 @@ FLOOR = f"""#!/bin/sh
 {_READ_NEWS}exec git rev-list $news --not --all >/dev/null
 """
 
+
+def _frozen_filter(test: str) -> str:
+    """The awk both peers pipe `git log --raw` into: each changed path, lower-cased and with
+    git's look-alike endings folded as the gate folds them, held to `test`; exit 1 on a hit."""
+    return f"""awk '
+/^peer-error/ {{ print; bad = 1; next }}
+/^commit / {{ c = $2; next }}
+/^:/ {{
+  p = tolower(substr($0, index($0, "\\t") + 1))
+  gsub(/[ .]+\\//, "/", p); sub(/[ .]+$/, "", p)
+  if ({test}) {{
+    print "peer: frozen path " p " written by " c; bad = 1
+  }}
+}}
+END {{ exit bad }}'
+"""
+
+
 def peer(frozen: tuple[str, ...] = FROZEN) -> str:
     """The peer hook for frozen paths like `ci/**` and `gate.toml` (a directory or a file, no
     other wildcards): `:(icase)` pathspecs prune, awk matches exactly."""
@@ -126,18 +144,7 @@ for f in $filters; do
   git -c core.quotePath=false log --no-renames --full-history -c --raw --format='commit %H' "$@" \\
       $news --not --all -- {specs} ||
     echo "peer-error: git log exited $?"
-done | awk '
-/^peer-error/ {{ print; bad = 1; next }}
-/^commit / {{ c = $2; next }}
-/^:/ {{
-  p = tolower(substr($0, index($0, "\\t") + 1))
-  gsub(/[ .]+\\//, "/", p); sub(/[ .]+$/, "", p)
-  if ({test}) {{
-    print "peer: frozen path " p " written by " c; bad = 1
-  }}
-}}
-END {{ exit bad }}'
-"""
+done | {_frozen_filter(test)}"""
 
 
 def _awk(name: str) -> str:
@@ -232,18 +239,7 @@ def careful_peer(policy_text: str) -> str:
     return f"""#!/bin/sh
 # bench careful peer: the policy's identity question and frozen-path rule in native git (bench/hooks.py)
 {_READ_NEWS}{{
-{body}}} | awk '
-/^peer-error/ {{ print; bad = 1; next }}
-/^commit / {{ c = $2; next }}
-/^:/ {{
-  p = tolower(substr($0, index($0, "\\t") + 1))
-  gsub(/[ .]+\\//, "/", p); sub(/[ .]+$/, "", p)
-  if ({test}) {{
-    print "peer: frozen path " p " written by " c; bad = 1
-  }}
-}}
-END {{ exit bad }}'
-"""
+{body}}} | {_frozen_filter(test)}"""
 
 
 def native_digest(base: str) -> str:

@@ -21,17 +21,16 @@ and read every author and committer as git shows them, or refuse the commit
 
 from __future__ import annotations
 
-import codecs
 import hashlib
 import os
 import random
 import re
-import shutil
 import subprocess
 import zlib
 from pathlib import Path
 
 import pytest
+from support.encodings import iconv_and_python
 
 from gatecore.adapters.gitstream import GitStream
 from gatecore.errors import GateError
@@ -69,21 +68,7 @@ _UTF7 = [b"+AEM-", b"+ADw-", b"+AD4-", b"+ADo-", b"+AAo-", b"+-", b"+", b"+AE", 
 _TEXT = ["日本", "한국어", "中文", "é", "ш", "ü", "…", "¥", "\\", "~"]
 
 
-def _both_know() -> dict[str, str]:
-    """Every encoding glibc's iconv and Python both know: iconv's name -> Python's codec."""
-    if shutil.which("iconv") is None:
-        return {}
-    listing = subprocess.run(["iconv", "-l"], capture_output=True, text=True, check=True).stdout
-    out: dict[str, str] = {}
-    for name in (n.strip().rstrip("/") for n in listing.replace(",", "\n").split("\n")):
-        try:
-            out[name] = codecs.lookup(name).name
-        except (LookupError, ValueError):
-            continue
-    return out
-
-
-BOTH = _both_know()
+BOTH = iconv_and_python()
 
 
 def _encoded(rng: random.Random, codec: str | None) -> bytes:

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
+from support.encodings import iconv_and_python
 
 from gatecore.configuration.policy import IdentityGlob
 from gatecore.git import trailers
@@ -258,23 +259,6 @@ def test_random_raw_messages_lose_no_trailer_git_shows(readings: Readings, piece
         assert line in ours, (message, line, ours)
 
 
-def _iconv_and_python_encodings() -> dict[str, str]:
-    """Every encoding both iconv and Python know: Python's codec name -> the iconv name."""
-    import codecs
-    import shutil
-
-    if shutil.which("iconv") is None:
-        return {}
-    listing = subprocess.run(["iconv", "-l"], capture_output=True, text=True, check=True).stdout
-    out: dict[str, str] = {}
-    for name in (n.strip().rstrip("/") for n in listing.replace(",", "\n").split("\n")):
-        try:
-            out.setdefault(codecs.lookup(name).name, name)
-        except (LookupError, ValueError):
-            continue
-    return out
-
-
 _SAMPLES = ("é", "Ж", "日本", "한국", "中文", "α", "ש", "ก", "ñ", "ž")
 
 
@@ -287,7 +271,7 @@ def test_every_encoding_python_and_iconv_know_is_read_as_git_log_reads_it(readin
     tests/unit/test_message_encodings.py draws hostile messages in these encodings."""
     from gatecore.errors import GateError
 
-    encodings = _iconv_and_python_encodings()
+    encodings = {codec: name for name, codec in reversed(iconv_and_python().items())}
     assert len(encodings) > 50 or not encodings
     made: dict[str, tuple[str, bytes]] = {}
     for codec, iconv_name in encodings.items():

@@ -1,4 +1,8 @@
-"""A bare repository with the gate installed, and a work repository that pushes to it."""
+"""A bare repository with the gate installed, and a work repository that pushes to it.
+
+The installation runs `gate server install` in this process (`support.cli`: the command line's own
+code, without an interpreter start per server); the tests of the installed entry point run it as a
+process (`support.gitutil.gate`)."""
 
 from __future__ import annotations
 
@@ -7,7 +11,8 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from .gitutil import HUMAN, WorkRepo, gate, git
+from .cli import cli
+from .gitutil import HUMAN, WorkRepo, git
 
 POLICY = """\
 mode = "enforce"
@@ -45,7 +50,7 @@ class Server:
         if keyring is not None:
             (root / "keyring.toml").write_text(keyring)
             args += ["--keyring", str(root / "keyring.toml")]
-        out = gate(*args)
+        out = cli(*args)
         assert out.returncode == 0, out.stdout + out.stderr
         self.gate_dir = self.bare / "gate"
         self.work = WorkRepo(root / "work", object_format)
@@ -87,7 +92,7 @@ class Server:
         return wait_for_landed(self.gate_dir / "audit.log", count)
 
     def install(self, *args: str) -> None:
-        out = gate("server", "install", str(self.bare), *args)
+        out = cli("server", "install", str(self.bare), *args)
         assert out.returncode == 0, out.stdout + out.stderr
 
 

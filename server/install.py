@@ -193,6 +193,17 @@ def git_dir_of(path: Path) -> Path:
     return Path(out.stdout.decode("utf-8", "surrogateescape").strip()).resolve()
 
 
+def _installed_at(path: Path) -> tuple[Path, Path, installation.Installation | None]:
+    """The repository at `path` as the installer may change it (owned by the running account), its
+    gate directory, and the installation recorded there (None: none yet)."""
+    problem = owner_problem(path)
+    if problem is not None:
+        raise GateError("GATE-CONFIG-INSTALL", problem)
+    git_dir = git_dir_of(path)
+    gate_dir = git_dir / GATE_DIR_NAME
+    return git_dir, gate_dir, installation.read(gate_dir) if (gate_dir / installation.CONFIG_FILE).exists() else None
+
+
 #: What `--fsck` sets: git itself refuses malformed objects, and bad modes, in every pushed tree
 #: (the gate reads only the trees of restricted commits); zero-padded modes of old histories pass.
 #: `--fsck`: git itself refuses what `git fsck` flags, but bad modes are errors and what old public
@@ -270,12 +281,7 @@ def install(git_dir: Path, policy: Path | None = None, keyring: Path | None = No
 def plan_install(git_dir: Path, request: InstallRequest) -> InstallPlan:
     """Check everything and write nothing: every file validated, every option resolved against
     what is installed, the hook's place found. Raises GateError for the first problem."""
-    problem = owner_problem(git_dir)
-    if problem is not None:
-        raise GateError("GATE-CONFIG-INSTALL", problem)
-    git_dir = git_dir_of(git_dir)
-    gate_dir = git_dir / GATE_DIR_NAME
-    previous = installation.read(gate_dir) if (gate_dir / installation.CONFIG_FILE).exists() else None
+    git_dir, gate_dir, previous = _installed_at(git_dir)
     platform = detect_platform(git_dir) if request.platform == "auto" else request.platform
     if platform not in PLATFORMS:
         raise GateError("GATE-CONFIG-INSTALL", f"unknown platform {platform!r}")
@@ -723,12 +729,7 @@ def chained_origin(chained: Path) -> Path:
 
 
 def uninstall(git_dir: Path) -> list[str]:
-    problem = owner_problem(git_dir)
-    if problem is not None:
-        raise GateError("GATE-CONFIG-INSTALL", problem)
-    git_dir = git_dir_of(git_dir)
-    gate_dir = git_dir / GATE_DIR_NAME
-    inst = installation.read(gate_dir) if (gate_dir / installation.CONFIG_FILE).exists() else None
+    git_dir, gate_dir, inst = _installed_at(git_dir)
     done = []
     for where in [layout(git_dir, p) for p in ("git", "gitlab", "gitea")] + [layout(git_dir, "git", None, "system")]:
         for hook in (where.hook, where.landed):

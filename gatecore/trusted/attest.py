@@ -147,13 +147,16 @@ class _Reader:
         return (self.ref is None or self.ref.matches(ref)) and (self.since is None or when is None
                                                                  or when >= self.since)
 
+    def _refs_under(self, prefix: str) -> list[tuple[str, str]]:
+        """(the name after `prefix`, the object it points at) for each ref under `prefix`, by name."""
+        tips = self.repo.ref_targets(lambda name: name.startswith(prefix.encode()))
+        return [(name.decode("utf-8", "surrogateescape")[len(prefix):], tip) for name, tip in sorted(tips.items())]
+
     # --- review refs ------------------------------------------------------------------------
     def reviews(self) -> tuple[list[Accepted], list[Refusal]]:
         accepted: list[Accepted] = []
         refused: list[Refusal] = []
-        tips = self.repo.ref_targets(lambda name: name.startswith(RECEIPTS_PREFIX.encode()))
-        for name, tip in sorted(tips.items()):
-            attempt = name.decode("utf-8", "surrogateescape")[len(RECEIPTS_PREFIX):]
+        for attempt, tip in self._refs_under(RECEIPTS_PREFIX):
             if not ids.is_attempt_id(attempt):
                 refused.append(Refusal(f"receipt ref {attempt!r}", (Failure("GATE-REF-NAME", "ref", "not "
                                                                            "refs/gate/receipts/<attempt-id>"),)))
@@ -273,9 +276,7 @@ class _Reader:
     def approvals(self) -> tuple[list[Accepted], list[Refusal]]:
         accepted: list[Accepted] = []
         refused: list[Refusal] = []
-        uses = self.repo.ref_targets(lambda name: name.startswith(USES_PREFIX.encode()))
-        for name, record in sorted(uses.items()):
-            aid = name.decode("utf-8", "surrogateescape")[len(USES_PREFIX):]
+        for aid, record in self._refs_under(USES_PREFIX):
             try:
                 result = self._approval(aid, record)
             except GateError as exc:

@@ -34,8 +34,10 @@ judges the tip): such a receipt is exported only if it passes every check above.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import ParamSpec
 
 from .. import __version__, ids
 from ..adapters.gitrepo import GitRepo
@@ -66,6 +68,7 @@ from ..signing import envelope
 from ..signing.allowedsigners import AllowedSigners
 from ..signing.keys import Keyring, SigningKey
 
+_P = ParamSpec("_P")
 CONFIG_CODE = "GATE-ATTEST-CONFIG"  # what verifies is missing: the whole export stops, nothing is written
 
 
@@ -136,6 +139,17 @@ def _keyid(data: bytes) -> str:
     return envelope.parse(data).keyid
 
 
+def _or_failure(kind: str, judge: Callable[_P, Accepted | list[Failure]], *args: _P.args,
+                **kwargs: _P.kwargs) -> Accepted | list[Failure]:
+    """`judge(...)`, a refusal it raises being this item's failure; a configuration error stops the export."""
+    try:
+        return judge(*args, **kwargs)
+    except GateError as exc:
+        if exc.code == CONFIG_CODE:
+            raise
+        return [Failure(exc.code, kind, exc.detail)]
+
+
 class _Reader:
     def __init__(self, repo: GitRepo, objects: Objects, sources: Sources, now: int, ref: RefGlob | None,
                  since: int | None) -> None:
@@ -184,13 +198,8 @@ class _Reader:
         for n, (commit, opened) in enumerate(chain):
             peeked = opened.receipt  # not yet verified: for its time and what it names
             if peeked is None or self._wanted(REVIEW_PREFIX + attempt, peeked.issued_at):
-                try:
-                    result = self._receipt(attempt, commit, opened, entries, previous, used,
-                                           last=n == len(chain) - 1)
-                except GateError as exc:
-                    if exc.code == CONFIG_CODE:
-                        raise
-                    result = [Failure(exc.code, "receipt", exc.detail)]
+                result = _or_failure("receipt", self._receipt, attempt, commit, opened, entries, previous, used,
+                                     last=n == len(chain) - 1)
                 if isinstance(result, Accepted):
                     accepted.append(result)
                 else:
@@ -277,12 +286,7 @@ class _Reader:
         accepted: list[Accepted] = []
         refused: list[Refusal] = []
         for aid, record in self._refs_under(USES_PREFIX):
-            try:
-                result = self._approval(aid, record)
-            except GateError as exc:
-                if exc.code == CONFIG_CODE:
-                    raise
-                result = [Failure(exc.code, "approval", exc.detail)]
+            result = _or_failure("approval", self._approval, aid, record)
             if isinstance(result, Accepted):
                 accepted.append(result)
             elif result:

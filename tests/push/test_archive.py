@@ -21,7 +21,8 @@ from pathlib import Path
 import pytest
 from support.cases import archive as cases
 from support.cases.archive import refs_of, reviewed_and_closed
-from support.gitutil import gate, git
+from support.cli import cli
+from support.gitutil import git
 from support.lab import RUNNER, Lab, now
 from support.verdicts import refused
 
@@ -241,7 +242,7 @@ def test_an_attempt_archiving_cannot_fold_is_reported_and_the_rest_goes_on(tmp_p
     assert tip is not None
     merge = git(lab.server.bare, "commit-tree", f"{tip}^{{tree}}", "-p", tip, "-p", lab.base, "-m", "merge").stdout
     git(lab.server.bare, "update-ref", RECEIPTS_PREFIX + bad, merge.strip())
-    out = gate("ledger", "archive", "--repo", str(lab.work.path), "--remote", lab.remote(), "--older-than", "0",
+    out = cli("ledger", "archive", "--repo", str(lab.work.path), "--remote", lab.remote(), "--older-than", "0",
                "--batch", "2", env=RUNNER)
     assert out.returncode == 1 and f"skipped {bad}: GATE-REVIEW-RECEIPT-REF" in out.stderr, out.stdout + out.stderr
     assert "archived 3 attempt(s)" in out.stdout
@@ -270,19 +271,19 @@ def test_the_archive_only_grows(alab: Lab) -> None:
 def test_the_cli_archives_by_age(tmp_path: Path) -> None:
     lab = Lab(tmp_path / "cli", key_ids=("orch-1", "runner-1"))
     attempt, _head, _receipt = reviewed_and_closed(lab)
-    out = gate("ledger", "archive", "--repo", str(lab.work.path), "--remote", lab.remote(), "--older-than", "30d",
+    out = cli("ledger", "archive", "--repo", str(lab.work.path), "--remote", lab.remote(), "--older-than", "30d",
                env=RUNNER)
     assert out.returncode == 0 and "0 attempt" in out.stdout, out.stdout + out.stderr
     assert lab.ledger_tip(attempt) is not None
-    out = gate("ledger", "archive", "--repo", str(lab.work.path), "--remote", lab.remote(), "--older-than", "0",
+    out = cli("ledger", "archive", "--repo", str(lab.work.path), "--remote", lab.remote(), "--older-than", "0",
                "--dry-run", env=RUNNER)
     assert out.returncode == 0 and out.stdout == "would archive 1 attempt(s); pushed nothing (--dry-run)\n", out.stdout
     assert lab.ledger_tip(attempt) is not None
-    out = gate("ledger", "archive", "--repo", str(lab.work.path), "--remote", lab.remote(), "--older-than", "0",
+    out = cli("ledger", "archive", "--repo", str(lab.work.path), "--remote", lab.remote(), "--older-than", "0",
                env=RUNNER)
     assert out.returncode == 0 and "1 attempt" in out.stdout, out.stdout + out.stderr
     assert lab.ledger_tip(attempt) is None
-    assert gate("ledger", "archive", "--repo", str(lab.work.path), "--remote", lab.remote(), "--older-than",
+    assert cli("ledger", "archive", "--repo", str(lab.work.path), "--remote", lab.remote(), "--older-than",
                 "soon").returncode == 1
 
 

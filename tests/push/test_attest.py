@@ -26,7 +26,8 @@ from in_toto_attestation.v1.statement import Statement
 from securesystemslib.dsse import Envelope
 from securesystemslib.exceptions import VerificationError
 from securesystemslib.signer import SSlibKey
-from support.gitutil import AGENT, gate, git
+from support.cli import cli
+from support.gitutil import AGENT, git
 from support.keygen import needs_ssh_keygen, ssh_key
 from support.lab import PROMPT_SHA, RUNNER, ZERO, Lab, now
 from support.server import APPROVALS_POLICY
@@ -94,7 +95,7 @@ def att(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     root = tmp_path_factory.mktemp("attest")
     lab = Lab(root / "lab", key_ids=("orch-1", "runner-1"))
     keyfile = root / "attest.key"
-    made = gate("keys", "generate", "--alg", "ed25519", "--id", "attest-1", "--purpose", "attestation",
+    made = cli("keys", "generate", "--alg", "ed25519", "--id", "attest-1", "--purpose", "attestation",
                 "--out", str(keyfile))
     assert made.returncode == 0, made.stderr
     first = lab.open(lab.fresh())
@@ -115,7 +116,7 @@ def att(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
 
 def export(att: dict[str, Any], *args: str, repo: Path | None = None) -> subprocess.CompletedProcess[str]:
     lab: Lab = att["lab"]
-    return gate("attest", "export", "--repo", str(repo or lab.server.bare), "--key", str(att["key"]), *args)
+    return cli("attest", "export", "--repo", str(repo or lab.server.bare), "--key", str(att["key"]), *args)
 
 
 def test_accepted_reviews_export_as_verifiable_statements(att: dict[str, Any]) -> None:
@@ -176,7 +177,7 @@ def test_the_signature_covers_every_byte(att: dict[str, Any]) -> None:
     wire["payload"] = base64.b64encode(json.dumps(doc).encode()).decode()
     with pytest.raises(VerificationError):
         Envelope.from_dict(wire).verify([public_key(att["entry"])], 1)
-    other = gate("keys", "generate", "--alg", "ed25519", "--id", "attest-1", "--purpose", "attestation",
+    other = cli("keys", "generate", "--alg", "ed25519", "--id", "attest-1", "--purpose", "attestation",
                  "--out", str(att["root"] / f"other-{time.time_ns()}.key"))
     with pytest.raises(VerificationError):
         Envelope.from_dict(json.loads(line)).verify([public_key(other.stdout)], 1)
@@ -274,12 +275,12 @@ def test_forged_and_replayed_receipts_in_a_clone_are_refused(att: dict[str, Any]
 
 def test_a_wrong_key_is_refused(att: dict[str, Any]) -> None:
     lab: Lab = att["lab"]
-    out = gate("attest", "export", "--repo", str(lab.server.bare), "--key", str(lab.root / "keys" / "runner-1.key"))
+    out = cli("attest", "export", "--repo", str(lab.server.bare), "--key", str(lab.root / "keys" / "runner-1.key"))
     assert out.returncode == 2 and "GATE-CONFIG-KEYFILE" in out.stderr and out.stdout == ""
-    hmac = gate("keys", "generate", "--alg", "hmac-sha256", "--id", "a-h", "--purpose", "attestation", "--out",
+    hmac = cli("keys", "generate", "--alg", "hmac-sha256", "--id", "a-h", "--purpose", "attestation", "--out",
                 str(lab.root / "hmac-attest.key"))
     assert hmac.returncode == 1 and "an attestation key is ed25519" in hmac.stderr
-    pem = gate("attest", "public-key", "--key", str(att["key"]))
+    pem = cli("attest", "public-key", "--key", str(att["key"]))
     assert pem.returncode == 0 and pem.stdout.startswith("-----BEGIN PUBLIC KEY-----")
     from cryptography.hazmat.primitives.serialization import load_pem_public_key
 
@@ -291,7 +292,7 @@ def test_a_wrong_key_is_refused(att: dict[str, Any]) -> None:
 def test_the_public_key_command_gives_the_key_id_the_verification_snippet_needs(att: dict[str, Any]) -> None:
     """docs/attestations.md verifies with the key id and PEM `gate attest public-key --json` prints,
     nothing typed by hand: its snippet, run on a real export."""
-    out = gate("attest", "public-key", "--key", str(att["key"]), "--json")
+    out = cli("attest", "public-key", "--key", str(att["key"]), "--json")
     assert out.returncode == 0, out.stderr
     public = json.loads(out.stdout)
     assert public["keyid"] == "attest-1" and public["algorithm"] == "ed25519"
@@ -318,7 +319,7 @@ def test_used_approvals_export_and_unused_ones_do_not(tmp_path: Path) -> None:
 
     keys = {}
     for kid, purpose in (("alice", "approval"), ("attest", "attestation")):
-        made = gate("keys", "generate", "--alg", "ed25519", "--id", kid, "--purpose", purpose,
+        made = cli("keys", "generate", "--alg", "ed25519", "--id", kid, "--purpose", purpose,
                     "--out", str(tmp_path / kid))
         assert made.returncode == 0, made.stderr
         keys[kid] = made.stdout
@@ -341,7 +342,7 @@ def test_used_approvals_export_and_unused_ones_do_not(tmp_path: Path) -> None:
 
     def approve(old: str, head: str, *how: str) -> None:
         git(maint, "fetch", "-q", str(s.work.path), "+HEAD:refs/agent/head")
-        got = gate("approve", "--repository-id", "demo/repo", "--ref", "refs/heads/main", "--old", old, "--new",
+        got = cli("approve", "--repository-id", "demo/repo", "--ref", "refs/heads/main", "--old", old, "--new",
                    head, "--path", "ci/deploy.yml", "--approver", "alice", *how, "--yes", "--reason",
                    "the fix we asked for", cwd=maint, env={"REMOTE_USER": "alice"})
         assert got.returncode == 0, got.stdout + got.stderr
@@ -354,7 +355,7 @@ def test_used_approvals_export_and_unused_ones_do_not(tmp_path: Path) -> None:
         assert s.push("main", pusher_env=agent).returncode == 0
         heads.append((old, head))
     approve(*agent_writes("deploy: never\n"), "--key", str(tmp_path / "alice"))  # never pushed
-    out = gate("attest", "export", "--repo", str(s.bare), "--key", str(tmp_path / "attest"))
+    out = cli("attest", "export", "--repo", str(s.bare), "--key", str(tmp_path / "attest"))
     assert out.returncode == 0, out.stderr
     assert "exported 2 statement(s): 0 review(s), 2 approval(s)" in out.stderr
     docs = verified(out.stdout, public_key(keys["attest"]))
@@ -374,7 +375,7 @@ def test_used_approvals_export_and_unused_ones_do_not(tmp_path: Path) -> None:
     # A policy that no longer names the approver refuses what she approved.
     policy = tmp_path / "policy.toml"
     policy.write_text(APPROVAL_POLICY.replace('approvers = ["alice"]', 'approvers = ["bob"]'))
-    out = gate("attest", "export", "--repo", str(s.bare), "--key", str(tmp_path / "attest"), "--policy", str(policy))
+    out = cli("attest", "export", "--repo", str(s.bare), "--key", str(tmp_path / "attest"), "--policy", str(policy))
     assert out.returncode == 1 and out.stderr.count("GATE-APPROVAL-APPROVER") == 2 and out.stdout == "", out.stderr
 
 
@@ -389,7 +390,7 @@ def test_archiving_ends_the_export_of_an_attempt_but_a_clone_that_kept_its_refs_
 
     lab = Lab(tmp_path / "lab", key_ids=("orch-1", "runner-1"))
     key = tmp_path / "attest.key"
-    made = gate("keys", "generate", "--alg", "ed25519", "--id", "attest-1", "--purpose", "attestation",
+    made = cli("keys", "generate", "--alg", "ed25519", "--id", "attest-1", "--purpose", "attestation",
                 "--out", str(key))
     attempt = lab.open(lab.fresh())
     head = lab.change(f"arch-{attempt}")
@@ -401,10 +402,10 @@ def test_archiving_ends_the_export_of_an_attempt_but_a_clone_that_kept_its_refs_
     git(tmp_path, "clone", "-q", "--mirror", lab.remote(), str(clone))
     assert archive_closed(lab.work.path, lab.remote(), 0, now(), env=RUNNER).attempts == [attempt]
     git(clone, "fetch", "-q", "origin", "+refs/gate/archive:refs/gate/archive")
-    served = gate("attest", "export", "--repo", str(lab.server.bare), "--key", str(key))
+    served = cli("attest", "export", "--repo", str(lab.server.bare), "--key", str(key))
     assert served.returncode == 0 and served.stdout == "", served.stderr
     ring = lab.server.gate_dir / "keyring.toml"
-    kept = gate("attest", "export", "--repo", str(clone), "--key", str(key), "--keyring", str(ring),
+    kept = cli("attest", "export", "--repo", str(clone), "--key", str(key), "--keyring", str(ring),
                 "--repository-id", "demo/repo")
     assert kept.returncode == 0, kept.stderr
     [doc] = verified(kept.stdout, public_key(made.stdout))
@@ -417,6 +418,6 @@ def test_archiving_ends_the_export_of_an_attempt_but_a_clone_that_kept_its_refs_
     repo = GitRepo.at(clone)
     tree = repo.write_nested_tree(None, archive.entries_for(attempt, state.workspace_generation, []))
     git(clone, "update-ref", archive.ARCHIVE_REF, repo.write_commit(tree, [], "forged\n", "x", "x@x", now()))
-    forged = gate("attest", "export", "--repo", str(clone), "--key", str(key), "--keyring", str(ring),
+    forged = cli("attest", "export", "--repo", str(clone), "--key", str(key), "--keyring", str(ring),
                   "--repository-id", "demo/repo")
     assert forged.returncode == 1 and forged.stdout == "" and "GATE-LEDGER-ARCHIVE" in forged.stderr, forged.stderr

@@ -13,7 +13,7 @@ import os
 from pathlib import Path
 
 import pytest
-from support.gitutil import gate
+from support.cli import cli
 from support.lab import RUNNER, Lab, now
 from support.verdicts import assert_refused, refused
 
@@ -44,7 +44,7 @@ def test_the_incident_stale_receipt_after_failover_is_rejected_fresh_one_accepte
 
 
 def test_gate_demo_runs(tmp_path: Path) -> None:
-    out = gate("demo", "--keep", str(tmp_path / "demo"))
+    out = cli("demo", "--keep", str(tmp_path / "demo"))
     assert out.returncode == 0, out.stdout + out.stderr
     assert "GATE-BIND-MODEL" in out.stdout and "GATE-FROZEN-PATH" in out.stdout
     assert "demo passed" in out.stdout
@@ -74,13 +74,13 @@ def test_trusted_runner_can_delete_a_review_ref(lab: Lab) -> None:
 def test_attempt_show_cli(lab: Lab) -> None:
     attempt = lab.open(lab.fresh(), "gen-show")
     ring = lab.root / "keyring.toml"
-    out = gate("attempt", "show", "--repo", str(lab.work.path), "--attempt", attempt, "--keyring", str(ring),
+    out = cli("attempt", "show", "--repo", str(lab.work.path), "--attempt", attempt, "--keyring", str(ring),
                "--json")
     assert out.returncode == 0, out.stderr
     state = json.loads(out.stdout)
     assert state["model_id"] == "model-a" and state["workspace_generation"] == "gen-show"
     assert state["target"] == "refs/heads/main"  # the server's HEAD when the attempt opened
-    missing = gate("attempt", "show", "--repo", str(lab.work.path), "--attempt", "never-opened")
+    missing = cli("attempt", "show", "--repo", str(lab.work.path), "--attempt", "never-opened")
     assert missing.returncode == 1 and "GATE-LEDGER-MISSING" in missing.stderr
 
 
@@ -88,7 +88,7 @@ def test_review_push_of_a_receipt_file_that_is_not_a_regular_file_is_refused(lab
     attempt = lab.open()
     fifo = tmp_path / "receipt.fifo"
     os.mkfifo(fifo)
-    out = gate("review", "push", "--repo", str(lab.work.path), "--attempt", attempt, "--receipt", str(fifo),
+    out = cli("review", "push", "--repo", str(lab.work.path), "--attempt", attempt, "--receipt", str(fifo),
                "--remote", lab.remote(), env=RUNNER)
     assert out.returncode == 1 and "GATE-RECEIPT-MISSING" in out.stderr and "not a regular file" in out.stderr
     assert not refused(out, "GATE-RECEIPT-MISSING")  # refused before any push
@@ -119,7 +119,7 @@ def test_review_record_never_writes_through_a_symlinked_scoring_directory(lab: L
     head = lab.change(f"symlink-{attempt}-{level}")
     model = tmp_path / "model.json"
     model.write_text('{"verdict": "pass", "reasons": ["fine"]}')
-    out = gate("review", "record", "--repo", str(lab.work.path), "--attempt", attempt, "--head", head,
+    out = cli("review", "record", "--repo", str(lab.work.path), "--attempt", attempt, "--head", head,
                "--model-output", str(model), "--key", str(lab.root / "keys" / "runner-1.key"), "--out",
                str(out_path), "--remote", lab.remote(), env=RUNNER)
     assert out.returncode == 1 and "GATE-INPUT-PATH" in out.stderr and "symlink" in out.stderr, out.stderr
@@ -129,16 +129,16 @@ def test_review_record_never_writes_through_a_symlinked_scoring_directory(lab: L
 def test_every_out_flag_refuses_a_symlink_on_its_path(tmp_path: Path) -> None:
     """`gate keys generate --out` and `gate receipt write --out-dir` write the same way."""
     out_path, outside = _symlinked_scoring_dir(tmp_path, "scoring-dir")
-    key = gate("keys", "generate", "--alg", "ed25519", "--id", "k1", "--purpose", "receipt", "--out", str(out_path))
+    key = cli("keys", "generate", "--alg", "ed25519", "--id", "k1", "--purpose", "receipt", "--out", str(out_path))
     assert key.returncode == 1 and "GATE-INPUT-PATH" in key.stderr, key.stderr
     good = tmp_path / "k1.key"
-    assert gate("keys", "generate", "--alg", "ed25519", "--id", "k1", "--purpose", "receipt", "--out",
+    assert cli("keys", "generate", "--alg", "ed25519", "--id", "k1", "--purpose", "receipt", "--out",
                 str(good)).returncode == 0
     prompt = tmp_path / "prompt.txt"
     prompt.write_text("review\n")
     diff = tmp_path / "change.diff"
     diff.write_text("+x\n")
-    receipt = gate("receipt", "write", "--out-dir", str(out_path.parent), "--attempt", "a1-x", "--model", "m",
+    receipt = cli("receipt", "write", "--out-dir", str(out_path.parent), "--attempt", "a1-x", "--model", "m",
                    "--workspace-gen", "g1", "--prompt-file", str(prompt), "--verdict", "pass", "--reason", "ok",
                    "--key", str(good), "--diff-file", str(diff))
     assert receipt.returncode == 1 and "GATE-INPUT-PATH" in receipt.stderr, receipt.stderr
@@ -156,26 +156,26 @@ def test_the_runners_commands_run_again_after_they_landed_change_nothing(lab: La
     record = ["review", "record", "--repo", str(lab.work.path), "--attempt", attempt, "--head", head,
               "--model-output", str(model), "--key", str(lab.root / "keys" / "runner-1.key"),
               "--out", str(tmp_path / "receipt.json"), "--remote", lab.remote()]
-    first = gate(*record, env=RUNNER)  # the push is left for later: as if it had failed
+    first = cli(*record, env=RUNNER)  # the push is left for later: as if it had failed
     assert first.returncode == 0, first.stderr
     written = (tmp_path / "receipt.json").read_bytes()
-    pushed = gate(*record, "--push", env=RUNNER)  # the retry pushes the receipt it finds
+    pushed = cli(*record, "--push", env=RUNNER)  # the retry pushes the receipt it finds
     assert pushed.returncode == 0, pushed.stderr
     assert pushed.stderr.splitlines()[-1] == (f"review ref refs/heads/review/runner/{attempt} accepted by {lab.remote()}, "
                                               f"receipt receipt.json recorded on refs/gate/receipts/{attempt}")
     assert (tmp_path / "receipt.json").read_bytes() == written
     assert lab.server.ref(REVIEW_PREFIX + attempt) == head
     before = lab.snapshot()
-    again = gate(*record, "--push", env=RUNNER)
+    again = cli(*record, "--push", env=RUNNER)
     assert again.returncode == 0 and "already" in again.stderr, again.stderr
-    push = gate("review", "push", "--repo", str(lab.work.path), "--attempt", attempt, "--receipt",
+    push = cli("review", "push", "--repo", str(lab.work.path), "--attempt", attempt, "--receipt",
                 str(tmp_path / "receipt.json"), "--remote", lab.remote(), env=RUNNER)
     assert push.returncode == 0 and "already" in push.stderr, push.stderr
     assert lab.snapshot() == before
     # After a failover the landed review is the old model's: nothing is "already" done for the new one.
     assert lab.append(attempt, "failover", model_id="model-b").ok  # type: ignore[union-attr]
     record[record.index("--out") + 1] = str(tmp_path / "receipt-b.json")
-    after = gate(*record, "--push", env=RUNNER)
+    after = cli(*record, "--push", env=RUNNER)
     assert "already" not in after.stderr, after.stderr
 
 
@@ -191,9 +191,9 @@ def test_the_orchestrators_commands_run_again_after_they_landed_change_nothing(l
              ["attempt", "failover", *common, "--model", "model-b"],
              ["attempt", "close", *common]]
     for step in steps:
-        assert gate(*step, env=RUNNER).returncode == 0
+        assert cli(*step, env=RUNNER).returncode == 0
         tip = lab.ledger_tip(attempt)
-        again = gate(*step, env=RUNNER)
+        again = cli(*step, env=RUNNER)
         assert again.returncode == 0 and "already" in again.stderr, (step, again.stderr)
         assert lab.ledger_tip(attempt) == tip
 
@@ -212,10 +212,10 @@ def test_a_retry_after_the_attempt_was_closed_names_it_closed(lab: Lab, tmp_path
     failover = ["attempt", "failover", *common, "--model", "model-b"]
     for step in (opened, ["attempt", "select-model", *common, "--model", "model-a"], failover,
                  ["attempt", "close", *common]):
-        assert gate(*step, env=RUNNER).returncode == 0, step
+        assert cli(*step, env=RUNNER).returncode == 0, step
     before = lab.snapshot()
     for step in (opened, failover):
-        again = gate(*step, env=RUNNER)
+        again = cli(*step, env=RUNNER)
         assert again.returncode == 1 and "GATE-LEDGER-CLOSED" in again.stderr, (step, again.stderr)
         assert "already" not in again.stderr
     assert lab.snapshot() == before
@@ -225,12 +225,12 @@ def test_a_retry_after_the_attempt_was_closed_names_it_closed(lab: Lab, tmp_path
 
 def test_the_lifecycle_commands_name_what_is_wrong(lab: Lab, tmp_path: Path) -> None:
     archive = ["ledger", "archive", "--older-than", "0"]
-    batch = gate(*archive, "--repo", str(lab.work.path), "--remote", lab.remote(), "--batch", "0", env=RUNNER)
+    batch = cli(*archive, "--repo", str(lab.work.path), "--remote", lab.remote(), "--batch", "0", env=RUNNER)
     assert batch.returncode == 1 and "GATE-INPUT-ARGUMENT" in batch.stderr and "--batch 0" in batch.stderr, batch
     nowhere = tmp_path / "nonexistent"
-    repo = gate(*archive, "--repo", str(nowhere), "--remote", lab.remote(), env=RUNNER)
+    repo = cli(*archive, "--repo", str(nowhere), "--remote", lab.remote(), env=RUNNER)
     assert "GATE-GIT-REPOSITORY" in repo.stderr and str(nowhere) in repo.stderr and "cannot run git" not in repo.stderr
-    remote = gate(*archive, "--repo", str(lab.work.path), "--remote", "nowhere", env=RUNNER)
+    remote = cli(*archive, "--repo", str(lab.work.path), "--remote", "nowhere", env=RUNNER)
     assert "'nowhere' does not appear to be a git repository" in remote.stderr, remote.stderr
-    show = gate("attempt", "show", "--repo", str(lab.work.path), "--attempt", "../../HEAD")
+    show = cli("attempt", "show", "--repo", str(lab.work.path), "--attempt", "../../HEAD")
     assert show.returncode == 1 and "GATE-INPUT-ARGUMENT" in show.stderr, show.stderr

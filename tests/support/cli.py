@@ -33,8 +33,9 @@ def _environment(cwd: Path | str | None, env: dict[str, str] | None) -> Iterator
 
 def cli(*args: str, cwd: Path | str | None = None, env: dict[str, str] | None = None,
         input: str | None = None) -> subprocess.CompletedProcess[str]:
-    """Run `gate ARGS` in process; the result has the shape of a subprocess run."""
-    out, err = io.StringIO(), io.StringIO()
+    """Run `gate ARGS` in process; the result has the shape of a subprocess run (text=True). Its
+    streams are text over bytes, as a process's are: a command may write bytes to `sys.stdout.buffer`."""
+    out, err = _stream(), _stream()
     saved_stdin = sys.stdin
     sys.stdin = io.StringIO(input or "")
     try:
@@ -42,4 +43,15 @@ def cli(*args: str, cwd: Path | str | None = None, env: dict[str, str] | None = 
             code = main(list(args))
     finally:
         sys.stdin = saved_stdin
-    return subprocess.CompletedProcess(["gate", *args], code, out.getvalue(), err.getvalue())
+    return subprocess.CompletedProcess(["gate", *args], code, _text(out), _text(err))
+
+
+def _stream() -> io.TextIOWrapper:
+    return io.TextIOWrapper(io.BytesIO(), encoding="utf-8", write_through=True)
+
+
+def _text(stream: io.TextIOWrapper) -> str:
+    stream.flush()
+    buffer = stream.buffer
+    assert isinstance(buffer, io.BytesIO)
+    return buffer.getvalue().decode("utf-8")

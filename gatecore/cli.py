@@ -546,14 +546,13 @@ def attempt_show(
     as_json: Annotated[bool, Opt("--json", help="Print the state as JSON.")] = False,
 ) -> int:
     """Print what the ledger has on record for an attempt."""
-    import dataclasses
-
     from .adapters.config import load_keyring
     from .adapters.gitrepo import GitRepo
     from .git.objects import Objects
     from .git.refs import ATTEMPTS_PREFIX
     from .records.ledger import read_state
     from .trusted.attempts import check_attempt_id, people
+    from .valueclass import asdict
 
     check_attempt_id(attempt)
     r = GitRepo.at(repo)
@@ -563,7 +562,7 @@ def attempt_show(
     ring = None if keyring is None else load_keyring(keyring, cached=False)
     state = read_state(Objects(r), tip, ring, int(time.time()), attempt)
     if as_json:
-        _out(json.dumps(dataclasses.asdict(state), sort_keys=True))
+        _out(json.dumps(asdict(state), sort_keys=True))
     else:
         for line in [*people(state), *_attempt_words(state, ring is not None)]:
             _out(line)

@@ -11,10 +11,11 @@ every push.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+
+from .valueclass import valueclass
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass(frozen=True, slots=True)
 class Code:
     code: str
     area: str

@@ -4,8 +4,9 @@
 from __future__ import annotations
 
 from collections.abc import Hashable, Iterable
-from dataclasses import dataclass
 from typing import TypeVar
+
+from .valueclass import valueclass
 
 T = TypeVar("T", bound=Hashable)
 
@@ -15,7 +16,7 @@ def unique_in_order(items: Iterable[T]) -> list[T]:
     return list(dict.fromkeys(items))
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass(frozen=True, slots=True)
 class Failure:
     code: str
     field: str
@@ -25,7 +26,7 @@ class Failure:
         return {"code": self.code, "field": self.field, "detail": self.detail}
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass(frozen=True, slots=True)
 class Violation:
     """One reason a push is rejected, as the pusher sees it (one line, one JSON object)."""
 

@@ -28,7 +28,6 @@ approvals used - stays in the process (`tests/push/test_engine_parity.py`).
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Sequence
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from .checks.report import render
@@ -36,6 +35,7 @@ from .checks.verdict import Verdict, verdict_on
 from .errors import GateError
 from .findings import Violation
 from .git.refs import RefUpdate, ServerRefs, is_reserved, object_format_problem
+from .valueclass import field, valueclass
 
 if TYPE_CHECKING:
     from .checks.frozenbatch import PairScan
@@ -60,7 +60,7 @@ def _no_head() -> str | None:
     return None
 
 
-@dataclass(frozen=True)
+@valueclass(frozen=True)
 class PushInput:
     """Everything a push is judged on, as plain values, read once by the caller."""
 
@@ -85,7 +85,7 @@ class PushInput:
     scan: PairScan | None = None
 
 
-@dataclass
+@valueclass
 class Judged:
     """What a push came to: its violations, the verdict, and what the caller records."""
 

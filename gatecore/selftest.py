@@ -12,7 +12,6 @@ from __future__ import annotations
 import base64
 import json
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, replace
 from typing import Any
 
 from . import strictjson
@@ -25,6 +24,7 @@ from .findings import Failure
 from .signing import envelope as env_mod
 from .signing.keys import Keyring, SigningKey, ephemeral_pair
 from .signing.seal import sign
+from .valueclass import field, replace, valueclass
 
 NOW = 1_790_000_000
 H_DIFF = "1" * 64
@@ -33,7 +33,7 @@ H_OTHER = "3" * 64
 H_LEDGER = "4" * 64
 
 
-@dataclass(frozen=True)
+@valueclass(frozen=True)
 class TableRow:
     observed: str
     naive: str  # "accept", "reject" or "depends on script"
@@ -191,7 +191,7 @@ def row_ok(row: TableRow, decision: Decision, naive: bool | None) -> bool:
     return bound_ok and naive_ok
 
 
-@dataclass(frozen=True)
+@valueclass(frozen=True)
 class RowResult:
     """One row run: both gates' answers on the row's receipt, and whether they are the table's."""
 
@@ -225,7 +225,7 @@ SELECTED = "model-b"  # the model on record after the failover
 ANSWER = {"verdict": "pass", "reasons": ["small, tested change"]}
 
 
-@dataclass(frozen=True)
+@valueclass(frozen=True)
 class RunnerRow:
     """A model's answer as the runner's own call meets it (`gatecore.records.modelcall.read_answer`): the
     naive runner seals whatever answer it is handed; the bound runner only this run's, from the
@@ -251,7 +251,7 @@ RUNNER_TABLE: tuple[RunnerRow, ...] = (
 )
 
 
-@dataclass(frozen=True)
+@valueclass(frozen=True)
 class RunnerResult:
     row: RunnerRow
     code: str | None  # None: sealed
@@ -286,7 +286,7 @@ def run_runner_table() -> list[RunnerResult]:
 Build = Callable[[Kit], tuple[bytes | None, Expectations]]
 
 
-@dataclass(frozen=True)
+@valueclass(frozen=True)
 class Attack:
     name: str
     codes: tuple[str, ...]  # each must be among the decision's codes
@@ -484,7 +484,7 @@ KEYRING_ATTACKS: tuple[tuple[str, tuple[str, ...], Callable[[Kit], tuple[bytes, 
 )
 
 
-@dataclass(frozen=True)
+@valueclass(frozen=True)
 class AttackResult:
     name: str
     expected: tuple[str, ...]

@@ -23,7 +23,6 @@ that a hook validates (and imports pydantic) only when the committed policy chan
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 from gatecore.adapters import config, files
@@ -32,6 +31,7 @@ from gatecore.errors import GateError
 from gatecore.git.gitmodel import MODE_BLOB, MODE_EXEC, MODE_TREE
 from gatecore.git.objects import Objects
 from gatecore.signing.keys import MAX_KEYRING_BYTES, Keyring
+from gatecore.valueclass import valueclass
 
 from .common import ClientRepo
 
@@ -39,7 +39,7 @@ POLICY_FILE = ".gate/policy.toml"
 KEYRING_FILE = ".gate/keyring.toml"
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass(frozen=True, slots=True)
 class Found:
     data: bytes
     origin: str  # "HEAD:.gate/policy.toml", or a file path

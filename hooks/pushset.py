@@ -23,12 +23,12 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 
 from gatecore.errors import GateError
 from gatecore.git.objects import Objects
 from gatecore.git.refs import MAX_INPUT_BYTES, RefUpdate, display, parse_pre_push, ref_name_problem
 from gatecore.ids import OID_RE
+from gatecore.valueclass import valueclass
 
 from .common import ClientRepo, current_branch, git, rev_commit, run
 
@@ -36,7 +36,7 @@ from .common import ClientRepo, current_branch, git, rev_commit, run
 LOCAL_PREFIXES = (b"refs/heads/", b"refs/tags/")
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass(frozen=True, slots=True)
 class PushInput:
     remote: str  # the remote's name, or its URL when the push names no remote
     updates: tuple[RefUpdate, ...]

@@ -7,7 +7,6 @@ from __future__ import annotations
 import argparse
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
 from pathlib import Path
 
 from gatecore.adapters import gitcmd
@@ -27,6 +26,7 @@ from gatecore.git.refs import (
 )
 from gatecore.pipeline import RESERVED_ONLY, PushInput, judge
 from gatecore.reserved.approvalrefs import is_approval_ref
+from gatecore.valueclass import replace
 
 from . import clientconfig, pushset
 from .common import ClientRepo, git, open_repo, verdict_lines

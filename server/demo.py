@@ -21,7 +21,6 @@ import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
 from gatecore.adapters.config import load_keyfile
@@ -32,6 +31,7 @@ from gatecore.signing.keys import SigningKey
 from gatecore.trusted.attempts import append_record
 from gatecore.trusted.bootstrap import Bootstrapped, bootstrap
 from gatecore.trusted.runner import push_review, record_review, run_review
+from gatecore.valueclass import valueclass
 
 from .install import install
 
@@ -145,7 +145,7 @@ def _run(root: Path) -> int:
     return 0 if ok else 1
 
 
-@dataclass
+@valueclass
 class _Attempt:
     """The incident's attempt: the agent's change, the workspace, the keys, the ledger opened with
     model-a selected."""

@@ -23,10 +23,10 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-from dataclasses import dataclass
 from pathlib import Path
 
 from gatecore.errors import GateError
+from gatecore.valueclass import valueclass
 
 HOOK_NAME = "gate"  # option hook.pre-receive = gate
 LANDED_NAME = "gate-landed"  # option hook.post-receive = gate-landed
@@ -36,7 +36,7 @@ RC_HINT = ('in ~/.gitolite.rc set LOCAL_CODE => "$ENV{HOME}/local" and enable \'
            "(docs/servers.md, gitolite)")
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass(frozen=True, slots=True)
 class Site:
     local_code: Path
 

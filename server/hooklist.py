@@ -15,11 +15,11 @@ from __future__ import annotations
 import os
 import re
 import shlex
-from dataclasses import dataclass
 from pathlib import Path
 
 from gatecore.adapters.gitcmd import GitResult, run_git
 from gatecore.errors import GateError
+from gatecore.valueclass import valueclass
 
 #: The line that marks a hook file as the gate's (`gate server install` writes it).
 MARKER = "# managed-by: gate server install"
@@ -58,7 +58,7 @@ def git_version() -> tuple[int, int]:
 HOOKDIR_ENTRY = "hook from hookdir"
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass(frozen=True, slots=True)
 class ConfiguredHook:
     name: str
     scope: str  # the config that set it, in git's words: system, global, local, worktree, command ("": not said)
@@ -75,7 +75,7 @@ class ConfiguredHook:
         return f"hook.{self.name} ({self.scope + ' ' if self.scope else ''}config)"
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass(frozen=True, slots=True)
 class PreReceive:
     version: tuple[int, int]
     hook_file: Path  # the file git runs by name (core.hooksPath honoured), absolute

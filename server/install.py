@@ -29,13 +29,13 @@ import shlex
 import shutil
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 
 from gatecore import __version__, ids
 from gatecore.adapters import config
 from gatecore.adapters.files import atomic_write
 from gatecore.errors import GateError
+from gatecore.valueclass import valueclass
 
 from . import gitolite, installation
 from .access import LAUNCH
@@ -60,7 +60,7 @@ LANDED_MODULE = "server.postreceive"
 CONFIG_HOOK_PLATFORMS = ("git", "git-daemon")
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass(frozen=True, slots=True)
 class Layout:
     platform: str
     hook: Path  # pre-receive: the gate's decision
@@ -215,7 +215,7 @@ FSCK_CONFIG = (("receive.fsckObjects", "true"), ("receive.fsck.badFilemode", "er
                                                              "zeroPaddedDate", "missingSpaceBeforeDate")))
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass(frozen=True, slots=True)
 class InstallRequest:
     """What the admin asked for (the command line), nothing of it checked yet."""
 
@@ -232,7 +232,7 @@ class InstallRequest:
     keep_own: bool = False  # --all without --replace-policy: a repository's own differing policy or keyring stays
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass(frozen=True, slots=True)
 class Inputs:
     """The files to install, validated (None: the installed one stays), and what a repository keeps."""
 
@@ -243,7 +243,7 @@ class Inputs:
     kept: tuple[str, ...] = ()  # "its own policy (differs from FILE: ...)", one per file kept
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass(frozen=True, slots=True)
 class InstallPlan:
     """Everything `install` checked before writing anything: what `apply_install` writes."""
 
@@ -469,7 +469,7 @@ def _no_system_gate(git_dir: Path) -> None:
                                                   "(a hook file here would be a second gate)")
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass(frozen=True, slots=True)
 class _Placement:
     chained: tuple[Path, ...] = ()
     keep: Path | None = None

@@ -9,10 +9,10 @@ without a key written by a later version (`syslog`, `config_hook`) reads as that
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from pathlib import Path
 
 from gatecore.errors import GateError
+from gatecore.valueclass import valueclass
 
 CONFIG_FILE = "config.json"
 POLICY_FILE = "policy.toml"
@@ -25,7 +25,7 @@ CONFIG_VERSION = 1
 CONFIG_HOOK_SCOPES = ("repository", "system")
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass(frozen=True, slots=True)
 class Installation:
     gate_dir: Path
     platform: str

@@ -28,12 +28,10 @@ keyring come from their validated caches; receipts and ledger records are read b
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import sys
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -49,6 +47,7 @@ from gatecore.git.limits import Progress
 from gatecore.git.refs import MAX_INPUT_BYTES, RefUpdate, ServerRefs, display, parse_pre_receive
 from gatecore.pipeline import PushInput, judge
 from gatecore.signing.keys import Keyring
+from gatecore.valueclass import field, replace, valueclass
 
 from . import audit, installation
 from .deadline import Deadline
@@ -65,7 +64,7 @@ if TYPE_CHECKING:
 STARTUP_DEADLINE_SECONDS = 30.0
 
 
-@dataclass(frozen=True)
+@valueclass(frozen=True)
 class Outcome:
     exit_code: int
     decision: Decision
@@ -91,7 +90,7 @@ def rejection(exit_code: int, code: str, lines: list[str], progress: Progress | 
                    commits_read=progress.commits_read)
 
 
-@dataclass(frozen=True)
+@valueclass(frozen=True)
 class Configuration:
     """Stage 3: what the installation configures, each file loaded once per push."""
 
@@ -288,7 +287,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if outcome.exit_code == 0 and inst.chain:
             chained = run_chain(inst, data, args[2:])
             if chained:
-                outcome = dataclasses.replace(
+                outcome = replace(
                     outcome, exit_code=1, decision="reject", codes=["GATE-HOOK-CHAINED"], approvals=[],
                     lines=render(chained, mode="enforce", cap=10, gitlab=hook_env.gitlab))
         if outcome.exit_code == 0 and outcome.approvals:

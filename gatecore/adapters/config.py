@@ -9,13 +9,13 @@ policy from a commit). Every failure is a configuration error with the file's co
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..configuration.policy import MAX_POLICY_BYTES, Policy
 from ..errors import GateError
 from ..signing.keys import MAX_KEYFILE_BYTES, MAX_KEYRING_BYTES, Keyring, SigningKey, keyring_from_plain
+from ..valueclass import valueclass
 from . import files
 
 if TYPE_CHECKING:
@@ -142,7 +142,7 @@ def policy_problems(path: Path) -> list[str]:
     return []
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass(frozen=True, slots=True)
 class PolicyCheck:
     problems: list[str]  # one line each: the policy is invalid
     lines: list[str]  # what the valid policy restricts
@@ -249,7 +249,7 @@ def load_keyfile(path: Path) -> SigningKey:
     return parse_keyfile(files.read_capped(path, "GATE-CONFIG-KEYFILE", "key file", MAX_KEYFILE_BYTES), str(path))
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass(frozen=True, slots=True)
 class Validated:
     """A configuration file read and validated, ready to be installed."""
 

@@ -27,10 +27,10 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
 
 from ..configuration.policy import ANONYMOUS
 from ..errors import GateError
+from ..valueclass import valueclass
 
 PLATFORMS = ("auto", "git", "github", "gitlab", "gitea", "gitolite", "git-daemon")
 
@@ -47,7 +47,7 @@ _IDENTITY_VARS: dict[str, tuple[str, str | None]] = {
 MAX_INFO = 256
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass(frozen=True, slots=True)
 class PushCert:
     """A signed push's certificate as receive-pack describes it (`git push --signed` to a server
     with `receive.certNonceSeed`): informational, for the audit log."""
@@ -63,7 +63,7 @@ class PushCert:
                 "nonce_status": self.nonce_status}
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass(frozen=True, slots=True)
 class HookEnv:
     platform: str
     pusher: str

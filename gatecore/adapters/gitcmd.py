@@ -16,12 +16,12 @@ import subprocess
 import threading
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from typing import IO
 
 from ..errors import GateError, malformed, unreadable
 from ..git.gitmodel import ShownCommit, WalkedCommit
 from ..git.refs import REVIEW_PREFIX
+from ..valueclass import valueclass
 from . import gitlayout
 from .environment import shallow_file
 
@@ -36,7 +36,7 @@ _READ_CHUNK = 1 << 20
 _SHALLOW_LINE = re.compile(rb"[0-9a-f]{40}|[0-9a-f]{64}")
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass(frozen=True, slots=True)
 class GitResult:
     returncode: int
     stdout: bytes
@@ -419,7 +419,7 @@ def delete_ref(repo: str | os.PathLike[str], ref: str, old: str | None = None) -
     run_git(["update-ref", "-d", ref, *([old] if old else [])], cwd=repo, ok=None)
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass(frozen=True, slots=True)
 class PushResult:
     ok: bool
     output: str

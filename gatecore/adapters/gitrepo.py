@@ -19,10 +19,10 @@ from __future__ import annotations
 import os
 import tempfile
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 
 from ..errors import GateError, malformed
 from ..git.gitmodel import FORMATS, MODE_BLOB, MODE_GITLINK, MODE_TREE
+from ..valueclass import field, valueclass
 from . import gitcmd
 from .gitstream import GitStream
 
@@ -214,7 +214,7 @@ class GitRepo(GitStream):
         self.update_refs([(name, None, expected_old)])
 
 
-@dataclass(eq=False)
+@valueclass(eq=False)
 class _Dir:
     """A directory of a nested tree being written: its base tree, the blobs and directories
     added below it, its entries once read, its id once written."""

@@ -28,7 +28,6 @@ ledger's word alone, as before.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..configuration.modelnames import ModelNames, Unplaced
@@ -37,6 +36,7 @@ from ..configuration.vendors import vendors_of
 from ..findings import Failure
 from ..git.grammar import Commit
 from ..git.objects import Objects
+from ..valueclass import valueclass
 from .independence import Author, read_name
 from .independence import failures as claim_failures
 
@@ -46,7 +46,7 @@ if TYPE_CHECKING:
 KNOWN = "@known-agents"
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass(frozen=True, slots=True)
 class Shown:
     """An agent one reviewed commit shows: who, whose models, which model if named, and why."""
 

@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Iterator
-from dataclasses import asdict, dataclass, fields
 from typing import TYPE_CHECKING
 
 from ..errors import GateError
@@ -46,6 +45,7 @@ from ..signing import envelope as env_mod
 from ..signing.keys import Keyring
 from ..signing.seal import verify as verify_seal
 from ..strictjson import MAX_DOCUMENT_BYTES
+from ..valueclass import asdict, fields, valueclass
 
 if TYPE_CHECKING:
     from ..git.objects import Objects
@@ -59,7 +59,7 @@ GIT_FIELDS = ("repository", "ref", "old_commit", "base_commit", "new_commit", "n
               "ledger_record")
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass(frozen=True, slots=True)
 class Expectations:
     """What the gate recomputed or looked up for this attempt, one value per bound field.
 
@@ -133,7 +133,7 @@ def file_expectations(attempt: str, model: str, generation: str, prompt_sha256: 
                         object_format=object_format, ledger_record=None)
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass(frozen=True, slots=True)
 class Decision:
     accepted: bool
     failures: tuple[Failure, ...]
@@ -155,7 +155,7 @@ class Decision:
         }
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass(frozen=True, slots=True)
 class Opened:
     """One receipt's bytes, opened once: the envelope and its payload as parsed (not yet trusted:
     the seal and the times depend on the keyring and on when they are judged, `verify`)."""
@@ -318,7 +318,7 @@ def _no_more(base: str) -> list[Failure]:
     return []
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass(frozen=True, slots=True)
 class Update:
     """The review ref update a receipt is judged for: repository, ref, old and new value."""
 

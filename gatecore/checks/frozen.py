@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 from ..configuration.policy import FreezeRule, Signals, normalize_path
 from ..errors import GateError
@@ -29,6 +28,7 @@ from ..git.objects import Objects
 from ..git.refs import display
 from ..git.treediff import Change, NamePatterns, NameSearch, TreeDiff, name_pattern
 from ..signing.signatures import SignatureChecker
+from ..valueclass import valueclass
 
 
 def change_kind(old_mode: int, new_mode: int) -> str:
@@ -54,7 +54,7 @@ def _norm(path: bytes) -> str:
     return normalize_path(path.decode("utf-8", "surrogateescape"))
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass(frozen=True, slots=True)
 class FrozenChange:
     """A change at a frozen path, with the rules that freeze it."""
 
@@ -66,7 +66,7 @@ class FrozenChange:
         return change_kind(self.change.old_mode, self.change.new_mode)
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass(frozen=True, slots=True)
 class Written:
     """A frozen path a commit wrote: how, and under which rules."""
 
@@ -75,7 +75,7 @@ class Written:
     rules: tuple[FreezeRule, ...]
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass(frozen=True, slots=True)
 class BadMode:
     """A non-canonical mode in a change a commit made."""
 

@@ -27,14 +27,14 @@ Everything recorded only adds: a recorded vendor can make a reviewer dependent, 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 from ..configuration.modelnames import ModelName, ModelNames, Unplaced
 from ..configuration.vendors import vendors_of
 from ..findings import Failure
+from ..valueclass import valueclass
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass(frozen=True, slots=True)
 class Author:
     """Who wrote an attempt's change, and who started the attempt, as its opened record says
     (`gate attempt open --author-model --author-vendor --initiator`; None: not recorded). The

@@ -34,7 +34,6 @@ the new refs reach).
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field, replace
 
 from ..configuration.policy import FreezeRule, Policy, RefGlob
 from ..errors import GateError
@@ -54,6 +53,7 @@ from ..git.refs import (
     through_symbolic,
 )
 from ..signing.signatures import REQUIRED_CODES, SignatureChecker, TrustedKeys
+from ..valueclass import field, replace, valueclass
 from .frozen import FrozenChecker, discarded_violations
 from .frozenbatch import Batches, PairScan, walk_violations
 
@@ -66,7 +66,7 @@ QUICK_WALK_LIMIT = 2_000
 QUICK_WALK_REFS = 64
 
 
-@dataclass
+@valueclass
 class PushReport:
     violations: list[Violation] = field(default_factory=list)
     progress: Progress = field(default_factory=Progress)

@@ -9,11 +9,11 @@ always reject.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Literal
 
 from ..configuration.policy import Mode
 from ..findings import Violation, unique_in_order
+from ..valueclass import valueclass
 
 Decision = Literal["accept", "reject", "evaluate-reject"]  # what the audit log records
 
@@ -21,7 +21,7 @@ Decision = Literal["accept", "reject", "evaluate-reject"]  # what the audit log 
 EVALUABLE = ("GATE-FROZEN-", "GATE-REF-DELETE", "GATE-REF-FORCE")
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass(frozen=True, slots=True)
 class Verdict:
     exit_code: int  # 0 accept (or evaluate mode), 1 reject
     decision: Decision

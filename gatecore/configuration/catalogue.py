@@ -27,8 +27,9 @@ authenticates: the catalogue only ever adds restrictions. docs/agents.md lists e
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
+
+from ..valueclass import valueclass
 
 KNOWN_AGENTS = "@known-agents"
 AGENT_CONFIG = "@agent-config"
@@ -38,7 +39,7 @@ SET_KEYS = {"authors": "emails", "names": "names", "trailers": "trailers", "push
 CONFIG_KEY = "paths"
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass(frozen=True, slots=True)
 class Agent:
     id: str
     name: str
@@ -58,7 +59,7 @@ class Agent:
                 "sources": list(self.sources), "checked": self.checked}
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass(frozen=True, slots=True)
 class ConfigPaths:
     """Where one tool (or a convention several share) keeps agent instructions and permissions."""
 
@@ -73,7 +74,7 @@ class ConfigPaths:
                 "checked": self.checked}
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass(frozen=True, slots=True)
 class Catalogue:
     version: str
     agents: tuple[Agent, ...]

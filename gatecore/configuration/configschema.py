@@ -43,7 +43,6 @@ from __future__ import annotations
 import datetime as dt
 import tomllib
 from collections.abc import Iterable
-from dataclasses import dataclass
 from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
@@ -61,6 +60,7 @@ from ..signing.keys import (
     new_ed25519,
     new_hmac_secret,
 )
+from ..valueclass import valueclass
 from . import configerrors
 from .catalogue import Agent, Catalogue, ConfigPaths, expand
 from .policy import (
@@ -422,7 +422,7 @@ def parse_vendor_table(data: bytes, origin: str) -> VendorTable:
                                                    tuple(v.models)) for v in model.vendor))
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass(frozen=True, slots=True)
 class ModelTable:
     """The model-id table: its entries (for docs and `gate attempt show`) and the plain form the
     validated policy carries (`ModelNames.from_plain`)."""
@@ -567,7 +567,7 @@ def _toml_str(value: str) -> str:
     return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass(frozen=True, slots=True)
 class GeneratedKey:
     keyfile_text: str
     keyring_entry: str

@@ -34,8 +34,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import Any
+
+from ..valueclass import field, valueclass
 
 #: The most characters an id may have to be read at all.
 MAX_ID = 200
@@ -64,7 +65,7 @@ def _number(token: str) -> str:
     return ".".join(parts)
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass(frozen=True, slots=True)
 class ModelName:
     """A placed id: the model it names, and how it was read."""
 
@@ -84,7 +85,7 @@ class ModelName:
                 and (set(self.sizes) <= set(other.sizes) or set(other.sizes) <= set(self.sizes)))
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass(frozen=True, slots=True)
 class Unplaced:
     """An id no scheme explains: `part` is what was not understood, `reason` why."""
 
@@ -97,7 +98,7 @@ class Unplaced:
         return f"{self.reason} (here: {self.part})" if self.part else self.reason
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass(frozen=True, slots=True)
 class _Family:
     id: str
     words: frozenset[str]
@@ -132,7 +133,7 @@ def _match(patterns: tuple[Owned, ...], text: str) -> str | None:
     return next((owner for p, owner in patterns if p.fullmatch(text)), None)
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass(frozen=True, slots=True)
 class ModelNames:
     """The model-id table (`gatecore/data/models.toml`) and the policy's `[review.models]`, ready to
     read ids. Built from plain values (`from_plain`): the validated policy carries them."""

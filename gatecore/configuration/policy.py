@@ -32,8 +32,9 @@ import posixpath
 import re
 import unicodedata
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, get_args
+
+from ..valueclass import valueclass
 
 if TYPE_CHECKING:
     from .modelnames import ModelNames
@@ -99,7 +100,7 @@ def _has_wildcard(seg: str) -> bool:
     return "*" in seg or "?" in seg
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass(frozen=True, slots=True)
 class PathGlob:
     pattern: str
     _regex: re.Pattern[str]
@@ -150,7 +151,7 @@ class PathGlob:
         return segs[:n] == list(self._literal[:n])
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass(frozen=True, slots=True)
 class RefGlob:
     pattern: str
     _regex: re.Pattern[str]
@@ -170,7 +171,7 @@ class RefGlob:
         return self._regex.fullmatch(ref + "/") is not None
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass(frozen=True, slots=True)
 class IdentityGlob:
     """A glob on an email, a name, an account or a whole trailer line, case-insensitive:
     `*` matches any run of characters, `?` one; everything else is literal (so
@@ -218,7 +219,7 @@ def _first(globs: Iterable[IdentityGlob], value: str | None) -> IdentityGlob | N
     return None if value is None else next((g for g in globs if g.matches(value)), None)
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass(frozen=True, slots=True)
 class Signals:
     """What a commit says about who made it besides its two emails (all self-asserted):
     the author and committer names, its trailers (`Key: value`, as git parses them) and
@@ -231,7 +232,7 @@ class Signals:
     signers: tuple[str, ...] = ()  # principals of a verified SSH signature (not self-asserted)
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass(frozen=True, slots=True)
 class FreezeRule:
     index: int
     name: str
@@ -338,7 +339,7 @@ class FreezeRule:
         return any(g.may_match_below(norm_dir) for g in self.paths)
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass(frozen=True, slots=True)
 class AuthorAgent:
     """A catalogue agent as reviewer independence reads the reviewed commits for it (the
     catalogue's patterns, carried by the validated policy: `gatecore.checks.authorship`)."""
@@ -360,7 +361,7 @@ DEFAULT_MAX_REF_UPDATES = 1_000
 DEFAULT_MAX_NEW_COMMITS = 100_000
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass(frozen=True, slots=True)
 class Policy:
     """The policy as the engine reads it. Built by `from_plain` only, from the validated form:
     every field is required here, and each default is written once, in `configschema.PolicyModel`."""

@@ -14,10 +14,10 @@ form, so the hook never reads the table). A model matched by entries of two vend
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
 from typing import Any
 
 from ..ids import VENDOR_ID_RE
+from ..valueclass import valueclass
 
 #: A vendor's id: what the ledger's `author_vendor` and a policy's `[review.vendors]` keys hold.
 VENDOR_ID = VENDOR_ID_RE
@@ -29,7 +29,7 @@ def canonical_pattern(pattern: str) -> str:
     return pattern.casefold().rsplit("/", 1)[-1].replace(".", "-").replace("_", "-")
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass(frozen=True, slots=True)
 class Vendor:
     id: str
     name: str
@@ -42,7 +42,7 @@ class Vendor:
                 "checked": self.checked}
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass(frozen=True, slots=True)
 class VendorTable:
     version: str
     vendors: tuple[Vendor, ...]

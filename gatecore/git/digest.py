@@ -26,9 +26,9 @@ from __future__ import annotations
 import hashlib
 import struct
 from collections.abc import Iterable
-from dataclasses import dataclass
 
 from ..errors import GateError
+from ..valueclass import valueclass
 from .gitmodel import MODE_GITLINK
 from .objects import Objects
 from .treediff import TreeDiff
@@ -36,7 +36,7 @@ from .treediff import TreeDiff
 TREE_DELTA_MAGIC = b"gate-tree-delta-v1\n"
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass(frozen=True, slots=True)
 class DeltaRecord:
     path: bytes
     old_mode: int

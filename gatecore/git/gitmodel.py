@@ -14,8 +14,9 @@ switched off.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass
 from typing import NamedTuple, Protocol
+
+from ..valueclass import valueclass
 
 #: git's five canonical tree-entry modes.
 MODE_TREE = 0o040000
@@ -28,7 +29,7 @@ CANONICAL_MODES = frozenset((MODE_TREE, MODE_BLOB, MODE_EXEC, MODE_LINK, MODE_GI
 _S_IFMT = 0o170000
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass(frozen=True, slots=True)
 class ObjectFormat:
     """A repository's object format (`extensions.objectFormat`): how long its ids are.
 
@@ -118,7 +119,7 @@ class WalkedCommit(NamedTuple):
     shallow: bool = False
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass(frozen=True, slots=True)
 class ShownCommit:
     """A commit as `git log` shows it to a person (`%an`, `%ae`, `%cn`, `%ce`, `%B`): for a
     commit whose `encoding` header names another encoding than UTF-8, git re-encodes the whole

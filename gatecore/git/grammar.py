@@ -45,11 +45,11 @@ from __future__ import annotations
 import codecs
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 from functools import cache
 from typing import NamedTuple
 
 from ..errors import GateError, malformed
+from ..valueclass import valueclass
 from .gitmodel import MODE_TREE, ObjectFormat, ShownCommit, format_of
 
 MAX_TAG_DEPTH = 16
@@ -70,7 +70,7 @@ _LIBGIT2_SPACE = b" \t\n\r\x0b\x0c"
 _TIME_MAX = 1 << 63
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass(frozen=True, slots=True)
 class _Grammar:
     """The regular expressions of one object format (ids of `hexsz` digits, `rawsz` bytes in trees)."""
 
@@ -108,7 +108,7 @@ def _grammar_of(oid: str) -> _Grammar:
     return got
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass(frozen=True, slots=True)
 class Ident:
     """An author or committer as git reads it for `%an` / `%ae`.
 

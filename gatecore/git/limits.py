@@ -19,15 +19,15 @@ say the push is fine in any mode (`evaluate` included), as with the deadline.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
 from typing import TypeVar
 
 from ..errors import GateError
+from ..valueclass import field, valueclass
 
 T = TypeVar("T")
 
 
-@dataclass
+@valueclass
 class Progress:
     """How far a push's walks went: the new commits checked, and which exclusion each rule scope's
     walk used (`pushcheck`: "pushed" or "all-refs"); when a limit stopped a walk, how many commits

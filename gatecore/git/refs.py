@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 
 from ..errors import GateError
+from ..valueclass import valueclass
 from .gitmodel import FORMATS
 
 GATE_PREFIX = "refs/gate/"  # written by the trusted side only
@@ -34,7 +34,7 @@ _HEX2 = re.compile(r"[0-9a-f]{2}")
 _BAD_REF_BYTES = re.compile(rb"[\x00-\x20\x7f~^:?*\[\\]")
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass(frozen=True, slots=True)
 class RefUpdate:
     old: str
     new: str

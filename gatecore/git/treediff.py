@@ -31,9 +31,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 
 from ..errors import malformed
+from ..valueclass import valueclass
 from .gitmodel import CANONICAL_MODES, MODE_TREE, DescendFilter, canon_mode
 from .grammar import mode_value
 from .objects import Objects
@@ -135,7 +135,7 @@ def name_pattern(names: Sequence[str]) -> NameSearch | None:
     return NameSearch(names) if all(n.isascii() for n in names) else None
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass(frozen=True, slots=True)
 class Change:
     """One path that differs between two trees. A side where the path is absent has mode 0
     and the zero id; modes are the raw modes the trees hold."""

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import hashlib
 import re
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from .. import strictjson
@@ -33,6 +32,7 @@ from ..findings import Failure
 from ..ids import OID_RE
 from ..signing.envelope import PAYLOAD_APPROVAL, Envelope, pae
 from ..signing.keys import Keyring
+from ..valueclass import valueclass
 from .schema import Member, describe, integer, read, text, text_list
 
 if TYPE_CHECKING:
@@ -54,7 +54,7 @@ def approval_id(repository_id: str, ref: str, old: str, new: str) -> str:
     return hashlib.sha256(binding).hexdigest()
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass(frozen=True, slots=True)
 class Approval:
     repository_id: str
     ref: str

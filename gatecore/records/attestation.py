@@ -23,7 +23,6 @@ import hashlib
 import json
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 from .. import strictjson
@@ -32,6 +31,7 @@ from ..errors import GateError
 from ..signing import envelope
 from ..signing.keys import SigningKey
 from ..signing.seal import sign
+from ..valueclass import field, valueclass
 from .approvals import Approval
 from .ledger import AttemptState
 from .receipt import MODEL_RUN_FILE, Receipt
@@ -50,7 +50,7 @@ LEVEL = {"review": "PUSH_GATE_REVIEW_RECEIPT_V1", "approval": "PUSH_GATE_APPROVA
 RESOURCE_SCHEME = "push-gate:"  # resourceUri when the export is given none: push-gate:<repository id>
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass(frozen=True, slots=True)
 class Record:
     """A sealed record the gate checked: one input attestation of the statement."""
 
@@ -62,7 +62,7 @@ class Record:
     annotations: Mapping[str, Any]
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass(frozen=True, slots=True)
 class Accepted:
     """One ref update the gate accepted, re-verified: what a statement attests."""
 

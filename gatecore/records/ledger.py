@@ -20,7 +20,6 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Iterator
-from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from .. import strictjson
@@ -31,6 +30,7 @@ from ..git.objects import Objects, single_file
 from ..signing import envelope as env_mod
 from ..signing.keys import Keyring, SigningKey
 from ..signing.seal import sign, verify
+from ..valueclass import asdict, replace, valueclass
 from .fields import ATTEMPT_ID, GENERATION, INITIATOR, MODEL_ID, REF_NAME, REPOSITORY_ID, SHA256_HEX, TIME, VENDOR
 from .schema import Member, choice, describe, integer, read, text
 
@@ -42,7 +42,7 @@ LEDGER_NAME, LEDGER_EMAIL = "gate ledger", "ledger@gate.invalid"
 KINDS = ("opened", "model-selected", "failover", "closed")
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass(frozen=True, slots=True)
 class AttemptRecord:
     """One ledger record's members (docs/ci.md); `parse_record` is the only way in."""
 
@@ -118,7 +118,7 @@ def parse_record(doc: Any) -> tuple[AttemptRecord | None, list[tuple[str, str]]]
     return (None, [("record", shape)]) if shape is not None else (rec, [])
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass(frozen=True, slots=True)
 class AttemptState:
     """What the ledger has on record for an attempt after its last record."""
 
@@ -216,7 +216,7 @@ def from_newer(doc: Any, problems: list[tuple[str, str]]) -> Failure | None:
                                                   "wrote this record; upgrade push-gate here first (docs/upgrading.md)")
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass(frozen=True, slots=True)
 class ChainEntry:
     commit: str
     envelope: bytes

@@ -32,10 +32,10 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass
 
 from ..configuration.modelnames import ModelName, ModelNames
 from ..errors import GateError
+from ..valueclass import valueclass
 from . import modeloutput
 from .receipt import DIFF_TREE_DELTA
 
@@ -76,7 +76,7 @@ def request(prompt: str, diff: str, *, challenge: str, attempt: str, generation:
     ]).encode("utf-8", "surrogateescape")
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass(frozen=True, slots=True)
 class RunAnswer:
     """What the runner takes from the command's answer."""
 

@@ -18,10 +18,10 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
 from typing import Any
 
 from ..errors import GateError
+from ..valueclass import valueclass
 from .receipt import MEMBERS
 
 _FENCE = re.compile(r"^[ \t]*```[^\n`]*\n(.*?)\n[ \t]*```[ \t]*$", re.M | re.S)
@@ -31,7 +31,7 @@ _OPTIONAL = ("challenge", "served_model")
 _CHECKS = {m.name: m.check for m in MEMBERS if m.name in (*_TAKEN, "served_model")}
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass(frozen=True, slots=True)
 class Answer:
     verdict: str
     reasons: list[str]

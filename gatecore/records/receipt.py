@@ -7,7 +7,6 @@ payload bytes that the seal covers.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
 from typing import Any
 
 from .. import strictjson
@@ -16,6 +15,7 @@ from ..findings import Failure
 from ..signing import envelope
 from ..signing.keys import SigningKey
 from ..signing.seal import sign
+from ..valueclass import asdict, valueclass
 from .fields import ATTEMPT_ID, GENERATION, MODEL_ID, OBJECT_ID, REASON, REF_NAME, REPOSITORY_ID, SHA256_HEX, TIME
 from .schema import Member, choice, describe, integer, read, text_list
 
@@ -48,7 +48,7 @@ BOUND: dict[str, str] = {
 }
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass(frozen=True, slots=True)
 class Receipt:
     """A receipt's members (docs/receipts.md); `parse_payload` is the only way in from bytes."""
 

@@ -16,14 +16,15 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import Any
+
+from ..valueclass import valueclass
 
 #: A check: the problem with a value, or None when the value is good.
 Check = Callable[[Any], "str | None"]
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass(frozen=True, slots=True)
 class Member:
     name: str
     check: Check

@@ -25,10 +25,10 @@ records those refs carry are read by `gatecore.records`.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 
 from ..findings import Violation
 from ..git.refs import DOCTOR_PREFIX, RECEIPTS_PREFIX, REVIEW_PREFIX, RefUpdate, ServerRefs, is_reserved
+from ..valueclass import field, valueclass
 from .approvalrefs import Used, apply, check_pushes, is_approval_ref
 from .context import ReservedContext
 from .rights import namespace_violations
@@ -36,7 +36,7 @@ from .rights import namespace_violations
 __all__ = ["ReservedContext", "ReservedReport", "ServerRefs", "check"]
 
 
-@dataclass
+@valueclass
 class ReservedReport:
     #: The push's violations after this stage: the push rules' (less those approvals lift), then
     #: the approval refs', then the reserved namespaces'.

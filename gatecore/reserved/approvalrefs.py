@@ -20,7 +20,6 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from ..configuration.policy import Policy
@@ -31,6 +30,7 @@ from ..git.refs import GATE_PREFIX, RefUpdate, display
 from ..records import approvals
 from ..signing import envelope
 from ..signing.keys import Keyring
+from ..valueclass import replace, valueclass
 
 if TYPE_CHECKING:
     from ..signing.allowedsigners import AllowedSigners
@@ -44,7 +44,7 @@ def is_approval_ref(ref: str) -> bool:
     return ref.startswith((APPROVALS_PREFIX, USES_PREFIX))
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass(frozen=True, slots=True)
 class Used:
     """An approval a push relies on: recorded as used when the push is accepted."""
 
@@ -58,7 +58,7 @@ class Used:
         return {"id": self.id, "approver": self.approver, "ref": self.ref, "paths": list(self.paths)}
 
 
-@dataclass
+@valueclass
 class ApprovalContext:
     objects: Objects
     policy: Policy

@@ -11,7 +11,6 @@ caller and passed in, `now` is read once by the caller, and the server's refs co
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from ..checks.binding import Opened, open_bytes, open_commit, receipt_chain
@@ -23,6 +22,7 @@ from ..git.refs import ATTEMPTS_PREFIX, RECEIPTS_PREFIX, RefUpdate, ServerRefs, 
 from ..records.archive import ARCHIVE_REF, Archive
 from ..records.ledger import AttemptState, read_state
 from ..signing.keys import Keyring
+from ..valueclass import field, valueclass
 
 if TYPE_CHECKING:
     from ..signing.allowedsigners import AllowedSigners
@@ -41,7 +41,7 @@ def _no_signers() -> AllowedSigners | None:
     return None
 
 
-@dataclass
+@valueclass
 class ReservedContext:
     """What the reserved stage's checks share."""
 

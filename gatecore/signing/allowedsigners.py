@@ -19,13 +19,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
 from datetime import UTC, datetime
 
+from ..valueclass import valueclass
 from .sshkeys import SUPPORTED_KEY_TYPES, Malformed, PublicKey, b64decode, is_key_type, parse_key
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass(frozen=True, slots=True)
 class Signer:
     """One usable line of an allowed-signers file."""
 
@@ -47,7 +47,7 @@ class Signer:
                 and (self.namespaces is None or match_list(namespace, self.namespaces) == 1))
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass(frozen=True, slots=True)
 class AllowedSigners:
     signers: tuple[Signer, ...]
     #: (line number, why) for well-formed lines this gate cannot use: cert-authority lines,

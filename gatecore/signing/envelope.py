@@ -14,10 +14,10 @@ from __future__ import annotations
 import base64
 import binascii
 import json
-from dataclasses import dataclass
 
 from .. import strictjson
 from ..errors import GateError
+from ..valueclass import valueclass
 
 PAYLOAD_RECEIPT = "application/vnd.gate.receipt.v1+json"
 PAYLOAD_ATTEMPT = "application/vnd.gate.attempt.v1+json"
@@ -33,7 +33,7 @@ _ENVELOPE_KEYS = {"payloadType", "payload", "signatures"}
 _SIGNATURE_KEYS = {"keyid", "sig"}
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass(frozen=True, slots=True)
 class Envelope:
     payload_type: str
     payload: bytes

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import base64
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any, Literal, get_args
+
+from ..valueclass import valueclass
 
 MAX_KEYRING_BYTES = 1 << 20
 MAX_KEYFILE_BYTES = 65536
@@ -21,7 +22,7 @@ ALGORITHMS: tuple[str, ...] = get_args(Algorithm)
 PURPOSES: tuple[str, ...] = get_args(Purpose)
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass(frozen=True, slots=True)
 class VerifyKey:
     """A keyring entry as plain values, ready for `seal.verify`."""
 
@@ -34,7 +35,7 @@ class VerifyKey:
     revoked: bool
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass(frozen=True, slots=True)
 class SigningKey:
     id: str
     algorithm: str

@@ -23,12 +23,12 @@ requirement needs it.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
 from ..errors import malformed
 from ..git.grammar import split_signature
 from ..git.objects import Objects
+from ..valueclass import valueclass
 
 if TYPE_CHECKING:
     from .allowedsigners import AllowedSigners
@@ -51,7 +51,7 @@ class OpenPGP(Protocol):
         ...
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass(frozen=True, slots=True)
 class TrustedKeys:
     """The keys a server (or a client, for early warning) verifies commit signatures with."""
 
@@ -59,7 +59,7 @@ class TrustedKeys:
     openpgp: OpenPGP | None = None  # None: OpenPGP signatures are not verified here
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass(frozen=True, slots=True)
 class SignatureState:
     status: str                    # ok | unsigned | unknown-key | bad | unsupported
     principals: tuple[str, ...]    # when ok: the principals the key is allowed for

@@ -24,11 +24,12 @@ import base64
 import binascii
 import hashlib
 import re
-from dataclasses import dataclass
 
 from cryptography.exceptions import UnsupportedAlgorithm
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec, ed25519, rsa
+
+from ..valueclass import valueclass
 
 #: Key types this gate verifies signatures of.
 SUPPORTED_KEY_TYPES = ("ssh-ed25519", "ecdsa-sha2-nistp256", "ecdsa-sha2-nistp384", "ecdsa-sha2-nistp521", "ssh-rsa")
@@ -63,7 +64,7 @@ def unsupported_reason(kind: str) -> str | None:
     return None
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass(frozen=True, slots=True)
 class PublicKey:
     """An SSH public key: its type and its canonical wire blob (keys are equal when blobs are)."""
 

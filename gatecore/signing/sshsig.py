@@ -37,7 +37,6 @@ from __future__ import annotations
 import hashlib
 import itertools
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Literal
 
 from cryptography.exceptions import InvalidSignature
@@ -45,6 +44,7 @@ from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.asymmetric import ec, ed25519, padding
 from cryptography.hazmat.primitives.asymmetric.utils import encode_dss_signature
 
+from ..valueclass import valueclass
 from .allowedsigners import AllowedSigners
 from .sshkeys import Malformed, Verifier, WireReader, b64decode, key_type, parse_key, unsupported_reason, wire_string
 
@@ -66,7 +66,7 @@ _ECDSA_HASHES: dict[str, hashes.HashAlgorithm] = {
 _RSA_HASHES: dict[bytes, hashes.HashAlgorithm] = {b"rsa-sha2-256": hashes.SHA256(), b"rsa-sha2-512": hashes.SHA512()}
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass(frozen=True, slots=True)
 class Verified:
     status: Status
     principals: tuple[str, ...] = ()  # for "ok": the principals (or patterns) the key signs for

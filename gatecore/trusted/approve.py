@@ -14,7 +14,6 @@ from __future__ import annotations
 import os
 import subprocess
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 
 from ..adapters import gitcmd
@@ -28,11 +27,12 @@ from ..records import approvals
 from ..reserved.approvalrefs import APPROVALS_PREFIX, USES_PREFIX, read_record
 from ..signing import envelope
 from ..signing.keys import SigningKey
+from ..valueclass import valueclass
 
 APPROVAL_NAME, APPROVAL_EMAIL = "gate approval", "approvals@gate.invalid"
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass(frozen=True, slots=True)
 class Request:
     repository_id: str
     ref: str
@@ -44,7 +44,7 @@ class Request:
     reason: str = ""
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass(frozen=True, slots=True)
 class Prepared:
     """A request checked as the server will check it, and what the maintainer is asked to approve."""
 
@@ -186,7 +186,7 @@ def write(repo_path: Path, req: Request, data: bytes, approval_id: str, now: int
     return ref
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass(frozen=True, slots=True)
 class Listed:
     id: str
     approval: approvals.Approval | None

@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import ParamSpec
 
@@ -67,12 +66,13 @@ from ..reserved.approvalrefs import APPROVALS_PREFIX, USES_PREFIX, read_record
 from ..signing import envelope
 from ..signing.allowedsigners import AllowedSigners
 from ..signing.keys import Keyring, SigningKey
+from ..valueclass import field, valueclass
 
 _P = ParamSpec("_P")
 CONFIG_CODE = "GATE-ATTEST-CONFIG"  # what verifies is missing: the whole export stops, nothing is written
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass(frozen=True, slots=True)
 class Sources:
     """What the records are verified with: the server's keyring and repository id, and, for
     approvals, its policy and allowed-signers file."""
@@ -96,7 +96,7 @@ class Sources:
         return self.policy
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass(frozen=True, slots=True)
 class Refusal:
     """A record the gate would refuse today: never exported."""
 
@@ -104,7 +104,7 @@ class Refusal:
     failures: tuple[Failure, ...]
 
 
-@dataclass
+@valueclass
 class Exported:
     lines: list[bytes] = field(default_factory=list)
     refused: list[Refusal] = field(default_factory=list)

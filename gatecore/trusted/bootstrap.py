@@ -18,16 +18,16 @@ import secrets
 import shutil
 import stat
 import time
-from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from .. import ids
 from ..errors import GateError
+from ..valueclass import valueclass
 
 DEFAULT_SCORING = ".gate/scoring"
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass(frozen=True, slots=True)
 class Bootstrapped:
     workspace: Path
     workspace_generation: str

@@ -8,7 +8,6 @@ file is read only if it is a regular file under its cap (`adapters.files`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 
 from .. import ids
@@ -21,12 +20,13 @@ from ..records.ledger import RECEIPT_FILE
 from ..records.receipt import DIFF_BYTES, DIFF_TREE_DELTA, seal_document
 from ..signing.keys import Keyring, SigningKey
 from ..strictjson import MAX_DOCUMENT_BYTES
+from ..valueclass import valueclass
 
 MAX_DIFF_BYTES = 1 << 30
 MAX_PROMPT_BYTES = 16 << 20
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass(frozen=True, slots=True)
 class DiffSource:
     """Either a patch file or a commit range in a repository."""
 
@@ -36,7 +36,7 @@ class DiffSource:
     rev_to: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass(frozen=True, slots=True)
 class DiffBinding:
     """The diff part of the expectations: the digest, its algorithm and, for a commit range, the
     git state it binds."""

@@ -24,7 +24,6 @@ the hook's deadline; a rival archiver's push is answered by rebuilding on its ar
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..adapters import gitcmd
@@ -34,6 +33,7 @@ from ..errors import GateError
 from ..git.objects import Objects
 from ..git.refs import ATTEMPTS_PREFIX, GENERATIONS_PREFIX, RECEIPTS_PREFIX, REVIEW_PREFIX, generation_ref
 from ..records import archive, ledger
+from ..valueclass import field, valueclass
 from .attempts import LEDGER_EMAIL, LEDGER_NAME, open_clone
 
 BATCH = 200
@@ -41,7 +41,7 @@ MAX_BATCH = 5000
 RIVAL_RETRIES = 8  # rebuilds of one batch on a rival archiver's archive before reporting it
 
 
-@dataclass
+@valueclass
 class Archived:
     attempts: list[str] = field(default_factory=list)  # archived and removed (or, dry run: would be)
     pushes: int = 0
@@ -54,7 +54,7 @@ class Archived:
         return not self.skipped and not self.refused
 
 
-@dataclass(frozen=True)
+@valueclass(frozen=True)
 class Due:
     attempt: str
     generation: str

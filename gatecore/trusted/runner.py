@@ -27,7 +27,6 @@ import hashlib
 import os
 import secrets
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -44,6 +43,7 @@ from ..records.ledger import RECEIPT_FILE, AttemptState
 from ..records.receipt import MAX_LIFETIME_SECONDS, MODEL_RUN_FILE, MODEL_RUN_RUNNER, seal_document
 from ..signing import envelope
 from ..signing.keys import SigningKey
+from ..valueclass import valueclass
 from .attempts import ALREADY, attempt_state, check_attempt_id, open_clone, record_commit, restore
 
 if TYPE_CHECKING:
@@ -65,7 +65,7 @@ def server_base(repo_path: Path, remote: str, target: str | None, head: str, env
     return base
 
 
-@dataclass(frozen=True, slots=True)
+@valueclass(frozen=True, slots=True)
 class Review:
     """What the runner binds a review of this attempt to, before it has an answer."""
 

@@ -101,7 +101,7 @@ def test_the_engine_never_imports_the_entry_points_or_the_command_line() -> None
 #: and of the floors below, never one above. The shared vocabulary; reading git; signatures and seals; the
 #: configuration; the records; the checks; the reserved stage; the composition of a push and the self-test; the
 #: shell (the machine, then the trusted side's commands); the command line.
-FLOORS = (("gatecore", "_build", "codes", "errors", "findings", "ids", "strictjson"), ("git",), ("signing",),
+FLOORS = (("gatecore", "_build", "codes", "errors", "findings", "ids", "strictjson", "valueclass"), ("git",), ("signing",),
           ("configuration",), ("records",), ("checks",), ("reserved",), ("pipeline", "selftest"), ("adapters",),
           ("trusted",), ("cli",))
 

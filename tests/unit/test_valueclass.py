@@ -1,0 +1,173 @@
+"""`gatecore.valueclass` behaves as `dataclasses` does for what the package uses of it: the same class
+written with each decorator, side by side, gives the same constructor, defaults, default factories,
+equality, hash, repr, immutability, `replace`, copies, pickles and `dataclasses` introspection."""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import pickle
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from gatecore import valueclass as vc
+
+KINDS: dict[str, dict[str, bool]] = {
+    "frozen, slots": {"frozen": True, "slots": True},
+    "frozen": {"frozen": True},
+    "mutable": {},
+    "mutable, eq=False": {"eq": False},
+    "mutable, slots": {"slots": True},
+}
+
+
+def _pair(kind: dict[str, bool]) -> tuple[type, type]:
+    """The same class, once a dataclass and once a value class."""
+    made = []
+    for decorate, spec in ((dataclasses.dataclass, dataclasses.field), (vc.valueclass, vc.field)):
+        class Sample:
+            """A sample."""
+
+            name: str
+            size: int = 3
+            tags: list[str] = spec(default_factory=list)  # type: ignore[misc]
+            note: str | None = spec(default=None, repr=False)  # type: ignore[misc]
+            cache: dict[str, int] = spec(default_factory=dict, init=False, repr=False)  # type: ignore[misc]
+
+            def label(self) -> str:
+                return f"{self.name}/{self.size}"
+
+        made.append(decorate(**kind)(Sample))  # type: ignore[call-overload]
+    return made[0], made[1]
+
+
+@vc.valueclass(frozen=True, slots=True)
+class Module:  # a module-level value class: pickle finds it by name
+    a: int
+    b: tuple[str, ...] = ()
+
+
+@pytest.mark.parametrize("kind", KINDS.values(), ids=list(KINDS))
+def test_a_value_class_behaves_as_the_same_dataclass(kind: dict[str, bool]) -> None:
+    dc, val = _pair(kind)
+    cases: list[Callable[[type], Any]] = [
+        lambda c: c("x"),
+        lambda c: c("x", 4),
+        lambda c: c(name="x", size=4, tags=["t"], note="n"),
+        lambda c: c("y", tags=["a", "b"]),
+    ]
+    for make in cases:
+        d, v = make(dc), make(val)
+        assert repr(d) == repr(v)
+        assert [getattr(d, f) for f in ("name", "size", "tags", "note", "cache", "label")] != []
+        assert [getattr(d, f) for f in ("name", "size", "tags", "note", "cache")] == \
+            [getattr(v, f) for f in ("name", "size", "tags", "note", "cache")]
+        assert d.label() == v.label()
+        assert (d == make(dc)) == (v == make(val))
+        assert (d == dc("other")) == (v == val("other"))
+        assert (v == object()) is False and (v != object()) is True
+        assert (dc.__hash__ is None) == (val.__hash__ is None)
+        if dc.__hash__ is not None and kind.get("eq", True):  # frozen: hashed by the fields (a list: unhashable)
+            for obj in (d, v):
+                with pytest.raises(TypeError):
+                    hash(obj)
+        assert (hasattr(d, "__dict__"), hasattr(v, "__dict__")) == (not kind.get("slots"),) * 2
+        assert d.tags is not make(dc).tags and v.tags is not make(val).tags  # a new list each time
+    # immutability
+    v = val("x")
+    d = dc("x")
+    for obj in (d, v):
+        if kind.get("frozen"):
+            with pytest.raises(AttributeError):
+                obj.size = 5
+            with pytest.raises(AttributeError):
+                del obj.size
+        else:
+            obj.size = 5
+            assert obj.size == 5
+    if kind.get("frozen"):
+        with pytest.raises(vc.FrozenInstanceError):
+            v.name = "z"
+    # constructor errors are the same
+    for bad in ((), ("x", 1, [], None, {})):
+        with pytest.raises(TypeError):
+            dc(*bad)
+        with pytest.raises(TypeError):
+            val(*bad)
+    with pytest.raises(TypeError):
+        val("x", cache={})  # init=False
+    # replace: ours, and dataclasses' own on a value class
+    for rep in (vc.replace, dataclasses.replace):
+        r = rep(val("x", tags=["t"]), size=9)
+        assert repr(r) == repr(dataclasses.replace(dc("x", tags=["t"]), size=9))
+        with pytest.raises(ValueError):
+            rep(val("x"), cache={})
+        with pytest.raises(TypeError):
+            rep(val("x"), nonesuch=1)
+    # dataclasses' introspection reads a value class as the dataclass it stands for
+    assert dataclasses.is_dataclass(val) and dataclasses.is_dataclass(val("x"))
+    assert [(f.name, f.type, f.default, f.default_factory, f.init, f.repr) for f in dataclasses.fields(val)] == \
+        [(f.name, f.type, f.default, f.default_factory, f.init, f.repr) for f in dataclasses.fields(dc)]
+    assert dataclasses.asdict(val("x", tags=["t"])) == dataclasses.asdict(dc("x", tags=["t"]))
+    assert val.__match_args__ == dc.__match_args__
+    # copies
+    for c in (copy.copy, copy.deepcopy):
+        assert repr(c(val("x", tags=["t"]))) == repr(dc("x", tags=["t"]))
+
+
+def test_frozen_slotted_value_classes_pickle_and_nest() -> None:
+    m = Module(1, ("a",))
+    assert pickle.loads(pickle.dumps(m)) == m and copy.deepcopy(m) == m
+    assert dataclasses.asdict(Module(1, (Module(2),))) == {"a": 1, "b": ({"a": 2, "b": ()},)}  # type: ignore[arg-type]
+    assert Module(1) == Module(1) and {Module(1), Module(1)} == {Module(1)} and Module(1) != Module(2)
+    twin = dataclasses.make_dataclass("Module", [("a", int), ("b", tuple[str, ...], ())], frozen=True, slots=True)
+    assert hash(Module(1, ("x",))) == hash(twin(1, ("x",)))
+    assert repr(Module(1)) == "Module(a=1, b=())"
+
+
+def test_declarations_dataclasses_refuse_are_refused() -> None:
+    for decorate in (dataclasses.dataclass, vc.valueclass):
+        with pytest.raises(TypeError):
+            @decorate
+            class Order:  # a field without a default after one with a default
+                a: int = 1
+                b: int
+
+        with pytest.raises(ValueError):
+            @decorate
+            class Shared:  # a mutable default, shared by every instance
+                a: list[int] = []  # noqa: RUF012
+    with pytest.raises(ValueError):
+        vc.field(default=1, default_factory=int)
+
+
+def test_a_method_the_class_defines_is_kept() -> None:
+    for decorate in (dataclasses.dataclass(frozen=True), vc.valueclass(frozen=True)):
+        @decorate
+        class Own:
+            a: int
+
+            def __repr__(self) -> str:
+                return "own"
+
+            def __eq__(self, other: object) -> bool:
+                return True
+
+            def __hash__(self) -> int:
+                return 7
+
+        assert repr(Own(1)) == "own" and Own(1) == Own(2) and hash(Own(1)) == 7
+
+
+def test_the_package_makes_its_value_classes_with_one_idiom() -> None:
+    """No module of the package creates a class with `dataclasses` (docs/architecture.md, "Value
+    classes"): they use `gatecore.valueclass`, whose classes cost the hook's start-up a fraction."""
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    found = [str(p.relative_to(root)) for pkg in ("gatecore", "server", "hooks") for p in (root / pkg).rglob("*.py")
+             if p.name != "valueclass.py" and ("@dataclass" in p.read_text() or "import dataclasses" in p.read_text()
+                                                or "from dataclasses import" in p.read_text())]
+    assert found == []

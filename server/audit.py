@@ -18,10 +18,12 @@ import contextlib
 import fcntl
 import json
 import os
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gatecore.errors import GateError
+
+if TYPE_CHECKING:
+    from gatecore.adapters.files import StrPath
 
 
 def _lock(fd: int, wait: float | None) -> None:
@@ -59,7 +61,7 @@ def to_syslog(socket_path: str, line: bytes, warning: bool = False) -> None:
         sock.sendto(message, socket_path)
 
 
-def append(path: Path, record: dict[str, Any], wait: float | None = None, syslog: str | None = None) -> None:
+def append(path: StrPath, record: dict[str, Any], wait: float | None = None, syslog: str | None = None) -> None:
     """Append one line (and send it to the `syslog` socket, if any). `wait` (seconds) bounds the
     wait for the lock: the deadline watchdog must not block behind the main thread; past it the
     line is skipped (GATE-AUDIT-WRITE)."""

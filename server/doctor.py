@@ -113,7 +113,7 @@ def open_site(git_dir: Path) -> tuple[Site | None, list[Finding]]:
     except GateError as exc:
         return None, [("FAIL", f"installation record: {exc.code}: {exc.detail}")]
     layout_words = f", hook.{CONFIG_HOOK} in the {inst.config_hook} config" if inst.config_hook else ""
-    found: list[Finding] = [("ok", f"installation record {inst.gate_dir / installation.CONFIG_FILE} "
+    found: list[Finding] = [("ok", f"installation record {os.path.join(inst.gate_dir, installation.CONFIG_FILE)} "
                                    f"(platform {inst.platform}{layout_words})")]
     try:
         where = layout(git_dir, inst.platform, inst)
@@ -262,9 +262,9 @@ def post_receive(site: Site) -> list[Finding]:
         return [("note", f"no post-receive hook of the gate's ({site.where.landed} is someone else's): the audit "
                          "log says what the gate decided, not what landed")]
     if inst.platform == "gitolite":
-        landed, detail = gitolite.active(site.git_dir, inst.landed, "post-receive")
+        landed, detail = gitolite.active(site.git_dir, Path(inst.landed), "post-receive")
         return [("ok" if landed else "note", detail)]
-    return [(_ok(is_ours(inst.landed) and os.access(inst.landed, os.X_OK)),
+    return [(_ok(is_ours(Path(inst.landed)) and os.access(inst.landed, os.X_OK)),
              f"post-receive hook (logs what landed): {inst.landed}")]
 
 
@@ -305,7 +305,7 @@ def keyring(site: Site) -> list[Finding]:
 
 
 def hook_files_owned(site: Site) -> list[Finding]:
-    return [(_ok(good), what) for good, what in gate_files(site.inst.gate_dir)]
+    return [(_ok(good), what) for good, what in gate_files(Path(site.inst.gate_dir))]
 
 
 def syslog(site: Site) -> list[Finding]:

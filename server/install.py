@@ -100,7 +100,8 @@ def layout(git_dir: Path, platform: str, inst: installation.Installation | None 
                       git_dir / "hooks" / "post-receive.d" / "gate")
     if platform == "gitolite":
         if inst is not None and inst.hook is not None:
-            return Layout(platform, inst.hook, inst.landed or inst.hook.with_name(gitolite.LANDED_NAME))
+            return Layout(platform, Path(inst.hook),
+                          Path(inst.landed) if inst.landed else Path(inst.hook).with_name(gitolite.LANDED_NAME))
         where = gitolite.site()
         return Layout(platform, where.hook, where.landed)
     return Layout(platform, git_dir / "hooks" / "pre-receive", git_dir / "hooks" / "post-receive")
@@ -260,7 +261,7 @@ class InstallPlan:
 
     @property
     def gate_dir(self) -> Path:
-        return self.record.gate_dir
+        return Path(self.record.gate_dir)
 
     @property
     def shared(self) -> bool:
@@ -296,9 +297,10 @@ def plan_install(git_dir: Path, request: InstallRequest) -> InstallPlan:
     else:
         place = _config_placement(git_dir, platform, previous)
     has_keyring = request.keyring is not None or (previous is not None and previous.has_keyring)
-    record = installation.Installation(gate_dir, platform, repo_id, has_keyring, place.chained,
-                                       where.hook if platform == "gitolite" else None, place.landed(where), syslog,
-                                       scope)
+    landed = place.landed(where)
+    record = installation.Installation(str(gate_dir), platform, repo_id, has_keyring, tuple(map(str, place.chained)),
+                                       str(where.hook) if platform == "gitolite" else None,
+                                       None if landed is None else str(landed), syslog, scope)
     unset = previous is not None and previous.config_hook == "repository" and scope != "repository"
     return InstallPlan(git_dir, where, record, inputs, place.keep, place.retire, place.restore, unset, request.fsck,
                        place.notes)
@@ -488,7 +490,7 @@ def _file_placement(git_dir: Path, where: Layout, previous: installation.Install
     after the gate (`--chain`); a foreign post-receive is left alone."""
     notes: list[str] = []
     chained: list[Path] = []
-    for c in previous.chain if previous else ():
+    for c in (Path(p) for p in previous.chain) if previous else ():
         if c.exists():
             chained.append(c)
         else:
@@ -524,7 +526,7 @@ def _config_placement(git_dir: Path, platform: str, previous: installation.Insta
     was (git runs hooks/pre-receive after the config-defined hooks, whatever they decide)."""
     files = layout(git_dir, platform)
     retire = tuple(p for p in (files.hook, files.landed) if p.exists() and is_ours(p))
-    restore = tuple(c for c in (previous.chain if previous else ()) if c.exists())
+    restore = tuple(c for c in (Path(p) for p in (previous.chain if previous else ())) if c.exists())
     notes = [f"note {p} is not the gate's: git runs it too, after the gate, and refuses the push if either refuses"
              for p in (files.hook,) if p.exists() and not is_ours(p)]
     return _Placement((), None, False, retire, restore, tuple(notes))
@@ -696,7 +698,7 @@ def _active(plan: InstallPlan) -> list[str]:
         for hook, path in (("pre-receive", plan.where.hook), ("post-receive", plan.record.landed)):
             if path is None:
                 continue
-            running, detail = gitolite.active(plan.git_dir, path, hook)
+            running, detail = gitolite.active(plan.git_dir, Path(path), hook)
             done.append(detail if running else "NOT ACTIVE YET: " + detail)
     if plan.where.config_hook is not None:
         from .hooklist import listed_gate
@@ -745,7 +747,7 @@ def uninstall(git_dir: Path) -> list[str]:
         done.append(f"kept hook.{CONFIG_HOOK} in git's system config (other repositories use it); with no "
                     f"installation here, pushes to {git_dir} are refused until it is removed there, or disabled "
                     f"here: git --git-dir {shlex.quote(str(git_dir))} config hook.{CONFIG_HOOK}.enabled false")
-    for chained in inst.chain if inst else ():
+    for chained in (Path(c) for c in inst.chain) if inst else ():
         original = chained_origin(chained)
         if chained.exists() and not original.exists():
             chained.rename(original)
@@ -778,7 +780,7 @@ def upgrade(git_dir: Path, dry_run: bool = False) -> list[str]:
     gate_dir = git_dir_of(git_dir) / GATE_DIR_NAME
     inst = installation.read(gate_dir)
     before = written_by(layout(gate_dir.parent, inst.platform, inst).hook) or "(unknown version)"
-    plan = plan_install(git_dir, InstallRequest(inst.policy, inst.keyring if inst.has_keyring else None,
+    plan = plan_install(git_dir, InstallRequest(Path(inst.policy), Path(inst.keyring) if inst.has_keyring else None,
                                                 inst.platform, inst.repository_id))
     if dry_run:
         return [*describe(plan)[:-1], f"would upgrade from push-gate {before} to {__version__}"]

@@ -9,10 +9,14 @@ without a key written by a later version (`syslog`, `config_hook`) reads as that
 from __future__ import annotations
 
 import json
-from pathlib import Path
+import os
+from typing import TYPE_CHECKING
 
 from gatecore.errors import GateError
 from gatecore.valueclass import valueclass
+
+if TYPE_CHECKING:
+    from gatecore.adapters.files import StrPath
 
 CONFIG_FILE = "config.json"
 POLICY_FILE = "policy.toml"
@@ -27,35 +31,37 @@ CONFIG_HOOK_SCOPES = ("repository", "system")
 
 @valueclass(frozen=True, slots=True)
 class Installation:
-    gate_dir: Path
+    """An installation record. Its paths are strings: the hooks read it, and `pathlib` stays off their start-up."""
+
+    gate_dir: str
     platform: str
     repository_id: str
     has_keyring: bool
-    chain: tuple[Path, ...]
-    hook: Path | None = None  # the pre-receive hook file, when the platform does not place it in GIT_DIR (gitolite)
-    landed: Path | None = None  # the post-receive hook that logs what landed, if installed
+    chain: tuple[str, ...]
+    hook: str | None = None  # the pre-receive hook file, when the platform does not place it in GIT_DIR (gitolite)
+    landed: str | None = None  # the post-receive hook that logs what landed, if installed
     syslog: str | None = None  # a syslog socket (/dev/log: syslog or journald) each audit line also goes to
     config_hook: str | None = None  # "repository" or "system": git runs the gate as a config-defined hook (2.54+)
 
     @property
-    def policy(self) -> Path:
-        return self.gate_dir / POLICY_FILE
+    def policy(self) -> str:
+        return os.path.join(self.gate_dir, POLICY_FILE)
 
     @property
-    def keyring(self) -> Path:
-        return self.gate_dir / KEYRING_FILE
+    def keyring(self) -> str:
+        return os.path.join(self.gate_dir, KEYRING_FILE)
 
     @property
-    def allowed_signers(self) -> Path:
-        return self.gate_dir / ALLOWED_SIGNERS_FILE
+    def allowed_signers(self) -> str:
+        return os.path.join(self.gate_dir, ALLOWED_SIGNERS_FILE)
 
     @property
-    def openpgp_keys(self) -> Path:
-        return self.gate_dir / OPENPGP_KEYS_FILE
+    def openpgp_keys(self) -> str:
+        return os.path.join(self.gate_dir, OPENPGP_KEYS_FILE)
 
     @property
-    def audit_log(self) -> Path:
-        return self.gate_dir / AUDIT_FILE
+    def audit_log(self) -> str:
+        return os.path.join(self.gate_dir, AUDIT_FILE)
 
     def to_json(self) -> str:
         return json.dumps({
@@ -67,10 +73,16 @@ class Installation:
         }, indent=2, sort_keys=True) + "\n"
 
 
-def read(gate_dir: Path) -> Installation:
-    path = gate_dir / CONFIG_FILE
+def repository_of(gate_dir: str) -> str:
+    """The directory the gate directory is in (the repository), as `pathlib`'s `parent` gives it."""
+    return os.path.dirname(gate_dir.rstrip("/")) or ("/" if gate_dir.startswith("/") else ".")
+
+
+def read(gate_dir: StrPath) -> Installation:
+    path = os.path.join(gate_dir, CONFIG_FILE)
     try:
-        doc = json.loads(path.read_bytes())
+        with open(path, "rb") as fh:
+            doc = json.loads(fh.read())
     except FileNotFoundError:
         raise GateError("GATE-CONFIG-INSTALL", f"the gate is not installed for this repository ({path} is missing): "
                                                "run gate server install GIT_DIR (docs/servers.md)") from None
@@ -89,6 +101,5 @@ def read(gate_dir: Path) -> Installation:
             or not isinstance(hook, str | None) or not isinstance(landed, str | None)
             or not isinstance(syslog, str | None) or config_hook not in (None, *CONFIG_HOOK_SCOPES)):
         raise GateError("GATE-CONFIG-INSTALL", f"{path}: malformed installation record")
-    return Installation(gate_dir, platform, repo_id, keyring, tuple(Path(c) for c in chain),
-                        None if hook is None else Path(hook), None if landed is None else Path(landed), syslog,
+    return Installation(os.fspath(gate_dir), platform, repo_id, keyring, tuple(chain), hook, landed, syslog,
                         config_hook)

@@ -15,7 +15,6 @@ import os
 import sys
 import time
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 from gatecore import __version__
@@ -26,7 +25,7 @@ from gatecore.git.refs import MAX_INPUT_BYTES, display, parse_pre_receive
 from . import audit, installation
 
 
-def landed_record(gate_dir: Path, data: bytes) -> dict[str, Any]:
+def landed_record(gate_dir: str, data: bytes) -> dict[str, Any]:
     inst = installation.read(gate_dir)
     try:
         env = environment.read_hook_env("auto" if inst.platform == "git" else inst.platform)
@@ -49,10 +48,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     if len(args) < 2 or args[0] != "--gate-dir":
         sys.stderr.write("usage: python -m server.postreceive --gate-dir DIR\n")
         return 0
-    gate_dir = Path(args[1])
+    gate_dir = args[1]
     try:
         record = landed_record(gate_dir, sys.stdin.buffer.read(MAX_INPUT_BYTES))
-        audit.append(gate_dir / installation.AUDIT_FILE, record, syslog=installation.read(gate_dir).syslog)
+        audit.append(os.path.join(gate_dir, installation.AUDIT_FILE), record, syslog=installation.read(gate_dir).syslog)
     except GateError as exc:
         sys.stderr.write(f"gate: warning: what landed is not in the audit log: {exc.code}: {exc.detail}\n")
     except Exception as exc:  # the boundary: post-receive cannot reject, it can only say it failed

@@ -32,7 +32,6 @@ import os
 import sys
 import time
 from collections.abc import Callable, Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from gatecore import __version__
@@ -176,7 +175,8 @@ def _checked(inst: installation.Installation, hook_env: environment.HookEnv, liv
     # 4. judgement (gatecore.pipeline: push rules, the reserved stage, the verdict)
     judged = judge(push_input(inst, hook_env, conf, deadline, repo, progress, scan), live)
     # 5. report (chained hooks and spent approvals follow in `main`)
-    lines = judged.lines(cap=policy.max_violations_shown, gitlab=hook_env.gitlab, git_dir=str(inst.gate_dir.parent))
+    lines = judged.lines(cap=policy.max_violations_shown, gitlab=hook_env.gitlab,
+                         git_dir=installation.repository_of(inst.gate_dir))
     verdict = judged.verdict
     return Outcome(exit_code=verdict.exit_code, decision=verdict.decision, lines=lines, codes=list(verdict.codes),
                    attempt_ids=judged.attempt_ids, commits_checked=judged.commits_checked, mode=policy.mode,
@@ -196,7 +196,7 @@ def run_chain(inst: installation.Installation, data: bytes, argv: Sequence[str])
                                                    "restore it, or re-run gate server install to drop it")
         proc = subprocess.run([str(hook), *argv], input=data, check=False)
         if proc.returncode != 0:
-            return [Violation("GATE-HOOK-CHAINED", "-", f"{hook.name} exited {proc.returncode}")]
+            return [Violation("GATE-HOOK-CHAINED", "-", f"{os.path.basename(hook)} exited {proc.returncode}")]
     return []
 
 
@@ -255,8 +255,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if len(args) < 2 or args[0] != "--gate-dir":
         sys.stderr.write("usage: python -m server.prereceive --gate-dir DIR\n")
         return 2
-    gate_dir = Path(args[1])
-    where = str(gate_dir.parent)  # the repository, in the admin's commands
+    gate_dir = args[1]
+    where = installation.repository_of(gate_dir)  # the repository, in the admin's commands
+    audit_log = os.path.join(gate_dir, installation.AUDIT_FILE)
     gitlab_guess = environment.detect_platform(os.environ) == "gitlab"
     hook_env: environment.HookEnv | None = None
     updates: list[RefUpdate] = []
@@ -264,7 +265,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     progress = Progress()  # how far the walks went, whatever stops them
 
     def on_expire() -> None:  # runs in the watchdog thread, just before it ends the process
-        audit.append(gate_dir / installation.AUDIT_FILE,
+        audit.append(audit_log,
                      audit_record(hook_env, updates, rejection(3, "GATE-HOOK-DEADLINE", [], progress), now, started),
                      wait=0.2, syslog=sink)
 
@@ -304,8 +305,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                                                                  gitlab=gitlab_guess, git_dir=where), progress)
     # 6. audit
     try:
-        if outcome.exit_code == 0 or gate_dir.is_dir():  # no installation: nowhere to audit a rejection
-            audit.append(gate_dir / installation.AUDIT_FILE, audit_record(hook_env, updates, outcome, now, started),
+        if outcome.exit_code == 0 or os.path.isdir(gate_dir):  # no installation: nowhere to audit a rejection
+            audit.append(audit_log, audit_record(hook_env, updates, outcome, now, started),
                          syslog=sink)
     except GateError as exc:
         outcome = rejection(exc.exit_code, exc.code,

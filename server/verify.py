@@ -60,9 +60,9 @@ def attest_sources(repo: Path, keyring: Path | None, policy: Path | None, signer
     gate_dir = git_dir_of(repo) / GATE_DIR_NAME
     inst = installation.read(gate_dir) if (gate_dir / installation.CONFIG_FILE).is_file() else None
     if inst is not None:
-        keyring = keyring or (inst.keyring if inst.has_keyring else None)
-        policy = policy or inst.policy
-        signers = signers or (inst.allowed_signers if os.path.lexists(inst.allowed_signers) else None)
+        keyring = keyring or (Path(inst.keyring) if inst.has_keyring else None)
+        policy = policy or Path(inst.policy)
+        signers = signers or (Path(inst.allowed_signers) if os.path.lexists(inst.allowed_signers) else None)
         repository_id = repository_id or inst.repository_id
     if not repository_id:
         raise GateError("GATE-ATTEST-CONFIG", f"{repo} is not a repository the gate is installed in: pass "

@@ -9,7 +9,7 @@ policy from a commit). Every failure is a configuration error with the file's co
 
 from __future__ import annotations
 
-from pathlib import Path
+import os
 from typing import TYPE_CHECKING, Any
 
 from ..configuration.policy import MAX_POLICY_BYTES, Policy
@@ -19,20 +19,24 @@ from ..valueclass import valueclass
 from . import files
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from ..configuration.catalogue import Catalogue
     from ..configuration.configschema import ModelTable
     from ..configuration.vendors import VendorTable
     from ..signing.allowedsigners import AllowedSigners
     from ..signing.signatures import TrustedKeys
+    from .files import StrPath
 
 #: The package's data tables, shipped with it: the agent catalogue (gatecore/configuration/catalogue.py), the
 #: vendor table (gatecore/configuration/vendors.py) and the model-id table (gatecore/configuration/modelnames.py).
-CATALOGUE_PATH = Path(__file__).resolve().parent.parent / "data" / "agents.toml"
-VENDORS_PATH = CATALOGUE_PATH.with_name("vendors.toml")
-MODELS_PATH = CATALOGUE_PATH.with_name("models.toml")
+_DATA = os.path.join(os.path.dirname(os.path.dirname(os.path.realpath(__file__))), "data")
+CATALOGUE_PATH = os.path.join(_DATA, "agents.toml")
+VENDORS_PATH = os.path.join(_DATA, "vendors.toml")
+MODELS_PATH = os.path.join(_DATA, "models.toml")
 
 
-def _data_bytes(path: Path, what: str) -> bytes:
+def _data_bytes(path: StrPath, what: str) -> bytes:
     from ..configuration.tables import MAX_TABLE_BYTES
 
     return files.read_capped(path, "GATE-CONFIG-POLICY", what, MAX_TABLE_BYTES)
@@ -103,15 +107,15 @@ def _keyring(plain: Any, origin: str) -> Keyring:
         raise GateError("GATE-CONFIG-KEYRING", f"{origin}: validated form unusable: {exc}") from None
 
 
-def read_policy_bytes(path: Path) -> bytes:
+def read_policy_bytes(path: StrPath) -> bytes:
     return files.read_capped(path, "GATE-CONFIG-POLICY", "policy", MAX_POLICY_BYTES)
 
 
-def read_keyring_bytes(path: Path) -> bytes:
+def read_keyring_bytes(path: StrPath) -> bytes:
     return files.read_capped(path, "GATE-CONFIG-KEYRING", "keyring", MAX_KEYRING_BYTES)
 
 
-def load_policy(path: Path, cached: bool = True) -> Policy:
+def load_policy(path: StrPath, cached: bool = True) -> Policy:
     """A policy file, validated (through its cache unless `cached` is False)."""
     data = read_policy_bytes(path)
     plain = (files.cached_validation(path, data, _validate_policy, _policy_salt()) if cached
@@ -119,7 +123,7 @@ def load_policy(path: Path, cached: bool = True) -> Policy:
     return _policy(plain, str(path))
 
 
-def load_keyring(path: Path, cached: bool = True) -> Keyring:
+def load_keyring(path: StrPath, cached: bool = True) -> Keyring:
     data = read_keyring_bytes(path)
     plain = files.cached_validation(path, data, _validate_keyring) if cached else _validate_keyring(data, str(path))
     return _keyring(plain, str(path))
@@ -133,7 +137,7 @@ def keyring_from_bytes(data: bytes, origin: str) -> Keyring:
     return _keyring(_validate_keyring(data, origin), origin)
 
 
-def policy_problems(path: Path) -> list[str]:
+def policy_problems(path: StrPath) -> list[str]:
     """Every problem with a policy file, one line each (empty: valid)."""
     try:
         load_policy(path, cached=False)
@@ -149,7 +153,7 @@ class PolicyCheck:
     warnings: list[str]  # frozen patterns that match no path on the repository's default branch
 
 
-def check_policy(path: Path, repo: Path | None = None) -> PolicyCheck:
+def check_policy(path: StrPath, repo: Path | None = None) -> PolicyCheck:
     """`gate policy check FILE [--repo R]`: the problems, or what the policy restricts and, with
     a repository, the frozen path patterns that match nothing on its default branch."""
     from ..configuration.policyreport import describe, unmatched_warnings
@@ -172,7 +176,7 @@ def check_policy(path: Path, repo: Path | None = None) -> PolicyCheck:
 MAX_ALLOWED_SIGNERS_BYTES = 1 << 20
 
 
-def _allowed_signers(path: Path) -> tuple[bytes, AllowedSigners]:
+def _allowed_signers(path: StrPath) -> tuple[bytes, AllowedSigners]:
     """An allowed-signers file's bytes and its parsed form (GATE-CONFIG-SIGNERS if missing or malformed)."""
     from ..signing.allowedsigners import parse_allowed_signers
 
@@ -198,19 +202,19 @@ def _local_time(fields: tuple[int, int, int, int, int, int]) -> int:
     return int(time.mktime((*fields, 0, 0, 0)))
 
 
-def read_allowed_signers(path: Path) -> bytes:
+def read_allowed_signers(path: StrPath) -> bytes:
     """An allowed-signers file's bytes, validated (to be installed)."""
     return _allowed_signers(path)[0]
 
 
-def load_allowed_signers(path: Path) -> AllowedSigners:
+def load_allowed_signers(path: StrPath) -> AllowedSigners:
     return _allowed_signers(path)[1]
 
 
 MAX_OPENPGP_KEYS_BYTES = 8 << 20
 
 
-def _openpgp_keys(path: Path) -> tuple[bytes, bytes]:
+def _openpgp_keys(path: StrPath) -> tuple[bytes, bytes]:
     """An OpenPGP keyring file's bytes and its binary form (GATE-CONFIG-SIGNERS if not a keyring)."""
     from .gpg import dearmor_keyring
 
@@ -221,12 +225,12 @@ def _openpgp_keys(path: Path) -> tuple[bytes, bytes]:
         raise GateError("GATE-CONFIG-SIGNERS", str(exc)) from None
 
 
-def read_openpgp_keys(path: Path) -> bytes:
+def read_openpgp_keys(path: StrPath) -> bytes:
     """An OpenPGP keyring (`gpg --export`, armored or not) in the binary form gpgv reads (to be installed)."""
     return _openpgp_keys(path)[1]
 
 
-def load_trusted_keys(ssh: Path | None, openpgp: Path | None) -> TrustedKeys:
+def load_trusted_keys(ssh: StrPath | None, openpgp: StrPath | None) -> TrustedKeys:
     """The keys commit signatures are verified with: SSH allowed signers and an OpenPGP keyring
     (binary, as gpgv reads it); a path given must be a valid file, and neither given is a
     configuration error (GATE-CONFIG-SIGNERS)."""
@@ -243,7 +247,7 @@ def load_trusted_keys(ssh: Path | None, openpgp: Path | None) -> TrustedKeys:
                                                    "(gpg --dearmor, or gpg --export without --armor)")
     return TrustedKeys(None if ssh is None else load_allowed_signers(ssh), OpenPGPVerifier(openpgp))
 
-def load_keyfile(path: Path) -> SigningKey:
+def load_keyfile(path: StrPath) -> SigningKey:
     from ..configuration.configschema import parse_keyfile
 
     return parse_keyfile(files.read_capped(path, "GATE-CONFIG-KEYFILE", "key file", MAX_KEYFILE_BYTES), str(path))
@@ -258,7 +262,7 @@ class Validated:
     salt: str = ""
 
 
-def validated_policy(source: Path) -> Validated:
+def validated_policy(source: StrPath) -> Validated:
     data = read_policy_bytes(source)
     plain = _validate_policy(data, str(source))
     _policy(plain, str(source))
@@ -270,20 +274,20 @@ def policy_of(valid: Validated) -> Policy:
     return _policy(valid.plain, "(validated policy)")
 
 
-def validated_keyring(source: Path) -> Validated:
+def validated_keyring(source: StrPath) -> Validated:
     data = read_keyring_bytes(source)
     plain = _validate_keyring(data, str(source))
     _keyring(plain, str(source))
     return Validated(data, plain)
 
 
-def install(valid: Validated, target: Path) -> None:
+def install(valid: Validated, target: StrPath) -> None:
     """Write a validated file and its cache (the hook then reads the cache, not pydantic)."""
     files.atomic_write(target, valid.data, 0o640)
     files.write_cache(target, valid.data, valid.plain, valid.salt)
 
 
-def policy_from_bytes_cached(data: bytes, origin: str, cache: Path) -> Policy:
+def policy_from_bytes_cached(data: bytes, origin: str, cache: StrPath) -> Policy:
     """`policy_from_bytes`, with the validated form kept beside `cache` and used while the bytes
     are the same (`files.cached_validation`): a client hook imports pydantic only when the
     committed policy changed."""

@@ -28,8 +28,8 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 
-from ..configuration.policy import ANONYMOUS
 from ..errors import GateError
+from ..ids import ANONYMOUS
 from ..valueclass import valueclass
 
 PLATFORMS = ("auto", "git", "github", "gitlab", "gitea", "gitolite", "git-daemon")

@@ -22,10 +22,16 @@ import json
 import os
 import stat
 from collections.abc import Callable, Iterator
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import GateError
+
+if TYPE_CHECKING:
+    from pathlib import Path
+    from typing import TypeAlias
+
+    #: A path as the hook's path passes it (a string: `pathlib` stays off its start-up) or the trusted side does.
+    StrPath: TypeAlias = str | os.PathLike[str]
 
 #: 5: the plain form is the model's whole dump (policy.Policy.from_plain); 6: [limits] and [review] grew;
 #: 7: [review] model_run and [review.models], the model-id table's plain form, and the catalogue's agents
@@ -33,7 +39,7 @@ from ..errors import GateError
 CACHE_SCHEMA = 7
 
 
-def _chunks(path: Path, code: str, what: str, cap: int, too_large: str | None = None) -> Iterator[bytes]:
+def _chunks(path: StrPath, code: str, what: str, cap: int, too_large: str | None = None) -> Iterator[bytes]:
     """The bytes of a regular file of at most `cap` bytes, in chunks; GateError(code) otherwise
     (GateError(too_large) for a regular file over the cap, when given)."""
     big = too_large or code
@@ -62,12 +68,12 @@ def _chunks(path: Path, code: str, what: str, cap: int, too_large: str | None = 
         os.close(fd)
 
 
-def read_capped(path: Path, code: str, what: str, cap: int, too_large: str | None = None) -> bytes:
+def read_capped(path: StrPath, code: str, what: str, cap: int, too_large: str | None = None) -> bytes:
     """The bytes of a regular file of at most `cap` bytes; GateError(code) otherwise."""
     return b"".join(_chunks(path, code, what, cap, too_large))
 
 
-def sha256_capped(path: Path, code: str, what: str, cap: int) -> str:
+def sha256_capped(path: StrPath, code: str, what: str, cap: int) -> str:
     """The SHA-256 of a regular file of at most `cap` bytes, read in chunks."""
     h = hashlib.sha256()
     for chunk in _chunks(path, code, what, cap):
@@ -79,6 +85,8 @@ def _directory_fd(path: Path, code: str, parents: bool) -> int:
     """An open descriptor of `path`, a directory reached from / without following a symlink on
     any component (each opened with O_NOFOLLOW below the last); missing ones are created when
     `parents`. A component that is a symlink or not a directory is refused with `code` too."""
+    from pathlib import Path  # (the trusted side's writes: not on the hook's start-up path)
+
     fd = os.open("/", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     where = Path("/")
     try:
@@ -111,6 +119,8 @@ def write_new(path: Path, data: bytes, code: str = "GATE-INPUT-PATH", mode: int 
     """Create `path` with `data`; refused (code) if it exists or cannot be created. No symlink is
     followed on the way, in any component of the path (an agent-writable directory replaced by a
     symlink cannot send the write elsewhere); missing directories are created when `parents`."""
+    from pathlib import Path
+
     absolute = Path(os.path.abspath(path))
     directory = _directory_fd(absolute.parent, code, parents)
     try:
@@ -133,26 +143,28 @@ def write_private(path: Path, text: str) -> None:
     write_new(path, text.encode("utf-8"), "GATE-INPUT-PATH", mode=0o600)
 
 
-def atomic_write(path: Path, data: bytes, mode: int) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
+def atomic_write(path: StrPath, data: bytes, mode: int) -> None:
+    parent, name = os.path.split(os.fspath(path))
+    os.makedirs(parent or ".", exist_ok=True)
     import tempfile  # not on the hook's start-up path: the hook only reads
 
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    fd, tmp = tempfile.mkstemp(dir=parent or ".", prefix=f".{name}.")
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
         os.chmod(tmp, mode)
         os.replace(tmp, path)
     except BaseException:
-        Path(tmp).unlink(missing_ok=True)
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
         raise
 
 
-def cache_path(source: Path) -> Path:
-    return source.with_name(source.name + ".validated.json")
+def cache_path(source: StrPath) -> str:
+    return os.fspath(source) + ".validated.json"
 
 
-def write_cache(source: Path, data: bytes, value: Any, salt: str = "") -> bool:
+def write_cache(source: StrPath, data: bytes, value: Any, salt: str = "") -> bool:
     """Atomically (re)write the validated form of `source`'s bytes; False if the directory is not writable.
 
     `salt` names anything else the validated form depends on (the agent catalogue a policy's
@@ -166,11 +178,12 @@ def write_cache(source: Path, data: bytes, value: Any, salt: str = "") -> bool:
     return True
 
 
-def cached_validation(source: Path, data: bytes, validate: Callable[[bytes, str], Any], salt: str = "") -> Any:
+def cached_validation(source: StrPath, data: bytes, validate: Callable[[bytes, str], Any], salt: str = "") -> Any:
     """The validated form of `data` (the bytes of `source`): from the cache when it matches."""
     digest = hashlib.sha256(data).hexdigest()
     try:
-        cached = json.loads(cache_path(source).read_bytes())
+        with open(cache_path(source), "rb") as fh:
+            cached = json.loads(fh.read())
         if (isinstance(cached, dict) and cached.get("schema") == CACHE_SCHEMA
                 and cached.get("source_sha256") == digest and cached.get("salt", "") == salt
                 and "value" in cached):

@@ -23,9 +23,12 @@ import os
 import re
 import shutil
 import subprocess
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..errors import GateError
+
+if TYPE_CHECKING:
+    from .files import StrPath
 
 _EMAIL = re.compile(r"<([^<>]*)>\s*$")
 _ARMOR_BEGIN = b"-----BEGIN PGP PUBLIC KEY BLOCK-----"
@@ -71,7 +74,7 @@ def _is_public_key_packet(ctb: int) -> bool:
 class OpenPGPVerifier:
     """Verifies detached OpenPGP signatures with `gpgv` and one keyring (None: no keys installed)."""
 
-    def __init__(self, keyring: Path | None, program: str | None = None) -> None:
+    def __init__(self, keyring: StrPath | None, program: str | None = None) -> None:
         self.keyring = keyring
         self.program = program if program is not None else shutil.which("gpgv")
 
@@ -91,7 +94,7 @@ class OpenPGPVerifier:
             write_end = -1
             proc = subprocess.run(
                 [self.program, "--enable-special-filenames", "--homedir", NO_HOME,
-                 "--keyring", str(self.keyring.absolute()), "--status-fd", "1", "--", f"-&{read_end}", "-"],
+                 "--keyring", os.path.abspath(self.keyring), "--status-fd", "1", "--", f"-&{read_end}", "-"],
                 input=payload, capture_output=True, check=False, timeout=GPGV_TIMEOUT, pass_fds=(read_end,),
                 env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LC_ALL": "C"})
         except subprocess.TimeoutExpired:

@@ -37,6 +37,13 @@ FORBIDDEN_NAMES = {"open", "input", "print"}
 FORBIDDEN_METHODS = {"read_bytes", "read_text", "write_bytes", "write_text", "open", "mkdir", "unlink"}
 
 
+#: Standard modules the hooks do without, each measured to cost their start-up a millisecond or more of CPU:
+#: `dataclasses` (with `inspect`, `ast`, `dis`, `tokenize`: the package's value classes are `gatecore.valueclass`'s),
+#: `pathlib` (with `urllib.parse`, `ipaddress`, `fnmatch`: the hook's paths are strings).
+HOOK_STARTUP_BANNED = ("dataclasses", "inspect", "ast", "dis", "tokenize", "pathlib", "urllib.parse", "ipaddress",
+                       "fnmatch")
+
+
 def _imported(module: str) -> set[str]:
     out = subprocess.run([sys.executable, "-I", "-c", f"import sys, {module}; print(' '.join(sorted(sys.modules)))"],
                          capture_output=True, text=True, cwd=ROOT, check=True)
@@ -245,6 +252,16 @@ def test_a_whole_hook_run_reads_through_git_without_pygit2_or_pydantic(tmp_path:
                                        "tomllib", "datetime", "shutil"}
     # nor what starts the second process of a big push's tree search
     assert not set(modules.split()) & {"gatecore.adapters.treescan", "server.launch"}
+    # nor the standard modules a push does without (docs/architecture.md, "The hooks' start-up")
+    assert not set(modules.split()) & set(HOOK_STARTUP_BANNED), sorted(set(modules.split()) & set(HOOK_STARTUP_BANNED))
+
+
+def test_the_post_receive_hook_starts_light() -> None:
+    """Post-receive runs after every accepted push: it loads none of what the pre-receive hook does
+    without, and nothing of the judgement."""
+    loaded = _imported("server.postreceive")
+    assert not loaded & {*HOOK_STARTUP_BANNED, "pydantic", "typer", "pygit2", "subprocess", "gatecore.pipeline",
+                         "gatecore.configuration.policy", "gatecore.adapters.config"}, sorted(loaded)
 
 
 def _code_arguments(tree: ast.AST) -> list[tuple[int, ast.expr]]:

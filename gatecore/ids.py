@@ -19,9 +19,6 @@ REPOSITORY_ID_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._/:-]{0,255}")
 #: A model vendor's id (`gatecore.configuration.vendors`): the ledger's `author_vendor`, a policy's
 #: `[review.vendors]` key.
 VENDOR_ID_RE = re.compile(r"[a-z0-9][a-z0-9-]{0,63}")
-#: The pusher of a push no transport authenticated (`gatecore.adapters.environment` names it, the policy's
-#: `[pushers] anonymous` decides what it may do). Here, not in the policy: post-receive logs it without the policy.
-ANONYMOUS = "anonymous"
 
 
 def is_attempt_id(value: str) -> bool:

@@ -29,7 +29,6 @@ import os
 from collections.abc import Mapping
 
 from ..errors import GateError
-from ..ids import ANONYMOUS
 from ..valueclass import valueclass
 
 PLATFORMS = ("auto", "git", "github", "gitlab", "gitea", "gitolite", "git-daemon")
@@ -149,6 +148,14 @@ def _account() -> str:
         return f"uid:{os.geteuid()}"
 
 
+def _anonymous() -> str:
+    """The policy's name for a pusher nobody authenticated, imported only for such a push: post-receive,
+    which logs the pusher, does not load the policy's module otherwise."""
+    from ..configuration.policy import ANONYMOUS
+
+    return ANONYMOUS
+
+
 def pusher_identity(env: Mapping[str, str], platform: str) -> tuple[str, str]:
     """(pusher account, where it came from). Fails closed if the platform's variable is unset.
 
@@ -156,7 +163,7 @@ def pusher_identity(env: Mapping[str, str], platform: str) -> tuple[str, str]:
     daemon, which authenticate nobody, `anonymous` (the account running the hook there is
     the server's, not the pusher's); else (ssh, local) the account running the hook."""
     if platform == "git-daemon":  # installed for git daemon (inetd mode too): nobody is authenticated
-        return ANONYMOUS, "git-daemon"
+        return _anonymous(), "git-daemon"
     if platform in _IDENTITY_VARS:
         var, _id_var = _IDENTITY_VARS[platform]
         value = env.get(var, "").strip()
@@ -167,7 +174,7 @@ def pusher_identity(env: Mapping[str, str], platform: str) -> tuple[str, str]:
     if remote:
         return remote, "REMOTE_USER"
     if channel(env) in ("http", "git-daemon"):
-        return ANONYMOUS, "anonymous"
+        return _anonymous(), "anonymous"
     return _account(), "account"
 
 

@@ -34,7 +34,6 @@ import unicodedata
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, get_args
 
-from ..ids import ANONYMOUS
 from ..valueclass import valueclass
 
 if TYPE_CHECKING:
@@ -49,6 +48,8 @@ ModeAction = Literal["refuse-frozen", "refuse"]  # objects.noncanonical_modes
 AnonymousAction = Literal["restricted", "unrestricted"]  # pushers.anonymous
 Independence = Literal["off", "model", "vendor"]  # review.independent (gatecore.checks.independence)
 ModelRun = Literal["any", "runner"]  # review.model_run: may a receipt's answer come from a file
+#: The pusher of a push no transport authenticated (gatecore.adapters.environment).
+ANONYMOUS = "anonymous"
 
 
 def one_of(value: Any, allowed: Any, where: str) -> Any:

@@ -12,9 +12,8 @@ import pytest
 from support.gitutil import gate
 
 from gatecore.configuration.configschema import validate_policy
-from gatecore.configuration.policy import Policy, is_anonymous
+from gatecore.configuration.policy import ANONYMOUS, Policy, is_anonymous
 from gatecore.errors import GateError
-from gatecore.ids import ANONYMOUS
 
 BASE = """\
 [[freeze]]

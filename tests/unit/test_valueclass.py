@@ -75,6 +75,13 @@ def test_a_value_class_behaves_as_the_same_dataclass(kind: dict[str, bool]) -> N
                     hash(obj)
         assert (hasattr(d, "__dict__"), hasattr(v, "__dict__")) == (not kind.get("slots"),) * 2
         assert d.tags is not make(dc).tags and v.tags is not make(val).tags  # a new list each time
+    # the generated constructor takes what the dataclass's takes
+    import inspect
+
+    def params(c: type) -> list[tuple[str, object, bool]]:
+        return [(p.name, p.kind, p.default is p.empty) for p in inspect.signature(c.__init__).parameters.values()]
+
+    assert params(val) == params(dc)
     # immutability
     v = val("x")
     d = dc("x")
@@ -159,6 +166,16 @@ def test_a_method_the_class_defines_is_kept() -> None:
                 return 7
 
         assert repr(Own(1)) == "own" and Own(1) == Own(2) and hash(Own(1)) == 7
+
+    for decorate in (dataclasses.dataclass(frozen=True, slots=True), vc.valueclass(frozen=True, slots=True)):
+        @decorate
+        class Init:
+            a: int
+
+            def __init__(self, text: str) -> None:
+                object.__setattr__(self, "a", int(text))
+
+        assert Init("3").a == 3
 
 
 def test_the_package_makes_its_value_classes_with_one_idiom() -> None:

@@ -14,8 +14,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from support.cli import cli
 from support.formats import RepoFormat
-from support.gitutil import AGENT, HUMAN, gate, git
+from support.gitutil import AGENT, HUMAN, git
 from support.keygen import needs_ssh_keygen, ssh_key
 from support.server import APPROVALS_POLICY as POLICY
 from support.server import Server
@@ -45,12 +46,12 @@ class Lab:
     def approve(self, args: list[str], *extra: str) -> subprocess.CompletedProcess[str]:
         """The maintainer fetches the agent's commits and runs the printed command."""
         git(self.maint, "fetch", "-q", str(self.server.work.path), "+HEAD:refs/agent/head")
-        return gate(*args, "--approver", "alice", "--key", str(self.keys["approval"]), "--yes", *extra,
+        return cli(*args, "--approver", "alice", "--key", str(self.keys["approval"]), "--yes", *extra,
                     cwd=self.maint, env=ALICE)
 
 
 def _key(tmp: Path, kid: str, purpose: str) -> tuple[Path, str]:
-    out = gate("keys", "generate", "--alg", "ed25519", "--id", kid, "--purpose", purpose, "--out", str(tmp / kid))
+    out = cli("keys", "generate", "--alg", "ed25519", "--id", kid, "--purpose", purpose, "--out", str(tmp / kid))
     assert out.returncode == 0, out.stderr
     return tmp / kid, out.stdout
 
@@ -102,7 +103,7 @@ def test_reject_approve_accept_once(fmt_lab: Lab) -> None:
     [used] = record["approvals"]  # type: ignore[misc]
     assert used["approver"] == "alice" and used["paths"] == ["ci/deploy.yml"] and used["ref"] == "refs/heads/main"
     assert s.ref(f"refs/gate/approval-uses/{used['id']}") == s.ref(f"refs/gate/approvals/{used['id']}")
-    listed = gate("approvals", "list", "--repo", str(s.bare))
+    listed = cli("approvals", "list", "--repo", str(s.bare))
     assert listed.returncode == 0 and f"{used['id'][:16]} used by alice refs/heads/main" in listed.stdout
 
 
@@ -126,7 +127,7 @@ def test_a_key_of_another_purpose_or_a_revoked_key_never_serves(lab: Lab, tmp_pa
     args = lab.hint_command(s.push("main", pusher_env=AGENT_PUSH))
     git(lab.maint, "fetch", "-q", str(s.work.path), "+HEAD:refs/agent/head")
     # the runner's receipt key (where agents run) cannot seal an approval: refused before anything is written
-    out = gate(*args, "--approver", "alice", "--key", str(lab.keys["runner"]), "--yes", cwd=lab.maint)
+    out = cli(*args, "--approver", "alice", "--key", str(lab.keys["runner"]), "--yes", cwd=lab.maint)
     assert out.returncode != 0 and "GATE-SEAL-KEY-PURPOSE" in out.stderr, out.stdout + out.stderr
     # a hand-made one sealed with it is refused by the server
     forged = _forged_approval(lab, args, lab.keys["runner"])
@@ -199,7 +200,7 @@ def test_an_ssh_signed_approval_by_an_approver_serves(lab: Lab, tmp_path: Path) 
     git(lab.maint, "fetch", "-q", str(s.work.path), "+HEAD:refs/agent/head")
     git(lab.maint, "config", "gate.approver", "alice")
     git(lab.maint, "config", "gate.approvalSshKey", str(key))
-    out = gate(*args, "--yes", cwd=lab.maint, env=ALICE)  # the printed command, as printed
+    out = cli(*args, "--yes", cwd=lab.maint, env=ALICE)  # the printed command, as printed
     assert out.returncode == 0, out.stdout + out.stderr
     assert s.push("main", pusher_env=AGENT_PUSH).returncode == 0
 
@@ -282,9 +283,9 @@ def test_the_listing_verifies_on_the_server_and_says_so_elsewhere(lab: Lab) -> N
     s = lab.server
     lab.agent_commit()
     assert lab.approve(lab.hint_command(s.push("main", pusher_env=AGENT_PUSH))).returncode == 0
-    listed = gate("approvals", "list", "--repo", str(s.bare))
+    listed = cli("approvals", "list", "--repo", str(s.bare))
     assert listed.returncode == 0 and " unused by alice " in listed.stdout and "unverified" not in listed.stdout
-    listed = gate("approvals", "list", "--repo", str(lab.maint))
+    listed = cli("approvals", "list", "--repo", str(lab.maint))
     assert "not verified" in listed.stdout and "unused (unverified) by alice" in listed.stdout, listed.stdout
     # the same record sealed with the runner's receipt key, put on the server by hand
     aid = next(r for r in s.refs() if r.startswith("refs/gate/approvals/")).rsplit("/", 1)[1]
@@ -296,7 +297,7 @@ def test_the_listing_verifies_on_the_server_and_says_so_elsewhere(lab: Lab) -> N
     tree = git(s.bare, "mktree", input=f"100644 blob {blob}\t{approvals.RECORD_FILE}\n".encode()).stdout.strip()
     commit = git(s.bare, "commit-tree", tree, "-m", "forged").stdout.strip()
     git(s.bare, "update-ref", f"refs/gate/approvals/{aid}", commit)
-    listed = gate("approvals", "list", "--repo", str(s.bare))
+    listed = cli("approvals", "list", "--repo", str(s.bare))
     assert f"{aid[:16]} INVALID (GATE-SEAL-KEY-PURPOSE" in listed.stdout, listed.stdout
 
 

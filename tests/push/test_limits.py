@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support.gitutil import AGENT, HUMAN, WorkRepo, gate, git
+from support.cli import cli
+from support.gitutil import AGENT, HUMAN, WorkRepo, git
 from support.server import Server, settle
 from support.verdicts import assert_refused, codes_of
 
@@ -45,7 +46,7 @@ def _gated(root: Path, limits: str = "", mode: str = "enforce") -> Path:
     bare = root / "gated.git"
     git(root, "init", "-q", "--bare", str(bare))
     (root / "policy.toml").write_text(EVERYONE.format(mode=mode, limits=limits))
-    out = gate("server", "install", str(bare), "--policy", str(root / "policy.toml"))
+    out = cli("server", "install", str(bare), "--policy", str(root / "policy.toml"))
     assert out.returncode == 0, out.stdout + out.stderr
     return bare
 

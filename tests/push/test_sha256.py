@@ -17,8 +17,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from support.cli import cli
 from support.fsckcorpus import CASES, build_all
-from support.gitutil import AGENT, HUMAN, gate, git, git_env
+from support.gitutil import AGENT, HUMAN, git, git_env
 from support.keygen import needs_ssh_keygen, ssh_key
 from support.marks import LONG
 from support.rawpush import raw_push
@@ -101,7 +102,7 @@ def test_install_doctor_and_a_first_push_read_64_digit_ids(s256: Sha256) -> None
     assert first["decision"] == "accept" and first["refs"] == [
         {"ref": "refs/heads/main", "old": ZERO64, "new": s256.work.head("main")}]
     assert len(s256.work.head("main")) == 64
-    doctor = gate("server", "doctor", str(s256.server.bare))
+    doctor = cli("server", "doctor", str(s256.server.bare))
     assert doctor.returncode == 0 and "refused the probe" in doctor.stdout, doctor.stdout + doctor.stderr
 
 
@@ -207,7 +208,7 @@ def test_the_trusted_side_reads_a_sha256_repository(s256: Sha256) -> None:
         assert (repo.object_format, repo.zero_id) == ("sha256", ZERO64)
         assert len(repo.resolve("main")) == 64
         repo.close()
-    out = gate("digest", "--repo", str(s256.work.path), "--from", "main", "--to", "main")
+    out = cli("digest", "--repo", str(s256.work.path), "--from", "main", "--to", "main")
     assert out.returncode == 0 and len(out.stdout.split()[-1]) == 64, out.stdout + out.stderr
 
 

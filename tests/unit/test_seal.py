@@ -7,7 +7,7 @@ import stat
 from pathlib import Path
 
 import pytest
-from support.gitutil import gate
+from support.cli import cli
 
 from gatecore.adapters.config import load_keyfile, load_keyring
 from gatecore.errors import GateError
@@ -75,7 +75,7 @@ def _write(tmp_path: Path, text: str) -> Path:
 
 
 def test_keyring_roundtrip_with_generate(tmp_path: Path) -> None:
-    out = gate("keys", "generate", "--alg", "ed25519", "--id", "runner-1", "--purpose", "receipt",
+    out = cli("keys", "generate", "--alg", "ed25519", "--id", "runner-1", "--purpose", "receipt",
                "--out", str(tmp_path / "k"))
     assert out.returncode == 0, out.stderr
     assert stat.S_IMODE((tmp_path / "k").stat().st_mode) == 0o600
@@ -84,17 +84,17 @@ def test_keyring_roundtrip_with_generate(tmp_path: Path) -> None:
     key = load_keyfile(tmp_path / "k")
     env = sign(key, envelope.PAYLOAD_RECEIPT, PAYLOAD)
     assert verify(env, ring, envelope.PAYLOAD_RECEIPT, 0) == []
-    again = gate("keys", "generate", "--alg", "ed25519", "--id", "runner-1", "--purpose", "receipt",
+    again = cli("keys", "generate", "--alg", "ed25519", "--id", "runner-1", "--purpose", "receipt",
                  "--out", str(tmp_path / "k"))
     assert again.returncode == 1 and "never overwritten" in again.stderr
 
 
 def test_generate_hmac_and_check(tmp_path: Path) -> None:
-    out = gate("keys", "generate", "--alg", "hmac-sha256", "--id", "h1", "--purpose", "attempt",
+    out = cli("keys", "generate", "--alg", "hmac-sha256", "--id", "h1", "--purpose", "attempt",
                "--out", str(tmp_path / "h"))
     assert out.returncode == 0
     ring = _write(tmp_path, out.stdout)
-    check = gate("keys", "check", str(ring))
+    check = cli("keys", "check", str(ring))
     assert check.returncode == 0 and "h1: hmac-sha256 attempt active" in check.stdout
 
 
@@ -122,7 +122,7 @@ def test_bad_keyrings_name_the_location(tmp_path: Path, text: str, where: str) -
         load_keyring(_write(tmp_path, text))
     assert exc.value.code == "GATE-CONFIG-KEYRING"
     assert where in exc.value.detail
-    out = gate("keys", "check", str(tmp_path / "ring.toml"))
+    out = cli("keys", "check", str(tmp_path / "ring.toml"))
     assert out.returncode == 2 and "GATE-CONFIG-KEYRING" in out.stderr
 
 

@@ -1,30 +1,54 @@
 """Fixtures for the client hooks: this project as a hook repository and one pre-commit store per
-session (the hook environment is built once), a gated server with the hooks installed in its work
-repository, the trusted side in such a clone. The harness is `support.precommit`."""
+test run, shared by its pytest-xdist workers (the hook environment is built once), a gated server
+with the hooks installed in its work repository, the trusted side in such a clone. The harness is
+`support.precommit`."""
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
+import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from support.formats import RepoFormat
-from support.gitutil import HUMAN
+from support.gitutil import HUMAN, git
 from support.precommit import CLIENT_POLICY, HookRepo, Review, install_client, pc_env
 from support.server import Server
 from support.snapshot import project_repository
 
 
+@contextlib.contextmanager
+def _run_wide(tmp_path_factory: pytest.TempPathFactory, name: str) -> Iterator[Path]:
+    """`name` in the directory every worker of this test run shares (pytest-xdist's workers each
+    have their own base directory inside it), held under a lock while yielded."""
+    base = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        base = base.parent
+    with (base / f"{name}.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield base / name
+
+
 @pytest.fixture(scope="session")
 def hook_repo(tmp_path_factory: pytest.TempPathFactory) -> HookRepo:
-    """This project as a git repository, committed, for `repo:`/`rev:` and `try-repo`."""
-    dest = tmp_path_factory.mktemp("hookrepo") / "push-gate"
-    return HookRepo(dest, project_repository(dest))
+    """This project as a git repository, committed, for `repo:`/`rev:` and `try-repo`: one for the
+    run, so that every worker's pre-commit finds the environment built for it."""
+    with _run_wide(tmp_path_factory, "hookrepo") as shared:
+        dest = shared / "push-gate"
+        if not (shared / "made").exists():
+            project_repository(dest)
+            (shared / "made").touch()
+    return HookRepo(dest, git(dest, "rev-parse", "HEAD").stdout.strip())
 
 
 @pytest.fixture(scope="session")
 def pc_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """One pre-commit store for the session: the hook environment is built once."""
-    return tmp_path_factory.mktemp("pre-commit-home")
+    """One pre-commit store for the run (pre-commit locks it while it builds an environment)."""
+    with _run_wide(tmp_path_factory, "pre-commit-home") as home:
+        home.mkdir(exist_ok=True)
+    return home
 
 
 @pytest.fixture

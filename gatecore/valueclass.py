@@ -202,6 +202,10 @@ def _deferred_init(cls: type, fields: list[Field], frozen: bool) -> Callable[...
 
 
 def _process(cls: type, frozen: bool, slots: bool, eq: bool) -> type:
+    if any(hasattr(base, "__valueclass_fields__") for base in cls.__mro__[1:]):
+        # (dataclasses would take the base's fields first; nothing here needs it, so it is refused
+        # where it is declared rather than silently made with only the subclass's own fields)
+        raise TypeError(f"{cls.__name__}: a value class cannot derive from another value class")
     fields = _fields(cls)
     own = cls.__dict__
     names = tuple(f.name for f in fields)

@@ -150,6 +150,19 @@ def test_declarations_dataclasses_refuse_are_refused() -> None:
         vc.field(default=1, default_factory=int)
 
 
+def test_a_value_class_derived_from_another_is_refused_where_it_is_declared() -> None:
+    """dataclasses would give the subclass its base's fields first; a value class would not, so the
+    declaration is refused rather than made with half its fields."""
+    @vc.valueclass(frozen=True)
+    class Base:
+        a: int
+
+    with pytest.raises(TypeError, match="cannot derive from another value class"):
+        @vc.valueclass(frozen=True)
+        class Derived(Base):
+            b: int
+
+
 def test_a_method_the_class_defines_is_kept() -> None:
     for decorate in (dataclasses.dataclass(frozen=True), vc.valueclass(frozen=True)):
         @decorate

@@ -74,11 +74,9 @@ def load_model_names() -> ModelTable:
 
 def _policy_salt() -> str:
     """What a policy's validated form depends on besides its bytes: the data tables' bytes."""
-    import hashlib
-
-    return ("catalogue:" + hashlib.sha256(catalogue_bytes()).hexdigest()[:32]
-            + " vendors:" + hashlib.sha256(vendor_bytes()).hexdigest()[:32]
-            + " models:" + hashlib.sha256(model_names_bytes()).hexdigest()[:32])
+    return ("catalogue:" + files.small_sha256(catalogue_bytes())[:32]
+            + " vendors:" + files.small_sha256(vendor_bytes())[:32]
+            + " models:" + files.small_sha256(model_names_bytes())[:32])
 
 
 def _validate_policy(data: bytes, origin: str) -> Any:

@@ -29,7 +29,6 @@ turn is too, and is never asked again (a request that failed leaves the stream o
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import os
 import re
 import threading
@@ -118,6 +117,8 @@ class _CatFile:
 
     def digest(self, oid: str, size: int) -> str:
         """SHA-256 of the next `size` bytes, read in chunks (a large blob is never held whole)."""
+        import hashlib  # (a review's blobs only: OpenSSL's, not on a plain push's start-up path)
+
         h = hashlib.sha256()
         left = size
         while left:
@@ -201,6 +202,9 @@ class GitStream:
         self._batch: _CatFile | None = None
         self._check: _CatFile | None = None
         self._blob_digests: dict[str, str] = {}
+        #: each ref name `symbolic_targets` listed -> its value as `ref_values` gives it (None: absent
+        #: or symbolic): a push's refs are read once (`ref_values` of the same names asks nothing)
+        self._listed: dict[str, str | None] = {}
 
     def _process(self, mode: str) -> _CatFile:
         current = self._batch if mode == "--batch" else self._check
@@ -436,6 +440,8 @@ class GitStream:
                   if n.startswith("refs/") and not _NOT_IN_REFS.search(n)}
         if not wanted:
             return {}
+        if all(n in self._listed for n in wanted.values()):
+            return {n: oid for n in wanted.values() if (oid := self._listed[n]) is not None}
         return {wanted[ref]: oid.decode("ascii") for ref, oid, symref in self._for_each_ref(*wanted.values())
                 if ref in wanted and not symref}
 
@@ -449,8 +455,11 @@ class GitStream:
         times: 1.4 s), then `unlisted_symbolic` for the names it did not list."""
         wanted = {n.encode("utf-8", "surrogateescape"): n for n in names
                   if n.startswith("refs/") and not _NOT_IN_REFS.search(n)}
-        listed = {ref: symref for ref, _, symref in self._for_each_ref(*wanted.values()) if ref in wanted} \
-            if wanted else {}
+        rows = [row for row in self._for_each_ref(*wanted.values()) if row[0] in wanted] if wanted else []
+        listed = {ref: symref for ref, _, symref in rows}
+        for name in wanted.values():
+            self._listed.setdefault(name, None)
+        self._listed.update((wanted[ref], oid.decode("ascii")) for ref, oid, symref in rows if not symref)
         out = {wanted[ref]: symref.decode("utf-8", "surrogateescape") for ref, symref in listed.items() if symref}
         out.update(self.unlisted_symbolic([n for n in names if n.encode("utf-8", "surrogateescape") not in listed]))
         return out

@@ -22,8 +22,8 @@ that a hook validates (and imports pydantic) only when the committed policy chan
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
-from pathlib import Path
 
 from gatecore.adapters import config, files
 from gatecore.configuration.policy import MAX_POLICY_BYTES, Policy
@@ -67,7 +67,7 @@ def committed_file(objects: Objects, commit: str, path: str, code: str, cap: int
     return objects.blob(entry[1])
 
 
-def find(repo: ClientRepo, path: str, revisions: Sequence[str], explicit: Path | None, *,
+def find(repo: ClientRepo, path: str, revisions: Sequence[str], explicit: str | None, *,
          code: str, missing: str, what: str, cap: int) -> Found:
     """The configuration file: `explicit`, else the first of `revisions` holding `path`, else the work tree."""
     objects = Objects(repo)
@@ -83,23 +83,23 @@ def find(repo: ClientRepo, path: str, revisions: Sequence[str], explicit: Path |
         if data is not None:
             return Found(data, f"{rev}:{path}")
     if repo.workdir is not None:
-        file = Path(repo.workdir) / path
-        if file.exists() or file.is_symlink():
-            return Found(files.read_capped(file, code, what, cap), str(file))
+        file = os.path.join(repo.workdir, path)
+        if os.path.lexists(file):
+            return Found(files.read_capped(file, code, what, cap), file)
     where = f"not in {' or '.join(tried)} nor in the work tree" if tried else \
         "not in the work tree, and nothing is committed yet"
     raise GateError(missing, f"commit {path} (docs/client.md): the client hooks read the {what} from it, and it "
                              f"is {where}")
 
 
-def load_policy(repo: ClientRepo, revisions: Sequence[str], explicit: Path | None) -> tuple[Policy, str]:
+def load_policy(repo: ClientRepo, revisions: Sequence[str], explicit: str | None) -> tuple[Policy, str]:
     found = find(repo, POLICY_FILE, revisions, explicit, code="GATE-CONFIG-POLICY", missing="GATE-CLIENT-NO-POLICY",
                  what="policy", cap=MAX_POLICY_BYTES)
-    cache = Path(repo.path) / "gate" / "client-policy.toml"
+    cache = os.path.join(repo.path, "gate", "client-policy.toml")
     return config.policy_from_bytes_cached(found.data, found.origin, cache), found.origin
 
 
-def load_keyring(repo: ClientRepo, revisions: Sequence[str], explicit: Path | None) -> Keyring:
+def load_keyring(repo: ClientRepo, revisions: Sequence[str], explicit: str | None) -> Keyring:
     """The receipt hook's keyring. One read from the repository holds public keys only."""
     found = find(repo, KEYRING_FILE, revisions, explicit, code="GATE-CONFIG-KEYRING", missing="GATE-CLIENT-NO-KEYRING",
                  what="keyring",

@@ -17,7 +17,6 @@ from __future__ import annotations
 import atexit
 import os
 import sys
-import traceback
 from collections.abc import Callable, Sequence
 
 from gatecore.adapters.gitcmd import run_git
@@ -140,6 +139,8 @@ def run(check: Callable[[], tuple[int, list[str]]], what: str) -> int:
         code = exc.exit_code
         lines = [*error_lines(exc.code, exc.detail, gitlab=False, what=what), ADVICE]
     except Exception as exc:  # the boundary: an unexpected error rejects, never passes
+        import traceback
+
         sys.stderr.write(traceback.format_exc(limit=8))
         code = 3
         lines = error_lines("GATE-HOOK-INTERNAL", f"{type(exc).__name__}: {exc}", gitlab=False, what=what)

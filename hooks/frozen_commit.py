@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Sequence
-from pathlib import Path
 
 from gatecore.adapters import environment, gitlayout
 from gatecore.adapters.gitcmd import run_git, shown_commits
@@ -126,7 +125,7 @@ def staged_violations(repo: ClientRepo, policy: Policy, tree: str, parents: Sequ
     return commit_violations(checker, staged, rules, display(branch or "HEAD"), pusher, STAGED)
 
 
-def check(policy_path: Path | None, pusher: str, message: bytes = b"") -> tuple[int, list[str]]:
+def check(policy_path: str | None, pusher: str, message: bytes = b"") -> tuple[int, list[str]]:
     tree = staged_tree()  # first: fails on an unmerged index before anything else is read
     author, committer = commit_identities()
     head = rev_commit("HEAD")
@@ -145,7 +144,7 @@ def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="gate-frozen-commit", description=(
         "pre-commit stage: reject a staged change that writes a frozen path for the identity that will "
         "commit it (docs/client.md)."))
-    p.add_argument("--policy", type=Path, default=None,
+    p.add_argument("--policy", default=None,
                    help=f"policy file (default: {clientconfig.POLICY_FILE} as committed in HEAD)")
     p.add_argument("filenames", nargs="*", help=argparse.SUPPRESS)  # ignored: the index is read whole
     return p

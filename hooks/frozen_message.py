@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Sequence
-from pathlib import Path
 
 from gatecore.adapters.environment import client_env
 from gatecore.adapters.files import read_capped
@@ -26,7 +25,7 @@ from . import frozen_commit
 MAX_MESSAGE_BYTES = 1 << 20
 
 
-def read_message(path: Path) -> bytes:
+def read_message(path: str) -> bytes:
     """The commit message as git will store it."""
     raw = read_capped(path, "GATE-INPUT-ARGUMENT", "commit message", MAX_MESSAGE_BYTES)
     return run_git(["stripspace", "--strip-comments"], input=raw).stdout
@@ -51,7 +50,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if len(args.filenames) != 1:
             raise GateError("GATE-INPUT-ARGUMENT", "the commit-msg stage takes one file, the commit message "
                                                    f"(got {len(args.filenames)})")
-        return frozen_commit.check(args.policy, pusher, read_message(Path(args.filenames[0])))
+        return frozen_commit.check(args.policy, pusher, read_message(args.filenames[0]))
 
     return run(check, "commit")
 

@@ -15,7 +15,6 @@ from __future__ import annotations
 import argparse
 import time
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from gatecore.configuration.policy import Policy
@@ -59,9 +58,8 @@ def _config_value(repo: ClientRepo, key: str, *, path: bool = False) -> str | No
     return got.stdout.decode("utf-8", "replace").strip() or None
 
 
-def _config_path(repo: ClientRepo, key: str) -> Path | None:
-    value = _config_value(repo, key, path=True)
-    return Path(value) if value else None
+def _config_path(repo: ClientRepo, key: str) -> str | None:
+    return _config_value(repo, key, path=True)
 
 
 def trusted_keys(repo: ClientRepo, policy: Policy) -> TrustedKeys | None:
@@ -147,7 +145,7 @@ def parser() -> argparse.ArgumentParser:
         "pre-push stage: reject a push the server would reject for frozen files or ref rules (docs/client.md)."))
     p.add_argument("remote", nargs="?", default=None, help="the remote (git passes it to a pre-push hook)")
     p.add_argument("url", nargs="?", default=None, help=argparse.SUPPRESS)
-    p.add_argument("--policy", type=Path, default=None,
+    p.add_argument("--policy", default=None,
                    help=f"policy file (default: {clientconfig.POLICY_FILE} as the remote has it, else in HEAD)")
     p.add_argument("--repository-id", default=None,
                    help="the id the server was installed with, to look up approvals (default: git config "

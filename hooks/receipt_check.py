@@ -7,7 +7,6 @@ from __future__ import annotations
 import argparse
 import time
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 
 from gatecore.adapters import gitcmd
 from gatecore.errors import GateError, unreadable
@@ -215,9 +214,9 @@ def parser() -> argparse.ArgumentParser:
         "(docs/client.md)."))
     p.add_argument("remote", nargs="?", default=None, help="the remote (git passes it to a pre-push hook)")
     p.add_argument("url", nargs="?", default=None, help=argparse.SUPPRESS)
-    p.add_argument("--policy", type=Path, default=None,
+    p.add_argument("--policy", default=None,
                    help=f"policy file (default: {clientconfig.POLICY_FILE} as the remote has it, else in HEAD)")
-    p.add_argument("--keyring", type=Path, default=None,
+    p.add_argument("--keyring", default=None,
                    help=f"keyring file (default: {clientconfig.KEYRING_FILE}, found like the policy)")
     p.add_argument("--repository-id", default=None,
                    help="the id the server was installed with (default: the one the attempt's ledger names)")

@@ -39,9 +39,10 @@ FORBIDDEN_METHODS = {"read_bytes", "read_text", "write_bytes", "write_text", "op
 
 #: Standard modules the hooks do without, each measured to cost their start-up a millisecond or more of CPU:
 #: `dataclasses` (with `inspect`, `ast`, `dis`, `tokenize`: the package's value classes are `gatecore.valueclass`'s),
-#: `pathlib` (with `urllib.parse`, `ipaddress`, `fnmatch`: the hook's paths are strings).
+#: `pathlib` (with `urllib.parse`, `ipaddress`, `fnmatch`: the hook's paths are strings), `hashlib` (it loads
+#: OpenSSL, about 3 ms: the validated caches' small files are hashed by CPython's built-in SHA-256).
 HOOK_STARTUP_BANNED = ("dataclasses", "inspect", "ast", "dis", "tokenize", "pathlib", "urllib.parse", "ipaddress",
-                       "fnmatch")
+                       "fnmatch", "hashlib", "_hashlib")
 
 
 def _imported(module: str) -> set[str]:
@@ -217,6 +218,14 @@ def test_the_hooks_start_up_import_set_excludes_pydantic_and_typer() -> None:
     assert "pydantic" not in _imported("hooks.frozen_commit, hooks.frozen_push")
 
 
+def test_the_client_hooks_start_light() -> None:
+    """pre-commit starts a client hook for every commit and push: its paths are strings, and the
+    traceback module is imported only by its error boundary, when it has one to print."""
+    loaded = _imported("hooks.frozen_commit, hooks.frozen_message, hooks.frozen_push, hooks.receipt_push")
+    assert not loaded & {*HOOK_STARTUP_BANNED, "traceback", "pydantic", "typer", "pygit2"}, \
+        sorted(loaded & {*HOOK_STARTUP_BANNED, "traceback"})
+
+
 def test_a_review_push_reads_model_ids_without_pydantic_or_the_tables_parsers() -> None:
     """Reviewer independence reads model ids by the table the validated policy carries: the modules
     a review push loads for it parse no table and load no pydantic (nor tomllib)."""
@@ -254,6 +263,23 @@ def test_a_whole_hook_run_reads_through_git_without_pygit2_or_pydantic(tmp_path:
     assert not set(modules.split()) & {"gatecore.adapters.treescan", "server.launch"}
     # nor the standard modules a push does without (docs/architecture.md, "The hooks' start-up")
     assert not set(modules.split()) & set(HOOK_STARTUP_BANNED), sorted(set(modules.split()) & set(HOOK_STARTUP_BANNED))
+
+
+def test_an_update_push_lists_its_refs_once(tmp_path: Path) -> None:
+    """A push updating a branch asks git for its refs once (`for-each-ref` of the names it
+    updates: their symbolic targets and values together), as git traces the hook's commands."""
+    server = Server(tmp_path)
+    server.work.write("README", "hello\n")
+    server.work.commit("base")
+    assert server.push("main").returncode == 0
+    server.work.write("README", "hello again\n")
+    server.work.commit("agent", identity=AGENT)
+    trace = tmp_path / "trace"
+    pushed = server.push("main", pusher_env={"GIT_TRACE": str(trace)})
+    assert pushed.returncode == 0, pushed.stderr
+    listings = [line for line in trace.read_text().splitlines()  # (git's own listings have other formats)
+                if "built-in: git" in line and "for-each-ref" in line and "%(symref)" in line]
+    assert len(listings) == 1, listings
 
 
 def test_the_post_receive_hook_starts_light() -> None:

@@ -272,7 +272,11 @@ def post_receive(site: Site) -> list[Finding]:
         return [("ok", what)]  # Gitaly runs custom_hooks itself, whatever git's own hook settings say
     from .hooklist import event_hooks
 
-    why = _landed_not_run(site, event_hooks(site.git_dir, "post-receive"))
+    runs = event_hooks(site.git_dir, "post-receive")
+    if site.inst.platform == "gitea" and site.inst.config_hook is None and not runs.hook_file_runs:
+        return [("note", f"{what}: {runs.hook_file} (Gitea's runner of hooks/post-receive.d) is not there to run "
+                         "it: Gitea writes it (Site Administration: resynchronize hooks)")]
+    why = _landed_not_run(site, runs)
     if why is not None:
         return [("FAIL", f"{what}, but {why}: the audit log says what the gate decided, not what landed")]
     return [("ok", what)]

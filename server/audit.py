@@ -18,11 +18,13 @@ import contextlib
 import fcntl
 import json
 import os
-from typing import TYPE_CHECKING, Any
 
 from gatecore.errors import GateError
 
+TYPE_CHECKING = False  # (not typing's: post-receive imports this module and nothing of typing)
 if TYPE_CHECKING:
+    from typing import Any
+
     from gatecore.adapters.files import StrPath
 
 

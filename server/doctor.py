@@ -31,7 +31,7 @@ from gatecore.git.gitmodel import GitReader
 from gatecore.git.refs import REPLACE_PREFIX, display
 
 from . import gitolite, installation
-from .hooklist import CONFIG_HOOK, CONFIG_HOOKS_SINCE, PreReceive, is_ours
+from .hooklist import CONFIG_HOOK, CONFIG_HOOKS_SINCE, EventHooks, is_ours
 from .install import (
     GATE_DIR_NAME,
     Layout,
@@ -202,7 +202,7 @@ def _same(a: Path, b: Path) -> bool:
     return os.path.realpath(a) == os.path.realpath(b)
 
 
-def _hook_file_findings(site: Site, runs: PreReceive) -> list[Finding]:
+def _hook_file_findings(site: Site, runs: EventHooks) -> list[Finding]:
     """`core.hooksPath` moves the hook file git runs away from the gate's (or the runner's)."""
     expected = _expected_file(site)
     if expected is not None and not _same(runs.hook_file, expected) and runs.hooks_path is not None:
@@ -214,7 +214,7 @@ def _hook_file_findings(site: Site, runs: PreReceive) -> list[Finding]:
     return []
 
 
-def _config_hook_findings(site: Site, runs: PreReceive) -> list[Finding]:
+def _config_hook_findings(site: Site, runs: EventHooks) -> list[Finding]:
     """A config-defined gate: git new enough, listed, and neither it nor its event disabled."""
     from .hooklist import is_gate_command, setting
 
@@ -242,7 +242,7 @@ def _config_hook_findings(site: Site, runs: PreReceive) -> list[Finding]:
     return found
 
 
-def _gates(site: Site, runs: PreReceive) -> list[str]:
+def _gates(site: Site, runs: EventHooks) -> list[str]:
     """Every gate git runs at pre-receive, in words."""
     from .hooklist import is_gate_command
 
@@ -256,7 +256,8 @@ def _gates(site: Site, runs: PreReceive) -> list[str]:
 
 
 def post_receive(site: Site) -> list[Finding]:
-    """The post-receive hook that logs what landed."""
+    """The post-receive hook that logs what landed: the gate's file, and git running it, read
+    through git as pre-receive's is (`core.hooksPath`, a config-defined hook disabled or gone)."""
     inst = site.inst
     if inst.landed is None:
         return [("note", f"no post-receive hook of the gate's ({site.where.landed} is someone else's): the audit "
@@ -264,8 +265,57 @@ def post_receive(site: Site) -> list[Finding]:
     if inst.platform == "gitolite":
         landed, detail = gitolite.active(site.git_dir, Path(inst.landed), "post-receive")
         return [("ok" if landed else "note", detail)]
-    return [(_ok(is_ours(Path(inst.landed)) and os.access(inst.landed, os.X_OK)),
-             f"post-receive hook (logs what landed): {inst.landed}")]
+    what = f"post-receive hook (logs what landed): {inst.landed}"
+    if not (is_ours(Path(inst.landed)) and os.access(inst.landed, os.X_OK)):
+        return [("FAIL", what)]
+    if inst.platform == "gitlab":
+        return [("ok", what)]  # Gitaly runs custom_hooks itself, whatever git's own hook settings say
+    from .hooklist import event_hooks
+
+    runs = event_hooks(site.git_dir, "post-receive")
+    if site.inst.platform == "gitea" and site.inst.config_hook is None and not runs.hook_file_runs:
+        return [("note", f"{what}: {runs.hook_file} (Gitea's runner of hooks/post-receive.d) is not there to run "
+                         "it: Gitea writes it (Site Administration: resynchronize hooks)")]
+    why = _landed_not_run(site, runs)
+    if why is not None:
+        return [("FAIL", f"{what}, but {why}: the audit log says what the gate decided, not what landed")]
+    return [("ok", what)]
+
+
+def _landed_not_run(site: Site, runs: EventHooks) -> str | None:
+    """Why git would not run the gate's post-receive hook, or None: a config-defined one must be
+    listed, running the gate's file (or the system's line); a hook file must be the one git runs by
+    name (Gitea's runner, hooks/post-receive, runs the gate's from post-receive.d)."""
+    import shlex
+
+    from .hooklist import CONFIG_LANDED, SYSTEM_LANDED, setting
+
+    assert site.inst.landed is not None
+    if site.inst.config_hook is not None:
+        if runs.version < CONFIG_HOOKS_SINCE:
+            return f"git {_version(runs.version)} runs no config-defined hook (hook.{CONFIG_LANDED})"
+        hook = next((h for h in runs.configured if h.name == CONFIG_LANDED), None)
+        if hook is None:
+            return f"git lists no hook.{CONFIG_LANDED} at post-receive"
+        if hook.state:
+            key = f"hook.{hook.name}.enabled" if hook.state == "disabled" else "hook.post-receive.enabled"
+            value, where = setting(site.git_dir, key) or ("false", "git's config")
+            return f"{key} = {value} ({where}) takes it out"
+        try:
+            words = shlex.split(hook.command or "")
+        except ValueError:
+            words = []
+        if hook.command != SYSTEM_LANDED and not (len(words) == 1 and _same(site.git_dir / words[0],
+                                                                            Path(site.inst.landed))):
+            return f"{hook.label} runs {hook.command!r}, not it"
+        return None
+    expected = site.git_dir / "hooks" / "post-receive" if site.inst.platform == "gitea" else Path(site.inst.landed)
+    if not _same(runs.hook_file, expected):
+        value, where = runs.hooks_path or ("?", "git's config")
+        return f"core.hooksPath = {value} ({where}) moves it: git runs {runs.hook_file}"
+    if not runs.hook_file_runs:
+        return f"git does not run {runs.hook_file}"
+    return None
 
 
 def policy_file(site: Site) -> list[Finding]:

@@ -1,4 +1,4 @@
-"""What git runs at pre-receive, read through git as the running version reads it.
+"""What git runs at pre-receive (and at post-receive), read through git as the running version reads it.
 
 Git runs the hook file it finds by name in its hooks directory (`core.hooksPath`, from any
 config, moves that directory) and, from 2.54 on, the hooks its configuration defines
@@ -76,7 +76,9 @@ class ConfiguredHook:
 
 
 @valueclass(frozen=True, slots=True)
-class PreReceive:
+class EventHooks:
+    """What git runs at one hook event (pre-receive, post-receive) in one repository."""
+
     version: tuple[int, int]
     hook_file: Path  # the file git runs by name (core.hooksPath honoured), absolute
     hook_file_runs: bool  # git lists it (2.54+), or it is an executable file (older git)
@@ -100,20 +102,25 @@ def setting(git_dir: Path, key: str) -> tuple[str, str] | None:
     return value, f"{origin} ({scope} config)"
 
 
-def pre_receive(git_dir: Path) -> PreReceive:
-    """What the git on PATH runs at pre-receive in `git_dir` (hooks run in the git dir, so a
+def pre_receive(git_dir: Path) -> EventHooks:
+    """What the git on PATH runs at pre-receive in `git_dir`."""
+    return event_hooks(git_dir, "pre-receive")
+
+
+def event_hooks(git_dir: Path, event: str) -> EventHooks:
+    """What the git on PATH runs at `event` in `git_dir` (hooks run in the git dir, so a
     relative `core.hooksPath` is taken from there, as receive-pack takes it)."""
 
     version = git_version()
-    named = _git(git_dir, "rev-parse", "--git-path", "hooks/pre-receive").stdout.decode("utf-8", "replace").strip()
+    named = _git(git_dir, "rev-parse", "--git-path", f"hooks/{event}").stdout.decode("utf-8", "replace").strip()
     hook_file = Path(os.path.normpath(git_dir / named))
     hooks_path = setting(git_dir, "core.hooksPath")
     if version < CONFIG_HOOKS_SINCE:
-        return PreReceive(version, hook_file, hook_file.is_file() and os.access(hook_file, os.X_OK), hooks_path, ())
-    listed = _git(git_dir, "hook", "list", "-z", "--show-scope", "pre-receive")
+        return EventHooks(version, hook_file, hook_file.is_file() and os.access(hook_file, os.X_OK), hooks_path, ())
+    listed = _git(git_dir, "hook", "list", "-z", "--show-scope", event)
     scoped = listed.returncode != 129  # a git that lists hooks without --show-scope: usage, exit 129
     if not scoped:
-        listed = _git(git_dir, "hook", "list", "-z", "pre-receive")
+        listed = _git(git_dir, "hook", "list", "-z", event)
     entries = [e for e in listed.stdout.decode("utf-8", "replace").split("\0") if e]
     configured = []
     for entry in entries:
@@ -124,7 +131,7 @@ def pre_receive(git_dir: Path) -> PreReceive:
         state, name = (fields[0], fields[-1]) if len(fields) > 1 else ("", fields[0])
         command = setting(git_dir, f"hook.{name}.command")
         configured.append(ConfiguredHook(name, scope, state, None if command is None else command[0]))
-    return PreReceive(version, hook_file, HOOKDIR_ENTRY in entries, hooks_path, tuple(configured))
+    return EventHooks(version, hook_file, HOOKDIR_ENTRY in entries, hooks_path, tuple(configured))
 
 
 def is_gate_command(command: str | None, git_dir: Path) -> bool:

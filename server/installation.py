@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import json
 import os
-from typing import TYPE_CHECKING
 
 from gatecore.errors import GateError
 from gatecore.valueclass import valueclass
 
+TYPE_CHECKING = False  # (not typing's: post-receive imports this module and nothing of typing)
 if TYPE_CHECKING:
     from gatecore.adapters.files import StrPath
 

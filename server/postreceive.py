@@ -15,7 +15,6 @@ import os
 import sys
 import time
 from collections.abc import Sequence
-from typing import Any
 
 from gatecore import __version__
 from gatecore.adapters import environment
@@ -23,6 +22,10 @@ from gatecore.errors import GateError
 from gatecore.git.refs import MAX_INPUT_BYTES, display, parse_pre_receive
 
 from . import audit, installation
+
+TYPE_CHECKING = False  # (not typing's: post-receive imports nothing of typing)
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def landed_record(gate_dir: str, data: bytes) -> dict[str, Any]:

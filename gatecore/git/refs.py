@@ -12,7 +12,6 @@ from collections.abc import Callable, Mapping, Sequence
 
 from ..errors import GateError
 from ..valueclass import valueclass
-from .gitmodel import FORMATS
 
 GATE_PREFIX = "refs/gate/"  # written by the trusted side only
 ATTEMPTS_PREFIX = "refs/gate/attempts/"  # the attempt ledger, one ref per attempt
@@ -203,6 +202,8 @@ def object_format_problem(updates: Sequence[RefUpdate], object_format: str) -> s
     for sha1, 64 for sha256; the zero id of that width). Both formats serve every namespace:
     the trusted side writes the ledger, receipts and approvals through git's plumbing.
     """
+    from .gitmodel import FORMATS  # (not post-receive's: it parses the input and judges nothing)
+
     fmt = FORMATS.get(object_format)
     if fmt is None:
         return f"the repository's object format {object_format!r} is not one git knows"

@@ -126,6 +126,37 @@ def test_doctor_names_core_hooks_path_that_takes_the_hook_file_out(tmp_path: Pat
             f"{elsewhere / 'pre-receive'}, not {server.bare / 'hooks' / 'pre-receive'}") in out.stdout, out.stdout
     assert "note probe push not run: a check above failed (core.hooksPath = " in out.stdout
     assert not [r for r in server.refs() if r.startswith("refs/gate/doctor/")]
+    # the post-receive hook that logs what landed is moved away with it
+    landed = server.bare / "hooks" / "post-receive"
+    assert (f"FAIL post-receive hook (logs what landed): {landed}, but core.hooksPath = {elsewhere} "
+            f"({server.bare / 'config'} (local config)) moves it: git runs {elsewhere / 'post-receive'}") in out.stdout
+
+
+def test_doctor_reads_through_git_whether_a_config_defined_post_receive_runs(tmp_path: Path,
+                                                                             modern: dict[str, str]) -> None:
+    """The config-defined post-receive hook (`hook.gate-landed`) that logs what landed: doctor asks
+    git whether it runs, and names the setting that takes it out or the command that replaced it."""
+    bare = _bare(tmp_path)
+    (tmp_path / "policy.toml").write_text(POLICY)
+    assert gate("server", "install", str(bare), "--policy", str(tmp_path / "policy.toml"), "--config-hook",
+                "repository", env=modern).returncode == 0
+    landed = bare / "gate" / "hooks" / "post-receive"
+    out = gate("server", "doctor", str(bare), env=modern)
+    assert out.returncode == 0 and f"ok   post-receive hook (logs what landed): {landed}\n" in out.stdout, out.stdout
+    for key in ("hook.gate-landed.enabled", "hook.post-receive.enabled"):
+        git(bare, "config", key, "false")
+        out = gate("server", "doctor", str(bare), env=modern)
+        assert out.returncode == 1, out.stdout
+        assert (f"FAIL post-receive hook (logs what landed): {landed}, but {key} = false ({bare / 'config'} "
+                "(local config)) takes it out: the audit log says what the gate decided") in out.stdout, out.stdout
+        git(bare, "config", "--unset", key)
+    git(bare, "config", "hook.gate-landed.command", "true")
+    out = gate("server", "doctor", str(bare), env=modern)
+    assert out.returncode == 1 and "but hook.gate-landed (local config) runs 'true', not it" in out.stdout, out.stdout
+    git(bare, "config", "--unset-all", "hook.gate-landed.command")
+    git(bare, "config", "--unset-all", "hook.gate-landed.event")
+    out = gate("server", "doctor", str(bare), env=modern)
+    assert out.returncode == 1 and "but git lists no hook.gate-landed at post-receive" in out.stdout, out.stdout
 
 
 def test_doctor_fails_when_two_gates_run(tmp_path: Path, modern: dict[str, str]) -> None:

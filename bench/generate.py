@@ -29,7 +29,7 @@ import shutil
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
-from typing import BinaryIO
+from typing import IO
 
 from .gitenv import Git, link_copy
 
@@ -67,7 +67,7 @@ def _m(path: str, payload: bytes) -> bytes:
 class _Stream:
     """Buffers fast-import commands and hands them to the process in large writes."""
 
-    def __init__(self, sink: BinaryIO) -> None:
+    def __init__(self, sink: IO[bytes]) -> None:
         self.sink = sink
         self.parts: list[bytes] = []
         self.size = 0

@@ -276,7 +276,7 @@ def machine() -> str:
     import pygit2
 
     return (f"{platform.system()} {platform.release()} {platform.machine()}, {cpu}, {cmd('nproc')} cores; "
-            f"{cmd('git', '--version')}; Python {sys.version.split()[0]}; pygit2 {pygit2.__version__} "
+            f"{cmd('git', '--version')}; Python {sys.version.split()[0]}; pygit2 {getattr(pygit2, '__version__', '?')} "
             f"(libgit2 {pygit2.LIBGIT2_VERSION})")
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import importlib.util
 import json
@@ -305,7 +306,7 @@ class Bench:
         for v in names:
             t = case.variants[v]
             med = t.median
-            self.log(f"    {v:14s} median {med * 1000:8.1f} ms" + (f"  peak {t.peak_mib:.1f} MiB" if t.peak_mib else "")
+            self.log(f"    {v:14s} median " + ("       -" if med is None else f"{med * 1000:8.1f}") + " ms" + (f"  peak {t.peak_mib:.1f} MiB" if t.peak_mib else "")
                      + (f"  alone {t.alone_median * 1000:.1f} ms" if t.alone_median else "")
                      + (f"  ERRORS: {t.errors[0]}" if t.errors else ""))
         return case
@@ -530,6 +531,11 @@ class Bench:
             self.git = saved
             os.environ["PATH"] = saved_path
 
+    def _ledger(self, attempts: int, archived: bool, path: Path) -> None:
+        from .ledger import build
+
+        build(self.git, path, attempts, archived)
+
     def ledger(self) -> list[Case]:
         """Opening, review and plain pushes with 50, 5,000 and 50,000 attempts on record (bench/ledger.py)."""
         from . import ledger
@@ -538,7 +544,7 @@ class Bench:
         for family in ("open", "archived"):
             for n in self.sizes.ledger_attempts:
                 path = self.cache.get("ledger", {"attempts": n, "archived": family == "archived"},
-                                      lambda p, n=n, family=family: ledger.build(self.git, p, n, family == "archived"))
+                                      functools.partial(self._ledger, n, family == "archived"))
                 seeded = ledger.Seeded.load(path)
                 installers = {"none": hooks.installer("none", self.policy, seeded.keyring, None),
                               "gate": hooks.installer("gate", self.policy, seeded.keyring, None)}
@@ -645,10 +651,10 @@ class Bench:
         policy = self.work / "policy-signed.toml"
         policy.write_text(hooks.POLICY + '\n[signatures]\nrequire = ["refs/heads/**"]\n')
         keyring = self.keys()[0]
-        def gate(git_dir: Path) -> None:
+        def install_gate(git_dir: Path) -> None:
             install(git_dir, policy, keyring, "git", hooks.REPOSITORY_ID, allowed_signers=signers)
 
-        installers = {"none": hooks.installer("none", policy, keyring), "gate": gate}
+        installers = {"none": hooks.installer("none", policy, keyring), "gate": install_gate}
         label = f"signed first push: {_k(n)} commits, every one SSH-signed, into signatures.require"
         case = self.push_case(PushSpec("signed", label, None, repo, ["refs/heads/*:refs/heads/*"], ("none", "gate"),
                                        short=f"signed {_k(n)}, first push",
@@ -796,9 +802,9 @@ class Bench:
         for p in paths[: files // 2]:
             (repo / p).write_bytes(_bulk(rng, 300))
         for i in range(files - files // 2):
-            p = repo / f"new/d{i % 50:02d}/n{i:05d}.txt"
-            p.parent.mkdir(parents=True, exist_ok=True)
-            p.write_bytes(_bulk(rng, 300))
+            new = repo / f"new/d{i % 50:02d}/n{i:05d}.txt"
+            new.parent.mkdir(parents=True, exist_ok=True)
+            new.write_bytes(_bulk(rng, 300))
         self.git.run("add", "-A", cwd=repo)
 
     def _client_clone(self, files: int, name: str = "client-clone") -> Path:

@@ -1,7 +1,12 @@
 """The README's pre-commit snippet works as written: copied into a
 repository with only the `repo:` URL changed (the one edit it asks for), through the real
 pre-commit framework, it stops an agent's frozen write; `pre-commit autoupdate --freeze`
-then pins it to a commit id, and it still works."""
+then pins it to a commit id, and it still works.
+
+The project is the run's hook repository and the store the run's pre-commit store (fixtures in
+conftest.py): pre-commit builds the environment of the snippet's `rev: HEAD` here, once per run
+(no other test names that revision); the pinned commit id is the revision the rest of the client
+tier runs, whose environment the run builds once, here or there."""
 
 from __future__ import annotations
 
@@ -12,7 +17,7 @@ from pathlib import Path
 
 from support.docblocks import run_block
 from support.gitutil import AGENT, HUMAN, ROOT, WorkRepo, git, git_env
-from support.snapshot import project_repository
+from support.precommit import HookRepo
 
 PRE_COMMIT = [sys.executable, "-m", "pre_commit"]
 POLICY = '[[freeze]]\npaths = ["ci/**", ".gate/**", ".pre-commit-config.yaml"]\nauthors = ["*@agents.example.com"]\n'
@@ -24,9 +29,9 @@ def readme_snippet() -> str:
     return re.search(r"```yaml\n(.*?)```", text[start:], re.S).group(1)  # type: ignore[union-attr]
 
 
-def test_the_readme_snippet_works_as_written_then_pinned(tmp_path: Path) -> None:
-    project = tmp_path / "push-gate"  # this project, as a repository on a forge would hold it
-    head = project_repository(project)
+def test_the_readme_snippet_works_as_written_then_pinned(tmp_path: Path, hook_repo: HookRepo,
+                                                          pc_home: Path) -> None:
+    project, head = hook_repo.path, hook_repo.rev  # this project, as a repository on a forge would hold it
     snippet = readme_snippet()
     url = re.search(r"repo: (\S+)", snippet).group(1)  # type: ignore[union-attr]
     config = snippet.replace(url, str(project))
@@ -36,7 +41,7 @@ def test_the_readme_snippet_works_as_written_then_pinned(tmp_path: Path) -> None
     w.write(".pre-commit-config.yaml", config)
     w.write("ci/deploy.yml", "deploy\n")
     w.commit("base", identity=HUMAN)
-    env = git_env(HUMAN, PRE_COMMIT_HOME=str(tmp_path / "pc-home"), PRE_COMMIT_COLOR="never")
+    env = git_env(HUMAN, PRE_COMMIT_HOME=str(pc_home), PRE_COMMIT_COLOR="never")
     out = subprocess.run([*PRE_COMMIT, "install"], cwd=w.path, env=env, capture_output=True, text=True)
     assert out.returncode == 0, out.stdout + out.stderr
 
@@ -57,19 +62,18 @@ def test_the_readme_snippet_works_as_written_then_pinned(tmp_path: Path) -> None
 
 
 def test_a_developers_first_commit_without_the_policy_names_the_file_then_the_readme_steps_work(
-        tmp_path: Path) -> None:
+        tmp_path: Path, hook_repo: HookRepo, pc_home: Path) -> None:
     """After pasting the snippet, the first commit (no .gate/policy.toml committed yet) was once
     refused with "is in neither no commit nor the work tree", actor admin and a hint to run
     gate server install. Now one sentence names the file to commit, for the developer, and the
     README's client steps, run as written, make the first commit."""
-    project = tmp_path / "push-gate"
-    project_repository(project)
+    project = hook_repo.path
     snippet = readme_snippet()
     url = re.search(r"repo: (\S+)", snippet).group(1)  # type: ignore[union-attr]
     w = WorkRepo(tmp_path / "work")
     w.write(".pre-commit-config.yaml", snippet.replace(url, str(project)))
     w.write("src/app.py", "print('hi')\n")
-    env = git_env(HUMAN, PRE_COMMIT_HOME=str(tmp_path / "pc-home"), PRE_COMMIT_COLOR="never")
+    env = git_env(HUMAN, PRE_COMMIT_HOME=str(pc_home), PRE_COMMIT_COLOR="never")
     out = subprocess.run([*PRE_COMMIT, "install"], cwd=w.path, env=env, capture_output=True, text=True)
     assert out.returncode == 0, out.stdout + out.stderr
     git(w.path, "add", "-A")

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 from support.cli import cli
-from support.gitutil import AGENT, GATE, WorkRepo, gate, git, git_env
+from support.gitutil import AGENT, GATE, WorkRepo, git, git_env
 from support.server import POLICY, Server
 from support.verdicts import refused
 
@@ -72,7 +72,7 @@ def test_a_config_defined_gate_guards_pushes_beside_the_repositorys_own_hook(tmp
     own.write_text(f"#!/bin/sh\ncat >> {marker}\n")
     own.chmod(0o755)
     (tmp_path / "policy.toml").write_text(POLICY)
-    out = gate("server", "install", str(bare), "--policy", str(tmp_path / "policy.toml"), "--config-hook",
+    out = cli("server", "install", str(bare), "--policy", str(tmp_path / "policy.toml"), "--config-hook",
                "repository", env=modern)
     assert out.returncode == 0, out.stdout + out.stderr
     assert "git runs the gate as hook.gate (local config) at pre-receive" in out.stdout, out.stdout
@@ -86,7 +86,7 @@ def test_a_config_defined_gate_guards_pushes_beside_the_repositorys_own_hook(tmp
     _agent_write(work)
     assert refused(work.git("push", f"file://{bare}", "main", check=False, env=modern), "GATE-FROZEN-PATH")
     assert len(_audit_lines(bare)) == 2  # one gate: one decision per push
-    out = gate("server", "doctor", str(bare), env=modern)
+    out = cli("server", "doctor", str(bare), env=modern)
     assert out.returncode == 0, out.stdout
     assert "ok   one gate runs at pre-receive (git 2." in out.stdout and "hook.gate (local config)" in out.stdout
     assert f"note {own} (not the gate's) runs too, after the gate" in out.stdout
@@ -96,20 +96,20 @@ def test_a_config_defined_gate_guards_pushes_beside_the_repositorys_own_hook(tmp
 def test_doctor_names_the_setting_that_disables_a_config_defined_gate(tmp_path: Path, modern: dict[str, str]) -> None:
     bare = _bare(tmp_path)
     (tmp_path / "policy.toml").write_text(POLICY)
-    assert gate("server", "install", str(bare), "--policy", str(tmp_path / "policy.toml"), "--config-hook",
+    assert cli("server", "install", str(bare), "--policy", str(tmp_path / "policy.toml"), "--config-hook",
                 "repository", env=modern).returncode == 0
     work = WorkRepo(tmp_path / "w")
     _agent_write(work)
     for key in ("hook.gate.enabled", "hook.pre-receive.enabled"):
         git(bare, "config", key, "false")
-        out = gate("server", "doctor", str(bare), env=modern)
+        out = cli("server", "doctor", str(bare), env=modern)
         assert out.returncode == 1, out.stdout
         assert f"FAIL {key} = false ({bare / 'config'} (local config)) takes the gate out" in out.stdout, out.stdout
         assert "note probe push not run: a check above failed" in out.stdout
         # and it is out: the agent's write lands
         assert work.git("push", f"file://{bare}", f"main:{key}", check=False, env=modern).returncode == 0
         git(bare, "config", "--unset", key)
-    assert gate("server", "doctor", str(bare), env=modern).returncode == 0
+    assert cli("server", "doctor", str(bare), env=modern).returncode == 0
 
 
 def test_doctor_names_core_hooks_path_that_takes_the_hook_file_out(tmp_path: Path) -> None:
@@ -120,7 +120,7 @@ def test_doctor_names_core_hooks_path_that_takes_the_hook_file_out(tmp_path: Pat
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     git(server.bare, "config", "core.hooksPath", str(elsewhere))
-    out = gate("server", "doctor", str(server.bare))
+    out = cli("server", "doctor", str(server.bare))
     assert out.returncode == 1
     assert (f"FAIL core.hooksPath = {elsewhere} ({server.bare / 'config'} (local config)) takes the gate out: git runs "
             f"{elsewhere / 'pre-receive'}, not {server.bare / 'hooks' / 'pre-receive'}") in out.stdout, out.stdout
@@ -165,7 +165,7 @@ def test_doctor_fails_when_two_gates_run(tmp_path: Path, modern: dict[str, str])
     hook = server.bare / "hooks" / "pre-receive"
     git(server.bare, "config", "hook.again.command", str(hook))
     git(server.bare, "config", "hook.again.event", "pre-receive")
-    out = gate("server", "doctor", str(server.bare), env=modern)
+    out = cli("server", "doctor", str(server.bare), env=modern)
     assert out.returncode == 1
     assert f"FAIL 2 gates run at pre-receive: hook.again (local config), the hook file {hook}" in out.stdout, out.stdout
 
@@ -190,23 +190,23 @@ def test_switching_layouts_leaves_exactly_one_gate(tmp_path: Path, modern: dict[
     own.write_text("#!/bin/sh\nexit 0\n")
     own.chmod(0o755)
     (tmp_path / "policy.toml").write_text(POLICY)
-    assert gate("server", "install", str(bare), "--policy", str(tmp_path / "policy.toml"), "--chain",
+    assert cli("server", "install", str(bare), "--policy", str(tmp_path / "policy.toml"), "--chain",
                 env=modern).returncode == 0
     assert "managed-by" in own.read_text()
-    out = gate("server", "install", str(bare), "--config-hook", "repository", env=modern)
+    out = cli("server", "install", str(bare), "--config-hook", "repository", env=modern)
     assert out.returncode == 0, out.stderr
     assert own.read_text() == "#!/bin/sh\nexit 0\n"  # restored
-    assert gate("server", "doctor", str(bare), env=modern).returncode == 0
-    out = gate("server", "install", str(bare), "--config-hook", "off", "--chain", env=modern)
+    assert cli("server", "doctor", str(bare), env=modern).returncode == 0
+    out = cli("server", "install", str(bare), "--config-hook", "off", "--chain", env=modern)
     assert out.returncode == 0, out.stderr
     assert "managed-by" in own.read_text()
     assert git(bare, "config", "--get", "hook.gate.command", check=False).returncode == 1
     assert not (bare / "gate" / "hooks" / "pre-receive").exists()
-    out = gate("server", "doctor", str(bare), env=modern)
+    out = cli("server", "doctor", str(bare), env=modern)
     assert out.returncode == 0 and "one gate runs at pre-receive (git 2." in out.stdout, out.stdout
-    out = gate("server", "install", str(bare), "--config-hook", "repository", "--chain", env=modern)
+    out = cli("server", "install", str(bare), "--config-hook", "repository", "--chain", env=modern)
     assert out.returncode == 1 and "GATE-INPUT-ARGUMENT" in out.stderr  # --chain is for the hook file
-    out = gate("server", "install", str(bare), "--config-hook", "system", "--platform", "gitlab", env=modern)
+    out = cli("server", "install", str(bare), "--config-hook", "system", "--platform", "gitlab", env=modern)
     assert out.returncode == 2 and "GATE-CONFIG-LAYOUT" in out.stderr
 
 

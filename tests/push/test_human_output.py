@@ -12,7 +12,6 @@ from pathlib import Path
 
 from support.cases.archive import reviewed_and_closed
 from support.cli import cli
-from support.gitutil import gate
 from support.lab import RUNNER, Lab
 
 from gatecore.records import archive
@@ -43,7 +42,7 @@ def test_trusted_pushes_end_with_a_summary_and_show_gits_output_only_with_v(lab:
 
     def review(attempt: str, *extra: str) -> tuple[int, list[str]]:
         head = lab.change(f"out-{attempt}")
-        out = gate("review", "record", "--repo", str(lab.work.path), "--attempt", attempt, "--head", head,
+        out = cli("review", "record", "--repo", str(lab.work.path), "--attempt", attempt, "--head", head,
                    "--model-output", str(model), "--key", key, "--out", str(tmp_path / f"{attempt}.json"),
                    "--remote", lab.remote(), "--push", *extra, env=RUNNER)
         return out.returncode, out.stderr.splitlines()
@@ -64,12 +63,12 @@ def test_trusted_pushes_end_with_a_summary_and_show_gits_output_only_with_v(lab:
     attempt = lab.open()
     head = lab.change(f"stale-{attempt}")
     receipt = tmp_path / f"stale-{attempt}.json"
-    assert gate("review", "record", "--repo", str(lab.work.path), "--attempt", attempt, "--head", head,
+    assert cli("review", "record", "--repo", str(lab.work.path), "--attempt", attempt, "--head", head,
                 "--model-output", str(model), "--key", key, "--out", str(receipt), "--remote", lab.remote(),
                 env=RUNNER).returncode == 0
     result = lab.append(attempt, "failover", model_id="model-b")
     assert result is not None and result.ok
-    out = gate("review", "push", "--repo", str(lab.work.path), "--attempt", attempt, "--receipt", str(receipt),
+    out = cli("review", "push", "--repo", str(lab.work.path), "--attempt", attempt, "--receipt", str(receipt),
                "--remote", lab.remote(), env=RUNNER)
     lines = out.stderr.splitlines()
     assert out.returncode == 1, lines
@@ -81,7 +80,7 @@ def test_trusted_pushes_end_with_a_summary_and_show_gits_output_only_with_v(lab:
 
     # the ledger's commands
     attempt = lab.fresh()
-    out = gate("attempt", "open", "--repo", str(lab.work.path), "--attempt", attempt, "--key",
+    out = cli("attempt", "open", "--repo", str(lab.work.path), "--attempt", attempt, "--key",
                str(lab.root / "keys" / "orch-1.key"), "--workspace", "ws", "--workspace-gen", f"g-{attempt}",
                "--prompt-file", str(model), "--repository-id", "demo/repo", "--push", lab.remote(), env=RUNNER)
     assert out.returncode == 0, out.stderr
@@ -99,13 +98,13 @@ def test_a_refused_ledger_archive_says_what_was_refused_in_a_line_of_its_own(tmp
     lock.parent.mkdir(parents=True, exist_ok=True)
     lock.write_text("")
     args = ("ledger", "archive", "--repo", str(lab.work.path), "--remote", lab.remote(), "--older-than", "0")
-    out = gate(*args, env=RUNNER)
+    out = cli(*args, env=RUNNER)
     lines = out.stderr.splitlines()
     assert out.returncode == 1, lines
     assert lines[-1] == (f"the archive of 1 attempt(s) on {archive.ARCHIVE_REF} refused by {lab.remote()}; what it "
                          "was to remove stays, and a re-run goes on from here"), lines
     assert f"refused: {archive.ARCHIVE_REF} [remote rejected] (failed to update ref)" in lines, lines
     assert not any(line.startswith(("To ", "Done", "remote: ", "!\t")) for line in lines), lines
-    verbose = gate(*args, "-v", env=RUNNER)
+    verbose = cli(*args, "-v", env=RUNNER)
     assert verbose.returncode == 1 and "Done" in verbose.stderr.splitlines(), verbose.stderr
     assert lab.ledger_tip(attempt) is not None

@@ -73,7 +73,7 @@ def test_a_config_defined_gate_guards_pushes_beside_the_repositorys_own_hook(tmp
     own.chmod(0o755)
     (tmp_path / "policy.toml").write_text(POLICY)
     out = cli("server", "install", str(bare), "--policy", str(tmp_path / "policy.toml"), "--config-hook",
-               "repository", env=modern)
+              "repository", env=modern)
     assert out.returncode == 0, out.stdout + out.stderr
     assert "git runs the gate as hook.gate (local config) at pre-receive" in out.stdout, out.stdout
     assert own.read_text() == f"#!/bin/sh\ncat >> {marker}\n"  # untouched, no --chain needed
@@ -97,7 +97,7 @@ def test_doctor_names_the_setting_that_disables_a_config_defined_gate(tmp_path: 
     bare = _bare(tmp_path)
     (tmp_path / "policy.toml").write_text(POLICY)
     assert cli("server", "install", str(bare), "--policy", str(tmp_path / "policy.toml"), "--config-hook",
-                "repository", env=modern).returncode == 0
+               "repository", env=modern).returncode == 0
     work = WorkRepo(tmp_path / "w")
     _agent_write(work)
     for key in ("hook.gate.enabled", "hook.pre-receive.enabled"):
@@ -191,7 +191,7 @@ def test_switching_layouts_leaves_exactly_one_gate(tmp_path: Path, modern: dict[
     own.chmod(0o755)
     (tmp_path / "policy.toml").write_text(POLICY)
     assert cli("server", "install", str(bare), "--policy", str(tmp_path / "policy.toml"), "--chain",
-                env=modern).returncode == 0
+               env=modern).returncode == 0
     assert "managed-by" in own.read_text()
     out = cli("server", "install", str(bare), "--config-hook", "repository", env=modern)
     assert out.returncode == 0, out.stderr

@@ -18,8 +18,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from support.cli import cli
 from support.formats import RepoFormat, needs_ref_paths
-from support.gitutil import HUMAN, KEPT, ROOT, gate, git
+from support.gitutil import HUMAN, KEPT, ROOT, git
 from support.server import Server
 from support.verdicts import codes_of
 
@@ -64,22 +65,22 @@ def test_the_ci_example_runs_as_written_and_its_results_export(repo_format: Repo
     review = git(server, "for-each-ref", "--format=%(objectname)", REVIEW_PREFIX).stdout.split()
     assert len(review) == 1 and len(review[0]) == repo_format.hexsz
 
-    env = _script_env({"REMOTE_USER": "ci-runner"})
-    key = gate("keys", "generate", "--alg", "ed25519", "--id", "attest-1", "--purpose", "attestation",
-               "--out", str(work / "attest.key"), env=env)
+    env = {"REMOTE_USER": "ci-runner"}  # the runner, as the script's commands are (in this process: support.cli)
+    key = cli("keys", "generate", "--alg", "ed25519", "--id", "attest-1", "--purpose", "attestation",
+              "--out", str(work / "attest.key"), env=env)
     assert key.returncode == 0, key.stderr
-    exported = gate("attest", "export", "--repo", str(server), "--key", str(work / "attest.key"), "--keyring",
-                    str(work / "keyring.toml"), "--repository-id", "demo/repo", "--out", str(work / "gate.jsonl"),
-                    env=env)
+    exported = cli("attest", "export", "--repo", str(server), "--key", str(work / "attest.key"), "--keyring",
+                   str(work / "keyring.toml"), "--repository-id", "demo/repo", "--out", str(work / "gate.jsonl"),
+                   env=env)
     assert exported.returncode == 0, exported.stdout + exported.stderr
     [line] = (work / "gate.jsonl").read_text().splitlines()
     statement = json.loads(base64.b64decode(json.loads(line)["payload"]))
     digest = statement["subject"][0]["digest"]  # 64 hex digits in a SHA-256 repository
     assert digest["gitCommit"] == review[0] and len(digest["gitTree"]) == repo_format.hexsz
-    listed = gate("approvals", "list", "--repo", str(server), env=env)
+    listed = cli("approvals", "list", "--repo", str(server), env=env)
     assert listed.returncode == 0 and "INVALID" not in listed.stdout, listed.stdout + listed.stderr
 
-    archived = gate("ledger", "archive", "--repo", str(clone), "--remote", "origin", "--older-than", "0s", env=env)
+    archived = cli("ledger", "archive", "--repo", str(clone), "--remote", "origin", "--older-than", "0s", env=env)
     assert archived.returncode == 0, archived.stdout + archived.stderr
     assert git(server, "for-each-ref", "refs/gate/attempts/").stdout == ""
     assert git(server, "rev-parse", "--verify", "-q", "refs/gate/archive").returncode == 0
@@ -108,7 +109,7 @@ def test_a_push_creating_many_branches_in_every_format(fmt_server: Server, modul
     assert {r["old"] for r in s.audit()[-1]["refs"]} == {module_format.zero}  # type: ignore[index]
     out = s.push(*(f":refs/heads/many/b{i:03d}" for i in range(200)))
     assert out.returncode == 0, out.stderr[-2000:]
-    doctor = gate("server", "doctor", str(s.bare))
+    doctor = cli("server", "doctor", str(s.bare))
     assert doctor.returncode == 0, doctor.stdout + doctor.stderr
 
 

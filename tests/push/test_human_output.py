@@ -43,8 +43,8 @@ def test_trusted_pushes_end_with_a_summary_and_show_gits_output_only_with_v(lab:
     def review(attempt: str, *extra: str) -> tuple[int, list[str]]:
         head = lab.change(f"out-{attempt}")
         out = cli("review", "record", "--repo", str(lab.work.path), "--attempt", attempt, "--head", head,
-                   "--model-output", str(model), "--key", key, "--out", str(tmp_path / f"{attempt}.json"),
-                   "--remote", lab.remote(), "--push", *extra, env=RUNNER)
+                  "--model-output", str(model), "--key", key, "--out", str(tmp_path / f"{attempt}.json"),
+                  "--remote", lab.remote(), "--push", *extra, env=RUNNER)
         return out.returncode, out.stderr.splitlines()
 
     attempt = lab.open()
@@ -64,12 +64,12 @@ def test_trusted_pushes_end_with_a_summary_and_show_gits_output_only_with_v(lab:
     head = lab.change(f"stale-{attempt}")
     receipt = tmp_path / f"stale-{attempt}.json"
     assert cli("review", "record", "--repo", str(lab.work.path), "--attempt", attempt, "--head", head,
-                "--model-output", str(model), "--key", key, "--out", str(receipt), "--remote", lab.remote(),
-                env=RUNNER).returncode == 0
+               "--model-output", str(model), "--key", key, "--out", str(receipt), "--remote", lab.remote(),
+               env=RUNNER).returncode == 0
     result = lab.append(attempt, "failover", model_id="model-b")
     assert result is not None and result.ok
     out = cli("review", "push", "--repo", str(lab.work.path), "--attempt", attempt, "--receipt", str(receipt),
-               "--remote", lab.remote(), env=RUNNER)
+              "--remote", lab.remote(), env=RUNNER)
     lines = out.stderr.splitlines()
     assert out.returncode == 1, lines
     assert any(line.startswith("GATE-BIND-MODEL ") for line in lines), lines  # the gate's words, without "remote: "
@@ -81,8 +81,8 @@ def test_trusted_pushes_end_with_a_summary_and_show_gits_output_only_with_v(lab:
     # the ledger's commands
     attempt = lab.fresh()
     out = cli("attempt", "open", "--repo", str(lab.work.path), "--attempt", attempt, "--key",
-               str(lab.root / "keys" / "orch-1.key"), "--workspace", "ws", "--workspace-gen", f"g-{attempt}",
-               "--prompt-file", str(model), "--repository-id", "demo/repo", "--push", lab.remote(), env=RUNNER)
+              str(lab.root / "keys" / "orch-1.key"), "--workspace", "ws", "--workspace-gen", f"g-{attempt}",
+              "--prompt-file", str(model), "--repository-id", "demo/repo", "--push", lab.remote(), env=RUNNER)
     assert out.returncode == 0, out.stderr
     assert out.stderr.splitlines()[-1] == (f"ledger record 0 (opened) of attempt {attempt} accepted by "
                                            f"{lab.remote()} on refs/gate/attempts/{attempt}"), out.stderr

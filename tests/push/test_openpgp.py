@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 from support import keygen
+from support.cli import cli
 from support.gitutil import HUMAN, git, git_env
 from support.server import Server
 from support.verdicts import refused
@@ -140,8 +141,6 @@ def test_a_forged_commit_keeping_a_good_signature_is_bad(server: Server, keys: K
 
 
 def test_a_revoked_key_is_refused_once_the_revocation_is_installed(server: Server, keys: Keys, tmp_path: Path) -> None:
-    from support.gitutil import gate
-
     oid = _signed(server, keys, "revoked", "src/app.py", "x\n")
     assert server.push("HEAD:refs/heads/side").returncode == 0  # outside the scope
     revoked = tmp_path / "revoked.asc"
@@ -153,7 +152,7 @@ def test_a_revoked_key_is_refused_once_the_revocation_is_installed(server: Serve
     finally:
         shutil.rmtree(home, ignore_errors=True)
     assert not _git_verifies(server, keys, oid, revoked)
-    out = gate("server", "install", str(server.bare), "--openpgp-keys", str(revoked))
+    out = cli("server", "install", str(server.bare), "--openpgp-keys", str(revoked))
     assert out.returncode == 0, out.stderr
     out = server.push("main")
     assert refused(out, "GATE-SIG-UNKNOWN-KEY") and "revoked" in out.stderr, out.stderr
@@ -189,15 +188,13 @@ def test_without_gpgv_an_openpgp_signature_is_unsupported(server: Server, keys: 
 
 
 def test_install_refuses_what_is_not_a_public_keyring(tmp_path: Path, keys: Keys) -> None:
-    from support.gitutil import gate
-
     s = Server(tmp_path, policy=POLICY, extra=("--openpgp-keys", str(keys.listed)))
     (s.gate_dir / "openpgp_keys.gpg").unlink()  # what a bad keyring must not bring back
     for bad in (b"not a key\n", b"-----BEGIN PGP PUBLIC KEY BLOCK-----\n\n!!!!\n-----END PGP PUBLIC KEY BLOCK-----\n",
                 _gpg(keys.home, "--armor", "--export-secret-keys", keys.fpr["human"])):
         path = tmp_path / "bad.asc"
         path.write_bytes(bad)
-        out = gate("server", "install", str(s.bare), "--openpgp-keys", str(path))
+        out = cli("server", "install", str(s.bare), "--openpgp-keys", str(path))
         assert out.returncode == 2 and "GATE-CONFIG-SIGNERS" in out.stdout + out.stderr, out.stderr
         assert not (s.gate_dir / "openpgp_keys.gpg").exists()
 
@@ -232,13 +229,11 @@ def test_the_pre_push_hook_reads_gate_openpgpKeys_and_agrees_with_the_server(ser
 
 
 def test_doctor_reports_the_signature_keys(server: Server) -> None:
-    from support.gitutil import gate
-
-    out = gate("server", "doctor", str(server.bare))
+    out = cli("server", "doctor", str(server.bare))
     assert out.returncode == 0, out.stdout
     assert "OpenPGP keyring" in out.stdout and "gpgv" in out.stdout
     (server.gate_dir / "openpgp_keys.gpg").unlink()
-    out = gate("server", "doctor", str(server.bare))
+    out = cli("server", "doctor", str(server.bare))
     assert out.returncode != 0 and "GATE-CONFIG-SIGNERS" in out.stdout, out.stdout
 
 

@@ -25,7 +25,6 @@ from pathlib import Path
 
 import pytest
 from support.cli import cli
-from support.gitutil import gate
 from support.lab import LAB_POLICY, Lab
 from support.verdicts import assert_refused, codes_of
 
@@ -88,10 +87,10 @@ def test_a_review_by_the_authors_vendor_is_refused_and_another_vendors_passes(la
         "attempt", "show", "--repo", str(lab.work.path), "--attempt", attempt).stdout
 
     keyfile = lab.root / "attest.key"
-    assert gate("keys", "generate", "--alg", "ed25519", "--id", "attest-1", "--purpose", "attestation",
-                "--out", str(keyfile)).returncode == 0
-    bundle = gate("attest", "export", "--repo", str(lab.server.bare), "--key", str(keyfile),
-                  "--ref", f"refs/heads/review/runner/{attempt}")
+    assert cli("keys", "generate", "--alg", "ed25519", "--id", "attest-1", "--purpose", "attestation",
+               "--out", str(keyfile)).returncode == 0
+    bundle = cli("attest", "export", "--repo", str(lab.server.bare), "--key", str(keyfile),
+                 "--ref", f"refs/heads/review/runner/{attempt}")
     assert bundle.returncode == 0, bundle.stderr
     [line] = bundle.stdout.splitlines()
     statement = json.loads(base64.b64decode(json.loads(line)["payload"]))

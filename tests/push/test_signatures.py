@@ -7,6 +7,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from support.cli import cli
 from support.gitutil import HUMAN, git
 from support.keygen import needs_ssh_keygen, ssh_key
 from support.server import Server
@@ -103,12 +104,10 @@ def test_a_policy_reading_signatures_without_allowed_signers_is_a_configuration_
                                                                                      keys: dict[str, Path]) -> None:
     """Install refuses it (every push would be refused) and touches nothing; a signers file that
     goes missing later refuses every push, exit 2."""
-    from support.gitutil import gate
-
     bare = tmp_path / "bare.git"
     git(tmp_path, "init", "-q", "--bare", str(bare))
     (tmp_path / "policy.toml").write_text(POLICY)
-    out = gate("server", "install", str(bare), "--policy", str(tmp_path / "policy.toml"))
+    out = cli("server", "install", str(bare), "--policy", str(tmp_path / "policy.toml"))
     assert out.returncode == 2 and "GATE-CONFIG-SIGNERS" in out.stdout + out.stderr, out.stdout + out.stderr
     assert not (bare / "gate").exists() and not (bare / "hooks" / "pre-receive").exists()
     (tmp_path / "s").mkdir()
@@ -123,13 +122,11 @@ def test_a_policy_reading_signatures_without_allowed_signers_is_a_configuration_
 
 def test_a_malformed_allowed_signers_file_is_refused_at_install(tmp_path: Path) -> None:
     """Install validates before it touches anything: the code, and no file left behind."""
-    from support.gitutil import gate
-
     s = Server(tmp_path, policy=POLICY.replace("[signatures]\nrequire = [\"refs/heads/main\"]\n", "")
                .replace('signers = ["agent-*"]', 'authors = ["*@agents.example.com"]'))
     bad = tmp_path / "bad_signers"
     bad.write_text("agent-7 ssh-ed25519 not-base64!\n")
-    out = gate("server", "install", str(s.bare), "--allowed-signers", str(bad))
+    out = cli("server", "install", str(s.bare), "--allowed-signers", str(bad))
     assert out.returncode == 2 and "GATE-CONFIG-SIGNERS" in out.stdout + out.stderr
     assert not (s.gate_dir / "allowed_signers").exists()
 
@@ -137,13 +134,11 @@ def test_a_malformed_allowed_signers_file_is_refused_at_install(tmp_path: Path) 
 def test_cert_authority_lines_are_refused_at_install(tmp_path: Path, keys: dict[str, Path]) -> None:
     """git honours a cert-authority line; the gate does not verify certificates. An install that
     quietly skipped the line would let every certificate-signed agent commit past `signers`."""
-    from support.gitutil import gate
-
     s = Server(tmp_path, policy=POLICY, extra=("--allowed-signers", str(keys["file"])))
     _, ca_pub = _key(tmp_path, "ca")
     signers = tmp_path / "with_ca"
     signers.write_text(keys["file"].read_text() + f"agent-* cert-authority {ca_pub}\n")
-    out = gate("server", "install", str(s.bare), "--allowed-signers", str(signers))
+    out = cli("server", "install", str(s.bare), "--allowed-signers", str(signers))
     assert out.returncode == 2 and "GATE-CONFIG-SIGNERS" in out.stderr and "cert-authority" in out.stderr, out
 
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import re
 
-from support.gitutil import ROOT, gate
+from support.cli import cli
+from support.gitutil import ROOT
 
 from gatecore import codes
 
@@ -34,17 +35,17 @@ def test_every_code_has_area_reason_and_hint() -> None:
 
 def test_gate_explain_prints_each_code() -> None:
     for code in ("GATE-BIND-MODEL", "GATE-FROZEN-PATH", "GATE-HOOK-DEADLINE"):
-        out = gate("explain", code)
+        out = cli("explain", code)
         assert out.returncode == 0
         assert code in out.stdout and codes.CODES[code].hint in out.stdout
 
 
 def test_gate_explain_markdown_matches_docs() -> None:
-    out = gate("explain", "--markdown")
+    out = cli("explain", "--markdown")
     assert out.stdout == (ROOT / "docs" / "codes.md").read_text()
 
 
 def test_gate_explain_unknown_code() -> None:
-    out = gate("explain", "GATE-NOPE")
+    out = cli("explain", "GATE-NOPE")
     assert out.returncode == 2
     assert "unknown code" in out.stderr

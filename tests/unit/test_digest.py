@@ -6,7 +6,8 @@ import hashlib
 from pathlib import Path
 
 import pytest
-from support.gitutil import ROOT, WorkRepo, gate, git, git_bytes
+from support.cli import cli
+from support.gitutil import ROOT, WorkRepo, git, git_bytes
 
 from gatecore.adapters.gitrepo import GitRepo
 from gatecore.adapters.gitstream import GitStream
@@ -147,10 +148,10 @@ def test_digest_is_independent_of_rename_detection_and_diff_config(base: tuple[W
     repo, c0 = base
     (repo.path / "src/a.py").rename(repo.path / "src/renamed.py")
     c1 = repo.commit("rename")
-    before = gate("digest", "--repo", str(repo.path), "--from", c0, "--to", c1).stdout
+    before = cli("digest", "--repo", str(repo.path), "--from", c0, "--to", c1).stdout
     git(repo.path, "config", "diff.renames", "copies")
     git(repo.path, "config", "diff.algorithm", "histogram")
-    assert gate("digest", "--repo", str(repo.path), "--from", c0, "--to", c1).stdout == before
+    assert cli("digest", "--repo", str(repo.path), "--from", c0, "--to", c1).stdout == before
     assert before.startswith("gate-tree-delta-v1 ")
 
 

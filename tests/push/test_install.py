@@ -27,7 +27,7 @@ def run_hook(server: Server, stdin: str) -> subprocess.CompletedProcess[str]:
 
 def test_install_is_idempotent(server: Server) -> None:
     hook = (server.bare / "hooks" / "pre-receive").read_text()
-    out = gate("server", "install", str(server.bare), "--policy", str(server.policy_file))
+    out = cli("server", "install", str(server.bare), "--policy", str(server.policy_file))
     assert out.returncode == 0, out.stderr
     assert (server.bare / "hooks" / "pre-receive").read_text() == hook
     assert json.loads((server.gate_dir / "config.json").read_text())["repository_id"] == "demo/repo"
@@ -36,7 +36,7 @@ def test_install_is_idempotent(server: Server) -> None:
 
 def test_install_requires_a_policy_the_first_time(tmp_path: Path) -> None:
     git(tmp_path, "init", "-q", "--bare", "r.git")
-    out = gate("server", "install", str(tmp_path / "r.git"))
+    out = cli("server", "install", str(tmp_path / "r.git"))
     assert out.returncode == 2 and "GATE-CONFIG-POLICY" in out.stderr
     assert not (tmp_path / "r.git" / "hooks" / "pre-receive").exists()
 
@@ -45,7 +45,7 @@ def test_install_refuses_an_invalid_policy_and_changes_nothing(server: Server, t
     bad = tmp_path / "bad.toml"
     bad.write_text('[[freeze]]\npaths = []\ncolour = "red"\n')
     before = (server.gate_dir / "policy.toml").read_text()
-    out = gate("server", "install", str(server.bare), "--policy", str(bad))
+    out = cli("server", "install", str(server.bare), "--policy", str(bad))
     assert out.returncode == 2
     assert "freeze[0].paths" in out.stderr and "freeze[0].colour" in out.stderr
     assert (server.gate_dir / "policy.toml").read_text() == before
@@ -62,7 +62,7 @@ def test_an_install_that_fails_late_leaves_the_hook_that_was_there(tmp_path: Pat
     foreign.chmod(0o755)
     policy = tmp_path / "p.toml"
     policy.write_text(POLICY)
-    out = gate("server", "install", str(bare), "--policy", str(policy), "--chain", "--audit-syslog", "dev/log")
+    out = cli("server", "install", str(bare), "--policy", str(policy), "--chain", "--audit-syslog", "dev/log")
     assert out.returncode == 1 and "GATE-INPUT-ARGUMENT" in out.stderr, out.stdout + out.stderr
     assert foreign.read_text() == "#!/bin/sh\necho foreign >&2\nexit 1\n"
     assert not (bare / "hooks" / "gate-chained").exists() and not (bare / "gate").exists()
@@ -75,11 +75,11 @@ def test_an_install_that_fails_late_leaves_the_hook_that_was_there(tmp_path: Pat
     assert out.returncode != 0 and "foreign" in out.stderr  # the hook that was there still guards it
     # an installed gate keeps its policy when a re-install is refused late
     foreign.unlink()
-    assert gate("server", "install", str(bare), "--policy", str(policy)).returncode == 0
+    assert cli("server", "install", str(bare), "--policy", str(policy)).returncode == 0
     installed = (bare / "gate" / "policy.toml").read_text()
     other = tmp_path / "other.toml"
     other.write_text(POLICY.replace("ci/**", "deploy/**"))
-    out = gate("server", "install", str(bare), "--policy", str(other), "--audit-syslog", "dev/log")
+    out = cli("server", "install", str(bare), "--policy", str(other), "--audit-syslog", "dev/log")
     assert out.returncode == 1 and (bare / "gate" / "policy.toml").read_text() == installed
 
 
@@ -92,10 +92,10 @@ def test_foreign_hook_is_refused_or_chained(tmp_path: Path) -> None:
     foreign.chmod(0o755)
     policy = tmp_path / "p.toml"
     policy.write_text(POLICY)
-    out = gate("server", "install", str(bare), "--policy", str(policy))
+    out = cli("server", "install", str(bare), "--policy", str(policy))
     assert out.returncode == 2 and "--chain" in out.stderr
     assert "managed-by" not in foreign.read_text()
-    out = gate("server", "install", str(bare), "--policy", str(policy), "--chain")
+    out = cli("server", "install", str(bare), "--policy", str(policy), "--chain")
     assert out.returncode == 0, out.stderr
     assert (bare / "hooks" / "gate-chained" / "pre-receive").exists()
     # The chained hook runs after the gate accepts, with the same input.
@@ -114,11 +114,11 @@ def test_foreign_hook_is_refused_or_chained(tmp_path: Path) -> None:
     out = git(work, "push", f"file://{bare}", "main", check=False)
     assert refused(out, "GATE-HOOK-CHAINED")
     # Uninstall restores the foreign hook.
-    out = gate("server", "uninstall", str(bare))
+    out = cli("server", "uninstall", str(bare))
     assert out.returncode == 0 and "restored" in out.stdout
     assert "exit 1" in foreign.read_text()
     # A chained hook that is gone is a configuration error, not a traceback; re-installing drops it.
-    out = gate("server", "install", str(bare), "--chain")
+    out = cli("server", "install", str(bare), "--chain")
     assert out.returncode == 0, out.stderr
     chained = bare / "hooks" / "gate-chained" / "pre-receive"
     chained.unlink()
@@ -127,7 +127,7 @@ def test_foreign_hook_is_refused_or_chained(tmp_path: Path) -> None:
     git(work, "commit", "-q", "-m", "c")
     out = git(work, "push", f"file://{bare}", "main", check=False)
     assert refused(out, "GATE-CONFIG-INSTALL") and "Traceback" not in out.stderr and "chained hook" in out.stderr
-    out = gate("server", "install", str(bare))
+    out = cli("server", "install", str(bare))
     assert out.returncode == 0 and "dropped the chained hook" in out.stdout, out.stdout + out.stderr
     assert "gate-chained" not in (bare / "gate" / "config.json").read_text()
     assert git(work, "push", f"file://{bare}", "main", check=False).returncode == 0
@@ -140,7 +140,7 @@ def test_platform_layouts(tmp_path: Path, platform: str, path: str) -> None:
     hook = server.bare / path
     assert hook.is_file() and os.access(hook, os.X_OK)
     assert not (server.bare / "hooks" / "pre-receive").exists()
-    assert gate("server", "uninstall", str(server.bare)).returncode == 0
+    assert cli("server", "uninstall", str(server.bare)).returncode == 0
     assert not hook.exists()
 
 
@@ -150,13 +150,13 @@ def test_auto_detects_gitlab_by_its_custom_hooks_directory(tmp_path: Path) -> No
     (bare / "custom_hooks").mkdir()
     policy = tmp_path / "p.toml"
     policy.write_text(POLICY)
-    out = gate("server", "install", str(bare), "--policy", str(policy))
+    out = cli("server", "install", str(bare), "--policy", str(policy))
     assert out.returncode == 0
     assert (bare / "custom_hooks" / "pre-receive.d" / "gate").exists()
 
 
 def test_doctor_passes_on_a_good_installation(server: Server) -> None:
-    out = gate("server", "doctor", str(server.bare))
+    out = cli("server", "doctor", str(server.bare))
     assert out.returncode == 0, out.stdout + out.stderr
     assert "FAIL" not in out.stdout
     assert "read the quarantined objects" in out.stdout
@@ -166,7 +166,7 @@ def test_doctor_passes_on_a_good_installation(server: Server) -> None:
 @pytest.mark.parametrize("platform", ["gitlab", "gitea"])
 def test_doctor_probes_platform_layouts_the_way_the_platform_runs_them(tmp_path: Path, platform: str) -> None:
     server = Server(tmp_path, platform=platform)
-    out = gate("server", "doctor", str(server.bare))
+    out = cli("server", "doctor", str(server.bare))
     assert out.returncode == 0, out.stdout + out.stderr
     assert "refused the probe" in out.stdout
     assert server.audit()[-1]["platform"] == platform
@@ -174,7 +174,7 @@ def test_doctor_probes_platform_layouts_the_way_the_platform_runs_them(tmp_path:
 
 def test_doctor_reports_a_hook_that_does_not_run(server: Server) -> None:
     (server.bare / "hooks" / "pre-receive").chmod(0o644)
-    out = gate("server", "doctor", str(server.bare))
+    out = cli("server", "doctor", str(server.bare))
     assert out.returncode == 1
     assert "FAIL hook is executable" in out.stdout
 
@@ -185,18 +185,18 @@ def test_doctor_fails_when_the_probe_carries_another_code(server: Server) -> Non
     audit = server.gate_dir / "audit.log"
     audit.unlink(missing_ok=True)
     audit.mkdir()  # cannot be opened for appending, even by root
-    out = gate("server", "doctor", str(server.bare))
+    out = cli("server", "doctor", str(server.bare))
     assert out.returncode == 1 and "GATE-AUDIT-WRITE where only GATE-DOCTOR-PROBE was expected" in out.stdout, out.stdout
 
 
 def test_doctor_and_install_name_gitolites_driver_instead_of_misreading_it(server: Server) -> None:
     hook = server.bare / "hooks" / "pre-receive"
     hook.write_text("#!/bin/sh\nstdin=`cat`\nfor h in $0.*; do\n    echo \"$stdin\" | $h || exit 1\ndone\n")
-    out = gate("server", "doctor", str(server.bare))
+    out = cli("server", "doctor", str(server.bare))
     assert out.returncode == 1 and "Traceback" not in out.stderr, out.stdout + out.stderr
     assert "FAIL hook is the gate's" in out.stdout and "--platform gitolite" in out.stdout
     assert "interpreter runs" not in out.stdout  # a foreign hook's words are not an interpreter
-    out = gate("server", "install", str(server.bare), "--platform", "git", "--chain")
+    out = cli("server", "install", str(server.bare), "--platform", "git", "--chain")
     assert out.returncode == 2 and "--platform gitolite" in out.stderr
     assert "for h in" in hook.read_text()
 
@@ -249,7 +249,7 @@ def test_post_receive_logs_what_landed(server: Server) -> None:
 
 def test_doctor_reports_a_broken_policy(server: Server) -> None:
     (server.gate_dir / "policy.toml").write_text("mode = 'sometimes'\n")
-    out = gate("server", "doctor", str(server.bare))
+    out = cli("server", "doctor", str(server.bare))
     assert out.returncode == 1 and "FAIL policy valid" in out.stdout and "mode" in out.stdout
 
 
@@ -273,8 +273,8 @@ def test_missing_policy_rejects(server: Server) -> None:
 
 
 def test_broken_keyring_rejects_with_exit_2(tmp_path: Path) -> None:
-    out = gate("keys", "generate", "--alg", "ed25519", "--id", "r1", "--purpose", "receipt",
-               "--out", str(tmp_path / "k"))
+    out = cli("keys", "generate", "--alg", "ed25519", "--id", "r1", "--purpose", "receipt",
+              "--out", str(tmp_path / "k"))
     server = Server(tmp_path, keyring=out.stdout)
     server.work.write("src/x", "x")
     server.work.commit("human", identity=HUMAN)
@@ -416,7 +416,7 @@ def test_quarantine_regression(tmp_path: Path) -> None:
     hook.chmod(0o755)
     policy = tmp_path / "p.toml"
     policy.write_text(POLICY)
-    assert gate("server", "install", str(bare), "--policy", str(policy), "--chain").returncode == 0
+    assert cli("server", "install", str(bare), "--policy", str(policy), "--chain").returncode == 0
     work = tmp_path / "w"
     git(tmp_path, "init", "-q", "-b", "main", str(work))
     (work / "ci").mkdir()
@@ -479,10 +479,10 @@ def test_gate_hook_pre_receive_command_is_the_same_hook(server: Server) -> None:
 def test_policy_check_cli(tmp_path: Path) -> None:
     good = tmp_path / "good.toml"
     good.write_text(POLICY)
-    assert gate("policy", "check", str(good)).returncode == 0
+    assert cli("policy", "check", str(good)).returncode == 0
     bad = tmp_path / "bad.toml"
     bad.write_text('mode = "maybe"\n[[freeze]]\npaths = ["ci/**"]\nrefs = ["heads/main"]\n[limits]\ndeadline_seconds = 0\n')
-    out = gate("policy", "check", str(bad))
+    out = cli("policy", "check", str(bad))
     assert out.returncode == 2
     for where in ("mode", "freeze[0].refs[0]", "limits.deadline_seconds"):
         assert where in out.stderr
@@ -503,7 +503,7 @@ def test_policy_check_and_doctor_warn_about_frozen_patterns_that_match_nothing(s
                         "freezes nothing there (a typo, or a path that does not exist yet?)"]
     assert not [ln for ln in cli("policy", "check", str(policy)).stdout.splitlines() if "warning" in ln]
     server.install("--policy", str(policy))
-    out = gate("server", "doctor", str(server.bare))
+    out = cli("server", "doctor", str(server.bare))
     assert out.returncode == 0, out.stdout  # a warning, not a failure
     assert "warn freeze[0]:ci paths '.github/workflow/**' matches no path on refs/heads/main" in out.stdout
     assert "'ci/**' matches" not in out.stdout and "'src' matches" not in out.stdout
@@ -515,7 +515,7 @@ def test_a_pattern_that_can_never_match_is_refused_at_install_and_changes_nothin
     policy = tmp_path / "dot.toml"
     policy.write_text('[[freeze]]\npaths = ["./ci/**"]\nauthors = ["*@agents.example.com"]\n')
     before = (server.gate_dir / "policy.toml").read_text()
-    out = gate("server", "install", str(server.bare), "--policy", str(policy))
+    out = cli("server", "install", str(server.bare), "--policy", str(policy))
     assert out.returncode == 2 and "GATE-CONFIG-POLICY" in out.stderr
     assert f"{policy}:2: freeze[0].paths[0]: './ci/**' can never match" in out.stderr and "write 'ci/**'" in out.stderr
     assert (server.gate_dir / "policy.toml").read_text() == before
@@ -730,7 +730,7 @@ def test_doctor_flags_a_hook_of_another_version_and_upgrade_rewrites_it(server: 
     from gatecore import __version__
 
     _as_older_version(server.bare)
-    out = gate("server", "doctor", str(server.bare))
+    out = cli("server", "doctor", str(server.bare))
     assert out.returncode == 1
     assert (f"FAIL hook written by push-gate 0.0.9, older than this environment's {__version__}: run gate server upgrade {server.bare}"
             in out.stdout), out.stdout
@@ -738,7 +738,7 @@ def test_doctor_flags_a_hook_of_another_version_and_upgrade_rewrites_it(server: 
     out = cli("server", "upgrade", str(server.bare))
     assert out.returncode == 0, out.stderr
     assert out.stdout.splitlines()[-1] == f"upgraded from push-gate 0.0.9 to {__version__}"
-    out = gate("server", "doctor", str(server.bare))
+    out = cli("server", "doctor", str(server.bare))
     assert out.returncode == 0 and f"ok   hook written by push-gate {__version__} (this version)" in out.stdout
     server.work.write("ci/deploy.yml", "agent\n")
     server.work.commit("agent", identity=AGENT)
@@ -808,11 +808,11 @@ def test_doctor_does_not_fail_on_a_rotated_log_of_another_account(server: Server
     rotated = server.gate_dir / "audit.log.1"
     shutil.copy(server.gate_dir / "audit.log", rotated)
     shutil.chown(rotated, "nobody")  # what a logrotate running as another account leaves
-    out = gate("server", "doctor", str(server.bare))
+    out = cli("server", "doctor", str(server.bare))
     assert out.returncode == 0, out.stdout
     assert "ok   not the hook's files (left alone): audit.log.1 belongs to another account" in out.stdout
     shutil.chown(server.gate_dir / "audit.log", "nobody")  # the hook's own file: that fails every push
-    out = gate("server", "doctor", str(server.bare))
+    out = cli("server", "doctor", str(server.bare))
     assert out.returncode == 1 and "FAIL audit.log in" in out.stdout and "belong to another account" in out.stdout
 
 
@@ -839,11 +839,11 @@ def test_audit_lines_also_go_to_a_syslog_socket(server: Server) -> None:
         assert prefix.startswith("<12>gate-audit[")  # user.warning: a rejection
         assert json.loads(line)["codes"] == ["GATE-FROZEN-PATH"]
         assert json.loads(line) == server.audit()[-1]  # the file holds the same line
-        out = gate("server", "doctor", str(server.bare))
+        out = cli("server", "doctor", str(server.bare))
         assert out.returncode == 0 and f"ok   audit lines also go to syslog at {path}" in out.stdout, out.stdout
     finally:
         sock.close()
-    out = gate("server", "doctor", str(server.bare))
+    out = cli("server", "doctor", str(server.bare))
     assert out.returncode == 1 and f"FAIL audit lines to syslog: cannot send to {path}" in out.stdout
     server.work.git("reset", "-q", "--hard", "HEAD~1")
     server.work.write("src/app.py", "human\n")

@@ -51,6 +51,15 @@ def pc_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return home
 
 
+@pytest.fixture(autouse=True)
+def _the_runs_store(pc_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every git command of the tier runs the client hooks with the run's store (`git_env` keeps
+    PRE_COMMIT_HOME): a commit made without `pc_env` once ran them with the account's own
+    ~/.cache/pre-commit, where each run's hook repository (a new path) built an environment again
+    and left it there."""
+    monkeypatch.setenv("PRE_COMMIT_HOME", str(pc_home))
+
+
 @pytest.fixture
 def gated(tmp_path: Path, hook_repo: HookRepo, pc_home: Path) -> Server:
     """A server with the gate installed and a work repository with the client hooks, in sync."""

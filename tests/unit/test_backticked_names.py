@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import functools
 import importlib
 import re
 import subprocess
@@ -54,8 +55,10 @@ def _spans() -> Iterator[tuple[str, str]]:
                             yield f"{path.relative_to(ROOT)}:{line}", m.group(1).strip()
 
 
+@functools.cache
 def _defined() -> tuple[set[str], dict[str, set[str]]]:
-    """Every function and class name the project defines or imports, and each class's members."""
+    """Every function and class name the project defines or imports, and each class's members
+    (read once per run: every source file parsed; the callers only read the sets)."""
     names: set[str] = set(dir(builtins))
     members: dict[str, set[str]] = {}
     for path in [*ROOT.glob("gatecore/**/*.py"), *ROOT.glob("server/*.py"), *ROOT.glob("hooks/*.py"),

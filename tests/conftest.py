@@ -41,6 +41,12 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.transport)
         if {"repo_format", "module_format"} & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.formats)
+    # The slow modules first: those that push through a transport or read real histories (`corpus`),
+    # then the quick in-process ones, each module whole and in the tree's order within its group.
+    # `./dev test` hands modules out in this order (pytest-xdist, --no-loadscope-reorder), so the
+    # workers end together on quick modules instead of one of them running a slow one alone.
+    slow = {item.path for item in items if item.get_closest_marker("transport") or item.get_closest_marker("corpus")}
+    items.sort(key=lambda item: item.path not in slow)
 
 
 @pytest.fixture(params=formats.FORMATS, ids=formats.IDS)

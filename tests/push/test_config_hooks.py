@@ -138,24 +138,24 @@ def test_doctor_reads_through_git_whether_a_config_defined_post_receive_runs(tmp
     git whether it runs, and names the setting that takes it out or the command that replaced it."""
     bare = _bare(tmp_path)
     (tmp_path / "policy.toml").write_text(POLICY)
-    assert gate("server", "install", str(bare), "--policy", str(tmp_path / "policy.toml"), "--config-hook",
-                "repository", env=modern).returncode == 0
+    assert cli("server", "install", str(bare), "--policy", str(tmp_path / "policy.toml"), "--config-hook",
+               "repository", env=modern).returncode == 0
     landed = bare / "gate" / "hooks" / "post-receive"
-    out = gate("server", "doctor", str(bare), env=modern)
+    out = cli("server", "doctor", str(bare), env=modern)
     assert out.returncode == 0 and f"ok   post-receive hook (logs what landed): {landed}\n" in out.stdout, out.stdout
     for key in ("hook.gate-landed.enabled", "hook.post-receive.enabled"):
         git(bare, "config", key, "false")
-        out = gate("server", "doctor", str(bare), env=modern)
+        out = cli("server", "doctor", str(bare), env=modern)
         assert out.returncode == 1, out.stdout
         assert (f"FAIL post-receive hook (logs what landed): {landed}, but {key} = false ({bare / 'config'} "
                 "(local config)) takes it out: the audit log says what the gate decided") in out.stdout, out.stdout
         git(bare, "config", "--unset", key)
     git(bare, "config", "hook.gate-landed.command", "true")
-    out = gate("server", "doctor", str(bare), env=modern)
+    out = cli("server", "doctor", str(bare), env=modern)
     assert out.returncode == 1 and "but hook.gate-landed (local config) runs 'true', not it" in out.stdout, out.stdout
     git(bare, "config", "--unset-all", "hook.gate-landed.command")
     git(bare, "config", "--unset-all", "hook.gate-landed.event")
-    out = gate("server", "doctor", str(bare), env=modern)
+    out = cli("server", "doctor", str(bare), env=modern)
     assert out.returncode == 1 and "but git lists no hook.gate-landed at post-receive" in out.stdout, out.stdout
 
 

@@ -276,13 +276,13 @@ def post_receive(site: Site) -> list[Finding]:
     if site.inst.platform == "gitea" and site.inst.config_hook is None and not runs.hook_file_runs:
         return [("note", f"{what}: {runs.hook_file} (Gitea's runner of hooks/post-receive.d) is not there to run "
                          "it: Gitea writes it (Site Administration: resynchronize hooks)")]
-    why = _landed_not_run(site, runs)
+    why = _landed_not_run(site, runs, Path(inst.landed))
     if why is not None:
         return [("FAIL", f"{what}, but {why}: the audit log says what the gate decided, not what landed")]
     return [("ok", what)]
 
 
-def _landed_not_run(site: Site, runs: EventHooks) -> str | None:
+def _landed_not_run(site: Site, runs: EventHooks, landed: Path) -> str | None:
     """Why git would not run the gate's post-receive hook, or None: a config-defined one must be
     listed, running the gate's file (or the system's line); a hook file must be the one git runs by
     name (Gitea's runner, hooks/post-receive, runs the gate's from post-receive.d)."""
@@ -290,7 +290,6 @@ def _landed_not_run(site: Site, runs: EventHooks) -> str | None:
 
     from .hooklist import CONFIG_LANDED, SYSTEM_LANDED, setting
 
-    assert site.inst.landed is not None
     if site.inst.config_hook is not None:
         if runs.version < CONFIG_HOOKS_SINCE:
             return f"git {_version(runs.version)} runs no config-defined hook (hook.{CONFIG_LANDED})"
@@ -305,11 +304,10 @@ def _landed_not_run(site: Site, runs: EventHooks) -> str | None:
             words = shlex.split(hook.command or "")
         except ValueError:
             words = []
-        if hook.command != SYSTEM_LANDED and not (len(words) == 1 and _same(site.git_dir / words[0],
-                                                                            Path(site.inst.landed))):
+        if hook.command != SYSTEM_LANDED and not (len(words) == 1 and _same(site.git_dir / words[0], landed)):
             return f"{hook.label} runs {hook.command!r}, not it"
         return None
-    expected = site.git_dir / "hooks" / "post-receive" if site.inst.platform == "gitea" else Path(site.inst.landed)
+    expected = site.git_dir / "hooks" / "post-receive" if site.inst.platform == "gitea" else landed
     if not _same(runs.hook_file, expected):
         value, where = runs.hooks_path or ("?", "git's config")
         return f"core.hooksPath = {value} ({where}) moves it: git runs {runs.hook_file}"

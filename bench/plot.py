@@ -47,6 +47,7 @@ def draw(results: dict[str, Any], out: Path) -> Path:
 
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
+        from matplotlib.patches import Patch
     except ImportError:
         raise SystemExit("bench --plot needs matplotlib: pip install -e '.[bench]' (./dev bench --plot installs it)"
                          ) from None
@@ -68,7 +69,7 @@ def draw(results: dict[str, Any], out: Path) -> Path:
     ax.set_xscale("log")
     ax.set_xlabel("the hook run alone, median ms (log scale)")
     ax.set_title(f"push-gate: hook cost per push ({results['when']})", fontsize=10)
-    ax.legend([plt.Rectangle((0, 0), 1, 1, color=colours[v]) for v, _ in SHOWN], [n for _, n in SHOWN],
+    ax.legend(handles=[Patch(color=colours[v], label=n) for v, n in SHOWN],
               loc="upper center", bbox_to_anchor=(0.5, -0.12 - 0.9 / (len(data) + 2)), ncol=3, fontsize=8,
               frameon=False)
     ax.grid(axis="x", which="both", alpha=0.3)

@@ -6,7 +6,7 @@ server.prereceive`, the hook would run whichever `server` comes first on the int
 path, or fail. So the hook runs this file by its path (`-I`: no environment variable, no
 script directory on the path) and `bind` makes the three names mean the directories next
 to it before anything imports them; then MODULE's `main` runs. The `gate` command binds
-the same way (`gatecore/cli.py`).
+the same way (`gatecore/cli/__init__.py`).
 
 `--where` prints, as one JSON object, what the hook would run: the version, the
 interpreter, the file of each package, and every other distribution in the environment that

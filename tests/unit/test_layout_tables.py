@@ -84,9 +84,9 @@ def _module_map() -> set[str]:
 
 def _engine_modules() -> set[str]:
     """The pure engine's modules: gatecore/ but the command line and the shell's packages."""
-    shell = {"adapters", "trusted"}
+    shell = {"adapters", "trusted", "cli"}
     out = {f"gatecore/{p.name}" for p in (ROOT / "gatecore").glob("*.py")} - {
-        "gatecore/__init__.py", "gatecore/cli.py", "gatecore/_build.py"}
+        "gatecore/__init__.py", "gatecore/_build.py"}
     for init in (ROOT / "gatecore").glob("*/__init__.py"):
         if init.parent.name not in shell:
             out |= {str(p.relative_to(ROOT)) for p in init.parent.glob("*.py")
@@ -110,3 +110,16 @@ def test_the_architecture_layers_name_every_module_of_the_shell(package: str) ->
     modules = {p.name for p in (ROOT / "gatecore" / package).glob("*.py") if p.name != "__init__.py"}
     assert modules <= named, f"docs/architecture.md's gatecore/{package}/ row does not name {sorted(modules - named)}"
     assert all((ROOT / "gatecore" / package / n).is_file() for n in named if re.fullmatch(r"\w+\.py", n)), named
+
+
+def test_the_command_line_table_names_every_module_of_the_package_and_every_command() -> None:
+    """docs/architecture.md, "The command line": one row per module of gatecore/cli/, and the
+    wiring's every command and group named in the row of the module that holds it."""
+    from gatecore.cli import wiring
+
+    rows = {_TICKS.findall(row[0])[0]: row[1] for row in _rows(ROOT / "docs" / "architecture.md",
+                                                                "## The command line\n")}
+    package = {p.name for p in (ROOT / "gatecore" / "cli").glob("*.py")} - {"__main__.py"}
+    assert set(rows) == package
+    for name, module in (*wiring.COMMANDS, *wiring.GROUPS):
+        assert f"`gate {name}" in rows[f"{module}.py"], (name, module)

@@ -1,0 +1,148 @@
+"""`gate review record|run|push`: the trusted runner seals a review and pushes it."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from ..errors import GateError
+from .clicommon import AttemptOpt, Opt, RepoDirOpt, VerboseOpt, command, err_line, push_lines
+
+if TYPE_CHECKING:
+    from ..adapters.gitcmd import PushResult
+
+group = typer.Typer(no_args_is_help=True, help="The trusted runner: record and push a review.")
+
+
+#: The options `gate review record` and `gate review run` share.
+ReceiptKeyOpt = Annotated[Path, Opt("--key", help="Signing key file (purpose receipt).")]
+
+
+ReceiptOutOpt = Annotated[Path, Opt("--out", help="Receipt file to write (never overwritten).")]
+
+
+ReviewRemoteOpt = Annotated[str | None, Opt("--remote", help="Sync the ledger and the review ref's value from here.")]
+
+
+ReviewPushOpt = Annotated[bool, Opt("--push", help="Push the review ref and receipt to --remote at once.")]
+
+
+TtlOpt = Annotated[int, Opt("--ttl", help="Seconds the receipt stays valid.")]
+
+
+ReviewBaseOpt = Annotated[str | None, Opt("--base", help="Base revision of the reviewed change (default: the merge "
+                                                         "base with the attempt's target branch on --remote).")]
+
+
+def _review_landed(repo: Path, attempt: str, head: str, remote: str | None, push: bool) -> bool:
+    """`--push` without `--remote` is refused; with it, a retry whose review landed already has
+    nothing to do (said on stderr)."""
+    from ..trusted.attempts import ALREADY
+    from ..trusted.runner import review_landed
+
+    if push and remote is None:
+        raise GateError("GATE-INPUT-ARGUMENT", "--push needs --remote")
+    if push and remote is not None and review_landed(repo, attempt, head, remote):
+        err_line(f"the review of {head} is on {remote} already, with its receipt: {ALREADY}")
+        return True
+    return False
+
+
+@command(group, "record")
+def review_record(
+    repo: RepoDirOpt, attempt: AttemptOpt,
+    head: Annotated[str, Opt("--head", help="The reviewed revision.")],
+    model_output: Annotated[Path, Opt("--model-output", help="The model's output: JSON with verdict and reasons "
+                                                              "(other members ignored), or one fenced JSON block.")],
+    key: ReceiptKeyOpt, out: ReceiptOutOpt, remote: ReviewRemoteOpt = None, push: ReviewPushOpt = False,
+    ttl: TtlOpt = 86400, base: ReviewBaseOpt = None,
+    verbose: VerboseOpt = False,
+) -> int:
+    """The runner: seal a model's output file for the change from its server-side base to --head (the weaker
+    path: gate review run calls the model itself)."""
+    from ..adapters.config import load_keyfile
+    from ..adapters.files import read_capped
+    from ..records.modeloutput import read
+    from ..strictjson import MAX_DOCUMENT_BYTES
+    from ..trusted.runner import push_review, record_review
+
+    if push and remote is None:
+        raise GateError("GATE-INPUT-ARGUMENT", "--push needs --remote")
+    output = read_capped(model_output, "GATE-INPUT-ARGUMENT", "model output", MAX_DOCUMENT_BYTES)
+    for note in read(output, str(model_output)).notes(str(model_output)):
+        err_line(note)
+    now = int(time.time())
+    if _review_landed(repo, attempt, head, remote, push):
+        return 0
+    path = record_review(repo, attempt, base, head, output, load_keyfile(key), out, remote, None, ttl, now,
+                         origin=str(model_output))
+    err_line(f"wrote {path}")
+    if push and remote is not None:
+        return _pushed(push_review(repo, attempt, path, remote, now), attempt, path, remote, verbose)
+    return 0
+
+
+@command(group, "run")
+def review_run(
+    repo: RepoDirOpt, attempt: AttemptOpt,
+    head: Annotated[str, Opt("--head", help="The reviewed revision.")],
+    prompt_file: Annotated[Path, Opt("--prompt-file", help="The attempt's prompt (its SHA-256 must be the "
+                                                            "ledger's prompt_sha256).")],
+    model_command: Annotated[str, Opt("--model-command", help="Shell command that reads the review request on stdin "
+                                                              "and prints the model's answer (docs/ci.md); "
+                                                              "$GATE_MODEL_ID names the model on record.")],
+    key: ReceiptKeyOpt, out: ReceiptOutOpt, remote: ReviewRemoteOpt = None, push: ReviewPushOpt = False,
+    ttl: TtlOpt = 86400, base: ReviewBaseOpt = None,
+    model_timeout: Annotated[float, Opt("--model-timeout", help="Seconds the model's command may take.")] = 600.0,
+    verbose: VerboseOpt = False,
+) -> int:
+    """The runner calls the model itself and seals its answer: no output file to go stale."""
+    from ..adapters.config import load_keyfile
+    from ..trusted.runner import push_review, run_review
+
+    now = int(time.time())
+    if _review_landed(repo, attempt, head, remote, push):
+        return 0
+    notes: list[str] = []
+    path = run_review(repo, attempt, base, head, prompt_file, model_command, load_keyfile(key), out, remote, None,
+                      ttl, now, model_timeout, notes=notes)
+    for note in notes:
+        err_line(note)
+    err_line(f"wrote {path}")
+    if push and remote is not None:
+        return _pushed(push_review(repo, attempt, path, remote, now), attempt, path, remote, verbose)
+    return 0
+
+
+def _pushed(result: PushResult, attempt: str, receipt: Path, remote: str, verbose: bool) -> int:
+    """The review push's summary line, after the server's lines (git's own with -v)."""
+    from ..git.refs import RECEIPTS_PREFIX, REVIEW_PREFIX
+    from ..trusted.attempts import ALREADY
+
+    if result.output == ALREADY:
+        err_line(f"the review of attempt {attempt} is on {remote} already: {ALREADY}")
+        return 0
+    for line in push_lines(result.output, verbose):
+        err_line(line)
+    if result.ok:
+        err_line(f"review ref {REVIEW_PREFIX}{attempt} accepted by {remote}, receipt {receipt.name} recorded on "
+             f"{RECEIPTS_PREFIX}{attempt}")
+        return 0
+    err_line(f"review ref {REVIEW_PREFIX}{attempt} refused by {remote}; nothing of it landed (one atomic push)")
+    return 1
+
+
+@command(group, "push")
+def review_push(
+    repo: RepoDirOpt, attempt: AttemptOpt,
+    receipt: Annotated[Path, Opt("--receipt", help="The receipt file to push.")],
+    remote: Annotated[str, Opt("--remote", help="The server remote.")],
+    verbose: VerboseOpt = False,
+) -> int:
+    """Push a receipt with its review ref (refs/heads/review/runner/ID) in one atomic push."""
+    from ..trusted.runner import push_review
+
+    return _pushed(push_review(repo, attempt, receipt, remote, int(time.time())), attempt, receipt, remote, verbose)

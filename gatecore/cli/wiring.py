@@ -1,0 +1,82 @@
+"""`gate`'s command tree: which module holds each command and group, and the root they hang on.
+
+Each group's commands, options and help live in that group's module (`servercmds`, `reviewcmds`,
+...); this module only wires them, in the order `gate --help` lists them. A command line that
+names one command or group builds a root with just that one (`for_args`): the other groups'
+modules, and what they import, are never loaded for it (`gate --help`, `--version` and a name
+the tree does not hold build them all, so that typer's usage and suggestions see every name).
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+from collections.abc import Sequence
+from typing import Annotated
+
+import typer
+
+from .clicommon import Opt, out_line
+
+HELP = "Push-time gate for AI agents: frozen files and bound review receipts."
+
+#: The root's own commands, in `gate --help`'s order: (name, module).
+COMMANDS: tuple[tuple[str, str], ...] = (
+    ("digest", "receiptcmds"),
+    ("selftest", "infocmds"),
+    ("explain", "infocmds"),
+    ("bootstrap", "attemptcmds"),
+    ("approve", "approvalcmds"),
+    ("demo", "infocmds"),
+)
+
+#: The groups, in `gate --help`'s order: (name, module); each module's `group` is its typer app.
+GROUPS: tuple[tuple[str, str], ...] = (
+    ("receipt", "receiptcmds"),
+    ("keys", "keycmds"),
+    ("policy", "policycmds"),
+    ("hook", "hookcmds"),
+    ("server", "servercmds"),
+    ("attempt", "attemptcmds"),
+    ("review", "reviewcmds"),
+    ("ledger", "ledgercmds"),
+    ("agents", "agentcmds"),
+    ("approvals", "approvalcmds"),
+    ("attest", "attestcmds"),
+)
+
+NAMES = frozenset(name for name, _ in (*COMMANDS, *GROUPS))
+
+
+def _version(value: bool) -> None:
+    if value:
+        from .. import __version__
+
+        out_line(f"push-gate {__version__}")
+        raise typer.Exit(0)
+
+
+def _root(version: Annotated[bool, Opt("--version", callback=_version, is_eager=True,
+                                       help="Print the version and exit.")] = False) -> None:
+    """Push-time gate for AI agents: frozen files and bound review receipts."""
+
+
+@functools.cache
+def build(only: str | None = None) -> typer.Typer:
+    """The root with every command and group, or with `only` the one named (built once per process)."""
+    app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, no_args_is_help=True, help=HELP)
+    app.callback()(_root)
+    for name, module in COMMANDS:
+        if only in (None, name):
+            commands = importlib.import_module(f"{__package__}.{module}").top.registered_commands
+            app.registered_commands += [c for c in commands if c.name == name]
+    for name, module in GROUPS:
+        if only in (None, name):
+            app.add_typer(importlib.import_module(f"{__package__}.{module}").group, name=name)
+    return app
+
+
+def for_args(args: Sequence[str]) -> typer.Typer:
+    """The root `args` need: just the command or group they name first, when they name one."""
+    first = args[0] if args else None
+    return build(first if first in NAMES else None)

@@ -1,13 +1,21 @@
-"""One push judged: the push rules, the reserved stage, the verdict (pure; the one composition).
+"""One change judged: the push rules, the reserved stage, the verdict (pure; the one composition).
 
-`judge(inp, updates, stages=...)` is what every caller of the engine runs:
+`judge(inp, change, stages=...)` is what every caller of the engine runs. The change comes in one
+of three shapes (docs/architecture.md, "One question, three callers"):
 
-* the pre-receive hook (`server/prereceive.py`), after it has read its installation, its input
-  and its configuration, with every stage;
-* the in-process test tier (`tests/support/engine.py`), the same call on the same code;
-* the client's pre-push hooks: `hooks/frozen_push.py` with `RULES_AND_APPROVALS` (the reserved
-  namespaces are the receipt hook's), `hooks/receipt_check.py` with `RESERVED` (approvals are
-  the server's to judge: signed by the maintainer pushing them, with keys the client lacks).
+* `Push(updates)`: ref updates, as pre-receive reads them. The pre-receive hook
+  (`server/prereceive.py`), after it has read its installation, its input and its configuration,
+  with every stage; the in-process test tier (`tests/support/engine.py`), the same call on the
+  same code; the client's pre-push hooks: `hooks/frozen_push.py` with `RULES_AND_APPROVALS` (the
+  reserved namespaces are the receipt hook's), `hooks/receipt_check.py` with `RESERVED`
+  (approvals are the server's to judge: signed by the maintainer pushing them, with keys the
+  client lacks).
+* `Range(ref, base, head)`: a proposed change on a hosted forge (`gate check`): judged as the
+  push of `ref` from `base` to `head` into a repository whose only ref is `ref` at `base`, so
+  that exactly the commits `head` adds to `base` are judged, whatever else the clone holds.
+* `Writes(ref, writes, writer)`: a tool call inside an agent (`gate agents check`): paths a
+  commit-to-be would write, no commit yet. Only the frozen rule applies (there are no objects,
+  refs or signatures to judge); it runs the rule's own matching (`frozen.proposal_violations`).
 
 Stages, in this order:
 
@@ -35,9 +43,10 @@ from .checks.verdict import Verdict, verdict_on
 from .errors import GateError
 from .findings import Violation
 from .git.refs import RefUpdate, ServerRefs, is_reserved, object_format_problem
-from .valueclass import field, valueclass
+from .valueclass import field, replace, valueclass
 
 if TYPE_CHECKING:
+    from .checks.frozen import ProposedWrite, Writer
     from .checks.frozenbatch import PairScan
     from .configuration.policy import Policy
     from .git.limits import Progress
@@ -117,8 +126,71 @@ class Judged:
         return list(seen.values())[:cap]
 
 
-def judge(inp: PushInput, updates: Sequence[RefUpdate], *, stages: Collection[str] = ALL) -> Judged:
-    """The push's `updates` (no-ops included: they are skipped) through `stages`, then the verdict."""
+@valueclass(frozen=True)
+class Push:
+    """Ref updates as pre-receive reads them (no-ops included: they are skipped)."""
+
+    updates: Sequence[RefUpdate]
+
+
+@valueclass(frozen=True)
+class Range:
+    """A proposed change: `head` landing on `ref`, everything `base` reaches judged already (a pull
+    request: the merge base with the target branch; a merge queue's group: the target's tip)."""
+
+    ref: str
+    base: str
+    head: str
+
+    def as_push(self) -> tuple[Push, dict[bytes, str]]:
+        """The push this change is judged as, and the refs the repository is taken to hold: `ref`
+        alone, at `base`."""
+        raw = self.ref.encode("utf-8", "surrogateescape")
+        return Push((RefUpdate(self.base, self.head, raw),)), {raw: self.base}
+
+
+@valueclass(frozen=True)
+class Writes:
+    """A change that is not a commit yet: paths a tool call would write, on the branch checked out
+    (`ref`; None on a detached HEAD: every rule applies, as in the commit hook), by `writer`."""
+
+    ref: str | None
+    writes: Sequence[ProposedWrite]
+    writer: Writer
+
+
+#: The stages each shape of change can go through (`judge` runs those of them the caller asks for).
+STAGES_OF: dict[type, frozenset[str]] = {Push: ALL, Range: ALL, Writes: frozenset({RULES})}
+
+#: How a tool call's change is named where a commit's id would stand.
+PROPOSED = "(proposed)"
+
+
+def judge(inp: PushInput, change: Push | Range | Writes, *, stages: Collection[str] = ALL) -> Judged:
+    """`change` through those of `stages` that apply to its shape (`STAGES_OF`), then the verdict."""
+    stages = STAGES_OF[type(change)] & frozenset(stages)
+    if isinstance(change, Writes):
+        return _judge_writes(inp.policy, change, stages)
+    if isinstance(change, Range):
+        change, existing = change.as_push()
+        inp = replace(inp, existing=existing)
+    return _judge_push(inp, change.updates, stages)
+
+
+def _judge_writes(policy: Policy, change: Writes, stages: Collection[str]) -> Judged:
+    """The frozen rule over the paths a tool call would write (the rules scoped to its branch)."""
+    violations: list[Violation] = []
+    if RULES in stages:
+        from .checks.frozen import proposal_violations
+        from .git.refs import display
+
+        rules = [r for r in policy.rules if change.ref is None or r.applies_to_ref(change.ref)]
+        violations = proposal_violations(change.writer, change.writes, rules, display(change.ref or "HEAD"), PROPOSED)
+    return Judged(violations, verdict_on(violations, policy.mode), policy.mode)
+
+
+def _judge_push(inp: PushInput, updates: Sequence[RefUpdate], stages: Collection[str]) -> Judged:
+    """The push's `updates` through `stages`, then the verdict."""
     policy = inp.policy
     live = [u for u in updates if not u.is_noop]
     if live and (problem := object_format_problem(live, inp.objects.reader.object_format)) is not None:

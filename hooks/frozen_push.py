@@ -21,7 +21,7 @@ from gatecore.configuration.policy import Policy
 from gatecore.errors import GateError, unreadable
 from gatecore.git.objects import Objects
 from gatecore.git.refs import RefUpdate, ServerRefs, display
-from gatecore.pipeline import RULES, RULES_AND_APPROVALS, PushInput, judge
+from gatecore.pipeline import RULES, RULES_AND_APPROVALS, Push, PushInput, judge
 
 from . import clientconfig, pushset
 from .common import ClientRepo, open_repo, verdict_lines
@@ -118,7 +118,7 @@ def check(args: argparse.Namespace, env: Mapping[str, str], stdin: bytes) -> tup
     inp = PushInput(objects=Objects(repo), policy=policy, pusher=pusher, now=now, repository_id=repository_id,
                     server=ServerRefs(repo.ref_target), keyring=keyring, signers=trusted_keys(repo, policy),
                     load_ssh_signers=lambda: _ssh_signers(repo), existing=existing_refs(tracking, updates))
-    judged = judge(inp, updates, stages=stages)
+    judged = judge(inp, Push(updates), stages=stages)
     approved = [f"gate: note: approved by {u.approver} (approval {u.id[:16]}): {', '.join(u.paths)} on {u.ref}"
                 for u in judged.approvals_relied]
     return verdict_lines(judged.violations, policy, "push", notes, judged.commands, approved)

@@ -23,7 +23,7 @@ from gatecore.git.refs import (
     display,
     is_reserved,
 )
-from gatecore.pipeline import RESERVED_ONLY, PushInput, judge
+from gatecore.pipeline import RESERVED_ONLY, Push, PushInput, judge
 from gatecore.reserved.approvalrefs import is_approval_ref
 from gatecore.valueclass import replace
 
@@ -165,7 +165,7 @@ def reserved_violations(repo: ClientRepo, args: argparse.Namespace, env: Mapping
     inp = PushInput(objects=Objects(repo), policy=policy, pusher=pusher, now=now, repository_id=repository_id,
                     server=server_refs(repo, remote, remote_now), keyring=keyring,
                     keyring_problem=problem or "no keyring", head_branch=lambda: gitcmd.remote_head(".", remote))
-    violations = explain_missing(judge(inp, special, stages=RESERVED_ONLY).violations, remote)
+    violations = explain_missing(judge(inp, Push(special), stages=RESERVED_ONLY).violations, remote)
     notes = [f"gate: note: checked {', '.join(display(u.raw_ref) for u in special)}; policy {origin}; "
              f"repository {repository_id or '(unknown: pass --repository-id)'}; "
              f"pusher {pusher or '(unknown: set GATE_PUSHER)'}"]

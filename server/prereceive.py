@@ -44,7 +44,7 @@ from gatecore.findings import Violation
 from gatecore.git.gitmodel import GitReader
 from gatecore.git.limits import Progress
 from gatecore.git.refs import MAX_INPUT_BYTES, RefUpdate, ServerRefs, display, parse_pre_receive
-from gatecore.pipeline import PushInput, judge
+from gatecore.pipeline import Push, PushInput, judge
 from gatecore.signing.keys import Keyring
 from gatecore.valueclass import field, replace, valueclass
 
@@ -173,7 +173,7 @@ def _checked(inst: installation.Installation, hook_env: environment.HookEnv, liv
              scan: PairScan | None = None) -> Outcome:
     policy = conf.policy
     # 4. judgement (gatecore.pipeline: push rules, the reserved stage, the verdict)
-    judged = judge(push_input(inst, hook_env, conf, deadline, repo, progress, scan), live)
+    judged = judge(push_input(inst, hook_env, conf, deadline, repo, progress, scan), Push(live))
     # 5. report (chained hooks and spent approvals follow in `main`)
     lines = judged.lines(cap=policy.max_violations_shown, gitlab=hook_env.gitlab,
                          git_dir=installation.repository_of(inst.gate_dir))

@@ -332,7 +332,61 @@ def commit_violations(checker: FrozenChecker, commit: Commit, rules: Sequence[Fr
     applicable = [r for r in rules if r.index in by_rule]
     bad: list[BadMode] = []
     written = checker.written(commit, applicable, bad)
-    shown = label or commit.id
+    return _violations(by_rule, applicable, written, bad, ref, label or commit.id)
+
+
+@valueclass(frozen=True, slots=True)
+class Writer:
+    """Who would commit a proposed write (a tool call inside an agent: no commit exists yet), as
+    every shape its commit could take: the identities git would record (`git var`, as the commit
+    hook reads them), the pusher if known, and one `Signals` per way the agent marks its commits
+    (from its catalogue entry: names, trailers, co-author emails)."""
+
+    author: tuple[str, str]  # (name, email)
+    committer: tuple[str, str]
+    pusher: str | None = None
+    signals: tuple[Signals, ...] = (Signals(),)
+
+
+@valueclass(frozen=True, slots=True)
+class ProposedWrite:
+    """A path a tool call would write (repository-relative, `/`-separated, as git stores it), and how:
+    `add`, `modify` or `delete` (a move is a delete of its source and an add of its target)."""
+
+    path: str
+    kind: str
+
+
+def proposal_violations(writer: Writer, writes: Sequence[ProposedWrite], rules: Sequence[FreezeRule], ref: str,
+                        label: str) -> list[Violation]:
+    """The frozen paths a commit-to-be would write, for a change that is not a commit yet (a tool
+    call): a rule applies when it restricts any shape of the writer's commit (the very
+    `restricted_identity` and `evidence` a commit is judged by), and then every write at a path it
+    freezes is a violation, as `commit_violations` reports one."""
+    by_rule: dict[int, tuple[str, str]] = {}
+    for r in rules:
+        for seen in writer.signals:
+            who = r.restricted_identity(writer.author[1], writer.committer[1], writer.pusher, seen)
+            if who is not None:
+                why = r.evidence((seen.author_name or writer.author[0], writer.author[1]),
+                                 (seen.committer_name or writer.committer[0], writer.committer[1]), writer.pusher, seen)
+                by_rule[r.index] = (who, "; ".join(why))
+                break
+    if not by_rule:
+        return []
+    applicable = [r for r in rules if r.index in by_rule]
+    written = []
+    for w in writes:
+        hits = tuple(r for r in applicable if r.matches_path(normalize_path(w.path)))
+        if hits:
+            written.append(Written(w.path.encode("utf-8", "surrogateescape"), w.kind, hits))
+    return _violations(by_rule, applicable, written, [], ref, label)
+
+
+def _violations(by_rule: dict[int, tuple[str, str]], applicable: Sequence[FreezeRule], written: Sequence[Written],
+                bad: Sequence[BadMode], ref: str, shown: str) -> list[Violation]:
+    """What a commit, or a commit-to-be, is refused for: each non-canonical mode once, then each
+    frozen write under each rule that freezes it, with the rule's restricted identity and evidence."""
     who_first, why_first = by_rule[applicable[0].index]
     out = [Violation(code="GATE-GIT-MODE", ref=ref, commit=shown, identity=who_first, path=display(b.path),
                      detail=f"mode {b.mode:o} is not one of git's canonical modes (git reads it as "

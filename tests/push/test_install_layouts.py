@@ -143,7 +143,7 @@ def test_the_big_push_reaches_the_second_process(tmp_path: Path, history: WorkRe
     from gatecore.checks.frozenbatch import ScanOnDemand
     from gatecore.git.objects import Objects
     from gatecore.git.refs import RefUpdate, ServerRefs
-    from gatecore.pipeline import PushInput, judge
+    from gatecore.pipeline import Push, PushInput, judge
     from server.prereceive import tree_scanner
 
     (tmp_path / "policy.toml").write_text(POLICY)
@@ -160,7 +160,7 @@ def test_the_big_push_reaches_the_second_process(tmp_path: Path, history: WorkRe
     try:
         inp = PushInput(objects=Objects(reader), policy=policy, pusher="", now=0, repository_id="layouts",
                         server=ServerRefs(reader.ref_target), existing={}, scan=counted)
-        judged = judge(inp, [RefUpdate("0" * 40, history.head(), b"refs/heads/main")])
+        judged = judge(inp, Push([RefUpdate("0" * 40, history.head(), b"refs/heads/main")]))
     finally:
         scan.close()
         reader.close()

@@ -50,7 +50,7 @@ from gatecore.findings import Violation
 from gatecore.git.gitmodel import FORMATS
 from gatecore.git.objects import Objects
 from gatecore.git.refs import ATTEMPTS_PREFIX, REVIEW_PREFIX, RefUpdate, ServerRefs, generation_ref, parse_pre_receive
-from gatecore.pipeline import PushInput, judge
+from gatecore.pipeline import Push, PushInput, judge
 from gatecore.reserved.approvalrefs import USES_PREFIX, Used
 from gatecore.signing.keys import Keyring
 from gatecore.trusted import attempts, runner
@@ -245,7 +245,7 @@ class EngineServer:
             return Decided(0, (), [], "accept")
         reader = GitStream(str(self.bare)) if self.faults is None else FaultyReader(str(self.bare), self.faults)
         try:
-            judged = judge(self.push_input(reader, pusher, now() if at is None else at), live)
+            judged = judge(self.push_input(reader, pusher, now() if at is None else at), Push(live))
         finally:
             reader.close()
         lines = judged.lines(cap=self.policy.max_violations_shown, gitlab=False, git_dir=str(self.bare))

@@ -77,6 +77,9 @@ def build(only: str | None = None) -> typer.Typer:
 
 
 def for_args(args: Sequence[str]) -> typer.Typer:
-    """The root `args` need: just the command or group they name first, when they name one."""
+    """The root `args` need: just the command or group they name first, when they name one; the
+    root alone for `--version`."""
     first = args[0] if args else None
+    if first == "--version":
+        return build("")
     return build(first if first in NAMES else None)

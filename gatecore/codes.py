@@ -60,6 +60,7 @@ AREAS: dict[str, str] = {
     "CLI": "The gate command itself",
     "AUDIT": "The audit log",
     "DOCTOR": "The installation check",
+    "AGENT": "A coding agent's pre-tool hook (gate agents check, docs/agent-hooks.md)",
 }
 
 
@@ -88,7 +89,8 @@ _ACTOR = {"GATE-SEAL-UNKNOWN-KEY": "admin", "GATE-LEDGER-NEWER": "admin", "GATE-
           "GATE-REVIEW-PUSHER": "pusher", "GATE-REF-DELETE": "maintainer", "GATE-REF-REPLACE": "maintainer",
           "GATE-INPUT-PUSHER": "admin", "GATE-GIT-UNREADABLE": "admin", "GATE-GIT-OBJECT-FORMAT": "admin",
           "GATE-GIT-REPOSITORY": "admin", "GATE-HOOK-DEADLINE": "pusher", "GATE-HOOK-CHAINED": "pusher",
-          "GATE-REVIEW-VENDOR-UNKNOWN": "admin", "GATE-REVIEW-MODEL-UNPLACED": "admin"}
+          "GATE-REVIEW-VENDOR-UNKNOWN": "admin", "GATE-REVIEW-MODEL-UNPLACED": "admin",
+          "GATE-AGENT-PAYLOAD": "developer", "GATE-AGENT-CONFIG": "developer", "GATE-AGENT-INTERNAL": "developer"}
 #: Transient faults: the same push may pass when tried again.
 _RETRY = {"GATE-HOOK-DEADLINE", "GATE-AUDIT-WRITE"}
 _DOCTOR = "gate server doctor {git_dir}"
@@ -390,6 +392,23 @@ _ALL: tuple[Code, ...] = (
     # --- audit -----------------------------------------------------------------
     _c("GATE-AUDIT-WRITE", "the audit log could not be written, so the push was rejected",
        "the admin must fix the audit log path (permissions, disk space)"),
+    # --- agents' pre-tool hooks --------------------------------------------------
+    _c("GATE-AGENT-HOOKS-OFF", "the tool call would switch a gate hook off: git --no-verify, core.hooksPath, "
+                               "pre-commit uninstall, SKIP= naming a gate hook, or a write to an agent's hook "
+                               "configuration or to the git directory's hooks and config",
+       "leave the hooks as they are: commit and push with them, and if one refuses a change, read its code "
+       "(gate explain CODE); a change to the hooks themselves is a maintainer's"),
+    _c("GATE-AGENT-PAYLOAD", "the hook's input is not a tool call the check can read: not JSON, not the shape the "
+                             "agent documents, an unknown agent, or a patch it cannot parse",
+       "check that the hook runs gate agents check --agent NAME for the agent that runs it (gate agents doctor)"),
+    _c("GATE-AGENT-NO-PATH", "a tool that writes a file named no path in its input",
+       "call the tool with the file's path; the check refuses a write it cannot place"),
+    _c("GATE-AGENT-CONFIG", "the check cannot read what it judges by: the policy committed in HEAD is missing or "
+                            "invalid, or the repository cannot be read (the detail names the code underneath)",
+       "commit a valid .gate/policy.toml (gate policy check FILE; docs/client.md), or pass --policy PATH in the "
+       "hook's command", CONFIG),
+    _c("GATE-AGENT-INTERNAL", "the check hit an error of its own, or did not finish in time, and refused the call",
+       "run the hook's command by hand with the payload on stdin to see the error; report it", INTERNAL),
     # --- doctor ----------------------------------------------------------------
     _c("GATE-DOCTOR-PROBE", "gate server doctor's probe push (never accepted)",
        "this rejection is expected during gate server doctor"),

@@ -35,8 +35,8 @@ if TYPE_CHECKING:
 
 #: 5: the plain form is the model's whole dump (policy.Policy.from_plain); 6: [limits] and [review] grew;
 #: 7: [review] model_run and [review.models], the model-id table's plain form, and the catalogue's agents
-#: reviewer independence reads commits for
-CACHE_SCHEMA = 7
+#: reviewer independence reads commits for; 8: every catalogue agent's marks, for a tool call's writer
+CACHE_SCHEMA = 8
 
 
 def _chunks(path: StrPath, code: str, what: str, cap: int, too_large: str | None = None) -> Iterator[bytes]:

@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from ..configuration.policy import FreezeRule, Signals, normalize_path
+from ..configuration.policy import AuthorAgent, FreezeRule, Signals, normalize_path
 from ..errors import GateError
 from ..findings import Violation
 from ..git import trailers
@@ -348,13 +348,35 @@ class Writer:
     signals: tuple[Signals, ...] = (Signals(),)
 
 
+def writer_for(author: tuple[str, str], committer: tuple[str, str], pusher: str | None,
+               agents: Sequence[AuthorAgent]) -> Writer:
+    """The writer of a tool call made by an agent of `agents` (catalogue entries, as the validated
+    policy carries them): its commit as git would record it, then the same commit carrying each
+    entry's marks, each pattern's `catalogue.sample`: its emails as co-authors and its trailers in
+    one shape, each of its names as the author's and committer's in another."""
+    from ..configuration.catalogue import sample  # (a tool call's: never on a hook's start-up path)
+
+    shapes = [Signals()]
+    for a in agents:
+        emails = tuple(sample(p) for p in a.emails)
+        lines = tuple(sample(p) for p in a.trailers)
+        names = tuple(sample(p) for p in a.names)
+        if emails or lines:
+            shapes.append(Signals(trailers=lines, coauthors=emails))
+        shapes += [Signals(author_name=n, committer_name=n) for n in names]
+    return Writer(author, committer, pusher, tuple(shapes))
+
+
 @valueclass(frozen=True, slots=True)
 class ProposedWrite:
     """A path a tool call would write (repository-relative, `/`-separated, as git stores it), and how:
-    `add`, `modify` or `delete` (a move is a delete of its source and an add of its target)."""
+    `add`, `modify`, `delete`, `write` or `mode` (a move is a delete of its source and an add of its
+    target). `tree`: a directory, written somewhere below (a copy into it): it counts where a rule may
+    match below it (`FreezeRule.may_match_below`, the test the tree comparison descends by)."""
 
     path: str
     kind: str
+    tree: bool = False
 
 
 def proposal_violations(writer: Writer, writes: Sequence[ProposedWrite], rules: Sequence[FreezeRule], ref: str,
@@ -377,7 +399,8 @@ def proposal_violations(writer: Writer, writes: Sequence[ProposedWrite], rules: 
     applicable = [r for r in rules if r.index in by_rule]
     written = []
     for w in writes:
-        hits = tuple(r for r in applicable if r.matches_path(normalize_path(w.path)))
+        norm = normalize_path(w.path)
+        hits = tuple(r for r in applicable if r.matches_path(norm) or (w.tree and r.may_match_below(norm)))
         if hits:
             written.append(Written(w.path.encode("utf-8", "surrogateescape"), w.kind, hits))
     return _violations(by_rule, applicable, written, [], ref, label)

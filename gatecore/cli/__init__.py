@@ -11,7 +11,7 @@ The commands live in their groups' modules (`receiptcmds`, `keycmds`, `policycmd
 an exit code and reads the clock once; `wiring` hangs them on the root, loading only the group
 a command line names; `clicommon` holds what they share; `__main__` is `python -m gatecore.cli`.
 Only these modules talk to typer, and `main` imports typer only once it has a command line
-to run.
+to run; `gate agents check`, which an agent runs before every tool call, never imports it.
 
 This is the outer layer: it may import everything, the `server` package included (the
 server's commands: install, doctor, the approvals verifier). Nothing imports it.
@@ -55,6 +55,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ImportError as exc:  # another distribution's server or hooks package came first
         _err(f"GATE-CONFIG-INSTALL: {exc}")
         return 2
+    if args[:2] == ["agents", "check"]:
+        # an agent's pre-tool hook, run before every tool call: its own boundary, and no typer
+        # (`agentcmds.agents_check` is the same command for `gate agents --help`)
+        from hooks.agent_check import main as agent_check
+
+        return agent_check(args[2:])
     import traceback
 
     import typer

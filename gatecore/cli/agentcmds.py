@@ -9,7 +9,8 @@ import typer
 
 from .clicommon import Opt, command, out_line
 
-group = typer.Typer(no_args_is_help=True, help="The built-in catalogue of AI agents (@known-agents).")
+group = typer.Typer(no_args_is_help=True, help="AI agents: the built-in catalogue (@known-agents), and the check "
+                                                "their pre-tool hooks run.")
 
 
 @command(group, "list")
@@ -40,3 +41,17 @@ def agents_list(
         for source in c.sources:
             out_line(f"  source: {source}")
     return 0
+
+
+@command(group, "check")
+def agents_check(
+    agent: Annotated[str | None, Opt("--agent", help="The agent whose hook payload this is (claude, gemini, ...; "
+                                                     "default: recognised from the payload).")] = None,
+    policy: Annotated[str | None, Opt("--policy", help=".gate/policy.toml as committed in HEAD, unless this file "
+                                                       "is given.")] = None,
+) -> int:
+    """An agent's pre-tool hook: read one tool call on stdin; refuse it, in the agent's own format, when the commit
+    it would become writes a frozen path (docs/agent-hooks.md)."""
+    from hooks.agent_check import main
+
+    return main([*(["--agent", agent] if agent else []), *(["--policy", policy] if policy else [])])

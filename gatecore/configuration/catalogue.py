@@ -103,6 +103,11 @@ class Catalogue:
                 "agents": [a.as_plain() for a in self.agents], "agent_config": [c.as_plain() for c in self.config]}
 
 
+def sample(pattern: str) -> str:
+    """A value the identity glob `pattern` matches: each `*` as `agent`, each `?` as `x`."""
+    return pattern.replace("*", "agent").replace("?", "x")
+
+
 def origin(set_name: str, entry: str) -> str:
     """How a pattern taken from a named set is shown: `@known-agents (claude)`."""
     return f"{set_name} ({entry})"

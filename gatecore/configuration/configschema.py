@@ -252,9 +252,11 @@ def validate_policy(data: bytes, origin: str, catalogue: Catalogue | None = None
             origin, text, ("review", "independent"), "reading model ids needs the model-id table, which is not "
                                                      "available"))
     review["names"] = names.plain if names is not None and review["independent"] != "off" else None
-    agents = () if review["independent"] == "off" or catalogue is None else catalogue.agents
-    review["agents"] = [{"id": a.id, "vendor": a.vendor, "emails": list(a.emails), "names": list(a.names),
-                         "trailers": list(a.trailers)} for a in agents]  # authors from the commits' evidence too
+    every = [] if catalogue is None else [{"id": a.id, "vendor": a.vendor, "emails": list(a.emails),
+                                           "names": list(a.names), "trailers": list(a.trailers)}
+                                          for a in catalogue.agents]
+    plain["agents"] = every  # the marks a tool call's commit would carry (`frozen.writer_for`)
+    review["agents"] = every if review["independent"] != "off" else []  # authors from the commits' evidence too
     return plain
 
 

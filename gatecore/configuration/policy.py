@@ -400,6 +400,9 @@ class Policy:
     model_run: str
     #: the agent catalogue's agents, when independent is not "off" (`gatecore.checks.authorship`)
     review_agents: tuple[AuthorAgent, ...]
+    #: every agent of the catalogue the policy was validated with: the marks its commits carry, which a
+    #: tool call inside that agent is judged with (`frozen.writer_for`)
+    agents: tuple[AuthorAgent, ...]
 
     def model_reader(self) -> ModelNames | None:
         """The model-id table and the policy's aliases, ready to read ids (None: not carried,
@@ -550,7 +553,7 @@ def _agents(value: Any) -> tuple[AuthorAgent, ...]:
     for a in _list(value):
         if not isinstance(a, Mapping) or not isinstance(a["id"], str) or not (
                 a["vendor"] is None or isinstance(a["vendor"], str)):
-            raise TypeError("review.agents: expected agents with an id and a vendor or null")
+            raise TypeError("agents: expected agents with an id and a vendor or null")
         out.append(AuthorAgent(a["id"], a["vendor"], tuple(_strs(a["emails"])), tuple(_strs(a["names"])),
                                tuple(_strs(a["trailers"]))))
     return tuple(out)
@@ -583,6 +586,7 @@ SETTINGS: tuple[tuple[str, tuple[str, ...], Callable[[Any], Any]], ...] = (
     ("model_names", ("review", "names"), _names),
     ("model_run", ("review", "model_run"), _literal(ModelRun, "review.model_run")),
     ("review_agents", ("review", "agents"), _agents),
+    ("agents", ("agents",), _agents),
 )
 
 

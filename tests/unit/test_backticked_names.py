@@ -20,7 +20,9 @@ PACKAGES = ("gatecore", "server", "hooks")
 DOCS = sorted([ROOT / "README.md", ROOT / "bench" / "README.md", *(ROOT / "docs").glob("*.md")])
 TOP = {p.name for p in ROOT.iterdir() if not p.name.startswith(".")}
 #: Backticked names that are other programs' (sshd_config keywords, JSON's NaN): not this project's.
-EXTERNAL = {"NaN", "AcceptEnv", "SetEnv", "PermitUserEnvironment", "gpg.ssh.allowedSignersFile"}
+EXTERNAL = {"NaN", "AcceptEnv", "SetEnv", "PermitUserEnvironment", "gpg.ssh.allowedSignersFile",
+            # the coding agents' hook events and tool names (docs/agent-hooks.md)
+            "PreToolUse", "PostToolUse", "BeforeTool", "MultiEdit", "NotebookEdit", "WebFetch", "UserPromptSubmit"}
 
 _SPAN = re.compile(r"`([^`\n]+)`")
 _FENCE = re.compile(r"^```.*?^```", re.S | re.M)

@@ -16,7 +16,8 @@ from gatecore import codes
 
 #: The layers, outermost first (docs/architecture.md). A layer may import the ones after it, never one before:
 #: * the command line, the package `gatecore/cli/`: one module per command group and the wiring, the server's
-#:   commands included, so it imports `server` (install, doctor, the approvals verifier); nothing imports it;
+#:   commands included, so it imports `server` (install, doctor, the approvals verifier) and `hooks` (the agents'
+#:   check); nothing imports it;
 #: * the entry points, `server/` and `hooks/`: the pre-receive hook, the installer, the client hooks;
 #: * the shell, `gatecore/adapters/` (the machine) and `gatecore/trusted/` (the trusted side's commands);
 #: * the pure engine, every other module of `gatecore/`.
@@ -110,7 +111,8 @@ def test_the_engine_never_imports_the_entry_points_or_the_command_line() -> None
 #: and of the floors below, never one above. The shared vocabulary; reading git; signatures and seals; the
 #: configuration; the records; the checks; the reserved stage; the composition of a push and the self-test; the
 #: shell (the machine, then the trusted side's commands); the command line.
-FLOORS = (("gatecore", "_build", "codes", "errors", "findings", "ids", "strictjson", "valueclass"), ("git",), ("signing",),
+FLOORS = (("gatecore", "_build", "codes", "errors", "findings", "ids", "strictjson", "valueclass"), ("git", "toolcalls"),
+          ("signing",),
           ("configuration",), ("records",), ("checks",), ("reserved",), ("pipeline", "selftest"), ("adapters",),
           ("trusted",), ("cli",))
 
@@ -207,10 +209,10 @@ def test_every_gatecore_package_says_what_it_holds_and_imports_nothing() -> None
 
 
 def test_the_command_line_is_the_outer_layer_and_imports_the_server() -> None:
-    """The one package above the entry points: it wires the server's commands (so the statement
-    in the layer list above stays true, not an exemption)."""
+    """The one package above the entry points: it wires the server's commands and the agents' check
+    (so the statement in the layer list above stays true, not an exemption)."""
     imported = set().union(*(_imports(p) for p in COMMAND_LINE.glob("*.py")))
-    assert {m.split(".")[0] for m in imported} & set(ENTRY_POINTS) == {"server"}
+    assert {m.split(".")[0] for m in imported} & set(ENTRY_POINTS) == {"server", "hooks"}
 
 
 def test_the_hooks_start_up_import_set_excludes_pydantic_and_typer() -> None:

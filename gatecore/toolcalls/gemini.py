@@ -1,0 +1,43 @@
+"""Gemini CLI's `BeforeTool` hook (`.gemini/settings.json`).
+
+Payload (geminicli.com/docs/hooks, checked 2026-12-06, and recorded from Gemini CLI 0.61.0:
+tests/agents/payloads/gemini/): `hook_event_name: "BeforeTool"`, `tool_name`, `tool_input`, `cwd`,
+`session_id`. The write tools: `write_file` and `replace` (`file_path`, absolute); the shell tool
+`run_shell_command` (`command`). Other tools are not the gate's.
+
+Answer: exit status 2 blocks the call, stderr is the reason the model is given ("Tool execution
+blocked: ..."); the JSON form (`{"decision": "deny", "reason": ...}`) is printed beside it.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from .toolcall import MODIFY, WRITE, Answer, PathWrite, ToolCall, exit_two, member, path_of
+
+NAME = "gemini"
+CATALOGUE: tuple[str, ...] = ()  # Gemini CLI marks no commit of its own (its GitHub app does: gemini-code-assist)
+PROJECT_FILES = (".gemini/settings.json",)
+USER_FILES = (".gemini/settings.json",)
+
+PATH_KEYS: dict[str, tuple[str, ...]] = {"write_file": ("file_path", "path"), "replace": ("file_path", "path")}
+SHELL_TOOLS = frozenset({"run_shell_command"})
+
+
+def read(payload: dict[str, Any]) -> ToolCall:
+    tool = member(payload, "tool_name", str, "payload")
+    cwd = member(payload, "cwd", str, "payload", optional=True)
+    event = member(payload, "hook_event_name", str, "payload", optional=True) or "BeforeTool"
+    if tool in PATH_KEYS:
+        args = member(payload, "tool_input", dict, "payload")
+        path = path_of(args, PATH_KEYS[tool], "tool_input", tool)
+        return ToolCall(NAME, tool, cwd, (PathWrite(path, WRITE if tool == "write_file" else MODIFY),), event=event)
+    if tool in SHELL_TOOLS:
+        args = member(payload, "tool_input", dict, "payload")
+        return ToolCall(NAME, tool, cwd, command=member(args, "command", str, "tool_input"), event=event)
+    return ToolCall(NAME, tool, cwd, event=event)
+
+
+def deny(call: ToolCall | None, reason: str) -> Answer:
+    return exit_two(reason, json.dumps({"decision": "deny", "reason": reason}))

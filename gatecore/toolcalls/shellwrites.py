@@ -1,0 +1,461 @@
+"""What a shell command would write, read without running a shell: best effort, and said so.
+
+An agent's shell tool (`Bash`, `run_shell_command`, `bash`, ...) names no path of its own; this
+module reads the command the way a careful reviewer would, with `shlex` and no shell:
+
+* redirections (`>`, `>>`, `>|`, `&>`, `<>`), a heredoc's target included;
+* `tee`, `sed -i`, `perl -i`, `cp`, `mv`, `rm`, `ln`, `install`, `truncate`, `touch`, `chmod`,
+  `dd of=`, `curl -o`, `wget -O`: their targets;
+* `git checkout|restore -- PATH`, `git rm`, `git mv`, `git apply FILE`, `patch`: the paths they
+  write (a patch file is named in `patches`: the caller reads it, `patch_paths` reads the diff);
+* wrappers (`sudo`, `env`, `nohup`, `time`, `command`, `exec`, `timeout`, `nice`), `VAR=value`
+  prefixes, `cd DIR` before later commands, and `bash -c '...'` (read as a command of its own);
+* what switches a gate hook off (`off`): `git commit|push|merge|... --no-verify` (`-n` for
+  commit), `git -c core.hooksPath=...`, `git config core.hooksPath ...`, `pre-commit
+  uninstall`, pre-commit's `SKIP=` naming a gate hook.
+
+What it cannot read it says in `unread` and does not guess: a target that needs the shell to
+expand it (`$VAR`, `$(...)`), a program that writes where its own code says (`python -c`,
+`xargs`, `eval`, `tar -x`), a command `shlex` cannot split. Those calls are allowed, and the
+docs say that the server, at push, is where the rule is enforced. Paths come back as the
+command names them (relative to the call's directory, after any `cd`, or absolute); globs are
+left for the caller, which can look at the work tree (`PathWrite.path` holds them as written).
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+import shlex
+from collections.abc import Callable, Sequence
+
+from ..valueclass import valueclass
+from .toolcall import DELETE, MODE, MODIFY, WRITE, PathWrite
+
+#: How deep `bash -c '...'` is followed.
+MAX_DEPTH = 4
+#: The ids of the gate's client hooks (.pre-commit-hooks.yaml): `SKIP=` naming one switches it off.
+GATE_HOOK_IDS = ("gate-frozen-files", "gate-frozen-files-msg", "gate-frozen-push", "gate-receipt-push")
+
+_SEPARATORS = frozenset({";", "&", "&&", "||", "|", "|&", "\n", "(", ")", ";;", ";&"})
+_WRITE_REDIRECTS = frozenset({">", ">>", ">|", "&>", "&>>", "<>"})
+_READ_REDIRECTS = frozenset({"<", "<<", "<<-", "<<<"})
+_DUP_REDIRECTS = frozenset({">&", "<&"})
+_HEREDOC = re.compile(r"<<(-?)\s*(['\"]?)([A-Za-z0-9_.-]+)\2")
+_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
+#: Programs that only run the rest of the command line (their own options skipped: `_unwrap`).
+_WRAPPERS = frozenset({"sudo", "doas", "env", "nohup", "time", "command", "builtin", "exec", "nice", "timeout",
+                       "stdbuf", "ionice", "chronic", "unbuffer"})
+#: A wrapper's options that take the next word.
+_WRAPPER_VALUES = {"sudo": ("-u", "-g", "-C", "-D", "-h", "-p", "-U", "-r", "-t"), "doas": ("-u", "-C"),
+                   "nice": ("-n",), "ionice": ("-c", "-n")}
+_SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "ash"})
+#: Programs whose writes their own code decides (inline code, or names read from elsewhere).
+_OPAQUE = frozenset({"python", "python3", "node", "ruby", "php", "lua", "deno", "bun", "xargs", "eval", "source",
+                     ".", "awk", "gawk", "find", "make", "tar", "unzip", "rsync", "parallel"})
+#: `git` subcommands after which `--no-verify` skips a hook.
+_GIT_OPTIONS_WITH_VALUE = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace", "--exec-path",
+                                     "--config-env", "--super-prefix"})
+
+
+@valueclass(frozen=True, slots=True)
+class ShellReading:
+    """What a command would write, what it switches off, what could not be read."""
+
+    writes: tuple[PathWrite, ...] = ()
+    off: tuple[str, ...] = ()
+    unread: tuple[str, ...] = ()
+    patches: tuple[str, ...] = ()  # patch files it applies (paths as named): the caller reads them
+
+
+class _Reader:
+    def __init__(self) -> None:
+        self.writes: list[PathWrite] = []
+        self.off: list[str] = []
+        self.unread: list[str] = []
+        self.patches: list[str] = []
+        self.cwd = ""  # relative to the call's directory ("" itself), or absolute after `cd /x`
+
+    def at(self, path: str) -> str:
+        """`path` as the command names it, seen from the call's directory (after any `cd`)."""
+        if path.startswith(("/", "~")) or not self.cwd:
+            return path
+        return posixpath.normpath(posixpath.join(self.cwd, path))
+
+    def write(self, path: str, kind: str = WRITE, tree: bool = False) -> None:
+        if not path or path == "-":
+            return
+        if "$" in path or "`" in path:
+            self.unread.append(f"a target the shell would expand: {path}")
+            return
+        self.writes.append(PathWrite(self.at(path), kind, tree))
+
+    def reading(self) -> ShellReading:
+        return ShellReading(tuple(self.writes), tuple(dict.fromkeys(self.off)), tuple(dict.fromkeys(self.unread)),
+                            tuple(self.patches))
+
+
+def read_command(command: str) -> ShellReading:
+    """What `command` would write (module docstring)."""
+    reader = _Reader()
+    _read_into(reader, command, 0)
+    return reader.reading()
+
+
+def _without_heredoc_bodies(command: str) -> tuple[str, list[str]]:
+    """The command with every heredoc's body taken out (its lines are data, not commands)."""
+    lines = command.split("\n")
+    out: list[str] = []
+    pending: list[tuple[str, bool]] = []
+    skipped: list[str] = []
+    for line in lines:
+        if pending:
+            delimiter, strip = pending[0]
+            if (line.lstrip("\t") if strip else line) == delimiter:
+                pending.pop(0)
+            else:
+                skipped.append(line)
+            continue
+        out.append(line)
+        pending += [(m.group(3), m.group(1) == "-") for m in _HEREDOC.finditer(line)]
+    return "\n".join(out), skipped
+
+
+def _tokens(command: str) -> list[str]:
+    lexer = shlex.shlex(command, posix=True, punctuation_chars=";&|<>()\n")
+    lexer.whitespace = " \t\r"
+    lexer.whitespace_split = True
+    lexer.commenters = ""
+    out: list[str] = []
+    for token in lexer:
+        if token.startswith("#") and (not out or out[-1] in _SEPARATORS):
+            # a comment: drop the rest of its line
+            while True:
+                nxt = lexer.get_token()
+                if nxt in (None, "\n", lexer.eof):
+                    break
+            out.append("\n")
+            continue
+        out.append(token)
+    return out
+
+
+def _read_into(reader: _Reader, command: str, depth: int) -> None:
+    text, _ = _without_heredoc_bodies(command)
+    try:
+        tokens = _tokens(text)
+    except ValueError as exc:
+        reader.unread.append(f"a command shlex cannot split ({exc})")
+        return
+    words: list[str] = []
+    i = 0
+    while i <= len(tokens):
+        token = tokens[i] if i < len(tokens) else ";"
+        if token in _SEPARATORS:
+            if words:
+                _simple(reader, words, depth)
+            words = []
+        elif token in _WRITE_REDIRECTS or token in _READ_REDIRECTS or token in _DUP_REDIRECTS:
+            if words and words[-1].isdigit():
+                words.pop()  # the redirected descriptor (`2>`)
+            target = tokens[i + 1] if i + 1 < len(tokens) else ""
+            if target in _SEPARATORS or target in _WRITE_REDIRECTS or target in _READ_REDIRECTS:
+                target = ""
+            if token in _WRITE_REDIRECTS:
+                reader.write(target)
+            elif token in _DUP_REDIRECTS and target and not target.isdigit() and target != "-":
+                reader.write(target)  # `>& FILE`: both streams to a file
+            elif token == "<" and words and posixpath.basename(words[0]) == "patch":  # noqa: S105 - an operator
+                reader.patches.append(reader.at(target))
+            i += 1 if target else 0
+        else:
+            words.append(token)
+        i += 1
+
+
+def _unwrap(words: list[str], reader: _Reader) -> list[str]:
+    """The command under its `VAR=value` prefixes and wrappers."""
+    while words:
+        head = words[0]
+        if _ASSIGNMENT.match(head):
+            name, _, value = head.partition("=")
+            if name == "SKIP" and any(h in value.split(",") for h in GATE_HOOK_IDS):
+                reader.off.append(f"SKIP={value} skips the gate's client hook")
+            words = words[1:]
+            continue
+        base = posixpath.basename(head)
+        if base not in _WRAPPERS:
+            return words
+        rest = words[1:]
+        while rest and (rest[0].startswith("-") or _ASSIGNMENT.match(rest[0])
+                        or (base == "timeout" and rest[0][:1].isdigit())):
+            if rest[0] in _WRAPPER_VALUES.get(base, ()):
+                rest = rest[2:]
+            else:
+                if _ASSIGNMENT.match(rest[0]) and rest[0].startswith("SKIP="):
+                    _unwrap([rest[0], "true"], reader)
+                rest = rest[1:]
+        words = rest
+    return words
+
+
+def _operands(args: Sequence[str], with_value: frozenset[str] = frozenset()) -> tuple[list[str], set[str]]:
+    """A command's operands and the options it was given (short flags split: `-rf` is -r and -f;
+    `with_value`: options that take the next word)."""
+    operands: list[str] = []
+    options: set[str] = set()
+    i = 0
+    while i < len(args):
+        a = args[i]
+        if a == "--":
+            operands += args[i + 1:]
+            break
+        if a.startswith("--") and len(a) > 2:
+            name = a.split("=", 1)[0]
+            options.add(a if "=" in a else name)
+            if "=" not in a and name in with_value:
+                options.add(f"{name}={args[i + 1] if i + 1 < len(args) else ''}")
+                i += 1
+        elif a.startswith("-") and len(a) > 1:
+            for j, ch in enumerate(a[1:], 1):
+                options.add(f"-{ch}")
+                if f"-{ch}" in with_value:
+                    value = a[j + 1:] or (args[i + 1] if i + 1 < len(args) else "")
+                    options.add(f"-{ch}={value}")
+                    if not a[j + 1:]:
+                        i += 1
+                    break
+        else:
+            operands.append(a)
+        i += 1
+    return operands, options
+
+
+def _value(options: set[str], *names: str) -> str | None:
+    for o in sorted(options):
+        for n in names:
+            if o.startswith(n + "="):
+                return o[len(n) + 1:]
+    return None
+
+
+def _simple(reader: _Reader, words: list[str], depth: int) -> None:
+    """One simple command: its program's reader (`_PROGRAMS`), after its prefixes and wrappers."""
+    words = _unwrap(words, reader)
+    if not words:
+        return
+    name = posixpath.basename(words[0])
+    program = _PROGRAMS.get(name)
+    if program is not None:
+        program(reader, name, words[1:], depth)
+    elif name in _OPAQUE or name.startswith("python"):
+        reader.unread.append(f"{name} writes where its own code says")
+
+
+def _cd(reader: _Reader, name: str, args: list[str], depth: int) -> None:
+    target = args[0] if args else "~"
+    reader.cwd = target if target.startswith(("/", "~")) else posixpath.normpath(posixpath.join(reader.cwd, target))
+
+
+def _shell(reader: _Reader, name: str, args: list[str], depth: int) -> None:
+    ops, opts = _operands(args)
+    if "-c" in opts and ops:
+        if depth >= MAX_DEPTH:
+            reader.unread.append(f"{name} -c nested deeper than {MAX_DEPTH}")
+        else:
+            _read_into(reader, ops[0], depth + 1)
+    elif ops:
+        reader.unread.append(f"{name} runs the script {ops[0]}")
+
+
+def _tee(reader: _Reader, name: str, args: list[str], depth: int) -> None:
+    for path in _operands(args)[0]:
+        reader.write(path)
+
+
+def _rm(reader: _Reader, name: str, args: list[str], depth: int) -> None:
+    ops, opts = _operands(args)
+    tree = bool(opts & {"-r", "-R", "--recursive"})
+    for path in ops:
+        reader.write(path, DELETE, tree)
+
+
+def _touch(reader: _Reader, name: str, args: list[str], depth: int) -> None:
+    ops, _ = _operands(args, frozenset({"-s", "--size", "-r", "--reference", "-d", "--date", "-t"}))
+    for path in ops:
+        reader.write(path, MODIFY if name == "truncate" else WRITE)
+
+
+def _chmod(reader: _Reader, name: str, args: list[str], depth: int) -> None:
+    ops, opts = _operands(args)
+    ops = ops if any(o.startswith("--reference") for o in opts) else ops[1:]
+    for path in ops:
+        reader.write(path, MODE, bool(opts & {"-R", "--recursive"}))
+
+
+def _dd(reader: _Reader, name: str, args: list[str], depth: int) -> None:
+    for a in args:
+        if a.startswith("of="):
+            reader.write(a[3:])
+
+
+def _download(reader: _Reader, name: str, args: list[str], depth: int) -> None:
+    """`curl -o FILE`, `wget -O FILE`."""
+    names = ("-o", "--output", "--output-document") if name == "curl" else ("-O", "--output-document")
+    _, opts = _operands(args, frozenset(names))
+    out = _value(opts, *names)
+    if out:
+        reader.write(out)
+
+
+def _patch(reader: _Reader, name: str, args: list[str], depth: int) -> None:
+    ops, opts = _operands(args, frozenset({"-i", "--input", "-p", "--strip", "-d", "--directory", "-o", "--output",
+                                           "-B", "-r", "-D", "-F", "-V", "-z"}))
+    patch = _value(opts, "-i", "--input")
+    if patch:
+        reader.patches.append(reader.at(patch))
+    if ops:
+        reader.write(ops[0], MODIFY)
+        if len(ops) > 1:
+            reader.patches.append(reader.at(ops[1]))
+    if not patch and len(ops) < 2:
+        reader.unread.append("patch reads its diff from stdin")
+
+
+def _pre_commit(reader: _Reader, name: str, args: list[str], depth: int) -> None:
+    if args[:1] == ["uninstall"]:
+        reader.off.append("pre-commit uninstall removes the client hooks")
+
+
+def _in_place(reader: _Reader, name: str, args: list[str], depth: int = 0) -> None:
+    """`sed -i` / `perl -i`: the files after the script (which `-e`/`-f` may give instead)."""
+    ops, opts = _operands(args, frozenset({"-e", "--expression", "-f", "--file"}))
+    if "-i" not in opts and not any(o.startswith("--in-place") for o in opts):
+        return
+    if ops[:1] == [""]:
+        ops = ops[1:]  # BSD sed's `-i ''`
+    scripted = any(o.startswith(("-e=", "--expression=", "-f=", "--file=")) for o in opts)
+    for path in ops if scripted else ops[1:]:
+        reader.write(path, MODIFY)
+
+
+def _copy(reader: _Reader, name: str, args: list[str], depth: int = 0) -> None:
+    """`cp`, `mv`, `install`, `ln`: the destination (and, for `mv`, the sources it removes)."""
+    valued = frozenset({"-t", "--target-directory", "-S", "--suffix"} | (
+        {"-m", "--mode", "-o", "--owner", "-g", "--group"} if name == "install" else set()))
+    ops, opts = _operands(args, valued)
+    if name == "install" and "-d" in opts:
+        return  # it makes directories
+    target_dir = _value(opts, "-t", "--target-directory")
+    tree = bool(opts & {"-r", "-R", "-a", "--recursive", "--archive"}) or name == "mv"
+    if name == "ln" and target_dir is None and len(ops) == 1:
+        reader.write(posixpath.basename(ops[0].rstrip("/")))
+        return
+    if target_dir is not None:
+        sources, dest = ops, target_dir
+    elif len(ops) >= 2:
+        sources, dest = ops[:-1], ops[-1]
+    else:
+        return
+    into = target_dir is not None or len(sources) > 1 or dest.endswith("/")
+    if not into:
+        reader.write(dest, WRITE, tree)  # the destination itself, a file or a new directory
+    for src in sources:
+        reader.write(posixpath.join(dest, posixpath.basename(src.rstrip("/"))), WRITE, tree)
+        if name == "mv":
+            reader.write(src, DELETE, True)
+
+
+def _git(reader: _Reader, name: str, args: list[str], depth: int = 0) -> None:  # noqa: PLR0912 - one branch per subcommand
+    """git's global options, then the subcommands that write paths or switch hooks off."""
+    i = 0
+    saved = reader.cwd
+    while i < len(args) and args[i].startswith("-"):
+        a = args[i]
+        if a in _GIT_OPTIONS_WITH_VALUE and i + 1 < len(args):
+            value = args[i + 1]
+            if a == "-c" and value.split("=", 1)[0].casefold() == "core.hookspath":
+                reader.off.append(f"git -c {value} runs other hooks than the repository's")
+            if a == "-C":
+                reader.cwd = value if value.startswith("/") else posixpath.normpath(posixpath.join(reader.cwd, value))
+            i += 2
+            continue
+        if a.startswith("-c") and len(a) > 2 and a[2:].split("=", 1)[0].casefold() == "core.hookspath":
+            reader.off.append(f"git {a} runs other hooks than the repository's")
+        i += 1
+    if i >= len(args):
+        reader.cwd = saved
+        return
+    sub, rest = args[i], args[i + 1:]
+    if "--no-verify" in rest or (sub == "commit" and _short_flag(rest, "n", "mFCctS")):
+        reader.off.append(f"git {sub} --no-verify skips the client hooks")
+    if sub == "config" and any(a.casefold() == "core.hookspath" for a in rest) and "--unset" not in rest:
+        reader.off.append("git config core.hooksPath makes git run other hooks than the repository's")
+    if sub in ("checkout", "restore"):
+        ops, opts = _operands(rest, frozenset({"-s", "--source", "-b", "-B", "--orphan", "--conflict"}))
+        paths = rest[rest.index("--") + 1:] if "--" in rest else (ops if sub == "restore" else ops[1:])
+        for path in paths:
+            reader.write(path, MODIFY, True)
+    elif sub == "rm":
+        ops, opts = _operands(rest)
+        for path in ops:
+            reader.write(path, DELETE, "-r" in opts)
+    elif sub == "mv":
+        _copy(reader, "mv", rest)
+    elif sub == "apply":
+        ops, opts = _operands(rest, frozenset({"-p", "-C", "--directory", "--exclude", "--include"}))
+        if "--check" not in opts and "--stat" not in opts:
+            reader.patches += [reader.at(p) for p in ops]
+            if not ops:
+                reader.unread.append("git apply reads its diff from stdin")
+    reader.cwd = saved
+
+
+def _short_flag(args: Sequence[str], flag: str, with_value: str) -> bool:
+    """Whether short option `flag` is among `args` (combined flags read until one that takes a value;
+    the word after such a flag is its value, not an option)."""
+    value_next = False
+    for a in args:
+        if value_next:
+            value_next = False
+            continue
+        if a == "--":
+            return False
+        if a.startswith("-") and not a.startswith("--"):
+            for j, ch in enumerate(a[1:], 1):
+                if ch == flag:
+                    return True
+                if ch in with_value:
+                    value_next = j == len(a) - 1
+                    break
+    return False
+
+
+#: program -> its reader (every reader takes the reader, the program's name, its arguments, the depth)
+_PROGRAMS: dict[str, Callable[[_Reader, str, list[str], int], None]] = {
+    "cd": _cd, **dict.fromkeys(_SHELLS, _shell), "tee": _tee, "sed": _in_place, "perl": _in_place,
+    **dict.fromkeys(("cp", "mv", "install", "ln"), _copy), "rm": _rm, "truncate": _touch, "touch": _touch,
+    "chmod": _chmod, "dd": _dd, "curl": _download, "wget": _download, "git": _git, "patch": _patch,
+    "pre-commit": _pre_commit,
+}
+
+_DIFF_GIT = re.compile(r"^diff --git (\S+) (\S+)$")
+
+
+def patch_paths(text: str) -> list[PathWrite]:
+    """The paths a unified or git diff writes (`--- a/X`, `+++ b/Y`, `rename from/to`, deletions),
+    the `a/` and `b/` prefixes taken off where both sides carry them."""
+    out: list[PathWrite] = []
+    for line in text.split("\n"):
+        if line.startswith(("--- ", "+++ ")):
+            path = line[4:].split("\t", 1)[0].strip()
+            if path and path != "/dev/null":
+                if path.startswith(("a/", "b/")):
+                    path = path[2:]
+                out.append(PathWrite(path, MODIFY))
+        elif line.startswith(("rename from ", "rename to ", "copy to ")):
+            out.append(PathWrite(line.split(" ", 2)[2], DELETE if line.startswith("rename from") else WRITE))
+        elif (m := _DIFF_GIT.match(line)) is not None:
+            for side in m.groups():
+                out.append(PathWrite(side[2:] if side.startswith(("a/", "b/")) else side, MODIFY))
+    return list(dict.fromkeys(out))

@@ -38,7 +38,8 @@ def gemini(tmp_path_factory: pytest.TempPathFactory) -> Played:
 
 
 def _payload(played: Played, tool: str, needle: str) -> dict[str, object]:
-    return next(p for p in played.hook.payloads() if p["tool_name"] == tool and needle in str(p["tool_input"]))
+    return next(p for p in played.hook.payloads()
+                if p["tool_name"] == tool and any(needle in str(v) for v in p["tool_input"].values()))
 
 
 def test_the_run_ends_well_offline(gemini: Played) -> None:

@@ -126,7 +126,7 @@ def hook_config(name: str, command: str, matcher: str | None = None) -> tuple[st
                  "hooks": [{"type": "command", "command": command}]}
         return ".gemini/settings.json", {"hooks": {"BeforeTool": [entry]}}
     if name == "codex":
-        entry = {"matcher": matcher or "apply_patch|shell|exec_command|Bash",
+        entry = {"matcher": matcher or "apply_patch|Bash",
                  "hooks": [{"type": "command", "command": command}]}
         return ".codex/hooks.json", {"hooks": {"PreToolUse": [entry]}}
     if name == "copilot":
@@ -176,7 +176,7 @@ class AgentRun:
 class _Agent:
     argv: Callable[[Path, str], list[str]]
     env: Callable[[ScriptedModel], dict[str, str]]
-    home: Callable[[Path, Path], None] = lambda home, project: None
+    home: Callable[[Path, Path, ScriptedModel], None] = lambda home, project, model: None
     extra_paths: Sequence[str] = field(default_factory=tuple)
 
 
@@ -185,7 +185,7 @@ def _write_json(path: Path, data: Any) -> None:
     path.write_text(json.dumps(data, indent=2) + "\n")
 
 
-def _gemini_home(home: Path, project: Path) -> None:
+def _gemini_home(home: Path, project: Path, model: ScriptedModel) -> None:
     _write_json(home / ".gemini" / "settings.json", {
         "security": {"auth": {"selectedType": "gemini-api-key"}},
         "privacy": {"usageStatisticsEnabled": False},
@@ -194,6 +194,42 @@ def _gemini_home(home: Path, project: Path) -> None:
     })
     # the folder trusted as a user trusts it (untrusted, Gemini CLI refuses to run headless)
     _write_json(home / ".gemini" / "trustedFolders.json", {str(project): "TRUST_FOLDER"})
+
+
+def _codex_home(home: Path, project: Path, model: ScriptedModel) -> None:
+    # the model as a provider of its own (OPENAI_BASE_URL does not move the built-in one), over
+    # HTTP (no WebSocket), no retries; the features that call chatgpt.com or github.com at start
+    # switched off; the project trusted, as `codex` asks a user to (its .codex/ is read only then)
+    config = home / ".codex" / "config.toml"
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text(f"""\
+model = "gpt-5.5"
+model_provider = "scripted"
+check_for_update_on_startup = false
+
+[model_providers.scripted]
+name = "scripted model"
+base_url = "{model.base_url}/v1"
+env_key = "OPENAI_API_KEY"
+wire_api = "responses"
+supports_websockets = false
+request_max_retries = 0
+stream_max_retries = 0
+
+[features]
+plugins = false
+remote_plugin = false
+plugin_sharing = false
+apps = false
+tool_suggest = false
+in_app_updates = false
+
+[analytics]
+enabled = false
+
+[projects.{json.dumps(str(project))}]
+trust_level = "trusted"
+""")
 
 
 _AGENTS: dict[str, _Agent] = {
@@ -214,6 +250,15 @@ _AGENTS: dict[str, _Agent] = {
         },
         home=_gemini_home,
     ),
+    "codex": _Agent(
+        # hooks run only once trusted (a hash of each stored in the user's config when the user
+        # reviews them in the TUI); --dangerously-bypass-hook-trust is the flag for automation. No
+        # sandbox: the project is a test's temporary directory.
+        argv=lambda exe, prompt: [str(exe), "exec", "--json", "--dangerously-bypass-approvals-and-sandbox",
+                                  "--dangerously-bypass-hook-trust", prompt],
+        env=lambda model: {"OPENAI_API_KEY": "sk-offline-test"},
+        home=_codex_home,
+    ),
 }
 
 
@@ -226,7 +271,7 @@ def run_agent(name: str, project: Path, model: ScriptedModel, prompt: str = "Do 
     exe = cli(name)
     home = home or project.parent / f"home-{name}"
     home.mkdir(parents=True, exist_ok=True)
-    spec.home(home, project)
+    spec.home(home, project, model)
     env = _base_env(home, model)
     env.update(spec.env(model))
     argv = [*spec.argv(exe, prompt), *extra_args]

@@ -37,10 +37,12 @@ from typing import Any
 
 @dataclass(frozen=True)
 class Call:
-    """One tool call the model asks for: the tool's name as the agent declares it, and its input."""
+    """One tool call the model asks for: the tool's name as the agent declares it, and its input
+    (JSON arguments), or `raw` text for a freeform tool (OpenAI's custom tools: Codex's apply_patch)."""
 
     name: str
     input: dict[str, Any]
+    raw: str | None = None
 
 
 @dataclass(frozen=True)
@@ -59,6 +61,11 @@ def calls(*pairs: tuple[str, dict[str, Any]]) -> Turn:
 def call(name: str, **args: Any) -> Turn:
     """A turn that calls one tool: `call("Write", file_path=..., content=...)`."""
     return Turn(calls=(Call(name, args),))
+
+
+def freeform(name: str, text: str) -> Turn:
+    """A turn that calls one freeform tool with raw text: `freeform("apply_patch", PATCH)` (OpenAI only)."""
+    return Turn(calls=(Call(name, {}, raw=text),))
 
 
 def say(text: str) -> Turn:
@@ -284,7 +291,8 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Length", str(len(data)))
         self.end_headers()
         if self.command != "HEAD":
-            self.wfile.write(data)
+            with contextlib.suppress(BrokenPipeError, ConnectionResetError):  # a client that gave up
+                self.wfile.write(data)
 
     def _json(self, obj: Any, status: int = 200) -> None:
         self._send(status, "application/json", json.dumps(obj).encode())
@@ -312,6 +320,7 @@ class _Handler(BaseHTTPRequestHandler):
         if turn.text:
             content.append({"type": "text", "text": turn.text})
         for c in turn.calls:
+            assert c.raw is None, f"the Messages API has no freeform tools ({c.name})"
             content.append({"type": "tool_use", "id": self.owner._id("toolu_"), "name": c.name, "input": c.input})
         stop = "tool_use" if turn.calls else "end_turn"
         usage = {"input_tokens": 10, "output_tokens": 5, "cache_creation_input_tokens": 0,
@@ -398,10 +407,10 @@ class _Handler(BaseHTTPRequestHandler):
                            "content": [{"type": "output_text", "text": turn.text, "annotations": []}]})
         for c in turn.calls:
             call_id = self.owner._id("call_")
-            if "input" in c.input and len(c.input) == 1 and isinstance(c.input["input"], str):
+            if c.raw is not None:
                 # a freeform (custom) tool such as Codex's apply_patch: its input is the raw text
                 output.append({"type": "custom_tool_call", "id": self.owner._id("ctc_"), "call_id": call_id,
-                               "name": c.name, "input": c.input["input"], "status": "completed"})
+                               "name": c.name, "input": c.raw, "status": "completed"})
             else:
                 output.append({"type": "function_call", "id": self.owner._id("fc_"), "call_id": call_id,
                                "name": c.name, "arguments": json.dumps(c.input), "status": "completed"})

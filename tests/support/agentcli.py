@@ -259,6 +259,16 @@ _AGENTS: dict[str, _Agent] = {
         env=lambda model: {"OPENAI_API_KEY": "sk-offline-test"},
         home=_codex_home,
     ),
+    "copilot": _Agent(
+        argv=lambda exe, prompt: [str(exe), "-p", prompt, "--allow-all-tools", "--trust-folder",
+                                  "--output-format", "json", "--disable-client-telemetry"],
+        env=lambda model: {
+            # offline mode: no GitHub sign-in, telemetry, web tools or update; a model of our own (BYOK)
+            "COPILOT_OFFLINE": "true", "COPILOT_AUTO_UPDATE": "false",
+            "COPILOT_PROVIDER_BASE_URL": model.base_url, "COPILOT_PROVIDER_TYPE": "anthropic",
+            "COPILOT_PROVIDER_API_KEY": "sk-offline-test", "COPILOT_MODEL": "claude-sonnet-4.5",
+        },
+    ),
 }
 
 
@@ -340,16 +350,27 @@ PAYLOADS = ROOT / "tests" / "agents" / "payloads"
 RECORD = "GATE_RECORD_AGENT_PAYLOADS"
 
 
+#: A hook rule: when the tool's input contains `needle`, say BLOCKED-BY-TEST on stderr, print `stdout`
+#: (if not None) and exit with `code`.
+Rule = tuple[str, int, str | None]
+DENY_FROZEN: tuple[Rule, ...] = (("frozen/", 2, None),)
+
+
 @dataclass(frozen=True)
 class RecordingHook:
     """`tests/agents/record_and_deny.py` as a hook command: it appends each payload to `log` and
-    denies (exit 2, BLOCKED-BY-TEST) a call whose input names a path under `frozen/`."""
+    answers by the first of `rules` that matches (by default: a call whose input names a path under
+    `frozen/` is denied with exit 2 and BLOCKED-BY-TEST on stderr; any other is let through)."""
 
     log: Path
+    rules: tuple[Rule, ...] = DENY_FROZEN
 
     @property
     def command(self) -> str:
-        return " ".join(shlex.quote(str(part)) for part in (sys.executable, HOOK_SCRIPT, self.log))
+        parts = [sys.executable, str(HOOK_SCRIPT), str(self.log)]
+        if self.rules != DENY_FROZEN:
+            parts.append(json.dumps([list(rule) for rule in self.rules]))
+        return " ".join(shlex.quote(part) for part in parts)
 
     def payloads(self) -> list[dict[str, Any]]:
         if not self.log.exists():
@@ -420,12 +441,13 @@ class Played:
 
 
 def play(name: str, root: Path, script: Callable[[Path], Sequence[Turn]], *, files: Mapping[str, str] | None = None,
-         matcher: str | None = None, prompt: str = "Make the changes.", extra_args: Sequence[str] = ()) -> Played:
+         matcher: str | None = None, prompt: str = "Make the changes.", extra_args: Sequence[str] = (),
+         rules: Sequence[Rule] = DENY_FROZEN) -> Played:
     """Agent `name` in a fresh project under `root` (holding `files`), its project hook file running a
-    `RecordingHook`, against a model playing `script(project)`."""
+    `RecordingHook` with `rules`, against a model playing `script(project)`."""
     cli(name)  # skip before making anything
     project = agent_project(root / "project", files)
-    hook = RecordingHook(root / "hook.jsonl")
+    hook = RecordingHook(root / "hook.jsonl", tuple(rules))
     write_hook_config(name, project, hook.command, matcher)
     with ScriptedModel(script(project)) as model:
         run = run_agent(name, project, model, prompt, home=root / "home", extra_args=extra_args)

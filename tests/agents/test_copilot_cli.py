@@ -17,8 +17,8 @@ import json
 from pathlib import Path
 
 import pytest
-from support.agentcli import Played, check_payload, play
-from support.scriptedmodel import Turn, call, say
+from support.agentcli import Played, RecordingHook, agent_project, check_payload, play, run_agent, write_hook_config
+from support.scriptedmodel import ScriptedModel, Turn, call, say
 
 BLOCKED = "BLOCKED-BY-TEST"
 DECISION = json.dumps({"permissionDecision": "deny", "permissionDecisionReason": BLOCKED})
@@ -103,3 +103,35 @@ def test_a_shell_command_elsewhere_runs(copilot: Played) -> None:
     (result,) = copilot.model.results_after(BASH_OK)
     assert BLOCKED not in result.text, result
     assert (copilot.run.project / "src/shell.txt").read_text() == "hi\n"
+
+
+@pytest.fixture(scope="module")
+def copilot_claude_file(tmp_path_factory: pytest.TempPathFactory) -> tuple[Played, Path]:
+    """Copilot CLI in a project that has only Claude Code's hook file (.claude/settings.json)."""
+    root = tmp_path_factory.mktemp("copilot-claude")
+    project = agent_project(root / "project", {"src/__init__.py": ""})
+    hook = RecordingHook(root / "hook.jsonl")
+    write_hook_config("claude", project, hook.command)
+    script = [call("create", path=str(project / "frozen/x.yml"), file_text="a: 1\n"),
+              call("bash", command="echo hi > frozen/y", description="write into frozen/"), say("All done.")]
+    with ScriptedModel(script) as model:
+        run = run_agent("copilot", project, model, home=root / "home")
+    return Played(run, model, hook), project
+
+
+def test_copilot_runs_claude_codes_hook_file_with_claude_names_but_its_own_arguments(
+        copilot_claude_file: tuple[Played, Path]) -> None:
+    played, project = copilot_claude_file
+    assert played.run.returncode == 0, played.run.describe()
+    assert not (project / "frozen/x.yml").exists() and not (project / "frozen/y").exists()
+    write, bash = played.hook.payloads()
+    # the Claude form (snake_case, PreToolUse, Claude's tool names), but create's own argument
+    # names: `path` and `file_text`, not Write's `file_path` and `content`
+    assert (write["hook_event_name"], write["tool_name"]) == ("PreToolUse", "Write")
+    assert write["tool_input"] == {"path": str(project / "frozen/x.yml"), "file_text": "a: 1\n"}
+    assert (bash["tool_name"], bash["tool_input"]["command"]) == ("Bash", "echo hi > frozen/y")
+    check_payload(played.run, "claude-file-create-frozen", write, stable=("hook_event_name", "tool_name", "tool_input"))
+    check_payload(played.run, "claude-file-bash-frozen", bash, stable=("hook_event_name", "tool_name", "tool_input"))
+    # exit 2 denies, and here too the model learns only the exit code
+    (result,) = played.model.results_after(0)
+    assert result.text == "Denied by preToolUse hook: hook exited with code 2", result

@@ -232,6 +232,14 @@ trust_level = "trusted"
 """)
 
 
+def _copilot_dist() -> dict[str, str]:
+    """COPILOT_CLI_DIST_DIR: the CLI's JavaScript as `./dev agent-clis` unpacked it (else the CLI
+    unpacks 235 MB into each test's HOME)."""
+    root = cache_root() / f"copilot-{pinned_version('copilot')}" / "unpacked" / "copilot" / "pkg"
+    found = sorted(root.glob(f"*/{pinned_version('copilot')}"))
+    return {"COPILOT_CLI_DIST_DIR": str(found[0])} if found else {}
+
+
 _AGENTS: dict[str, _Agent] = {
     "claude": _Agent(
         argv=lambda exe, prompt: [str(exe), "-p", prompt, "--permission-mode", "acceptEdits",
@@ -267,6 +275,7 @@ _AGENTS: dict[str, _Agent] = {
             "COPILOT_OFFLINE": "true", "COPILOT_AUTO_UPDATE": "false",
             "COPILOT_PROVIDER_BASE_URL": model.base_url, "COPILOT_PROVIDER_TYPE": "anthropic",
             "COPILOT_PROVIDER_API_KEY": "sk-offline-test", "COPILOT_MODEL": "claude-sonnet-4.5",
+            **_copilot_dist(),
         },
     ),
 }

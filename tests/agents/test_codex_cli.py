@@ -53,10 +53,6 @@ def test_the_run_ends_well_offline(codex: Played) -> None:
     assert run.outbound == [], run.describe()
 
 
-def _payload(played: Played, tool: str, needle: str) -> dict[str, object]:
-    return next(p for p in played.hook.payloads()
-                if p["tool_name"] == tool and any(needle in str(v) for v in p["tool_input"].values()))
-
 
 @pytest.mark.parametrize(("turn", "case"), [(ADD_FROZEN, "patch-add-frozen"), (UPDATE_FROZEN, "patch-update-frozen"),
                                             (MOVE_INTO_FROZEN, "patch-move-into-frozen")])
@@ -64,7 +60,7 @@ def test_a_patch_touching_frozen_is_blocked_and_the_model_told_why(codex: Played
     run = codex.run
     (result,) = codex.model.results_after(turn)
     assert result.text.startswith(f"Command blocked by PreToolUse hook: {BLOCKED}"), result
-    payload = _payload(codex, "apply_patch", PATCHES[turn])
+    payload = codex.payload("apply_patch", PATCHES[turn])
     assert payload["tool_input"] == {"command": PATCHES[turn]}  # the raw patch, as the model wrote it
     check_payload(run, case, payload, stable=("hook_event_name", "tool_name", "tool_input", "cwd"))
 
@@ -80,7 +76,7 @@ def test_the_frozen_files_stay_as_they_were(codex: Played) -> None:
 def test_a_patch_elsewhere_lands(codex: Played) -> None:
     (result,) = codex.model.results_after(ADD_OK)
     assert BLOCKED not in result.text, result
-    check_payload(codex.run, "patch-add-allowed", _payload(codex, "apply_patch", PATCHES[ADD_OK]),
+    check_payload(codex.run, "patch-add-allowed", codex.payload("apply_patch", PATCHES[ADD_OK]),
                   stable=("hook_event_name", "tool_name", "tool_input"))
 
 
@@ -89,7 +85,7 @@ def test_a_shell_redirect_into_frozen_is_blocked(codex: Played) -> None:
     (result,) = codex.model.results_after(SHELL_FROZEN)
     assert result.text.startswith(f"Command blocked by PreToolUse hook: {BLOCKED}"), result
     # exec_command reaches the hook as tool `Bash`, its `cmd` as tool_input.command
-    check_payload(codex.run, "shell-frozen", _payload(codex, "Bash", "frozen/y"),
+    check_payload(codex.run, "shell-frozen", codex.payload("Bash", "frozen/y"),
                   stable=("hook_event_name", "tool_name", "tool_input"))
 
 

@@ -45,10 +45,6 @@ def copilot(tmp_path_factory: pytest.TempPathFactory) -> Played:
                 files={"frozen/z.yml": "name: old\n", "src/__init__.py": "", "README.md": "a project\n"})
 
 
-def _payload(played: Played, tool: str, needle: str) -> dict[str, object]:
-    return next(p for p in played.hook.payloads()
-                if p["toolName"] == tool and any(needle in str(v) for v in p["toolArgs"].values()))
-
 
 def test_the_run_ends_well_offline(copilot: Played) -> None:
     run = copilot.run
@@ -66,7 +62,7 @@ def test_a_create_in_frozen_is_denied_and_the_model_told_why(copilot: Played) ->
     assert not (run.project / "frozen/x.yml").exists()
     (result,) = copilot.model.results_after(CREATE_FROZEN)
     assert result.text == f"Denied by preToolUse hook: {BLOCKED}", result
-    payload = _payload(copilot, "create", "frozen/x.yml")
+    payload = copilot.payload("create", "frozen/x.yml")
     assert payload["toolArgs"] == {"path": str(run.project / "frozen/x.yml"), "file_text": "a: 1\n"}  # an object
     check_payload(run, "create-frozen", payload, stable=("toolName", "toolArgs", "cwd"))
 
@@ -75,14 +71,14 @@ def test_a_create_elsewhere_lands(copilot: Played) -> None:
     assert (copilot.run.project / "src/ok.py").read_text() == "x = 1\n"
     (result,) = copilot.model.results_after(CREATE_OK)
     assert BLOCKED not in result.text, result
-    check_payload(copilot.run, "create-allowed", _payload(copilot, "create", "src/ok.py"), stable=("toolName", "toolArgs"))
+    check_payload(copilot.run, "create-allowed", copilot.payload("create", "src/ok.py"), stable=("toolName", "toolArgs"))
 
 
 def test_an_edit_of_a_frozen_file_is_denied(copilot: Played) -> None:
     assert (copilot.run.project / "frozen/z.yml").read_text() == "name: old\n"
     (result,) = copilot.model.results_after(EDIT_FROZEN)
     assert result.text == f"Denied by preToolUse hook: {BLOCKED}", result
-    check_payload(copilot.run, "edit-frozen", _payload(copilot, "edit", "frozen/z.yml"), stable=("toolName", "toolArgs"))
+    check_payload(copilot.run, "edit-frozen", copilot.payload("edit", "frozen/z.yml"), stable=("toolName", "toolArgs"))
 
 
 def test_the_hook_sees_reads_too(copilot: Played) -> None:
@@ -96,7 +92,7 @@ def test_a_shell_redirect_into_frozen_is_denied(copilot: Played) -> None:
     assert not (copilot.run.project / "frozen/y").exists()
     (result,) = copilot.model.results_after(BASH_FROZEN)
     assert result.text == f"Denied by preToolUse hook: {BLOCKED}", result
-    check_payload(copilot.run, "bash-frozen", _payload(copilot, "bash", "frozen/y"), stable=("toolName", "toolArgs"))
+    check_payload(copilot.run, "bash-frozen", copilot.payload("bash", "frozen/y"), stable=("toolName", "toolArgs"))
 
 
 def test_a_shell_command_elsewhere_runs(copilot: Played) -> None:

@@ -37,10 +37,6 @@ def gemini(tmp_path_factory: pytest.TempPathFactory) -> Played:
                 files={"frozen/z.yml": "name: old\n", "README.md": "a project\n"})
 
 
-def _payload(played: Played, tool: str, needle: str) -> dict[str, object]:
-    return next(p for p in played.hook.payloads()
-                if p["tool_name"] == tool and any(needle in str(v) for v in p["tool_input"].values()))
-
 
 def test_the_run_ends_well_offline(gemini: Played) -> None:
     run = gemini.run
@@ -61,7 +57,7 @@ def test_a_write_into_frozen_is_blocked_and_the_model_told_why(gemini: Played) -
     assert not (run.project / "frozen/x.yml").exists()
     (result,) = gemini.model.results_after(WRITE_FROZEN)
     assert result.is_error and result.text == f"Tool execution blocked: {BLOCKED}", result
-    payload = _payload(gemini, "write_file", "frozen/x.yml")
+    payload = gemini.payload("write_file", "frozen/x.yml")
     assert payload["hook_event_name"] == "BeforeTool"
     check_payload(run, "write-frozen", payload, stable=("hook_event_name", "tool_name", "tool_input", "cwd"))
 
@@ -71,7 +67,7 @@ def test_a_write_elsewhere_lands(gemini: Played) -> None:
     assert (run.project / "src/ok.py").read_text() == "x = 1\n"
     (result,) = gemini.model.results_after(WRITE_OK)
     assert not result.is_error, result
-    check_payload(run, "write-allowed", _payload(gemini, "write_file", "src/ok.py"),
+    check_payload(run, "write-allowed", gemini.payload("write_file", "src/ok.py"),
                   stable=("hook_event_name", "tool_name", "tool_input"))
 
 
@@ -80,7 +76,7 @@ def test_a_replace_in_a_frozen_file_is_blocked(gemini: Played) -> None:
     assert (run.project / "frozen/z.yml").read_text() == "name: old\n"
     (result,) = gemini.model.results_after(REPLACE_FROZEN)
     assert result.is_error and BLOCKED in result.text, result
-    check_payload(run, "replace-frozen", _payload(gemini, "replace", "frozen/z.yml"),
+    check_payload(run, "replace-frozen", gemini.payload("replace", "frozen/z.yml"),
                   stable=("hook_event_name", "tool_name", "tool_input"))
 
 
@@ -89,7 +85,7 @@ def test_a_shell_redirect_into_frozen_is_blocked(gemini: Played) -> None:
     assert not (run.project / "frozen/y").exists()
     (result,) = gemini.model.results_after(SHELL_FROZEN)
     assert result.is_error and BLOCKED in result.text, result
-    check_payload(run, "shell-frozen", _payload(gemini, "run_shell_command", "frozen/y"),
+    check_payload(run, "shell-frozen", gemini.payload("run_shell_command", "frozen/y"),
                   stable=("hook_event_name", "tool_name", "tool_input"))
 
 

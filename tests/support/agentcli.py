@@ -35,7 +35,7 @@ from typing import Any
 import pytest
 
 from .gitutil import ROOT
-from .scriptedmodel import Request, ScriptedModel, ToolResult, Turn
+from .scriptedmodel import Request, ScriptedModel, Turn
 
 #: Where the pinned versions live (one directory per CLI, named as its executable).
 LOCKS = ROOT / "tests" / "agents" / "npm"
@@ -445,8 +445,15 @@ class Played:
     model: ScriptedModel
     hook: RecordingHook
 
-    def denied_results(self, turn: int) -> list[ToolResult]:
-        return [r for r in self.model.results_after(turn) if r.is_error is not False]
+    def payload(self, tool: str, needle: str) -> dict[str, Any]:
+        """The first payload the hook got for `tool` with an input value containing `needle`
+        (`tool_name`/`tool_input`, or Copilot's own `toolName`/`toolArgs`)."""
+        for payload in self.hook.payloads():
+            name = payload.get("tool_name", payload.get("toolName"))
+            args = payload.get("tool_input", payload.get("toolArgs"))
+            if name == tool and isinstance(args, dict) and any(needle in str(v) for v in args.values()):
+                return payload
+        raise AssertionError(f"the hook got no {tool} call with {needle!r}: {self.hook.payloads()}")
 
 
 def play(name: str, root: Path, script: Callable[[Path], Sequence[Turn]], *, files: Mapping[str, str] | None = None,

@@ -29,7 +29,7 @@ import itertools
 import json
 import threading
 import urllib.parse
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -304,18 +304,24 @@ class _Handler(BaseHTTPRequestHandler):
             chunks.append(f"{head}data: {json.dumps(data)}\n\n")
         self._send(200, "text/event-stream", "".join(chunks).encode())
 
+    def _script_turn(self, req: Request, body: dict[str, Any], earlier: Callable[[], int],
+                     side: str | None = None) -> Turn:
+        """The script's turn for a request that offers tools (`earlier()`: how many turns of the
+        model's that called tools the conversation holds); a request without tools is a side request,
+        answered with `side` or the model's `side_text`."""
+        if not body.get("tools"):
+            req.kind = "side"
+            return say(self.owner.side_text if side is None else side)
+        req.kind = "main"
+        req.turn = earlier()
+        return self.owner._turn(req.turn)
+
     # --- Anthropic Messages ---------------------------------------------------------------------
     def _anthropic(self, req: Request) -> None:
         body = req.body if isinstance(req.body, dict) else {}
         model = str(body.get("model", "claude"))
-        if not body.get("tools"):
-            req.kind = "side"
-            turn = say(self.owner.side_text)
-        else:
-            req.kind = "main"
-            messages = body.get("messages") or []
-            req.turn = sum(1 for m in messages if m.get("role") == "assistant" and _has_block(m, "tool_use"))
-            turn = self.owner._turn(req.turn)
+        turn = self._script_turn(req, body, lambda: sum(
+            1 for m in body.get("messages") or [] if m.get("role") == "assistant" and _has_block(m, "tool_use")))
         content: list[dict[str, Any]] = []
         if turn.text:
             content.append({"type": "text", "text": turn.text})
@@ -355,22 +361,16 @@ class _Handler(BaseHTTPRequestHandler):
     def _gemini(self, req: Request, *, stream: bool) -> None:
         body = req.body if isinstance(req.body, dict) else {}
         config = body.get("generationConfig") or {}
-        if not body.get("tools"):
-            req.kind = "side"
-            schema = config.get("responseJsonSchema") or config.get("responseSchema")
-            if config.get("responseMimeType") == "application/json":
-                # Gemini CLI's own checks (the model router's complexity score, the next-speaker and
-                # loop checks) ask for JSON of a schema: an answer that does not parse is retried
-                # with back-off for a minute and more
-                turn = say(json.dumps(_from_schema(schema or {}, self.owner.side_text)))
-            else:
-                turn = say(self.owner.side_text)
-        else:
-            req.kind = "main"
-            contents = body.get("contents") or []
-            req.turn = sum(1 for c in contents if c.get("role") == "model"
-                           and any("functionCall" in p for p in c.get("parts") or []))
-            turn = self.owner._turn(req.turn)
+        side = None
+        if config.get("responseMimeType") == "application/json":
+            # Gemini CLI's own checks (the model router's complexity score, the next-speaker and
+            # loop checks) ask for JSON of a schema: an answer that does not parse is retried
+            # with back-off for a minute and more
+            schema = config.get("responseJsonSchema") or config.get("responseSchema") or {}
+            side = json.dumps(_from_schema(schema, self.owner.side_text))
+        turn = self._script_turn(req, body, lambda: sum(
+            1 for c in body.get("contents") or []
+            if c.get("role") == "model" and any("functionCall" in p for p in c.get("parts") or [])), side)
         parts: list[dict[str, Any]] = []
         if turn.text:
             parts.append({"text": turn.text})
@@ -389,18 +389,10 @@ class _Handler(BaseHTTPRequestHandler):
     # --- OpenAI Responses -----------------------------------------------------------------------
     def _openai(self, req: Request) -> None:
         body = req.body if isinstance(req.body, dict) else {}
-        if not body.get("tools"):
-            req.kind = "side"
-            turn = say(self.owner.side_text)
-        else:
-            req.kind = "main"
-            items = body.get("input") or []
-            if not isinstance(items, list):
-                items = []
-            # the model's earlier turns that called tools: each is one or more call items in a row
-            req.turn = sum(1 for prev, item in itertools.pairwise([{}, *items])
-                           if _is_openai_call(item) and not _is_openai_call(prev))
-            turn = self.owner._turn(req.turn)
+        items = body.get("input") if isinstance(body.get("input"), list) else []
+        # the model's earlier turns that called tools: each is one or more call items in a row
+        turn = self._script_turn(req, body, lambda: sum(
+            1 for prev, item in itertools.pairwise([{}, *items]) if _is_openai_call(item) and not _is_openai_call(prev)))
         output: list[dict[str, Any]] = []
         if turn.text:
             output.append({"type": "message", "id": self.owner._id("msg_"), "role": "assistant", "status": "completed",

@@ -12,7 +12,9 @@ the machine is recorded (`AgentRun.outbound`) and refused. It returns the exit c
 (parsed when it is JSON), stderr and the model requests of this run.
 
 `hook_config(name, command, matcher)` is each agent's project hook file as it worked here, and
-`write_hook_config` commits it into the project.
+`write_hook_config` commits it into the project. `play(name, root, script)` does it all: a project,
+`RecordingHook` (tests/agents/record_and_deny.py) as its hook, the model playing `script`, one run;
+`check_payload` holds a payload the hook got to its fixture in tests/agents/payloads/.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ import signal
 import subprocess
 import sys
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -174,10 +176,9 @@ class AgentRun:
 
 @dataclass(frozen=True)
 class _Agent:
-    argv: Callable[[Path, str], list[str]]
+    argv: Callable[[Path, str, bool], list[str]]  # (executable, prompt, trusted)
     env: Callable[[ScriptedModel], dict[str, str]]
-    home: Callable[[Path, Path, ScriptedModel], None] = lambda home, project, model: None
-    extra_paths: Sequence[str] = field(default_factory=tuple)
+    home: Callable[[Path, Path, ScriptedModel, bool], None] = lambda home, project, model, trusted: None
 
 
 def _write_json(path: Path, data: Any) -> None:
@@ -185,7 +186,7 @@ def _write_json(path: Path, data: Any) -> None:
     path.write_text(json.dumps(data, indent=2) + "\n")
 
 
-def _gemini_home(home: Path, project: Path, model: ScriptedModel) -> None:
+def _gemini_home(home: Path, project: Path, model: ScriptedModel, trusted: bool) -> None:
     _write_json(home / ".gemini" / "settings.json", {
         "security": {"auth": {"selectedType": "gemini-api-key"}},
         "privacy": {"usageStatisticsEnabled": False},
@@ -193,13 +194,15 @@ def _gemini_home(home: Path, project: Path, model: ScriptedModel) -> None:
         "general": {"enableAutoUpdate": False, "enableAutoUpdateNotification": False},
     })
     # the folder trusted as a user trusts it (untrusted, Gemini CLI refuses to run headless)
-    _write_json(home / ".gemini" / "trustedFolders.json", {str(project): "TRUST_FOLDER"})
+    if trusted:
+        _write_json(home / ".gemini" / "trustedFolders.json", {str(project): "TRUST_FOLDER"})
 
 
-def _codex_home(home: Path, project: Path, model: ScriptedModel) -> None:
+def _codex_home(home: Path, project: Path, model: ScriptedModel, trusted: bool) -> None:
     # the model as a provider of its own (OPENAI_BASE_URL does not move the built-in one), over
     # HTTP (no WebSocket), no retries; the features that call chatgpt.com or github.com at start
-    # switched off; the project trusted, as `codex` asks a user to (its .codex/ is read only then)
+    # switched off; the project trusted, as `codex` asks a user to (its .codex/ is read only then:
+    # untrusted, the project's hooks are ignored, silently)
     config = home / ".codex" / "config.toml"
     config.parent.mkdir(parents=True, exist_ok=True)
     config.write_text(f"""\
@@ -226,10 +229,10 @@ in_app_updates = false
 
 [analytics]
 enabled = false
-
+""" + (f"""
 [projects.{json.dumps(str(project))}]
 trust_level = "trusted"
-""")
+""" if trusted else ""))
 
 
 def _copilot_dist() -> dict[str, str]:
@@ -242,8 +245,8 @@ def _copilot_dist() -> dict[str, str]:
 
 _AGENTS: dict[str, _Agent] = {
     "claude": _Agent(
-        argv=lambda exe, prompt: [str(exe), "-p", prompt, "--permission-mode", "acceptEdits",
-                                  "--output-format", "json"],
+        argv=lambda exe, prompt, trusted: [str(exe), "-p", prompt, "--permission-mode", "acceptEdits",
+                                           "--output-format", "json"],
         env=lambda model: {
             "ANTHROPIC_BASE_URL": model.base_url, "ANTHROPIC_API_KEY": "sk-ant-offline-test",
             "DISABLE_AUTOUPDATER": "1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
@@ -251,7 +254,7 @@ _AGENTS: dict[str, _Agent] = {
         },
     ),
     "gemini": _Agent(
-        argv=lambda exe, prompt: [str(exe), "-p", prompt, "--yolo", "--output-format", "json"],
+        argv=lambda exe, prompt, trusted: [str(exe), "-p", prompt, "--yolo", "--output-format", "json"],
         env=lambda model: {
             "GOOGLE_GEMINI_BASE_URL": model.base_url, "GEMINI_API_KEY": "offline-test-key",
             "GEMINI_CLI_NO_RELAUNCH": "true",  # one process, not a child relaunched with more memory
@@ -262,14 +265,16 @@ _AGENTS: dict[str, _Agent] = {
         # hooks run only once trusted (a hash of each stored in the user's config when the user
         # reviews them in the TUI); --dangerously-bypass-hook-trust is the flag for automation. No
         # sandbox: the project is a test's temporary directory.
-        argv=lambda exe, prompt: [str(exe), "exec", "--json", "--dangerously-bypass-approvals-and-sandbox",
-                                  "--dangerously-bypass-hook-trust", prompt],
+        argv=lambda exe, prompt, trusted: [str(exe), "exec", "--json", "--dangerously-bypass-approvals-and-sandbox",
+                                           "--dangerously-bypass-hook-trust", prompt],
         env=lambda model: {"OPENAI_API_KEY": "sk-offline-test"},
         home=_codex_home,
     ),
     "copilot": _Agent(
-        argv=lambda exe, prompt: [str(exe), "-p", prompt, "--allow-all-tools", "--trust-folder",
-                                  "--output-format", "json", "--disable-client-telemetry"],
+        # --trust-folder: this run only (untrusted, the project's hooks are ignored, silently)
+        argv=lambda exe, prompt, trusted: [str(exe), "-p", prompt, "--allow-all-tools",
+                                           *(["--trust-folder"] if trusted else []),
+                                           "--output-format", "json", "--disable-client-telemetry"],
         env=lambda model: {
             # offline mode: no GitHub sign-in, telemetry, web tools or update; a model of our own (BYOK)
             "COPILOT_OFFLINE": "true", "COPILOT_AUTO_UPDATE": "false",
@@ -282,18 +287,21 @@ _AGENTS: dict[str, _Agent] = {
 
 
 def run_agent(name: str, project: Path, model: ScriptedModel, prompt: str = "Do the task.", *,
-              home: Path | None = None, timeout: float = 300.0, extra_args: Sequence[str] = ()) -> AgentRun:
-    """Run agent `name` once, non-interactively, in `project` against `model` (started)."""
+              home: Path | None = None, timeout: float = 300.0, extra_args: Sequence[str] = (),
+              trusted: bool = True) -> AgentRun:
+    """Run agent `name` once, non-interactively, in `project` against `model` (started). `trusted`:
+    the project trusted as each CLI asks a user to (Gemini's trusted folders, Codex's trust_level,
+    Copilot's --trust-folder); Claude Code in -p mode asks for no trust."""
     spec = _AGENTS.get(name)
     if spec is None:
         raise ValueError(f"run_agent knows {sorted(_AGENTS)}, not {name!r}")
     exe = cli(name)
     home = home or project.parent / f"home-{name}"
     home.mkdir(parents=True, exist_ok=True)
-    spec.home(home, project, model)
+    spec.home(home, project, model, trusted)
     env = _base_env(home, model)
     env.update(spec.env(model))
-    argv = [*spec.argv(exe, prompt), *extra_args]
+    argv = [*spec.argv(exe, prompt, trusted), *extra_args]
     first = len(model.requests)
     proc = subprocess.Popen(argv, cwd=project, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, start_new_session=True)
@@ -458,7 +466,7 @@ class Played:
 
 def play(name: str, root: Path, script: Callable[[Path], Sequence[Turn]], *, files: Mapping[str, str] | None = None,
          matcher: str | None = None, prompt: str = "Make the changes.", extra_args: Sequence[str] = (),
-         rules: Sequence[Rule] = DENY_FROZEN) -> Played:
+         rules: Sequence[Rule] = DENY_FROZEN, trusted: bool = True) -> Played:
     """Agent `name` in a fresh project under `root` (holding `files`), its project hook file running a
     `RecordingHook` with `rules`, against a model playing `script(project)`."""
     cli(name)  # skip before making anything
@@ -466,5 +474,5 @@ def play(name: str, root: Path, script: Callable[[Path], Sequence[Turn]], *, fil
     hook = RecordingHook(root / "hook.jsonl", tuple(rules))
     write_hook_config(name, project, hook.command, matcher)
     with ScriptedModel(script(project)) as model:
-        run = run_agent(name, project, model, prompt, home=root / "home", extra_args=extra_args)
+        run = run_agent(name, project, model, prompt, home=root / "home", extra_args=extra_args, trusted=trusted)
     return Played(run, model, hook)

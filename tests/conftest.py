@@ -6,10 +6,12 @@ this conftest); the tests are grouped by what they threaten or check:
 on real objects: no transport), `push/` (real `git push` into a gated server), `servers/` (real
 Apache and `git daemon` on 127.0.0.1 run by their hosting accounts; root only), `client/` (the
 pre-commit hooks), `offline/` (the CLI without a server), `fuzz/` (parsers and the decision),
-`install/` (the documented install lines, the built wheels in fresh environments: the package index).
+`install/` (the documented install lines, the built wheels in fresh environments: the package index),
+`agents/` (the coding agents' real CLIs, installed by `./dev agent-clis`, run offline against a
+scripted model on 127.0.0.1: their pre-tool hooks and the payloads they send; `support.agentcli`).
 
 The tiers that push through a transport (`push/`, `client/`, `servers/`, `install/`) are marked
-`transport`; `./dev test --fast` runs the others (`-m "not transport and not corpus"`: the real-history
+`transport`, and so is `agents/` (also marked `agents`: `-m agents` runs just it); `./dev test --fast` runs the others (`-m "not transport and not corpus"`: the real-history
 parity tests are marked `corpus`), the loop to run
 while editing.
 
@@ -29,8 +31,10 @@ import pytest
 from support import formats
 from support.gitutil import WorkRepo
 
-#: The directories whose tests push through a real transport (the slow tiers).
+#: The directories whose tests push through a real transport (the slow tiers), and those that run
+#: the coding agents' real CLIs (they push nothing, but are as slow: marked `transport` too).
 TRANSPORT_TIERS = frozenset({"push", "client", "servers", "install"})
+AGENT_TIERS = frozenset({"agents"})
 _TESTS = Path(__file__).resolve().parent
 
 
@@ -39,6 +43,9 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         tier = item.path.resolve().relative_to(_TESTS).parts[0]
         if tier in TRANSPORT_TIERS:
             item.add_marker(pytest.mark.transport)
+        if tier in AGENT_TIERS:
+            item.add_marker(pytest.mark.transport)
+            item.add_marker(pytest.mark.agents)
         if {"repo_format", "module_format"} & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.formats)
     # The slow modules first: those that push through a transport or read real histories (`corpus`),

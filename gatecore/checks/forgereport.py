@@ -29,8 +29,12 @@ from collections.abc import Sequence
 from ..findings import Violation
 from .report import _ascii, violation_line
 
-#: GitHub shows at most this many error annotations of one step (docs.github.com, "Workflow commands").
+#: GitHub shows at most this many error annotations of one step, and 50 of a job
+#: (actions/toolkit, docs/problem-matchers.md, "Limitations").
 GITHUB_ANNOTATIONS_PER_STEP = 10
+#: What one step may add to the job summary ("each step is restricted to a maximum size of 1MiB":
+#: docs.github.com, "Workflow commands", "Step isolation and limits"), with room for other lines.
+GITHUB_SUMMARY_BUDGET = 900 * 1024
 #: The Code Climate severities GitLab accepts; a violation blocks the merge.
 GITLAB_SEVERITY = "blocker"
 _SEVERITIES = frozenset({"info", "minor", "major", "critical", "blocker"})
@@ -85,9 +89,11 @@ def markdown_text(text: str) -> str:
                    for ch in _ascii(text))
 
 
-def github_summary(violations: Sequence[Violation], *, verdict: str, base: str, head: str, ref: str) -> str:
+def github_summary(violations: Sequence[Violation], *, verdict: str, base: str, head: str, ref: str,
+                   budget: int = GITHUB_SUMMARY_BUDGET) -> str:
     """The job summary (appended to `$GITHUB_STEP_SUMMARY`): the verdict, the range judged, and a
-    table of every violation."""
+    table of the violations, as many as fit in `budget` bytes (a step's summary is capped: past the
+    cap GitHub drops it whole), then how many more the step's log lists."""
     md = markdown_text
     lines = [
         "## push-gate check",
@@ -108,12 +114,19 @@ def github_summary(violations: Sequence[Violation], *, verdict: str, base: str, 
     lines += [f"{n} violation{'s' if n != 1 else ''}:", "",
               "| code | ref | commit | identity | path | reason |",
               "|---|---|---|---|---|---|"]
-    for v in violations:
+    tail = ["", "Each code: `gate explain CODE` (docs/codes.md)."]
+    size = sum(len(line) + 1 for line in [*lines, *tail]) + 200  # 200: the "and N more" line
+    for shown, v in enumerate(violations):
         reason = v.detail + (f"; restricted: {v.evidence}" if v.evidence else "")
         cells = [v.code, v.ref, (v.commit or "")[:12], v.identity or "", v.path or "", reason]
-        lines.append("| " + " | ".join(md(cell) for cell in cells) + " |")
-    lines += ["", "Each code: `gate explain CODE` (docs/codes.md)."]
-    return "\n".join(lines) + "\n"
+        row = "| " + " | ".join(md(cell) for cell in cells) + " |"
+        size += len(row) + 1
+        if size > budget:
+            more = n - shown
+            tail = ["", f"and {more} more violation{'s' if more != 1 else ''}: the step's log lists every one.", *tail]
+            break
+        lines.append(row)
+    return "\n".join([*lines, *tail]) + "\n"
 
 
 def _fingerprint(v: Violation) -> str:

@@ -153,3 +153,16 @@ def test_fingerprints_are_stable_and_distinct() -> None:
     assert fr.gitlab_codequality([moved])[0]["fingerprint"] != again  # no field boundary shifts into a collision
     with pytest.raises(ValueError, match="severity"):
         fr.gitlab_codequality([FROZEN], severity="fatal")
+
+
+def test_the_summary_stays_within_a_steps_cap() -> None:
+    """GitHub drops a step's summary past 1 MiB: rows stop at the budget, and the rest are counted."""
+    long = [Violation(code="GATE-FROZEN-PATH", ref="refs/heads/main", path=f"ci/{i}/" + "x/" * 200,
+                      detail="modify of a frozen path; " * 20) for i in range(3000)]
+    md = fr.github_summary(long, verdict="reject", base="a", head="b", ref="refs/heads/main")
+    assert len(md.encode()) <= fr.GITHUB_SUMMARY_BUDGET
+    row_start = "\n| " + fr.markdown_text("GATE-FROZEN-PATH")
+    rows = md.count(row_start)
+    assert 0 < rows < 3000 and f"and {3000 - rows} more violations" in md
+    small = fr.github_summary(long[:2], verdict="reject", base="a", head="b", ref="refs/heads/main", budget=2000)
+    assert small.count(row_start) == 0 and "and 2 more violations" in small

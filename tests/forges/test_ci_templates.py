@@ -19,16 +19,11 @@ from typing import Any
 
 import pytest
 import yaml
-from support.forgerepo import HOSTILE_MODULES, Forge, make_forge
+from support.forgerepo import HOSTILE_MODULES, Forge
 from support.gitutil import ROOT, git
 
 GITLAB = ROOT / "forges" / "gitlab" / "push-gate.gitlab-ci.yml"
 BITBUCKET = ROOT / "forges" / "bitbucket" / "bitbucket-pipelines.yml"
-
-
-@pytest.fixture(scope="module")
-def forge(tmp_path_factory: pytest.TempPathFactory) -> Forge:
-    return make_forge(tmp_path_factory.mktemp("forge"))
 
 
 @pytest.fixture(scope="module")
@@ -126,24 +121,23 @@ def runs(forge: Forge, source: str, tmp_path_factory: pytest.TempPathFactory) ->
     return out
 
 
-def reached_the_check(proc: subprocess.CompletedProcess[str]) -> bool:
-    """Whether the script got as far as `gate check` (a build without it says "No such command")."""
-    return "No such command 'check'" not in proc.stderr
-
-
-def common(run: Run, forge: Forge) -> None:
-    assert run.proc.stdout.startswith("push-gate "), run.proc.stdout + run.proc.stderr  # the pinned wheel's version
-    assert git(run.project, "rev-parse", "refs/gate/attempts/A1").stdout.strip() == forge.ledger  # fetched
-    assert sorted(p.name for p in run.project.rglob("*.ran")) == []  # nothing imported from the checkout
+def judged(run: Run, forge: Forge, other: str) -> None:
+    """The script judged `run.head` from `other` on main, installed the pinned wheel, fetched the
+    ledger and imported nothing from the checkout; then, with `gate check` in the build, its verdict
+    is the test's to check (else the test skips)."""
+    proc = run.proc
+    assert f"push-gate: judging {run.head} on refs/heads/main ({other} {run.other})" in proc.stdout, (
+        proc.stdout + proc.stderr)
+    assert proc.stdout.startswith("push-gate "), proc.stdout  # the pinned wheel's version
+    assert git(run.project, "rev-parse", "refs/gate/attempts/A1").stdout.strip() == forge.ledger
+    assert sorted(p.name for p in run.project.rglob("*.ran")) == []
+    if "No such command 'check'" in proc.stderr:
+        pytest.skip("`gate check` is not in this build yet: the verdict part of this test runs with it")
 
 
 def test_gitlab_a_merge_request_pipeline_is_judged_from_the_diff_base(forge: Forge, runs: dict[str, Run]) -> None:
     run = runs["gitlab-mr"]
-    assert f"push-gate: judging {run.head} on refs/heads/main (--base {run.other})" in run.proc.stdout, (
-        run.proc.stdout + run.proc.stderr)
-    common(run, forge)
-    if not reached_the_check(run.proc):
-        pytest.skip("`gate check` is not in this build yet: the verdict part of this test runs with it")
+    judged(run, forge, "--base")
     assert run.proc.returncode == 1, run.proc.stdout + run.proc.stderr
     assert "GATE-FROZEN-PATH" in (run.project / "gl-code-quality-report.json").read_text()
 
@@ -151,11 +145,7 @@ def test_gitlab_a_merge_request_pipeline_is_judged_from_the_diff_base(forge: For
 def test_gitlab_merged_results_judge_the_merge_from_the_target(forge: Forge, runs: dict[str, Run]) -> None:
     """In a merged results pipeline CI_COMMIT_SHA is the merge GitLab made, what would land."""
     run = runs["gitlab-merged"]
-    assert f"push-gate: judging {run.head} on refs/heads/main (--target {run.other})" in run.proc.stdout, (
-        run.proc.stdout + run.proc.stderr)
-    common(run, forge)
-    if not reached_the_check(run.proc):
-        pytest.skip("`gate check` is not in this build yet: the verdict part of this test runs with it")
+    judged(run, forge, "--target")
     assert run.proc.returncode == 0, run.proc.stdout + run.proc.stderr
 
 
@@ -163,10 +153,6 @@ def test_bitbucket_a_pull_request_is_judged_on_its_source_commit(forge: Forge, r
     """The clone's HEAD is Pipelines' local merge; BITBUCKET_COMMIT is the source's head, and the
     destination commit, which may come abbreviated, is resolved in the clone."""
     run = runs["bitbucket"]
-    assert f"push-gate: judging {run.head} on refs/heads/main (target {run.other})" in run.proc.stdout, (
-        run.proc.stdout + run.proc.stderr)
-    common(run, forge)
-    if not reached_the_check(run.proc):
-        pytest.skip("`gate check` is not in this build yet: the verdict part of this test runs with it")
+    judged(run, forge, "target")
     assert run.proc.returncode == 1, run.proc.stdout + run.proc.stderr
     assert "GATE-FROZEN-PATH" in run.proc.stdout + run.proc.stderr

@@ -16,16 +16,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from support.forgerepo import Forge, make_forge
+from support.forgerepo import Forge
 from support.ghactions import Runner, install_action_tree, load_action
 from support.gitutil import ROOT, git
 
 ACTION = ROOT / "forges" / "github" / "action.yml"
-@pytest.fixture(scope="module")
-def forge(tmp_path_factory: pytest.TempPathFactory) -> Forge:
-    return make_forge(tmp_path_factory.mktemp("forge"))
-
-
 @pytest.fixture(scope="module")
 def action_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
     sha = git(ROOT, "rev-parse", "HEAD").stdout.strip()

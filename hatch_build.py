@@ -152,8 +152,19 @@ else:
 
 
 def main(argv: list[str]) -> int:
-    """`python hatch_build.py [--check]`: write gatecore/_build.py for this tree and print the version."""
+    """`python hatch_build.py [--check] [--commit SHA]`: write gatecore/_build.py for this tree and
+    print the version. `--commit`: the commit a tree without git history was taken from, as its taker
+    knows it (a GitHub action's copy of the repository at a pinned commit, forges/github/action.yml):
+    recorded as `X.Y.(Z+1).dev0+g<commit>`, what a shallow clone that cannot count gets; ignored where
+    git shows the history."""
     version, commit = build_info(ROOT)
+    if "--commit" in argv:
+        given = argv[argv.index("--commit") + 1] if argv.index("--commit") + 1 < len(argv) else ""
+        if re.fullmatch(r"[0-9a-f]{40}|[0-9a-f]{64}", given) is None:
+            print(f"hatch_build.py: --commit takes a full commit id, not {given!r}", file=sys.stderr)
+            return 2
+        if from_git(ROOT) is None:
+            version, commit = next_dev(release(ROOT), 0, given, False), given
     if "--check" not in argv:
         write_record(ROOT, version, commit)
     print(version)

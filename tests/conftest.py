@@ -5,7 +5,8 @@ this conftest); the tests are grouped by what they threaten or check:
 `unit/` (pure modules), `engine/` (the attacks' permutations decided by the engine in process,
 on real objects: no transport), `push/` (real `git push` into a gated server), `servers/` (real
 Apache and `git daemon` on 127.0.0.1 run by their hosting accounts; root only), `client/` (the
-pre-commit hooks), `offline/` (the CLI without a server), `fuzz/` (parsers and the decision),
+pre-commit hooks), `offline/` (the CLI without a server), `forges/` (the hosted forges' files: schemas,
+linters, the GitHub action's steps run as the runner runs them), `fuzz/` (parsers and the decision),
 `install/` (the documented install lines, the built wheels in fresh environments: the package index),
 `agents/` (the coding agents' real CLIs, installed by `./dev agent-clis`, run offline against a
 scripted model on 127.0.0.1: their pre-tool hooks and the payloads they send; `support.agentcli`).

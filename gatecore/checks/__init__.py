@@ -5,7 +5,8 @@ commits a restricted identity wrote, and which frozen paths they wrote), `frozen
 many commits at once, beside the rule), `binding` (what a receipt must say, and the judgement of
 one), `authorship` (who wrote a change, from its commits and the ledger), `independence`
 (whether the reviewing model is another than the author's), `verdict` (the one decision of
-server and client) and `report` (the lines the pusher sees).
+server and client), `report` (the lines the pusher sees) and `forgereport` (what a forge's
+required check shows: GitHub annotations and job summary, GitLab's Code Quality report).
 
 The reserved namespaces' checks are `gatecore.reserved`; the one composition of a push's stages
 is `gatecore.pipeline`. Pure: it may import `gatecore`'s shared modules (`errors`, `codes`,

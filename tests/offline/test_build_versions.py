@@ -95,6 +95,23 @@ def test_without_git_the_recorded_version_else_unknown(tmp_path: Path) -> None:
     assert version(sdist) == "1.4.2+unknown"
 
 
+def test_a_tree_without_git_taken_at_a_known_commit(tmp_path: Path) -> None:
+    """A GitHub action's copy of the repository (forges/github/action.yml): no history, but the
+    commit it was pinned to; the build records it, counting nothing it cannot see."""
+    t = tree(tmp_path / "p")
+    sha = "0123456789abcdef" * 2 + "01234567"
+    assert version(t, "--commit", sha) == f"1.4.3.dev0+g{sha[:12]}"
+    assert f'COMMIT = "{sha}"' in (t / "gatecore" / "_build.py").read_text()
+    assert version(t) == f"1.4.3.dev0+g{sha[:12]}"  # the build reads it back (hatchling's version source)
+    bad = subprocess.run([sys.executable, "hatch_build.py", "--commit", "v1.4.2"], cwd=t, capture_output=True,
+                         text=True)
+    assert bad.returncode == 2 and "full commit id" in bad.stderr
+    g = tree(tmp_path / "g")
+    git(g, "init", "-q", "-b", "main")
+    head = commit(g, "a")
+    assert version(g, "--commit", sha) == "1.4.2" != head  # git shows the history: --commit is not needed
+
+
 def test_the_changelog_holds_the_release_and_rollback_names_one_of_its_versions() -> None:
     release = (ROOT / "VERSION").read_text().strip()
     changelog = (ROOT / "CHANGELOG.md").read_text()

@@ -1,0 +1,158 @@
+"""The GitLab job's and the Bitbucket step's scripts, run as their runners run them (the script lines
+as one shell script, the platform's variables in the environment: GitLab's for a merge request
+pipeline and a merged results pipeline, Bitbucket's for a pull-request pipeline), on a real repository
+shaped like a merge request, with push-gate installed the way the files demand: a wheel pinned by its
+SHA-256 (`PUSH_GATE_SOURCE`).
+
+What they judge (head, the other side, the ref) is checked from the line each prints before the check;
+the verdicts need the engine's `gate check`, and skip, saying so, while the build has none."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from support.forgerepo import HOSTILE_MODULES, Forge
+from support.gitutil import ROOT, git
+
+GITLAB = ROOT / "forges" / "gitlab" / "push-gate.gitlab-ci.yml"
+BITBUCKET = ROOT / "forges" / "bitbucket" / "bitbucket-pipelines.yml"
+
+
+@pytest.fixture(scope="module")
+def wheelhouse(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """push-gate's wheel of this tree and the wheels it depends on, fetched once: each script's own
+    install then reads them alone (PIP_NO_INDEX), as quickly as a runner with a warm cache."""
+    out = tmp_path_factory.mktemp("wheelhouse")
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation",
+                    "--wheel-dir", str(out), str(ROOT)], check=True, capture_output=True)
+    [wheel] = out.glob("push_gate-*.whl")
+    subprocess.run([sys.executable, "-m", "pip", "download", "--quiet", "--dest", str(out), str(wheel)], check=True,
+                   capture_output=True)
+    return out
+
+
+@pytest.fixture(scope="module")
+def source(wheelhouse: Path) -> str:
+    """push-gate as a wheel, pinned by its hash, as PUSH_GATE_SOURCE must be."""
+    [wheel] = wheelhouse.glob("push_gate-*.whl")
+    return f"push-gate @ file://{wheel}#sha256={hashlib.sha256(wheel.read_bytes()).hexdigest()}"
+
+
+def gitlab_script() -> tuple[str, dict[str, str]]:
+    doc: dict[str, Any] = yaml.safe_load(GITLAB.read_text())
+    return "\n".join(doc[".push-gate"]["script"]), {k: str(v) for k, v in doc["variables"].items()}
+
+
+def bitbucket_script() -> str:
+    doc: dict[str, Any] = yaml.safe_load(BITBUCKET.read_text())
+    return "\n".join(doc["definitions"]["steps"][0]["step"]["script"])
+
+
+@dataclass
+class Run:
+    proc: subprocess.CompletedProcess[str]
+    project: Path  # the checkout the script judged in
+    head: str
+    other: str  # the other side the script should choose
+
+
+def start(script: str, cwd: Path, tmp: Path, env: dict[str, str]) -> subprocess.Popen[str]:
+    tmp.mkdir(parents=True, exist_ok=True)
+    [wheel] = Path(env["PUSH_GATE_SOURCE"].split("file://", 1)[1].split("#", 1)[0]).parent.glob("push_gate-*.whl")
+    base = {k: v for k, v in os.environ.items() if not k.startswith(("GIT_", "CI_", "GITLAB_", "BITBUCKET_", "PIP_"))}
+    base.update({"TMPDIR": str(tmp), "CI": "true", "PIP_NO_INDEX": "1", "PIP_FIND_LINKS": str(wheel.parent),
+                 "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"})
+    return subprocess.Popen(["bash", "-c", script], cwd=cwd, env={**base, **env}, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True)
+
+
+def gitlab_env(project: Path, source: str, head: str, **extra: str) -> dict[str, str]:
+    _, variables = gitlab_script()
+    return {**variables, "PUSH_GATE_SOURCE": source, "CI_PROJECT_DIR": str(project),
+            "CI_COMMIT_SHA": head, "CI_MERGE_REQUEST_TARGET_BRANCH_NAME": "main", "CI_PROJECT_PATH": "acme/project",
+            "GITLAB_USER_LOGIN": "agent-7", "CI_PIPELINE_SOURCE": "merge_request_event", **extra}
+
+
+@pytest.fixture(scope="module")
+def runs(forge: Forge, source: str, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Run]:
+    """The three pipelines, each in a checkout of its own as its runner makes one, run at once (each
+    makes its own environment and installs the gate into it: the slow part)."""
+    root = tmp_path_factory.mktemp("pipelines")
+    checkouts = {}
+    for name in ("gitlab-mr", "gitlab-merged", "bitbucket"):
+        checkouts[name] = root / name / "checkout"
+        git(root, "clone", "-q", f"file://{forge.origin}", str(checkouts[name]))
+        for rel in HOSTILE_MODULES:  # what a change could put in the checkout to be imported from there
+            (checkouts[name] / rel).parent.mkdir(parents=True, exist_ok=True)
+            (checkouts[name] / rel).write_text((forge.workspace / rel).read_text())
+    merged = git(checkouts["gitlab-merged"], "commit-tree", "-p", forge.main, "-p", forge.human_head, "-m",
+                 "merged result", f"{forge.human_head}^{{tree}}").stdout.strip()  # the merge GitLab makes
+    git(checkouts["bitbucket"], "-c", "user.name=pipelines", "-c", "user.email=pipelines@example.com", "merge", "-q",
+        "--no-edit", "origin/feature")  # Pipelines' local merge of the source into the destination
+    script, _ = gitlab_script()
+    plans = {
+        "gitlab-mr": (script, gitlab_env(checkouts["gitlab-mr"], source, forge.agent_head,
+                                         CI_MERGE_REQUEST_DIFF_BASE_SHA=forge.main), forge.agent_head, forge.main),
+        "gitlab-merged": (script, gitlab_env(checkouts["gitlab-merged"], source, merged,
+                                             CI_MERGE_REQUEST_DIFF_BASE_SHA=forge.main,
+                                             CI_MERGE_REQUEST_TARGET_BRANCH_SHA=forge.main,
+                                             CI_MERGE_REQUEST_EVENT_TYPE="merged_result"), merged, forge.main),
+        "bitbucket": (bitbucket_script(), {
+            "PUSH_GATE_SOURCE": source, "BITBUCKET_CLONE_DIR": str(checkouts["bitbucket"]),
+            "BITBUCKET_COMMIT": forge.agent_head, "BITBUCKET_PR_DESTINATION_BRANCH": "main",
+            "BITBUCKET_PR_DESTINATION_COMMIT": forge.main[:12],  # it may come abbreviated
+            "BITBUCKET_REPO_FULL_NAME": "acme/project", "BITBUCKET_PR_ID": "7"}, forge.agent_head, forge.main),
+    }
+    started = {name: start(script_, root / name if name != "bitbucket" else checkouts[name], root / name / "tmp", env)
+               for name, (script_, env, _, _) in plans.items()}
+    out = {}
+    for name, popen in started.items():
+        stdout, stderr = popen.communicate()
+        proc = subprocess.CompletedProcess(popen.args, popen.returncode, stdout, stderr)
+        out[name] = Run(proc, checkouts[name], plans[name][2], plans[name][3])
+    return out
+
+
+def judged(run: Run, forge: Forge, other: str) -> None:
+    """The script judged `run.head` from `other` on main, installed the pinned wheel, fetched the
+    ledger and imported nothing from the checkout; then, with `gate check` in the build, its verdict
+    is the test's to check (else the test skips)."""
+    proc = run.proc
+    assert f"push-gate: judging {run.head} on refs/heads/main ({other} {run.other})" in proc.stdout, (
+        proc.stdout + proc.stderr)
+    assert proc.stdout.startswith("push-gate "), proc.stdout  # the pinned wheel's version
+    assert git(run.project, "rev-parse", "refs/gate/attempts/A1").stdout.strip() == forge.ledger
+    assert sorted(p.name for p in run.project.rglob("*.ran")) == []
+    if "No such command 'check'" in proc.stderr:
+        pytest.skip("`gate check` is not in this build yet: the verdict part of this test runs with it")
+
+
+def test_gitlab_a_merge_request_pipeline_is_judged_from_the_diff_base(forge: Forge, runs: dict[str, Run]) -> None:
+    run = runs["gitlab-mr"]
+    judged(run, forge, "--base")
+    assert run.proc.returncode == 1, run.proc.stdout + run.proc.stderr
+    assert "GATE-FROZEN-PATH" in (run.project / "gl-code-quality-report.json").read_text()
+
+
+def test_gitlab_merged_results_judge_the_merge_from_the_target(forge: Forge, runs: dict[str, Run]) -> None:
+    """In a merged results pipeline CI_COMMIT_SHA is the merge GitLab made, what would land."""
+    run = runs["gitlab-merged"]
+    judged(run, forge, "--target")
+    assert run.proc.returncode == 0, run.proc.stdout + run.proc.stderr
+
+
+def test_bitbucket_a_pull_request_is_judged_on_its_source_commit(forge: Forge, runs: dict[str, Run]) -> None:
+    """The clone's HEAD is Pipelines' local merge; BITBUCKET_COMMIT is the source's head, and the
+    destination commit, which may come abbreviated, is resolved in the clone."""
+    run = runs["bitbucket"]
+    judged(run, forge, "target")
+    assert run.proc.returncode == 1, run.proc.stdout + run.proc.stderr
+    assert "GATE-FROZEN-PATH" in run.proc.stdout + run.proc.stderr

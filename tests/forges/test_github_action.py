@@ -1,0 +1,211 @@
+"""forges/github/action.yml's steps, run in order with bash as GitHub's runner runs them
+(tests/support/ghactions.py), on real repositories shaped like a pull request: an `origin` bare
+repository as the forge, a clone of it as actions/checkout leaves it (fetch-depth 0).
+
+The install step builds the gate from the action's own tree, as a composite action gets it (the
+whole repository at the pinned commit); the range step's choices (what is judged, per event) and
+fetches are checked here today. The check step needs the engine's `gate check`: those tests skip,
+saying so, while `gate check --help` fails in the installed build.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from support.forgerepo import Forge
+from support.ghactions import Runner, install_action_tree, load_action
+from support.gitutil import ROOT, git
+
+ACTION = ROOT / "forges" / "github" / "action.yml"
+@pytest.fixture(scope="module")
+def action_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    sha = git(ROOT, "rev-parse", "HEAD").stdout.strip()
+    return install_action_tree(tmp_path_factory.mktemp("runner") / "_actions" / "OWNER" / "push-gate" / sha)
+
+
+@pytest.fixture(scope="module")
+def python_bin(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """What actions/setup-python leaves on PATH: a python3 of 3.11 or newer."""
+    bin_dir = tmp_path_factory.mktemp("setup-python")
+    (bin_dir / "python3").symlink_to(sys.executable)
+    return bin_dir
+
+
+def make_runner(forge: Forge, action_path: Path, python_bin: Path, temp: Path, event_name: str,
+                event: dict[str, object], **inputs: str) -> Runner:
+    temp.mkdir(parents=True, exist_ok=True)
+    return Runner(load_action(ACTION), action_path, forge.workspace, temp, event_name, event,
+                  inputs=inputs, path_prepend=[str(python_bin)],
+                  action_ref=action_path.parent.parent.name)  # uses: OWNER/push-gate/forges/github@SHA
+
+
+def pull_request(head: str, base: str, head_ref: str = "feature", base_ref: str = "main") -> dict[str, object]:
+    return {"action": "synchronize", "number": 7,
+            "pull_request": {"head": {"sha": head, "ref": head_ref}, "base": {"sha": base, "ref": base_ref}}}
+
+
+@pytest.fixture(scope="module")
+def installed(forge: Forge, action_path: Path, python_bin: Path,
+              tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, subprocess.CompletedProcess[str]]]:
+    """The install step, run once: pip installs the gate from the action's own tree."""
+    runner = make_runner(forge, action_path, python_bin, tmp_path_factory.mktemp("install"), "pull_request",
+                         pull_request(forge.agent_head, forge.main))
+    proc = runner.run("install")
+    yield runner.outputs["install"].get("gate", ""), proc
+
+
+def test_every_expression_is_one_the_evaluator_knows(forge: Forge, action_path: Path, python_bin: Path,
+                                                      tmp_path: Path) -> None:
+    runner = make_runner(forge, action_path, python_bin, tmp_path, "pull_request", pull_request("a", "b"))
+    exprs = runner.expressions()
+    assert len(exprs) > 20
+    for expr in exprs:
+        runner.known(expr)
+
+
+def test_the_install_step_builds_the_gate_from_the_actions_own_tree(forge: Forge, installed: tuple[str, subprocess.CompletedProcess[str]]) -> None:
+    gate, proc = installed
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert Path(gate).is_file() and "/push-gate." in gate
+    sha = git(ROOT, "rev-parse", "HEAD").stdout.strip()  # the action tree is pinned to it (fixture action_path)
+    assert proc.stdout.strip().endswith(f".dev0+g{sha[:12]}"), proc.stdout  # the version names the pinned commit
+    version = subprocess.run([gate, "--version"], capture_output=True, text=True, check=True).stdout
+    assert version == proc.stdout
+    # nothing the pull request put in the checkout ran: the steps run in $RUNNER_TEMP, with python -I
+    assert sorted(p.name for p in forge.workspace.rglob("*.ran")) == []
+
+
+def test_the_hazard_the_install_step_avoids_is_real(forge: Forge, tmp_path: Path) -> None:
+    """`python3 -m venv` run in the checkout imports the pull request's venv/ package."""
+    copy = tmp_path / "ws"
+    (copy / "venv").mkdir(parents=True)
+    (copy / "venv" / "__init__.py").write_text((forge.workspace / "venv" / "__init__.py").read_text())
+    subprocess.run([sys.executable, "-m", "venv", "--help"], cwd=copy, capture_output=True)
+    assert (copy / "venv" / "__init__.ran").exists()
+
+
+def run_range(forge: Forge, action_path: Path, python_bin: Path, tmp_path: Path, event_name: str,
+              event: dict[str, object], **inputs: str) -> tuple[Runner, subprocess.CompletedProcess[str]]:
+    runner = make_runner(forge, action_path, python_bin, tmp_path, event_name, event, **inputs)
+    return runner, runner.run("range")
+
+
+def test_a_pull_request_is_judged_from_its_base_sha_on_its_base_branch(forge: Forge, action_path: Path,
+                                                                      python_bin: Path, tmp_path: Path) -> None:
+    git(forge.workspace, "update-ref", "-d", "refs/gate/attempts/A1", check=False)
+    runner, proc = run_range(forge, action_path, python_bin, tmp_path, "pull_request",
+                             pull_request(forge.agent_head, forge.main))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    out = runner.outputs["range"]
+    assert (out["head"], out["target"], out["base"], out["ref"], out["merge-group"], out["review"]) == (
+        forge.agent_head, forge.main, "", "refs/heads/main", "", "")
+    assert out["repo"] == str(forge.workspace)
+    assert f"judging {forge.agent_head} on refs/heads/main" in proc.stdout
+    # the ledger came with it: refs/gate/* fetched from the forge
+    assert git(forge.workspace, "rev-parse", "refs/gate/attempts/A1").stdout.strip() == forge.ledger
+
+
+def test_the_commit_judged_is_the_one_the_event_names_not_the_branch_tip(forge: Forge, action_path: Path,
+                                                                        python_bin: Path, tmp_path: Path) -> None:
+    """A pull request's head as an API reports it can lag its branch: the action never asks; it
+    judges the commit this run was started for (and to which its result is attached)."""
+    runner, proc = run_range(forge, action_path, python_bin, tmp_path, "pull_request",
+                             pull_request(forge.older_head, forge.main))
+    assert proc.returncode == 0, proc.stderr
+    assert runner.outputs["range"]["head"] == forge.older_head != forge.agent_head
+
+
+def test_a_forks_head_missing_from_the_checkout_is_fetched_by_its_id(forge: Forge, action_path: Path,
+                                                                     python_bin: Path, tmp_path: Path) -> None:
+    assert git(forge.workspace, "cat-file", "-e", f"{forge.fork_head}^{{commit}}", check=False).returncode != 0
+    runner, proc = run_range(forge, action_path, python_bin, tmp_path, "pull_request",
+                             pull_request(forge.fork_head, forge.main, head_ref="patch-1"))
+    assert proc.returncode == 0, proc.stderr
+    assert git(forge.workspace, "cat-file", "-e", f"{forge.fork_head}^{{commit}}", check=False).returncode == 0
+    assert runner.outputs["range"]["head"] == forge.fork_head
+
+
+def test_a_merge_group_is_judged_from_its_base_sha(forge: Forge, action_path: Path, python_bin: Path,
+                                                   tmp_path: Path) -> None:
+    event = {"action": "checks_requested",
+             "merge_group": {"head_sha": forge.agent_head, "head_ref": "refs/heads/gh-readonly-queue/main/pr-7-x",
+                             "base_sha": forge.main, "base_ref": "refs/heads/main"}}
+    runner, proc = run_range(forge, action_path, python_bin, tmp_path, "merge_group", event)
+    assert proc.returncode == 0, proc.stderr
+    out = runner.outputs["range"]
+    assert (out["head"], out["base"], out["target"], out["ref"], out["merge-group"]) == (
+        forge.agent_head, forge.main, "", "refs/heads/main", "true")
+
+
+def test_a_pull_request_from_a_review_branch_also_judges_the_review_ref(forge: Forge, action_path: Path,
+                                                                       python_bin: Path, tmp_path: Path) -> None:
+    event = pull_request(forge.review_head, forge.main, head_ref="review/runner/A1")
+    runner, proc = run_range(forge, action_path, python_bin, tmp_path / "auto", "pull_request", event)
+    assert proc.returncode == 0, proc.stderr
+    assert runner.outputs["range"]["review"] == "refs/heads/review/runner/A1"
+    runner, proc = run_range(forge, action_path, python_bin, tmp_path / "off", "pull_request", event, review="false")
+    assert proc.returncode == 0 and runner.outputs["range"]["review"] == ""
+
+
+def test_an_event_that_names_no_change_is_a_configuration_error(forge: Forge, action_path: Path,
+                                                                python_bin: Path, tmp_path: Path) -> None:
+    runner, proc = run_range(forge, action_path, python_bin, tmp_path / "push", "push",
+                             {"before": forge.main, "after": forge.agent_head})
+    assert proc.returncode == 2
+    assert "::error title=push-gate::no head to judge: on a push event, give the input head" in proc.stdout
+    runner, proc = run_range(forge, action_path, python_bin, tmp_path / "given", "push", {},
+                             head=forge.agent_head, base=forge.main, ref="refs/heads/main")
+    assert proc.returncode == 0, proc.stderr
+    assert (runner.outputs["range"]["head"], runner.outputs["range"]["base"]) == (forge.agent_head, forge.main)
+
+
+# --- the check step: needs the engine's `gate check` --------------------------------------------------
+
+@pytest.fixture(scope="module")
+def gate_check(installed: tuple[str, subprocess.CompletedProcess[str]]) -> str:
+    gate, proc = installed
+    assert proc.returncode == 0, proc.stderr
+    probe = subprocess.run([gate, "check", "--help"], capture_output=True, text=True)
+    if probe.returncode != 0:
+        pytest.skip(f"`gate check` is not in this build yet (`gate check --help` exits {probe.returncode}): "
+                    "the engine's command comes separately; these tests run the action's check step with it")
+    return gate
+
+
+def run_check(forge: Forge, action_path: Path, python_bin: Path, tmp_path: Path, gate: str, event_name: str,
+              event: dict[str, object], **inputs: str) -> tuple[Runner, subprocess.CompletedProcess[str]]:
+    runner, proc = run_range(forge, action_path, python_bin, tmp_path, event_name, event, **inputs)
+    assert proc.returncode == 0, proc.stderr
+    runner.outputs["install"] = {"gate": gate}
+    return runner, runner.run("check")
+
+
+def test_an_agents_frozen_write_fails_the_check_with_annotations(forge: Forge, action_path: Path, python_bin: Path,
+                                                                 tmp_path: Path, gate_check: str) -> None:
+    runner, proc = run_check(forge, action_path, python_bin, tmp_path, gate_check, "pull_request",
+                             pull_request(forge.agent_head, forge.main))
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert runner.outputs["check"]["exit-code"] == "1"
+    assert "::error title=GATE-FROZEN-PATH,file=ci/deploy.yml::" in proc.stdout
+    assert "GATE-FROZEN-PATH" in runner.summary.read_text()
+
+
+def test_a_humans_frozen_write_passes_the_check(forge: Forge, action_path: Path, python_bin: Path,
+                                                tmp_path: Path, gate_check: str) -> None:
+    runner, proc = run_check(forge, action_path, python_bin, tmp_path, gate_check, "pull_request",
+                             pull_request(forge.human_head, forge.main, head_ref="human"))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert runner.outputs["check"]["exit-code"] == "0"
+
+
+def test_a_merge_group_with_an_agents_frozen_write_fails(forge: Forge, action_path: Path, python_bin: Path,
+                                                         tmp_path: Path, gate_check: str) -> None:
+    event = {"merge_group": {"head_sha": forge.agent_head, "base_sha": forge.main, "base_ref": "refs/heads/main",
+                             "head_ref": "refs/heads/gh-readonly-queue/main/pr-7-x"}}
+    runner, proc = run_check(forge, action_path, python_bin, tmp_path, gate_check, "merge_group", event)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert runner.outputs["check"]["exit-code"] == "1" and "GATE-FROZEN-PATH" in runner.summary.read_text()

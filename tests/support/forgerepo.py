@@ -1,0 +1,69 @@
+"""A repository shaped like a forge with pull requests, and its checkout (tests/forges/)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from .gitutil import AGENT, HUMAN, WorkRepo, git
+
+POLICY = """\
+[[freeze]]
+paths = ["ci/**"]
+authors = ["*@agents.example.com"]
+pushers = ["agent-*"]
+"""
+#: files a pull request can put in the checkout, each of which would run if Python imported it
+#: from there (`python -m venv` and `-m pip` put the working directory first on sys.path)
+HOSTILE_MODULES = ("venv/__init__.py", "pip/__init__.py", "ensurepip/__init__.py", "site.py")
+
+
+@dataclass
+class Forge:
+    origin: Path
+    workspace: Path
+    main: str  # the target branch's tip
+    agent_head: str  # an agent's change to ci/deploy.yml (branch feature)
+    human_head: str  # a human's change to ci/deploy.yml (branch human)
+    fork_head: str  # only at refs/pull/7/head: a fork's pull request, in no branch of the checkout
+    review_head: str  # branch review/runner/A1
+    older_head: str  # feature's tip before its last push (a lagging pull request head)
+    ledger: str  # what refs/gate/attempts/A1 points at on the forge
+
+
+def make_forge(root: Path) -> Forge:
+    """A forge (`origin.git`) with a pull request's branches and a ledger ref, and its checkout as
+    actions/checkout leaves it with fetch-depth 0 (every branch, no `refs/pull/*`), holding files a
+    pull request could put there to run code if Python imported them from the working directory."""
+    work = WorkRepo(root / "work")
+    work.write("app.py", "print(1)\n")
+    work.write("ci/deploy.yml", "deploy: v1\n")
+    work.write(".gate/policy.toml", POLICY)
+    main = work.commit("base", identity=HUMAN)
+    work.git("checkout", "-q", "-b", "feature")
+    work.write("app.py", "print(2)\n")
+    older = work.commit("agent: app", identity=AGENT)
+    work.write("ci/deploy.yml", "deploy: v2\n")
+    agent_head = work.commit("agent: deploy", identity=AGENT)
+    work.git("checkout", "-q", "-b", "human", "main")
+    work.write("ci/deploy.yml", "deploy: v3\n")
+    human_head = work.commit("human: deploy", identity=HUMAN)
+    work.git("checkout", "-q", "-b", "review/runner/A1", "main")
+    work.write("app.py", "print(4)\n")
+    review_head = work.commit("agent: reviewed change", identity=AGENT)
+    work.git("checkout", "-q", "--detach", "main")
+    work.write("app.py", "print(5)\n")
+    fork_head = work.commit("a fork's change", identity=AGENT)
+    ledger = work.git("commit-tree", "-m", "ledger record", f"{main}^{{tree}}").stdout.strip()
+    origin = root / "origin.git"
+    git(root, "init", "-q", "--bare", "-b", "main", str(origin))
+    git(origin, "config", "uploadpack.allowReachableSHA1InWant", "true")  # as GitHub serves commits by id
+    work.git("push", "-q", str(origin), "main", "feature", "human", "review/runner/A1",
+             f"{fork_head}:refs/pull/7/head", f"{ledger}:refs/gate/attempts/A1")
+    workspace = root / "workspace"
+    git(root, "clone", "-q", f"file://{origin}", str(workspace))  # as actions/checkout, fetch-depth 0: every branch
+    for rel in HOSTILE_MODULES:
+        (workspace / rel).parent.mkdir(parents=True, exist_ok=True)
+        (workspace / rel).write_text("import pathlib; pathlib.Path(__file__).with_suffix('.ran').touch()\n")
+    (workspace / ".python-version").write_text("2.7\n")
+    return Forge(origin, workspace, main, agent_head, human_head, fork_head, review_head, older, ledger)

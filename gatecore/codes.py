@@ -89,7 +89,7 @@ _ACTOR = {"GATE-SEAL-UNKNOWN-KEY": "admin", "GATE-LEDGER-NEWER": "admin", "GATE-
           "GATE-REVIEW-PUSHER": "pusher", "GATE-REF-DELETE": "maintainer", "GATE-REF-REPLACE": "maintainer",
           "GATE-INPUT-PUSHER": "admin", "GATE-GIT-UNREADABLE": "admin", "GATE-GIT-OBJECT-FORMAT": "admin",
           "GATE-GIT-REPOSITORY": "admin", "GATE-HOOK-DEADLINE": "pusher", "GATE-HOOK-CHAINED": "pusher",
-          "GATE-REVIEW-VENDOR-UNKNOWN": "admin", "GATE-REVIEW-MODEL-UNPLACED": "admin",
+          "GATE-REVIEW-VENDOR-UNKNOWN": "admin", "GATE-REVIEW-OPEN": "runner", "GATE-REVIEW-MODEL-UNPLACED": "admin",
           "GATE-AGENT-PAYLOAD": "developer", "GATE-AGENT-CONFIG": "developer", "GATE-AGENT-INTERNAL": "developer"}
 #: Transient faults: the same push may pass when tried again.
 _RETRY = {"GATE-HOOK-DEADLINE", "GATE-AUDIT-WRITE"}
@@ -268,6 +268,10 @@ _ALL: tuple[Code, ...] = (
        "push refs/gate/receipts/<id> and refs/heads/review/runner/<id> in one atomic push"),
     _c("GATE-REVIEW-UNRECORDED", "the review ref is not where the last receipt on record put it",
        "a push landed the review ref without its receipt ref; close the attempt, archive it and review in a new one"),
+    _c("GATE-REVIEW-OPEN", "on a forge, a review is judged once its attempt is closed, and this attempt's last "
+                           "ledger record is not its close",
+       "close the attempt after the review is pushed (gate attempt close --push REMOTE), then run the check again: "
+       "a closed ledger is what a rewound one cannot show (docs/forges.md)"),
     _c("GATE-REVIEW-SAME-MODEL", "the reviewing model is the model that wrote the change ([review] independent)",
        "a model does not review its own change: fail the attempt over to another model (gate attempt failover "
        "--model M) and review again; gate attempt show prints the author and the reviewer"),

@@ -171,10 +171,11 @@ def judge(inp: PushInput, change: Push | Range | Writes, *, stages: Collection[s
     stages = STAGES_OF[type(change)] & frozenset(stages)
     if isinstance(change, Writes):
         return _judge_writes(inp.policy, change, stages)
+    standing = isinstance(change, Range)
     if isinstance(change, Range):
         change, existing = change.as_push()
         inp = replace(inp, existing=existing)
-    return _judge_push(inp, change.updates, stages)
+    return _judge_push(inp, change.updates, stages, standing)
 
 
 def _judge_writes(policy: Policy, change: Writes, stages: Collection[str]) -> Judged:
@@ -189,8 +190,10 @@ def _judge_writes(policy: Policy, change: Writes, stages: Collection[str]) -> Ju
     return Judged(violations, verdict_on(violations, policy.mode), policy.mode)
 
 
-def _judge_push(inp: PushInput, updates: Sequence[RefUpdate], stages: Collection[str]) -> Judged:
-    """The push's `updates` through `stages`, then the verdict."""
+def _judge_push(inp: PushInput, updates: Sequence[RefUpdate], stages: Collection[str], standing: bool = False
+                ) -> Judged:
+    """The push's `updates` through `stages`, then the verdict (`standing`: a range's, whose review
+    ref is judged as it stands: `reserved.check`)."""
     policy = inp.policy
     live = [u for u in updates if not u.is_noop]
     if live and (problem := object_format_problem(live, inp.objects.reader.object_format)) is not None:
@@ -215,7 +218,7 @@ def _judge_push(inp: PushInput, updates: Sequence[RefUpdate], stages: Collection
             push={u.ref: u for u in live}, server=inp.server, keyring=inp.keyring, head_branch=inp.head_branch,
             rule_violations=violations, load_signers=inp.load_ssh_signers,
             **({} if inp.keyring_problem is None else {"keyring_problem": inp.keyring_problem}))
-        found = stage.check(ctx, live, namespaces=reserved, approvals=approvals)
+        found = stage.check(ctx, live, namespaces=reserved, approvals=approvals, standing=standing)
         judged.violations, judged.attempt_ids = found.violations, found.attempt_ids
         judged.approvals_relied, judged.commands = found.approvals_used, found.approve_commands
         judged.verdict = verdict_on(judged.violations, policy.mode)

@@ -28,8 +28,7 @@ from collections.abc import Sequence
 from gatecore.adapters import config, files
 from gatecore.configuration.policy import MAX_POLICY_BYTES, Policy
 from gatecore.errors import GateError
-from gatecore.git.gitmodel import MODE_BLOB, MODE_EXEC, MODE_TREE
-from gatecore.git.objects import Objects
+from gatecore.git.objects import Objects, committed_file
 from gatecore.signing.keys import MAX_KEYRING_BYTES, Keyring
 from gatecore.valueclass import valueclass
 
@@ -43,28 +42,6 @@ KEYRING_FILE = ".gate/keyring.toml"
 class Found:
     data: bytes
     origin: str  # "HEAD:.gate/policy.toml", or a file path
-
-
-def committed_file(objects: Objects, commit: str, path: str, code: str, cap: int) -> bytes | None:
-    """The bytes of `path` in `commit`'s tree; None if absent; a configuration error if not a small regular file."""
-    parts = path.split("/")
-    tree = objects.commit(commit).tree_id
-    where = f"{commit[:12]}:{path}"
-    for name in parts[:-1]:
-        entry = objects.tree(tree).get(name.encode())
-        if entry is None:
-            return None
-        if entry[0] != MODE_TREE:
-            raise GateError(code, f"{where}: {name} is not a directory")
-        tree = entry[1]
-    entry = objects.tree(tree).get(parts[-1].encode())
-    if entry is None:
-        return None
-    if entry[0] not in (MODE_BLOB, MODE_EXEC):
-        raise GateError(code, f"{where} is not a regular file")
-    if objects.reader.header(entry[1])[1] > cap:
-        raise GateError(code, f"{where} is larger than {cap} bytes")
-    return objects.blob(entry[1])
 
 
 def find(repo: ClientRepo, path: str, revisions: Sequence[str], explicit: str | None, *,

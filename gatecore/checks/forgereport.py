@@ -24,6 +24,7 @@ Pure: plain values in, strings and plain objects out; the command line prints th
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Sequence
 
 from ..findings import Violation
@@ -81,6 +82,10 @@ def github_guarded(lines: Sequence[str], token: str) -> list[str]:
     return [f"::stop-commands::{token}", *lines, f"::{token}::"]
 
 
+#: A code of the registry's form: shown in a summary as it is (nothing a commit chose).
+_CODE = re.compile(r"GATE-[A-Z0-9]+(?:-[A-Z0-9]+)*")
+
+
 def markdown_text(text: str) -> str:
     """`text` for a Markdown document, shown as written: non-printable characters as `\\xNN`
     (as the human lines show them), every ASCII punctuation character as a numeric character
@@ -118,8 +123,9 @@ def github_summary(violations: Sequence[Violation], *, verdict: str, base: str, 
     size = sum(len(line) + 1 for line in [*lines, *tail]) + 200  # 200: the "and N more" line
     for shown, v in enumerate(violations):
         reason = v.detail + (f"; restricted: {v.evidence}" if v.evidence else "")
-        cells = [v.code, v.ref, (v.commit or "")[:12], v.identity or "", v.path or "", reason]
-        row = "| " + " | ".join(md(cell) for cell in cells) + " |"
+        cells = [v.ref, (v.commit or "")[:12], v.identity or "", v.path or "", reason]
+        code = v.code if _CODE.fullmatch(v.code) else md(v.code)  # the gate's own codes are shown as they are
+        row = "| " + " | ".join([code, *(md(cell) for cell in cells)]) + " |"
         size += len(row) + 1
         if size > budget:
             more = n - shown

@@ -28,6 +28,7 @@ COMMANDS: tuple[tuple[str, str], ...] = (
     ("bootstrap", "attemptcmds"),
     ("approve", "approvalcmds"),
     ("demo", "infocmds"),
+    ("check", "checkcmds"),
 )
 
 #: The groups, in `gate --help`'s order: (name, module); each module's `group` is its typer app.

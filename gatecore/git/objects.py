@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Sequence
 
 from ..errors import GateError, malformed
-from .gitmodel import MODE_BLOB, GitReader, WalkedCommit
+from .gitmodel import MODE_BLOB, MODE_EXEC, MODE_TREE, GitReader, WalkedCommit
 from .grammar import MAX_TAG_DEPTH, Commit, parse_commit, parse_tag, parse_tree, split_commit, with_shown
 
 
@@ -257,3 +257,26 @@ def single_file(objects: Objects, tree_id: str, name: str, code: str, too_large:
         raise GateError(too_large or code, f"{name} in tree {tree_id[:12]} is {size} bytes, over the "
                                            f"{MAX_DOCUMENT_BYTES}-byte cap")
     return objects.blob(blob)
+
+
+def committed_file(objects: Objects, commit: str, path: str, code: str, cap: int) -> bytes | None:
+    """The bytes of `path` in `commit`'s tree; None if absent; GateError(code) if it is not a regular
+    file of at most `cap` bytes (the client hooks' policy and keyring, a forge check's, read from a commit)."""
+    parts = path.split("/")
+    tree = objects.commit(commit).tree_id
+    where = f"{commit[:12]}:{path}"
+    for name in parts[:-1]:
+        entry = objects.tree(tree).get(name.encode())
+        if entry is None:
+            return None
+        if entry[0] != MODE_TREE:
+            raise GateError(code, f"{where}: {name} is not a directory")
+        tree = entry[1]
+    entry = objects.tree(tree).get(parts[-1].encode())
+    if entry is None:
+        return None
+    if entry[0] not in (MODE_BLOB, MODE_EXEC):
+        raise GateError(code, f"{where} is not a regular file")
+    if objects.reader.header(entry[1])[1] > cap:
+        raise GateError(code, f"{where} is larger than {cap} bytes")
+    return objects.blob(entry[1])

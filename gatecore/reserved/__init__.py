@@ -47,12 +47,16 @@ class ReservedReport:
 
 
 def check(ctx: ReservedContext, updates: Sequence[RefUpdate], *, namespaces: bool = True,
-          approvals: bool = True) -> ReservedReport:
+          approvals: bool = True, standing: bool = False) -> ReservedReport:
     """The reserved stage over `updates` (the push's updates; those outside the reserved
     namespaces matter only to approvals). `namespaces`: judge the reserved refs pushed (stages
     1-5, and approval refs); `approvals`: apply approvals to the push rules' violations (stage 6;
-    the client's pre-push check of frozen files asks for this one alone)."""
+    the client's pre-push check of frozen files asks for this one alone). `standing`: the updates
+    are a forge's proposed change, not a push (`pipeline.Range`): a review ref is judged as it
+    stands (`reviewrefs.standing_review`), and no other reserved ref is a change a check judges."""
     live = [u for u in updates if not u.is_noop]
+    if standing and namespaces:
+        return _standing(ctx, live, approvals)
     reserved = [u for u in live if is_reserved(u.ref) and not u.ref.startswith(DOCTOR_PREFIX)]
     approval_refs = [u for u in reserved if is_approval_ref(u.ref)] if namespaces else []
     special = [u for u in reserved if not is_approval_ref(u.ref)]
@@ -93,3 +97,29 @@ def _namespaces(ctx: ReservedContext, special: Sequence[RefUpdate]) -> tuple[lis
             if not found and not u.is_delete:
                 accepted.append(u.ref[len(REVIEW_PREFIX):])
     return out, accepted
+
+
+def _standing(ctx: ReservedContext, live: Sequence[RefUpdate], approvals: bool) -> ReservedReport:
+    """A forge's proposed change: its review ref judged as it stands, then approvals as for a push."""
+    from .reviewrefs import standing_review
+
+    found: list[Violation] = []
+    accepted: list[str] = []
+    for u in live:
+        if u.ref.startswith(REVIEW_PREFIX):
+            ctx.require_keyring()
+            got = standing_review(ctx, u)
+            found += got
+            if not got:
+                accepted.append(u.ref[len(REVIEW_PREFIX):])
+        elif is_reserved(u.ref):
+            from .context import violation
+
+            found.append(violation("GATE-REF-NAME", u, "a forge's check judges a change landing on a branch or a "
+                                                       "review ref, not the trusted side's refs/gate/ namespace"))
+    remaining: list[Violation] = list(ctx.rule_violations)
+    used: list[Used] = []
+    commands: list[str] = []
+    if approvals and ctx.policy.approvals_enabled:
+        remaining, used, commands = apply(ctx.approvals(), live, remaining)
+    return ReservedReport(remaining + found, accepted, used, commands)

@@ -20,12 +20,14 @@ receipt was bound to. Once the attempt is archived its review ref may go whateve
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from .. import ids
-from ..checks.binding import Update, generation_claim, judge_review
+from ..checks.binding import Opened, Update, generation_claim, judge_review
 from ..errors import GateError
 from ..findings import Failure, Violation
 from ..git.refs import ATTEMPTS_PREFIX, RECEIPTS_PREFIX, REVIEW_PREFIX, RefUpdate, generation_ref
-from ..records.ledger import AttemptState
+from ..records.ledger import AttemptState, read_state
 from .context import ReservedContext, violation
 
 
@@ -117,3 +119,84 @@ def _judged(ctx: ReservedContext, u: RefUpdate, attempt: str, state: AttemptStat
                         covers=lambda base: _covers(ctx, u.new, state, base),
                         independence=review_question(ctx.policy, state, ctx.objects, u.new),
                         model_run=ctx.policy.model_run)
+
+
+def standing_review(ctx: ReservedContext, u: RefUpdate) -> list[Violation]:
+    """A review ref as it stands at `u.new`, judged where no hook judged its pushes (a forge's
+    required check, `gate check`: docs/forges.md, "The receipt flow on a forge"). Nothing about
+    who moved which ref is known there, so only what seals prove counts:
+
+    * the receipt ref is one line of well-formed receipts, each binding this review ref's move
+      from where the one before it put it (the first: from nothing), no payload twice; the review
+      ref stands where the last one put it (`GATE-REVIEW-UNRECORDED` otherwise);
+    * the attempt is closed (`GATE-REVIEW-OPEN` otherwise): a ledger rewound to an earlier record
+      (a failover taken back, so that a stale model is on record again) ends in no close;
+    * the last receipt is judged as the hook judges one (`binding.judge_review`) against the
+      ledger as it stood before its close, at the close's time: the receipt was sealed, and valid,
+      before the attempt ended.
+    """
+    attempt = u.ref[len(REVIEW_PREFIX):]
+    if not ids.is_attempt_id(attempt):
+        return [violation("GATE-REF-NAME", u, "review refs are refs/heads/review/runner/<attempt-id>")]
+    try:
+        chain = list(ctx.history(attempt))  # newest first
+        if not chain:
+            return [violation("GATE-RECEIPT-MISSING", u, f"no {RECEIPTS_PREFIX}{attempt} here: fetch "
+                                                         "'+refs/gate/*:refs/gate/*' from where the runner pushed",
+                              attempt)]
+        broken = _chain_problems(ctx, u, chain)
+        if broken:
+            return [violation("GATE-REVIEW-UNRECORDED", u, broken, attempt)]
+        tip = ctx.server.get(ATTEMPTS_PREFIX + attempt)
+        if tip is None:
+            return [violation("GATE-LEDGER-MISSING", u, f"no {ATTEMPTS_PREFIX}{attempt} here", attempt)]
+        final = read_state(ctx.objects, tip, ctx.require_keyring(), ctx.now, attempt)
+        if not final.closed:
+            return [violation("GATE-REVIEW-OPEN", u, "the attempt's last ledger record is not its close: a review is "
+                                                     "judged here once gate attempt close has ended it", attempt)]
+        parents = ctx.objects.commit(tip).parent_ids
+        state = read_state(ctx.objects, parents[0], ctx.require_keyring(), ctx.now, attempt) if parents else final
+        claim = generation_claim(state, ctx.server.get(generation_ref(state.workspace_generation)))
+        if claim:
+            return [violation(f.code, u, f.detail, attempt) for f in claim]
+        if state.model_id is None:
+            return [violation("GATE-LEDGER-NO-MODEL", u, "no model on record", attempt)]
+        last = chain[0]
+        assert last.receipt is not None  # `_chain_problems` refuses a chain of unreadable receipts
+        earlier = {o.payload_digest for o in chain[1:]}
+        failures = judge_review(ctx.objects, last, state, Update(ctx.repository_id, u.ref,
+                                                                 last.receipt.old_commit or ctx.zero, u.new),
+                                keyring=ctx.require_keyring(), at=final.updated,
+                                used_before=lambda digest: digest in earlier or ctx.archive.receipt(digest),
+                                covers=lambda base: _covers(ctx, u.new, state, base),
+                                independence=_independence(ctx, state, u.new), model_run=ctx.policy.model_run)
+    except GateError as exc:
+        return [violation(exc.code, u, exc.detail, attempt)]
+    return [violation(f.code, u, f.detail, attempt, f.field, u.new) for f in failures]
+
+
+def _chain_problems(ctx: ReservedContext, u: RefUpdate, chain: list[Opened]) -> str:
+    """Why the receipt chain does not put the review ref where it stands ('' when it does)."""
+    expected_new = u.new
+    for i, opened in enumerate(chain):  # newest first: each must start where the one before it (older) ended
+        if opened.receipt is None:
+            problem = "; ".join(f.detail for f in opened.problems) or "not a receipt"
+            return f"receipt {i + 1} from the newest on the receipt ref cannot be read: {problem}"
+        r = opened.receipt
+        if r.ref != u.ref:
+            return f"receipt {i + 1} from the newest binds {r.ref}, not {u.ref}"
+        if r.new_commit != expected_new:
+            where = "the review ref stands at" if i == 0 else "the next receipt starts from"
+            return (f"{where} {expected_new[:12]}, where no receipt on record put it (receipt {i + 1} from the "
+                    f"newest ends at {(r.new_commit or '')[:12]})")
+        expected_new = r.old_commit or ""
+    if expected_new != ctx.zero:
+        return f"the oldest receipt moves the review ref from {expected_new[:12]}, where no receipt put it"
+    return ""
+
+
+def _independence(ctx: ReservedContext, state: AttemptState, new: str
+                  ) -> Callable[[str | None], list[Failure]] | None:
+    from ..checks.authorship import review_question
+
+    return review_question(ctx.policy, state, ctx.objects, new)

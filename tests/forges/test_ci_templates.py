@@ -104,7 +104,8 @@ def runs(forge: Forge, source: str, tmp_path_factory: pytest.TempPathFactory) ->
         "gitlab-merged": (script, gitlab_env(checkouts["gitlab-merged"], source, merged,
                                              CI_MERGE_REQUEST_DIFF_BASE_SHA=forge.main,
                                              CI_MERGE_REQUEST_TARGET_BRANCH_SHA=forge.main,
-                                             CI_MERGE_REQUEST_EVENT_TYPE="merged_result"), merged, forge.main),
+                                             CI_MERGE_REQUEST_EVENT_TYPE="merged_result",
+                                             GITLAB_USER_LOGIN="hana"), merged, forge.main),  # the human's MR
         "bitbucket": (bitbucket_script(), {
             "PUSH_GATE_SOURCE": source, "BITBUCKET_CLONE_DIR": str(checkouts["bitbucket"]),
             "BITBUCKET_COMMIT": forge.agent_head, "BITBUCKET_PR_DESTINATION_BRANCH": "main",

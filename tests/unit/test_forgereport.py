@@ -161,7 +161,7 @@ def test_the_summary_stays_within_a_steps_cap() -> None:
                       detail="modify of a frozen path; " * 20) for i in range(3000)]
     md = fr.github_summary(long, verdict="reject", base="a", head="b", ref="refs/heads/main")
     assert len(md.encode()) <= fr.GITHUB_SUMMARY_BUDGET
-    row_start = "\n| " + fr.markdown_text("GATE-FROZEN-PATH")
+    row_start = "\n| GATE-FROZEN-PATH |"  # the registry's codes are shown as they are
     rows = md.count(row_start)
     assert 0 < rows < 3000 and f"and {3000 - rows} more violations" in md
     small = fr.github_summary(long[:2], verdict="reject", base="a", head="b", ref="refs/heads/main", budget=2000)

@@ -90,7 +90,8 @@ _ACTOR = {"GATE-SEAL-UNKNOWN-KEY": "admin", "GATE-LEDGER-NEWER": "admin", "GATE-
           "GATE-INPUT-PUSHER": "admin", "GATE-GIT-UNREADABLE": "admin", "GATE-GIT-OBJECT-FORMAT": "admin",
           "GATE-GIT-REPOSITORY": "admin", "GATE-HOOK-DEADLINE": "pusher", "GATE-HOOK-CHAINED": "pusher",
           "GATE-REVIEW-VENDOR-UNKNOWN": "admin", "GATE-REVIEW-OPEN": "runner", "GATE-REVIEW-MODEL-UNPLACED": "admin",
-          "GATE-AGENT-PAYLOAD": "developer", "GATE-AGENT-CONFIG": "developer", "GATE-AGENT-INTERNAL": "developer"}
+          "GATE-AGENT-PAYLOAD": "developer", "GATE-AGENT-CONFIG": "developer", "GATE-AGENT-INTERNAL": "developer",
+          "GATE-AGENT-INSTALL": "developer"}
 #: Transient faults: the same push may pass when tried again.
 _RETRY = {"GATE-HOOK-DEADLINE", "GATE-AUDIT-WRITE"}
 _DOCTOR = "gate server doctor {git_dir}"
@@ -411,6 +412,10 @@ _ALL: tuple[Code, ...] = (
                             "invalid, or the repository cannot be read (the detail names the code underneath)",
        "commit a valid .gate/policy.toml (gate policy check FILE; docs/client.md), or pass --policy PATH in the "
        "hook's command", CONFIG),
+    _c("GATE-AGENT-INSTALL", "an agent's hook configuration file exists and cannot be merged into (not JSON, "
+                             "not an object, not push-gate's script): it was left as it is",
+       "fix the file, or add the hook to it by hand as docs/agent-hooks.md shows; then run gate agents install "
+       "again", CONFIG),
     _c("GATE-AGENT-INTERNAL", "the check hit an error of its own, or did not finish in time, and refused the call",
        "run the hook's command by hand with the payload on stdin to see the error; report it", INTERNAL),
     # --- doctor ----------------------------------------------------------------

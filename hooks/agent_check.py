@@ -31,7 +31,7 @@ import threading
 from collections.abc import Sequence
 
 from gatecore.errors import GateError
-from gatecore.toolcalls.toolcall import ALLOW, Adapter, Answer, PathWrite, ToolCall, adapter, detect, read_payload
+from gatecore.toolcalls.toolcall import Adapter, Answer, PathWrite, ToolCall, adapter, detect, read_payload
 
 #: How long the check may take before it refuses the call (well inside every agent's hook time-out).
 DEADLINE_SECONDS = 20.0
@@ -92,7 +92,8 @@ class Targets:
             if inside_git == "" or any(inside_git == f or inside_git.startswith(f + "/") for f in GIT_DIR_HOOK_FILES):
                 self.off.append(f"a write to {full} (the git directory's hooks and configuration)")
             return
-        if any(full == f or (w.tree and _relative(full, f)) for f in self.hook_files):
+        if any(full == f.rstrip("/") or (f.endswith("/") and _relative(f.rstrip("/"), full))
+               or (w.tree and _relative(full, f.rstrip("/"))) for f in self.hook_files):
             self.off.append(f"a write to {full} (an agent's hook configuration)")
         rel = _relative(self.top, full)
         if rel:
@@ -128,7 +129,7 @@ def judge_call(module: Adapter, call: ToolCall, policy_path: str | None) -> Answ
         if reading.patches:
             writes += _patch_writes(call.cwd or os.getcwd(), reading.patches)
     if not writes:
-        return ALLOW
+        return module.allow(call)
     base = os.path.realpath(call.cwd or os.getcwd())
     from . import common
 
@@ -137,17 +138,17 @@ def judge_call(module: Adapter, call: ToolCall, policy_path: str | None) -> Answ
         repo = common.open_repo()
     except GateError as exc:
         if exc.code == "GATE-GIT-UNREADABLE" and "not a git repository" in exc.detail:
-            return ALLOW  # no work tree here: the writes are not the gate's
+            return module.allow(call)  # no work tree here: the writes are not the gate's
         raise
     if repo.workdir is None:
-        return ALLOW
+        return module.allow(call)
     targets = Targets(repo.workdir, repo.path, hook_files(os.path.realpath(repo.workdir)))
     for w in writes:
         targets.add(base, w)
     if targets.off:
         return module.deny(call, refusal("GATE-AGENT-HOOKS-OFF", "; ".join(dict.fromkeys(targets.off))))
     if not targets.writes:
-        return ALLOW
+        return module.allow(call)
     return _judged(module, call, repo, targets.writes, policy_path)
 
 
@@ -191,7 +192,7 @@ def _judged(module: Adapter, call: ToolCall, repo: object, writes: Sequence[tupl
                     server=ServerRefs(lambda _name: None))
     judged = judge(inp, Writes(current_branch(), [ProposedWrite(p, k, t) for p, k, t in writes], writer))
     if judged.verdict.exit_code == 0:
-        return ALLOW
+        return module.allow(call)
     lines = []
     for v in judged.violations:
         why = (v.evidence or "").split("; ")[0]  # the strongest reason (the rest are other marks of the same agent)

@@ -4,8 +4,10 @@ Copilot's CLI and Cursor read it from that file.
 Payload (code.claude.com/docs/en/hooks, checked 2026-12-06, and recorded from Claude Code
 2.1.328: tests/agents/payloads/claude/): `hook_event_name`, `tool_name`, `tool_input`, `cwd`,
 `session_id`, `transcript_path`, `permission_mode`. The write tools and where they name the path:
-`Write`, `Edit`, `MultiEdit` (`file_path`, absolute), `NotebookEdit` (`notebook_path`); `Bash`
-runs `command`. Other tools (reads, searches, MCP tools) are not the gate's.
+`Write`, `Edit`, `MultiEdit` (`file_path`, absolute; `MultiEdit` is gone from 2.1.332, still read),
+`NotebookEdit` (`notebook_path`); `Bash` runs `command`. Other tools (reads, searches, MCP tools)
+are not the gate's. Copilot CLI sends this form from `.claude/settings.json` with its own argument
+names (`Write` with `path`), and Continue's CLI and Auggie send it from theirs: read too.
 
 Answer: a denial is exit status 2 with the reason on stderr, which Claude Code feeds back to the
 model; the same decision is printed as its JSON form (`hookSpecificOutput.permissionDecision:
@@ -19,6 +21,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from . import hookfiles
 from .toolcall import MODIFY, WRITE, Answer, PathWrite, ToolCall, exit_two, member, path_of
 
 NAME = "claude"
@@ -29,7 +32,7 @@ USER_FILES = (".claude/settings.json",)
 
 #: tool name -> the keys its input names the path by
 PATH_KEYS: dict[str, tuple[str, ...]] = {
-    "Write": ("file_path",), "Edit": ("file_path",), "MultiEdit": ("file_path",),
+    "Write": ("file_path", "path"), "Edit": ("file_path", "path"), "MultiEdit": ("file_path", "path"),
     "NotebookEdit": ("notebook_path", "file_path"),
 }
 SHELL_TOOLS = frozenset({"Bash"})
@@ -53,3 +56,30 @@ def deny(call: ToolCall | None, reason: str) -> Answer:
     decision = {"hookSpecificOutput": {"hookEventName": (call.event if call else "") or "PreToolUse",
                                        "permissionDecision": "deny", "permissionDecisionReason": reason}}
     return exit_two(reason, json.dumps(decision))
+
+
+def allow(call: ToolCall) -> Answer:
+    from .toolcall import ALLOW
+
+    return ALLOW
+
+
+#: The file `gate agents install` writes (merged into: the user's other settings and hooks kept).
+CONFIG_PATH = ".claude/settings.json"
+EXECUTABLE = False
+MATCHER = "Write|Edit|MultiEdit|NotebookEdit|Bash"
+
+
+def configure(text: str | None, command: str) -> str:
+    doc = hookfiles.load(text, CONFIG_PATH)
+    hook = {"type": "command", "command": command, "timeout": 30}
+    return hookfiles.dump(hookfiles.with_nested_entry(doc, ("hooks", "PreToolUse"), MATCHER, hook, CONFIG_PATH))
+
+
+def configured(text: str) -> str | None:
+    return hookfiles.configured_json(text, CONFIG_PATH)
+
+
+def sample_write(path: str, cwd: str) -> dict[str, Any]:
+    return {"session_id": "doctor", "cwd": cwd, "hook_event_name": "PreToolUse", "tool_name": "Write",
+            "tool_input": {"file_path": path, "content": ""}}

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from . import hookfiles
 from .toolcall import MODIFY, WRITE, Answer, PathWrite, ToolCall, exit_two, member, path_of
 
 NAME = "gemini"
@@ -41,3 +42,29 @@ def read(payload: dict[str, Any]) -> ToolCall:
 
 def deny(call: ToolCall | None, reason: str) -> Answer:
     return exit_two(reason, json.dumps({"decision": "deny", "reason": reason}))
+
+
+def allow(call: ToolCall) -> Answer:
+    from .toolcall import ALLOW
+
+    return ALLOW
+
+
+CONFIG_PATH = ".gemini/settings.json"
+EXECUTABLE = False
+MATCHER = "write_file|replace|run_shell_command"
+
+
+def configure(text: str | None, command: str) -> str:
+    doc = hookfiles.load(text, CONFIG_PATH)
+    hook = {"name": "push-gate", "type": "command", "command": command, "timeout": 30000}  # milliseconds
+    return hookfiles.dump(hookfiles.with_nested_entry(doc, ("hooks", "BeforeTool"), MATCHER, hook, CONFIG_PATH))
+
+
+def configured(text: str) -> str | None:
+    return hookfiles.configured_json(text, CONFIG_PATH)
+
+
+def sample_write(path: str, cwd: str) -> dict[str, Any]:
+    return {"session_id": "doctor", "cwd": cwd, "hook_event_name": "BeforeTool", "tool_name": "write_file",
+            "tool_input": {"file_path": path, "content": ""}}

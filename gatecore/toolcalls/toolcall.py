@@ -64,6 +64,7 @@ def read_payload(data: bytes) -> dict[str, Any]:
     if len(data) > MAX_PAYLOAD_BYTES:
         raise GateError("GATE-AGENT-PAYLOAD", f"the payload is {len(data)} bytes, more than the "
                                               f"{MAX_PAYLOAD_BYTES} the check reads")
+    data = data.removeprefix(b"\xef\xbb\xbf")  # Cursor writes a byte-order mark before the JSON
     if not data.strip():
         raise GateError("GATE-AGENT-PAYLOAD", "the hook was given no payload on stdin")
 
@@ -119,7 +120,7 @@ ALLOW = Answer("", "", 0)
 
 
 #: The agents whose pre-tool hooks the gate reads, one module of this package each (docs/agent-hooks.md).
-AGENTS: tuple[str, ...] = ("claude", "gemini")
+AGENTS: tuple[str, ...] = ("claude", "copilot", "cursor", "codex", "gemini", "windsurf", "cline", "kiro")
 
 
 class Adapter(Protocol):
@@ -128,7 +129,8 @@ class Adapter(Protocol):
     NAME: str
     #: the catalogue entries (gatecore/data/agents.toml) whose marks this agent's commits carry
     CATALOGUE: tuple[str, ...]
-    #: the files, relative to the work tree, that configure this agent's hooks (a write to one is refused)
+    #: the files, relative to the work tree, that configure this agent's hooks (a write to one is refused; a
+    #: name ending in `/` is a directory, everything below it counted)
     PROJECT_FILES: tuple[str, ...]
     #: the same in the user's home directory
     USER_FILES: tuple[str, ...]
@@ -136,6 +138,18 @@ class Adapter(Protocol):
     def read(self, payload: dict[str, Any]) -> ToolCall: ...
 
     def deny(self, call: ToolCall | None, reason: str) -> Answer: ...
+
+    def allow(self, call: ToolCall) -> Answer: ...
+
+    #: `gate agents install`'s file (relative to the work tree), and whether it is a program
+    CONFIG_PATH: str
+    EXECUTABLE: bool
+
+    def configure(self, text: str | None, command: str) -> str: ...
+
+    def configured(self, text: str) -> str | None: ...
+
+    def sample_write(self, path: str, cwd: str) -> dict[str, Any]: ...
 
 
 def adapter(name: str) -> Adapter:
@@ -151,9 +165,19 @@ def adapter(name: str) -> Adapter:
 def detect(payload: Mapping[str, Any]) -> str:
     """Which agent sent `payload`, from its shape, for a hook installed without `--agent`."""
     event = payload.get("hook_event_name")
+    if "agent_action_name" in payload:
+        return "windsurf"
+    if isinstance(payload.get("preToolUse"), dict):
+        return "cline"
+    if "toolName" in payload:
+        return "copilot"
+    if "cursor_version" in payload or "conversation_id" in payload:
+        return "cursor"
     if event == "BeforeTool":
         return "gemini"
     if event == "PreToolUse" and "tool_name" in payload:
-        return "claude"
+        return "codex" if "turn_id" in payload or payload.get("tool_name") == "apply_patch" else "claude"
+    if event == "preToolUse" and "tool_name" in payload:
+        return "kiro"
     raise GateError("GATE-AGENT-PAYLOAD", "the payload's shape is no agent's the check knows: give --agent NAME "
                                           f"({', '.join(AGENTS)})")

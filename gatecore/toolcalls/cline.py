@@ -1,0 +1,94 @@
+"""Cline's `PreToolUse` hook: an executable `.clinerules/hooks/PreToolUse` (the extension) or in
+`.cline/hooks/` (the CLI).
+
+Payload (cline/cline, hooks; tests/agents/payloads/cline/; checked 2026-12-06): `hookName`,
+`workspaceRoots`, and `preToolUse` with `toolName` and `parameters` (string values): the write tools
+`write_to_file` and `replace_in_file` (`path`, relative to the workspace root), the CLI's `editor`
+(`path`) and `apply_patch` (`input`, Codex's envelope); `execute_command` runs `command`. The CLI
+also sends `tool_call.input`, with the same paths.
+
+Answer: a JSON object on stdout, `{"cancel": true, "errorMessage": ...}` to refuse (any exit
+status); Cline lets through what gives no such answer, so the allow says `{"cancel": false}`.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from ..errors import GateError
+from . import hookfiles
+from .applypatch import patch_writes
+from .toolcall import MODIFY, WRITE, Answer, PathWrite, ToolCall, member, path_of
+
+NAME = "cline"
+CATALOGUE: tuple[str, ...] = ()  # Cline marks no commit of its own
+PROJECT_FILES = (".clinerules/", ".cline/")
+USER_FILES = (".cline/",)
+
+PATH_TOOLS = {"write_to_file": WRITE, "replace_in_file": MODIFY, "editor": MODIFY, "new_file": WRITE}
+SHELL_TOOLS = frozenset({"execute_command", "run_commands"})
+
+
+def read(payload: dict[str, Any]) -> ToolCall:
+    pre = member(payload, "preToolUse", dict, "payload")
+    tool = member(pre, "toolName", str, "preToolUse")
+    params = pre.get("parameters") or {}
+    if not isinstance(params, dict):
+        raise GateError("GATE-AGENT-PAYLOAD", "preToolUse.parameters is not an object")
+    roots = payload.get("workspaceRoots")
+    cwd = roots[0] if isinstance(roots, list) and roots and isinstance(roots[0], str) else None
+    if tool in PATH_TOOLS:
+        path = path_of(params, ("path", "file_path"), "preToolUse.parameters", tool)
+        return ToolCall(NAME, tool, cwd, (PathWrite(path, PATH_TOOLS[tool]),), event="PreToolUse")
+    if tool == "apply_patch":
+        patch = params.get("input")
+        if not isinstance(patch, str):
+            raise GateError("GATE-AGENT-PAYLOAD", "apply_patch's parameters hold no patch (input)")
+        return ToolCall(NAME, tool, cwd, patch_writes(patch), event="PreToolUse")
+    if tool in SHELL_TOOLS:
+        command = params.get("command")
+        if command is None and isinstance(params.get("commands"), list):
+            command = "\n".join(c for c in params["commands"] if isinstance(c, str))
+        if not isinstance(command, str):
+            raise GateError("GATE-AGENT-PAYLOAD", f"{tool}'s parameters hold no command")
+        return ToolCall(NAME, tool, cwd, command=command, event="PreToolUse")
+    return ToolCall(NAME, tool, cwd, event="PreToolUse")
+
+
+def deny(call: ToolCall | None, reason: str) -> Answer:
+    return Answer(json.dumps({"cancel": True, "errorMessage": reason}) + "\n", reason + "\n", 2)
+
+
+def allow(call: ToolCall) -> Answer:
+    return Answer(json.dumps({"cancel": False}) + "\n", "", 0)
+
+
+#: An executable hook file (Cline runs `.clinerules/hooks/PreToolUse` itself): it runs the check, and
+#: refuses in Cline's form when the gate cannot run at all (Cline lets through what gives no answer).
+CONFIG_PATH = ".clinerules/hooks/PreToolUse"
+EXECUTABLE = True
+_SCRIPT = """#!/bin/sh
+# push-gate's agent check (written by gate agents install; docs/agent-hooks.md)
+{check}
+status=$?
+if [ "$status" -eq 0 ] || [ "$status" -eq 2 ]; then exit "$status"; fi
+echo '{{"cancel": true, "errorMessage": "GATE-AGENT-INTERNAL: push-gate could not run its check (is gate on PATH?)"}}'
+exit 2
+"""
+
+
+def configure(text: str | None, command: str) -> str:
+    if text is not None and hookfiles.MARK not in text:
+        raise GateError("GATE-AGENT-INSTALL", f"{CONFIG_PATH} exists and is not push-gate's: it is left as it is; "
+                                              "add the check to it by hand (docs/agent-hooks.md)")
+    return _SCRIPT.format(check=command.removesuffix(" || exit 2"))
+
+
+def configured(text: str) -> str | None:
+    return next((ln for ln in text.splitlines() if hookfiles.MARK in ln and not ln.startswith("#")), None)
+
+
+def sample_write(path: str, cwd: str) -> dict[str, Any]:
+    return {"hookName": "PreToolUse", "workspaceRoots": [cwd],
+            "preToolUse": {"toolName": "write_to_file", "parameters": {"path": path, "content": ""}}}

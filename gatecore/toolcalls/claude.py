@@ -7,7 +7,7 @@ Payload (code.claude.com/docs/en/hooks, checked 2026-12-06, and recorded from Cl
 `Write`, `Edit`, `MultiEdit` (`file_path`, absolute; `MultiEdit` is gone from 2.1.332, still read),
 `NotebookEdit` (`notebook_path`); `Bash` runs `command`. Other tools (reads, searches, MCP tools)
 are not the gate's. Copilot CLI sends this form from `.claude/settings.json` with its own argument
-names (`Write` with `path`), and Continue's CLI and Auggie send it from theirs: read too.
+names (`Write` with `path`), and Continue's CLI (`filepath`) and Auggie send it from theirs: read too.
 
 Answer: a denial is exit status 2 with the reason on stderr, which Claude Code feeds back to the
 model; the same decision is printed as its JSON form (`hookSpecificOutput.permissionDecision:
@@ -32,7 +32,8 @@ USER_FILES = (".claude/settings.json",)
 
 #: tool name -> the keys its input names the path by
 PATH_KEYS: dict[str, tuple[str, ...]] = {
-    "Write": ("file_path", "path"), "Edit": ("file_path", "path"), "MultiEdit": ("file_path", "path"),
+    "Write": ("file_path", "path", "filepath"), "Edit": ("file_path", "path", "filepath"),
+    "MultiEdit": ("file_path", "path", "filepath"),
     "NotebookEdit": ("notebook_path", "file_path"),
 }
 SHELL_TOOLS = frozenset({"Bash"})

@@ -30,6 +30,13 @@ PATH_TOOLS = {"write_to_file": WRITE, "replace_in_file": MODIFY, "editor": MODIF
 SHELL_TOOLS = frozenset({"execute_command", "run_commands"})
 
 
+def _real_input(payload: dict[str, Any]) -> dict[str, Any]:
+    """The CLI's `tool_call.input` (the arguments with their real types), or {}."""
+    call = payload.get("tool_call")
+    given = call.get("input") if isinstance(call, dict) else None
+    return given if isinstance(given, dict) else {}
+
+
 def read(payload: dict[str, Any]) -> ToolCall:
     pre = member(payload, "preToolUse", dict, "payload")
     tool = member(pre, "toolName", str, "preToolUse")
@@ -48,8 +55,14 @@ def read(payload: dict[str, Any]) -> ToolCall:
         return ToolCall(NAME, tool, cwd, patch_writes(patch), event="PreToolUse")
     if tool in SHELL_TOOLS:
         command = params.get("command")
-        if command is None and isinstance(params.get("commands"), list):
-            command = "\n".join(c for c in params["commands"] if isinstance(c, str))
+        commands = _real_input(payload).get("commands", params.get("commands"))
+        if isinstance(commands, str):  # the extension's string values: a list arrives JSON-encoded
+            try:
+                commands = json.loads(commands)
+            except ValueError:
+                commands = [commands]
+        if command is None and isinstance(commands, list):
+            command = "\n".join(c for c in commands if isinstance(c, str))
         if not isinstance(command, str):
             raise GateError("GATE-AGENT-PAYLOAD", f"{tool}'s parameters hold no command")
         return ToolCall(NAME, tool, cwd, command=command, event="PreToolUse")

@@ -162,6 +162,10 @@ def adapter(name: str) -> Adapter:
     return module
 
 
+_KIRO_TOOLS = frozenset({"fs_write", "fs_read", "execute_bash", "use_aws", "report_issue"})
+_COPILOT_TOOLS = frozenset({"create", "edit", "bash", "powershell", "view", "str_replace_editor", "glob", "grep"})
+
+
 def detect(payload: Mapping[str, Any]) -> str:
     """Which agent sent `payload`, from its shape, for a hook installed without `--agent`."""
     event = payload.get("hook_event_name")
@@ -175,9 +179,12 @@ def detect(payload: Mapping[str, Any]) -> str:
         return "cursor"
     if event == "BeforeTool":
         return "gemini"
-    if event == "PreToolUse" and "tool_name" in payload:
-        return "codex" if "turn_id" in payload or payload.get("tool_name") == "apply_patch" else "claude"
-    if event == "preToolUse" and "tool_name" in payload:
+    tool = payload.get("tool_name")
+    if event in ("PreToolUse", "preToolUse") and tool in _KIRO_TOOLS:
         return "kiro"
+    if event == "PreToolUse" and tool in _COPILOT_TOOLS:
+        return "copilot"  # Copilot's PascalCase form keeps its own (lower-case) tool names
+    if event == "PreToolUse" and "tool_name" in payload:
+        return "codex" if "turn_id" in payload or tool == "apply_patch" else "claude"
     raise GateError("GATE-AGENT-PAYLOAD", "the payload's shape is no agent's the check knows: give --agent NAME "
                                           f"({', '.join(AGENTS)})")

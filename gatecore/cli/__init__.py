@@ -7,7 +7,7 @@ anything unexpected returns 3 as `GATE-CLI-INTERNAL`. Nothing ever maps an error
 
 The commands live in their groups' modules (`receiptcmds`, `keycmds`, `policycmds`,
 `agentcmds`, `hookcmds`, `servercmds`, `attemptcmds`, `reviewcmds`, `ledgercmds`,
-`approvalcmds`, `attestcmds`, `infocmds`), each a thin function over the package that returns
+`approvalcmds`, `attestcmds`, `checkcmds`, `infocmds`), each a thin function over the package that returns
 an exit code and reads the clock once; `wiring` hangs them on the root, loading only the group
 a command line names; `clicommon` holds what they share; `__main__` is `python -m gatecore.cli`.
 Only these modules talk to typer, and `main` imports typer only once it has a command line

@@ -82,3 +82,17 @@ def test_a_shape_no_agent_sends_is_refused_not_guessed() -> None:
     with pytest.raises(GateError) as exc:
         detect({"tool": "Write", "path": "x"})
     assert exc.value.code == "GATE-AGENT-PAYLOAD"
+
+
+def test_agent_config_freezes_every_agents_hook_files() -> None:
+    """A commit cannot switch the agents' checks off under a policy that freezes `@agent-config`: every
+    file `gate agents install` writes, and every hook file the check refuses writes to, is in the set."""
+    from gatecore.adapters.config import load_catalogue
+    from gatecore.configuration.policy import PathGlob, normalize_path
+
+    globs = [PathGlob.compile(p) for p, _ in load_catalogue().config_paths()]
+    for name in AGENTS:
+        module = adapter(name)
+        for path in (module.CONFIG_PATH, *module.PROJECT_FILES):
+            probe = normalize_path(path + "x.json" if path.endswith("/") else path)
+            assert any(g.matches(probe) for g in globs), (name, path)

@@ -310,3 +310,12 @@ def test_the_written_files_validate_against_the_vendors_schemas(tmp_path: Path, 
     assert out.returncode == 0, out.stdout + out.stderr
 
 
+
+
+def test_the_documented_install_runs_as_written(tmp_path: Path) -> None:
+    from support.docblocks import run_block
+
+    work = _project(tmp_path / "p")
+    env = {"PATH": f"{Path(GATE).parent}:{os.environ.get('PATH', '')}"}
+    out = run_block("agent-hooks-install", {}, work, env)
+    assert "claude: wrote .claude/settings.json" in out.stdout and "gemini: ok" in out.stdout, out.stdout

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import Any, Protocol
 
 from ..errors import GateError
 from ..valueclass import valueclass
@@ -118,6 +117,12 @@ def exit_two(reason: str, decision: str | None = None) -> Answer:
 
 ALLOW = Answer("", "", 0)
 
+
+TYPE_CHECKING = False  # (typing's, as mypy reads it: an agent's hook does not import `typing`)
+if TYPE_CHECKING:
+    from typing import Any, Protocol
+else:
+    Protocol = object
 
 #: The agents whose pre-tool hooks the gate reads, one module of this package each (docs/agent-hooks.md).
 AGENTS: tuple[str, ...] = ("claude", "copilot", "cursor", "codex", "gemini", "windsurf", "cline", "kiro")

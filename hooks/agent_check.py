@@ -206,12 +206,11 @@ def _policy(where: Where, explicit: str | None) -> Policy:
     `clientconfig` finds it (the work tree's copy before the first commit that has one)."""
     from gatecore.adapters import config
 
-    from . import clientconfig
-
     cache = os.path.join(where.git_dir, "gate", "client-policy.toml")
     if explicit is None and where.policy_blob is not None:
         blob = where.policy_blob
         return config.policy_from_blob_cached(blob, lambda: _blob(where, blob), f"HEAD:{POLICY_FILE}", cache)
+    from . import clientconfig
     from .common import ClientRepo
 
     repo = ClientRepo(where.git_dir, where.top, where.object_format)

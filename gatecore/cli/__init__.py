@@ -50,6 +50,23 @@ def _own_packages() -> None:
     bind()
 
 
+def _agent_check(args: list[str]) -> int:
+    """`gate agents check`: `hooks.agent_check`, held to be push-gate's own after it is imported (what
+    `_own_packages` makes sure of beforehand, at the cost of compiling server/launch.py: a few
+    milliseconds on a road an agent runs before every tool call)."""
+    import os
+
+    import hooks
+    from hooks.agent_check import main as agent_check
+
+    ours = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "hooks")
+    if os.path.dirname(os.path.abspath(hooks.__file__ or "")) != ours:
+        _err(f"GATE-CONFIG-INSTALL: the package 'hooks' was imported from {hooks.__file__}, not from push-gate's "
+             f"{ours}: give push-gate its own environment (docs/servers.md)")
+        return 2  # (2: a refusal in every agent that reads the status)
+    return agent_check(args)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """`gate ARGS`: the single error boundary (the console script, and the tests, in process).
 
@@ -57,17 +74,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     usage error returns 2; anything unexpected prints its traceback and returns 3, reported
     as `GATE-CLI-INTERNAL`. Nothing maps an error to 0."""
     args = list(sys.argv[1:] if argv is None else argv)
+    if args[:2] == ["agents", "check"]:
+        # an agent's pre-tool hook, run before every tool call: its own boundary, and no typer
+        # (`agentcmds.agents_check` is the same command for `gate agents --help`)
+        return _agent_check(args[2:])
     try:
         _own_packages()
     except ImportError as exc:  # another distribution's server or hooks package came first
         _err(f"GATE-CONFIG-INSTALL: {exc}")
         return 2
-    if args[:2] == ["agents", "check"]:
-        # an agent's pre-tool hook, run before every tool call: its own boundary, and no typer
-        # (`agentcmds.agents_check` is the same command for `gate agents --help`)
-        from hooks.agent_check import main as agent_check
-
-        return agent_check(args[2:])
     import traceback
 
     import typer

@@ -19,10 +19,12 @@ status lets the call through in Claude Code: the installed command turns every s
 from __future__ import annotations
 
 import json
-from typing import Any
 
-from . import hookfiles
 from .toolcall import MODIFY, WRITE, Answer, PathWrite, ToolCall, exit_two, member, path_of
+
+TYPE_CHECKING = False  # (typing's, as mypy reads it: an agent's hook does not import `typing`)
+if TYPE_CHECKING:
+    from typing import Any
 
 NAME = "claude"
 CATALOGUE = ("claude",)
@@ -72,12 +74,16 @@ MATCHER = "Write|Edit|MultiEdit|NotebookEdit|Bash"
 
 
 def configure(text: str | None, command: str) -> str:
+    from . import hookfiles
+
     doc = hookfiles.load(text, CONFIG_PATH)
     hook = {"type": "command", "command": command, "timeout": 30}
     return hookfiles.dump(hookfiles.with_nested_entry(doc, ("hooks", "PreToolUse"), MATCHER, hook, CONFIG_PATH))
 
 
 def configured(text: str) -> str | None:
+    from . import hookfiles
+
     return hookfiles.configured_json(text, CONFIG_PATH)
 
 

@@ -14,12 +14,14 @@ status); Cline lets through what gives no such answer, so the allow says `{"canc
 from __future__ import annotations
 
 import json
-from typing import Any
 
 from ..errors import GateError
-from . import hookfiles
 from .applypatch import patch_writes
 from .toolcall import MODIFY, WRITE, Answer, PathWrite, ToolCall, member, path_of
+
+TYPE_CHECKING = False  # (typing's, as mypy reads it: an agent's hook does not import `typing`)
+if TYPE_CHECKING:
+    from typing import Any
 
 NAME = "cline"
 CATALOGUE: tuple[str, ...] = ()  # Cline marks no commit of its own
@@ -92,6 +94,8 @@ exit 2
 
 
 def configure(text: str | None, command: str) -> str:
+    from . import hookfiles
+
     if text is not None and hookfiles.MARK not in text:
         raise GateError("GATE-AGENT-INSTALL", f"{CONFIG_PATH} exists and is not push-gate's: it is left as it is; "
                                               "add the check to it by hand (docs/agent-hooks.md)")
@@ -99,6 +103,8 @@ def configure(text: str | None, command: str) -> str:
 
 
 def configured(text: str) -> str | None:
+    from . import hookfiles
+
     return next((ln for ln in text.splitlines() if hookfiles.MARK in ln and not ln.startswith("#")), None)
 
 

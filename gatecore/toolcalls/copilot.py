@@ -19,12 +19,14 @@ time-out is an allow in Copilot: the check answers well inside its 30 s
 from __future__ import annotations
 
 import json
-from typing import Any
 
 from ..errors import GateError
-from . import hookfiles
 from .applypatch import patch_writes
 from .toolcall import MODIFY, WRITE, Answer, PathWrite, ToolCall, exit_two, member, path_of
+
+TYPE_CHECKING = False  # (typing's, as mypy reads it: an agent's hook does not import `typing`)
+if TYPE_CHECKING:
+    from typing import Any
 
 NAME = "copilot"
 CATALOGUE = ("copilot",)
@@ -90,6 +92,8 @@ MATCHER = "create|edit|str_replace_editor|write|apply_patch|bash|powershell"
 
 
 def configure(text: str | None, command: str) -> str:
+    from . import hookfiles
+
     doc = hookfiles.load(text, CONFIG_PATH)
     doc.setdefault("version", 1)
     entry = {"type": "command", "bash": command, "timeoutSec": 30, "matcher": MATCHER}
@@ -97,6 +101,8 @@ def configure(text: str | None, command: str) -> str:
 
 
 def configured(text: str) -> str | None:
+    from . import hookfiles
+
     return hookfiles.configured_json(text, CONFIG_PATH)
 
 

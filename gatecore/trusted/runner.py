@@ -168,7 +168,8 @@ def run_review(repo_path: Path, attempt: str, base_rev: str | None, head_rev: st
     request = modelcall.request(prompt.decode("utf-8", "replace"), diff.decode("utf-8", "replace"),
                                 challenge=challenge, attempt=attempt, generation=expected.workspace_generation,
                                 model=model, diff_sha256=expected.diff_sha256)
-    stdout = modelcmd.run(command, request, timeout, {modelcall.ENV_MODEL: model, modelcall.ENV_ATTEMPT: attempt})
+    stdout = modelcmd.run(command, request, timeout, {modelcall.ENV_MODEL: model, modelcall.ENV_ATTEMPT: attempt},
+                          notes)
     got = modelcall.read_answer(stdout, challenge, model, "the model's command", _model_names())
     if notes is not None:
         notes += got.answer.notes("the model's command")

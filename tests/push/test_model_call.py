@@ -13,7 +13,9 @@ and refused by the runner's own call.
 from __future__ import annotations
 
 import json
+import os
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -51,6 +53,18 @@ elif mode == "hang":
 elif mode == "die":
     sys.stderr.write("upstream overloaded\n")
     sys.exit(3)
+elif mode in ("leave", "leave-and-hang"):  # a helper in a session of its own keeps stdout and stderr, an hour
+    pid = os.fork()
+    if pid == 0:
+        os.setsid()
+        time.sleep(3600)
+        os._exit(0)
+    with open(os.environ["MODEL_PIDFILE"], "w") as f:
+        f.write(str(pid))
+    if mode == "leave":
+        print(json.dumps(answer), flush=True)
+        os._exit(0)
+    time.sleep(3600)
 '''
 
 
@@ -210,3 +224,45 @@ def test_a_retry_hands_on_the_receipt_it_finds_and_calls_no_model_for_another_fi
     out = run(lab, attempt, head, model, prompt, other, env={"MODEL_LOG": str(log)})
     assert out.returncode == 1 and "GATE-INPUT-PATH" in out.stderr  # type: ignore[attr-defined]
     assert len(log.read_text().splitlines()) == 1 and other.read_text() == "model A's answer\n"
+
+
+def _gone(pid: int) -> bool:
+    """The process has ended (or is a zombie nobody can be held up by)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            return f.read().rsplit(b")", 1)[1].split()[0] == b"Z"
+    except FileNotFoundError:
+        return True
+
+
+@pytest.mark.parametrize("mode,timeout", [("leave", "600"), ("leave-and-hang", "2")])
+def test_the_deadline_holds_whatever_the_model_command_leaves_behind(lab: Lab, model: str, prompt: Path,
+                                                                     tmp_path: Path, mode: str, timeout: str) -> None:
+    """The command forks a child that calls setsid, keeps its stdout and stderr and sleeps an hour.
+    Answering and exiting 0 (`leave`, the default 600 s timeout): the answer is sealed at once, not
+    when the child lets the pipes go. Not answering (`leave-and-hang`, 2 s): GATE-REVIEW-MODEL-COMMAND
+    in one line, nothing sealed. Either way the run ends long before the child would, and the child,
+    which left the command's process group, is ended too. (Before: the runner read stdout to its
+    end of file, an hour.)"""
+    attempt = lab.open()
+    head = lab.change(f"{mode}-{attempt}")
+    receipt, pidfile = tmp_path / "receipt.json", tmp_path / "child.pid"
+    started = time.monotonic()
+    out = run(lab, attempt, head, model, prompt, receipt, "--model-timeout", timeout,
+              env={"MODEL_MODE": mode, "MODEL_PIDFILE": str(pidfile)})
+    took = time.monotonic() - started
+    child = int(pidfile.read_text())
+    try:
+        assert took < 60, f"the run took {took:.0f} s"  # the child sleeps 3600
+        if mode == "leave":
+            assert out.returncode == 0, out.stderr  # type: ignore[attr-defined]
+            assert "left 1 process(es) running when it exited; they were ended" in out.stderr  # type: ignore[attr-defined]
+            assert lab.receipt_doc(receipt)["model_run"] == "runner"
+        else:
+            errors = [line for line in out.stderr.splitlines() if "GATE-REVIEW-MODEL-COMMAND" in line]  # type: ignore[attr-defined]
+            assert out.returncode == 1 and len(errors) == 1 and "did not answer within 2 s" in errors[0], out.stderr  # type: ignore[attr-defined]
+            assert not receipt.exists()
+        assert _gone(child)
+    finally:
+        if not _gone(child):
+            os.kill(child, 9)

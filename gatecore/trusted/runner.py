@@ -56,7 +56,7 @@ def server_base(repo_path: Path, remote: str, target: str | None, head: str, env
     if target is None:
         raise GateError("GATE-INPUT-ARGUMENT", f"{remote} names no HEAD branch; pass --base")
     gitcmd.run_git(["fetch", "--quiet", "--no-tags", remote, target], cwd=repo_path, code="GATE-GIT-REPOSITORY",
-                   env=env)
+                   env=env, transport=True)
     tip = gitcmd.run_git(["rev-parse", "--verify", "-q", "FETCH_HEAD^{commit}"], cwd=repo_path,
                          code="GATE-GIT-REPOSITORY").stdout.decode("ascii").strip()
     base = GitRepo.at(repo_path).merge_base(tip, head)

@@ -109,12 +109,16 @@ INDEPENDENCE_TABLE: tuple[TableRow, ...] = (
              codes=("GATE-REVIEW-MODEL-UNPLACED",)),
     TableRow("the commits show the reviewer's vendor (vendor)", "accept", "reject", ("model_id",),
              independent="vendor", author="gpt-5", reviewer="claude-opus-4-1", codes=("GATE-REVIEW-SAME-VENDOR",),
-             evidence=(Shown("c" * 40, "claude", "anthropic", None, "co-author email noreply@anthropic.com "
+             evidence=(Shown("c" * 40, "claude", "anthropic", (), "co-author email noreply@anthropic.com "
                                                                      "(Co-authored-by trailer)"),)),
     TableRow("the commits name the reviewer's model (model)", "accept", "reject", ("model_id",),
              independent="model", author="gpt-5", reviewer="claude-opus-4-1", codes=("GATE-REVIEW-SAME-MODEL",),
-             evidence=(Shown("c" * 40, "ai-assistance-trailers", None, "claude-opus-4-1-20250805",
+             evidence=(Shown("c" * 40, "ai-assistance-trailers", None, ("claude-opus-4-1-20250805",),
                              "trailer Assisted-by: Claude:claude-opus-4-1-20250805"),)),
+    TableRow("two models named, the reviewer's second (model)", "accept", "reject", ("model_id",),
+             independent="model", author="gpt-5", reviewer="claude-opus-4-1", codes=("GATE-REVIEW-SAME-MODEL",),
+             evidence=(Shown("c" * 40, "ai-assistance-trailers", None, ("claude-sonnet-4-5", "claude-opus-4-1"),
+                             "trailer Assisted-by: Claude:claude-sonnet-4-5"),)),
     TableRow("another vendor's reviewer (vendor)", "accept", "accept", (),
              independent="vendor", author=AUTHOR, reviewer="gpt-5"),
 )

@@ -46,6 +46,7 @@ POLL_SECONDS = 0.05
 _CHUNK = 65536
 #: prctl(2): a process that adopts its descendants' orphans.
 _PR_SET_CHILD_SUBREAPER, _PR_GET_CHILD_SUBREAPER = 36, 37
+_EXIT = "exit"  # the selector's mark on the command's pidfd
 
 
 @valueclass(frozen=True, slots=True)
@@ -103,7 +104,7 @@ def _read(proc: subprocess.Popen[bytes], data: bytes | None, deadline: float | N
             if not pipes.step(POLL_SECONDS if deadline is None else max(0.0, min(POLL_SECONDS, deadline - now))):
                 return bytes(pipes.out), bytes(pipes.err), False, True
     finally:
-        pipes.sel.close()
+        pipes.close()
 
 
 class _Pipes:
@@ -119,6 +120,11 @@ class _Pipes:
         self.sel.register(proc.stdout.fileno(), selectors.EVENT_READ, self.out)
         self.sel.register(proc.stderr.fileno(), selectors.EVENT_READ, self.err)
         self.pending = memoryview(data or b"")
+        try:  # the command's exit wakes the selector (Linux 5.3+); elsewhere the loop looks every POLL_SECONDS
+            self.pidfd: int | None = os.pidfd_open(proc.pid)
+            self.sel.register(self.pidfd, selectors.EVENT_READ, _EXIT)
+        except (AttributeError, OSError):
+            self.pidfd = None
         if proc.stdin is not None:
             os.set_blocking(proc.stdin.fileno(), False)
             if self.pending:
@@ -129,7 +135,12 @@ class _Pipes:
     @property
     def reading(self) -> bool:
         """Is stdout or stderr still open?"""
-        return any(key.data is not None for key in self.sel.get_map().values())
+        return any(isinstance(key.data, bytearray) for key in self.sel.get_map().values())
+
+    def close(self) -> None:
+        self.sel.close()
+        if self.pidfd is not None:
+            os.close(self.pidfd)
 
     def step(self, wait: float) -> bool:
         """Read and write what is ready within `wait` seconds; False: more stdout than is taken."""
@@ -139,6 +150,9 @@ class _Pipes:
         for key, _ in self.sel.select(wait):
             if key.data is None:  # stdin is writable
                 self._write(key.fd)
+                continue
+            if key.data is _EXIT:  # (the loop reads the exit itself)
+                self.sel.unregister(key.fd)
                 continue
             chunk = os.read(key.fd, _CHUNK)
             if not chunk:

@@ -15,11 +15,13 @@ and stops at the first of:
 Then, with `own_session` (the command ran in a session of its own), everything it started is
 ended: its process group, and, on Linux, the processes that left the group. While the command
 runs this process is their subreaper (`PR_SET_CHILD_SUBREAPER`): a child that calls `setsid` and
-outlives its parent is handed to this process instead of to init, so it is found (its parent is
-this process now), killed with its own group and reaped (`Ran.left_behind` counts them).
-Elsewhere such a child is left running, but nothing waits for it. Our ends of the pipes are
-closed in every case, and the command is reaped only after its group was killed (so its id
-cannot be reused in between).
+outlives its parent is handed to this process instead of to init. So the command's descendants
+are listed by their parents (`/proc`) and killed with their groups, its group is killed, and
+then every orphan this process adopts as their parents die is killed and reaped too, until the
+command's group is gone (`SETTLE_SECONDS` at most; `Ran.left_behind` counts those that were
+running outside the group). Elsewhere such a child is left running, but nothing waits for it.
+Our ends of the pipes are closed in every case, and the command is reaped only after its group
+was killed (so its id, the group's, cannot be reused in between).
 
 Without `own_session` (git's transport, which may need the terminal for an ssh passphrase), the
 command shares this process's group: it is killed alone at the deadline, and what it leaves
@@ -78,8 +80,7 @@ def run(argv: Sequence[str], input: bytes | None, *, env: Mapping[str, str], tim
         finally:
             _close(proc)
             if own_session:
-                _kill_group(proc.pid)
-                left = _end_adopted(before, proc.pid)
+                left = _end_all(proc, before)
             elif proc.poll() is None:
                 proc.kill()
             proc.wait()
@@ -200,7 +201,25 @@ def _kill_group(pgid: int) -> None:
         os.killpg(pgid, signal.SIGKILL)
 
 
-# --- the processes that left the command's group (Linux) --------------------------------------
+# --- ending everything the command started -------------------------------------------------
+
+def _end_all(proc: subprocess.Popen[bytes], before: frozenset[int] | None) -> int:
+    """Kill the command's process group and every process it started that left the group, and
+    reap the command; how many were running outside its group. Without a subreaper (`before` is
+    None) only the group is killed."""
+    group = proc.pid  # (a session leader: its group is its id, held while it is unreaped)
+    if before is None:
+        _kill_group(group)
+        return 0
+    # Its descendants now, by their parents (a `setsid` child whose parent still runs), then
+    # whatever it leaves to this process as its parents die (the subreaper adopts them).
+    found = {pid: pgrp for pid, _parent, pgrp in _descendants(group)}
+    _kill_group(group)
+    for pid, pgrp in found.items():
+        _kill(pid, pgrp)
+    proc.wait()
+    return sum(1 for pgrp in found.values() if pgrp != group) + _end_adopted(before, group, set(found))
+
 
 def _prctl(option: int, value: int = 0) -> int | None:
     """prctl(2), or None where there is none (not Linux, no libc)."""
@@ -233,41 +252,90 @@ def _subreaper(on: bool) -> Iterator[frozenset[int] | None]:
             _prctl(_PR_SET_CHILD_SUBREAPER, 0)
 
 
-def _children() -> Iterator[int]:
-    """The processes whose parent is this one (`/proc/PID/stat`'s fourth field)."""
-    me = os.getpid()
+_DEAD = (b"Z", b"X")  # a zombie (dead, not yet reaped), or dead
+
+
+def _stat(pid: int | str) -> tuple[bytes, int, int] | None:
+    """(state, parent, process group) of a process, from `/proc/PID/stat`; None: it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            stat = f.read()
+    except OSError:
+        return None
+    fields = stat[stat.rfind(b")") + 2:].split()
+    return (fields[0], int(fields[1]), int(fields[2])) if len(fields) > 2 else None
+
+
+def _processes() -> Iterator[tuple[int, bytes, int, int]]:
+    """(pid, state, parent, process group) of every process."""
     for name in os.listdir("/proc"):
-        if not name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{name}/stat", "rb") as f:
-                stat = f.read()
-        except OSError:
-            continue
-        fields = stat[stat.rfind(b")") + 2:].split()
-        if len(fields) > 1 and int(fields[1]) == me:
-            yield int(name)
+        if name.isdigit() and (found := _stat(name)) is not None:
+            yield int(name), *found
 
 
-def _end_adopted(before: frozenset[int] | None, command: int, rounds: int = 8) -> int:
-    """Kill and reap the orphans this process adopted from the command (and theirs, which it adopts
-    in turn as they die), each with its process group; how many there were."""
-    if before is None:
-        return 0
-    ended: set[int] = set()
-    ours = os.getpgrp()
-    for _ in range(rounds):
-        adopted = [pid for pid in _children() if pid not in before and pid != command and pid not in ended]
-        if not adopted:
-            break
-        for pid in adopted:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                group = os.getpgid(pid)
-                if group != ours:
-                    os.killpg(group, signal.SIGKILL)
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.kill(pid, signal.SIGKILL)
+def _children() -> list[int]:
+    """The processes whose parent is this one, zombies included (to be reaped)."""
+    me = os.getpid()
+    return [pid for pid, _state, parent, _group in _processes() if parent == me]
+
+
+def _descendants(root: int) -> list[tuple[int, int, int]]:
+    """(pid, parent, process group) of the live processes below `root`, by their parents, now."""
+    live = [(pid, parent, group) for pid, state, parent, group in _processes() if state not in _DEAD]
+    below: set[int] = {root}
+    out: list[tuple[int, int, int]] = []
+    grew = True
+    while grew:
+        grew = False
+        for found in live:
+            if found[1] in below and found[0] not in below:
+                below.add(found[0])
+                out.append(found)
+                grew = True
+    return out
+
+
+def _kill(pid: int, pgrp: int) -> None:
+    """SIGKILL a process and its group (never this process's own group)."""
+    if pgrp != os.getpgrp():
+        _kill_group(pgrp)
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.kill(pid, signal.SIGKILL)
+
+
+#: How long the orphans of a killed command may take to reach this process and die.
+SETTLE_SECONDS = 2.0
+
+
+def _end_adopted(before: frozenset[int], group: int, ended: set[int]) -> int:
+    """Kill and reap the orphans this process adopted from the command (and theirs, adopted in turn
+    as they die), each with its process group, until the command's group is gone and none is left
+    to reap (or `SETTLE_SECONDS` passed); how many were running outside the group when found."""
+    outside = 0
+    until = time.monotonic() + SETTLE_SECONDS
+    while True:
+        pending = False
+        for pid in _children():
+            if pid in before:
+                continue
+            found = _stat(pid)
+            if found is not None and found[0] not in _DEAD and pid not in ended:
+                outside += found[2] != group
+                _kill(pid, found[2])
+                ended.add(pid)
             with contextlib.suppress(ChildProcessError):
-                os.waitpid(pid, 0)
-            ended.add(pid)
-    return len(ended)
+                pending |= os.waitpid(pid, os.WNOHANG)[0] == 0
+        if (not pending and _group_gone(group)) or time.monotonic() >= until:
+            return outside
+        time.sleep(0.01)
+
+
+def _group_gone(group: int) -> bool:
+    """No process (a zombie included) is left in the group."""
+    try:
+        os.killpg(group, 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        return False
+    return False

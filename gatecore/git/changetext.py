@@ -96,9 +96,15 @@ def path_text(path: bytes) -> str:
     return plain if quoted == plain else f'"{quoted}"'
 
 
-def change_text(objects: Objects, base: str, new: str, limit: int | None = None) -> ChangeText:
-    """The change from commit `base` to commit `new`, read from the objects and shown (module doc)."""
-    changes = canonical_changes(objects, objects.commit(base).tree_id, objects.commit(new).tree_id)
+def change_text(objects: Objects, base: str | None, new: str, limit: int | None = None,
+                paths: Sequence[bytes] | None = None) -> ChangeText:
+    """The change from commit `base` (None: the empty tree, for a root commit) to commit `new`, read
+    from the objects and shown (module doc); with `paths`, only the records at or below them."""
+    def under(path: bytes) -> bool:
+        return paths is None or any(path == p or path.startswith(p + b"/") for p in paths)
+
+    changes = canonical_changes(objects, None if base is None else objects.commit(base).tree_id,
+                                objects.commit(new).tree_id, None if paths is None else under)
     wanted = list(dict.fromkeys(oid for c in changes for mode, oid in ((c.old_mode, c.old_id), (c.new_mode, c.new_id))
                                 if mode not in (0, MODE_GITLINK)))
     blobs = {oid: data for oid, _kind, data in objects.reader.read_many(wanted)} if wanted else {}
@@ -111,7 +117,7 @@ def change_text(objects: Objects, base: str, new: str, limit: int | None = None)
     return render(files, base, new, limit)
 
 
-def render(files: Sequence[FileChange], base: str, new: str, limit: int | None = None) -> ChangeText:
+def render(files: Sequence[FileChange], base: str | None, new: str, limit: int | None = None) -> ChangeText:
     """The text of these records (in path order), or GATE-REVIEW-CHANGE-TOO-LARGE past `limit` bytes."""
     ordered = sorted(files, key=lambda f: f.path)
     sections: list[str] = []
@@ -127,8 +133,9 @@ def render(files: Sequence[FileChange], base: str, new: str, limit: int | None =
                                            f"{len(ordered)} ({path_text(f.path)}): too large for one review request, "
                                            "and never cut; review it in smaller changes")
             sections.append(part)
-    head = [f"{len(ordered)} file(s) changed from {base} to {new}, every one below, nothing cut ({FORMAT}: shown by "
-            "the gate from git's objects, whatever the repository's attributes or configuration say)."]
+    head = [f"{len(ordered)} file(s) changed from {base or 'the empty tree'} to {new}, every one below, nothing cut "
+            f"({FORMAT}: shown by the gate from git's objects, whatever the repository's attributes or "
+            "configuration say)."]
     if binary:
         head.append(f"{len(binary)} of them hold binary content (NUL bytes), not shown as text: their size and "
                     "SHA-256 are. You have not seen what they hold.")

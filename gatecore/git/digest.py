@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import hashlib
 import struct
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from ..errors import GateError
 from ..valueclass import valueclass
@@ -94,12 +94,17 @@ def delta_records(objects: Objects, old_tree: str | None, new_tree: str | None) 
                         content(c.old_mode, c.old_id), content(c.new_mode, c.new_id)) for c in changes]
 
 
-def canonical_changes(objects: Objects, old_tree: str | None, new_tree: str | None) -> list[Change]:
-    """The records of old_tree -> new_tree (`treediff`), or GATE-GIT-MODE for one whose mode is not
-    one of git's five canonical modes (git would show it under another mode than the tree holds).
-    The one reading of a change the digest and the change's text (`changetext`) share."""
+def canonical_changes(objects: Objects, old_tree: str | None, new_tree: str | None,
+                      keep: Callable[[bytes], bool] | None = None) -> list[Change]:
+    """The records of old_tree -> new_tree (`treediff`; `keep`: only the paths it keeps), or
+    GATE-GIT-MODE for one whose mode is not one of git's five canonical modes (git would show it
+    under another mode than the tree holds). The one reading of a change the digest and the
+    change's text (`changetext`) share."""
     modes: list[tuple[bytes, int]] = []
     changes = TreeDiff(objects).changes(old_tree, new_tree, modes=modes)
+    if keep is not None:
+        changes = [c for c in changes if keep(c.path)]
+        modes = [m for m in modes if keep(m[0])]
     if modes:
         path, mode = modes[0]
         raise GateError("GATE-GIT-MODE", f"{path!r} has mode {mode:o}, not one of git's canonical modes")

@@ -88,19 +88,22 @@ class RunAnswer:
     served_model: str | None  # as the model's tool (or the answer) reports it; None: not reported
 
 
-def _unwrap(stdout: bytes, origin: str) -> tuple[bytes, str | None]:
-    """(the answer's bytes, the served model a wrapping tool reports)."""
+def _unwrap(stdout: bytes, origin: str) -> tuple[bytes, tuple[str, ...]]:
+    """(the answer's bytes, every model a wrapping tool reports served it: `served_model` is one
+    model, a list of them (a tool that used several for one answer names each), or null)."""
     try:
         doc = json.loads(stdout.decode("utf-8"))
     except (UnicodeDecodeError, ValueError, RecursionError):
-        return stdout, None  # text (a fenced block, or nothing): modeloutput says what is wrong
+        return stdout, ()  # text (a fenced block, or nothing): modeloutput says what is wrong
     if not isinstance(doc, dict) or "answer" not in doc:
-        return stdout, None
+        return stdout, ()
     answer, served = doc["answer"], doc.get("served_model")
-    if not isinstance(answer, str) or (served is not None and not isinstance(served, str)):
+    listed = [served] if isinstance(served, str) else served if isinstance(served, list) else []
+    if not isinstance(answer, str) or not (served is None or isinstance(served, (str, list))) or not all(
+            isinstance(m, str) for m in listed):
         raise GateError("GATE-INPUT-ARGUMENT", f"model output {origin}: a wrapped answer is "
-                                               '{"answer": TEXT, "served_model": MODEL or null}')
-    return answer.encode("utf-8", "surrogateescape"), served
+                                               '{"answer": TEXT, "served_model": MODEL, [MODEL, ...] or null}')
+    return answer.encode("utf-8", "surrogateescape"), tuple(listed)
 
 
 def served_by(served: str, selected: str, names: ModelNames | None) -> bool:
@@ -130,7 +133,7 @@ def read_answer(stdout: bytes, expected_challenge: str, selected_model: str, ori
         raise GateError("GATE-REVIEW-CHALLENGE", f"the answer from {origin} carries challenge "
                                                  f"{answer.challenge[:16]}..., not this run's "
                                                  f"{expected_challenge[:16]}...: a stale or replayed answer")
-    reported = [m for m in (served_by_tool, answer.served_model) if m is not None]
+    reported = [*served_by_tool, *([answer.served_model] if answer.served_model is not None else [])]
     for served in reported:
         if not served_by(served, selected_model, names):
             raise GateError("GATE-REVIEW-SERVED-MODEL", f"{origin} reports that {served} served the answer, but "

@@ -54,6 +54,8 @@ elif mode == "no-challenge":
     print(json.dumps({"verdict": "pass", "reasons": ["fine"]}))
 elif mode == "served":
     print(json.dumps({"answer": json.dumps(answer), "served_model": os.environ["MODEL_SERVED"]}))
+elif mode == "served-list":  # the tool used the model on record, and another for part of the answer
+    print(json.dumps({"answer": json.dumps(answer), "served_model": ["model-a", os.environ["MODEL_SERVED"]]}))
 elif mode == "hang":
     time.sleep(100000)
 elif mode == "die":
@@ -126,6 +128,7 @@ def test_an_answer_in_a_fenced_block_from_a_tool_that_reports_the_model(lab: Lab
 @pytest.mark.parametrize("mode,code,why", [
     ("no-challenge", "GATE-REVIEW-CHALLENGE", "carries no challenge"),
     ("served", "GATE-REVIEW-SERVED-MODEL", "reports that model-b served the answer"),
+    ("served-list", "GATE-REVIEW-SERVED-MODEL", "reports that model-b served the answer"),
     ("die", "GATE-REVIEW-MODEL-COMMAND", "exited 3; its stderr ends: upstream overloaded"),
     ("hang", "GATE-REVIEW-MODEL-COMMAND", "did not answer within 1 s"),
 ])

@@ -47,6 +47,10 @@ def test_this_runs_answer_is_taken() -> None:
     wrapped = _read({"answer": "```json\n" + json.dumps({**ANSWER, "challenge": CHALLENGE}) + "\n```",
                      "served_model": "anthropic/claude-sonnet-4.5"})
     assert wrapped.served_model == "anthropic/claude-sonnet-4.5" and wrapped.answer.fenced
+    listed = _read({"answer": json.dumps({**ANSWER, "challenge": CHALLENGE}),
+                    "served_model": ["claude-sonnet-4-5-20250929", "anthropic/claude-sonnet-4.5"]})
+    assert listed.served_model == "claude-sonnet-4-5-20250929"  # every one the model on record
+    assert _read({"answer": json.dumps({**ANSWER, "challenge": CHALLENGE}), "served_model": []}).served_model is None
 
 
 @pytest.mark.parametrize("answer,code", [
@@ -56,6 +60,11 @@ def test_this_runs_answer_is_taken() -> None:
     ({"answer": json.dumps({**ANSWER, "challenge": CHALLENGE}), "served_model": "gpt-5"},
      "GATE-REVIEW-SERVED-MODEL"),
     ({**ANSWER, "challenge": CHALLENGE, "served_model": "claude-opus-4-1"}, "GATE-REVIEW-SERVED-MODEL"),
+    # every model a tool reports counts, not the first (issue 44): a fallback for part of the answer
+    ({"answer": json.dumps({**ANSWER, "challenge": CHALLENGE}),
+      "served_model": ["claude-sonnet-4-5", "claude-3-5-haiku-20241022"]}, "GATE-REVIEW-SERVED-MODEL"),
+    ({"answer": json.dumps({**ANSWER, "challenge": CHALLENGE}), "served_model": ["claude-sonnet-4-5", 3]},
+     "GATE-INPUT-ARGUMENT"),
     ({"answer": 3}, "GATE-INPUT-ARGUMENT"),
     ({**ANSWER, "challenge": 7}, "GATE-INPUT-ARGUMENT"),
     (b"", "GATE-INPUT-ARGUMENT"),

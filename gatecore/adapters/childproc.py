@@ -37,7 +37,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 
 from ..valueclass import valueclass
 
@@ -66,14 +66,17 @@ class Ran:
 
 def run(argv: Sequence[str], input: bytes | None, *, env: Mapping[str, str], timeout: float | None,
         max_stdout: int | None = None, stderr_tail: int = 600, own_session: bool = True,
-        cwd: str | os.PathLike[str] | None = None) -> Ran:
-    """Run `argv` with `input` on its stdin (None: no stdin) and read it as the module says.
+        cwd: str | os.PathLike[str] | None = None, on_start: Callable[[int], None] | None = None) -> Ran:
+    """Run `argv` with `input` on its stdin (None: no stdin) and read it as the module says
+    (`on_start`: told the command's id, which is its group's with `own_session`, once it runs).
     OSError if it cannot start."""
     deadline = None if timeout is None else time.monotonic() + timeout
     with _subreaper(own_session) as before:
         proc = subprocess.Popen(list(argv), stdin=subprocess.DEVNULL if input is None else subprocess.PIPE,
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=dict(env), cwd=cwd,
                                 start_new_session=own_session)
+        if on_start is not None:
+            on_start(proc.pid)
         left = 0
         try:
             out, err, timed_out, too_much = _read(proc, input, deadline, max_stdout, stderr_tail)

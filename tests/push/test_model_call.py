@@ -386,6 +386,9 @@ def test_binary_content_is_declared_and_a_verifier_rebuilds_the_request(lab: Lab
     assert SHOWN in request
     rebuilt = request_of(lab.work.path, receipt.read_bytes(), PROMPT)
     assert rebuilt == request.encode()
+    shown = cli("review", "request", "--repo", str(lab.work.path), "--receipt", str(receipt), "--prompt-file",
+                str(prompt))
+    assert shown.returncode == 0 and shown.stdout == request, shown.stderr
     with pytest.raises(GateError) as caught:
         request_of(lab.work.path, receipt.read_bytes(), b"another prompt\n")
     assert caught.value.code == "GATE-BIND-PROMPT"

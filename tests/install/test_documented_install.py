@@ -113,7 +113,7 @@ def test_the_documented_install_upgrade_and_rollback(tmp_path: Path, builds: dic
 
     # rolling back to the version that exists, from its kept wheel
     out = run_block("rollback", {**base, **hosting, "./push_gate-0.1.0-py3-none-any.whl": old_wheel}, admin)
-    assert f"upgraded from push-gate {new} to {old}" in out.stdout, out.stdout
+    assert f"rolled back from push-gate {new} to {old}" in out.stdout, out.stdout
     assert version() == f"push-gate {old}"
     run_block("upgrade-doctor", hosting, admin)
 

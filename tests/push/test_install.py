@@ -790,7 +790,7 @@ def test_install_upgrade_and_doctor_over_every_repository_under_a_root(tmp_path:
     assert summary[0] == f"ok   {repos['a']}: upgraded from push-gate 0.0.9 to {__version__}"
     assert summary[1] == f"---- {repos['b']}: not gated"
     assert summary[2].startswith(f"FAIL {repos['c']}: GATE-CONFIG-POLICY: ") and "can never match" in summary[2]
-    assert summary[3] == f"ok   {repos['work']}: upgraded from push-gate {__version__} to {__version__}"
+    assert summary[3] == f"ok   {repos['work']}: re-installed push-gate {__version__} (the version already installed)"
     assert (repos["c"] / "gate" / "policy.toml").read_text() == '[[freeze]]\npaths = ["./ci/**"]\n'
     assert cli("server", "doctor", str(repos["a"])).returncode == 0
     assert cli("server", "doctor", "--all", str(tmp_path / "nowhere")).returncode == 1

@@ -232,6 +232,8 @@ def audit_record(hook_env: environment.HookEnv | None, updates: Sequence[RefUpda
         "client_address": None if hook_env is None else hook_env.client_address,
         "push_cert": None if hook_env is None or hook_env.push_cert is None else hook_env.push_cert.audit(),
         "refs": [{"ref": display(u.raw_ref), "old": u.old, "new": u.new} for u in updates],
+        # gate server doctor's probe push (always refused): `gate server audit` leaves it out unless asked
+        "probe": audit.probe_push([display(u.raw_ref) for u in updates]),
         "decision": outcome.decision,
         "exit": outcome.exit_code,
         "codes": outcome.codes,

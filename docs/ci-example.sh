@@ -13,7 +13,7 @@ gate keys generate --alg ed25519 --id orchestrator-1 --purpose attempt --out orc
 gate keys generate --alg ed25519 --id runner-1       --purpose receipt --out runner.key       >> keyring.toml
 cat > policy.toml <<'POLICY'
 [[freeze]]
-paths = ["ci/**", ".pre-commit-config.yaml"]
+paths = ["ci/**", ".gate/**", ".pre-commit-config.yaml"]
 authors = ["*@agents.example.com"]
 pushers = ["agent-*"]
 [trusted]

@@ -12,7 +12,7 @@
    engine's one composition (`gatecore.pipeline.judge`, which the client hooks and the
    in-process test tier call too), over the objects as the quarantine shows them;
 5. **report**: what the pusher sees (`gatecore.checks.report`), then chained hooks, then the
-   approvals the push used are recorded as spent;
+   approvals the push used are recorded as spent, and a line for each says whose it was;
 6. **audit**: one line (`server.audit`), with how far the walks went even when a limit or
    the deadline stopped them.
 
@@ -295,6 +295,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                     lines=render(chained, mode="enforce", cap=10, gitlab=hook_env.gitlab))
         if outcome.exit_code == 0 and outcome.approvals:
             record_uses(hook_env, outcome.approvals)
+            # the pusher sees that the push used (and spent) an approval, and whose
+            outcome = replace(outcome, lines=[*outcome.lines, *(f"gate: {u.words()} (used: it serves once)"
+                                                                 for u in outcome.approvals)])
     except GateError as exc:
         progress.stopped(exc)
         outcome = rejection(exc.exit_code, exc.code, error_lines(exc.code, exc.detail, gitlab=gitlab_guess,

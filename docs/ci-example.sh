@@ -13,7 +13,7 @@ gate keys generate --alg ed25519 --id orchestrator-1 --purpose attempt --out orc
 gate keys generate --alg ed25519 --id runner-1       --purpose receipt --out runner.key       >> keyring.toml
 cat > policy.toml <<'POLICY'
 [[freeze]]
-paths = ["ci/**", ".pre-commit-config.yaml"]
+paths = ["ci/**", ".gate/**", ".pre-commit-config.yaml"]
 authors = ["*@agents.example.com"]
 pushers = ["agent-*"]
 [trusted]
@@ -72,6 +72,6 @@ gate review record --repo runner-clone --attempt "$ATTEMPT_ID" --head feature \
   --model-output "$GATE_SCORING_DIR/model-b.json" --key runner.key \
   --out "$GATE_SCORING_DIR/receipt-model-b.json" --remote origin --push
 echo "fresh receipt accepted: refs/heads/review/runner/$ATTEMPT_ID"
-gate attempt show --repo runner-clone --attempt "$ATTEMPT_ID" | sed -n 1,3p   # author, reviewer, initiator (sed reads to the end: no SIGPIPE under pipefail)
+gate attempt show --repo runner-clone --attempt "$ATTEMPT_ID" --policy policy.toml | sed -n 1,3p   # author, reviewer, initiator, ids read as the server's policy reads them (sed reads to the end: no SIGPIPE under pipefail)
 gate attempt close --repo runner-clone --attempt "$ATTEMPT_ID" --key orchestrator.key --push origin
 tail -n 1 server.git/gate/audit.log

@@ -487,6 +487,8 @@ def markdown_table() -> str:
         "  same way (do not loop).",
         "* `next`: the exact command that comes next, filled in (`gate approve ...` for a maintainer,",
         "  `gate server doctor GIT_DIR` for the admin), present only where the gate can fill it.",
+        "* `setup`: beside a `gate approve` `next`, what the maintainer sets once per clone before it runs",
+        "  as printed (who they are and their key, in git config): the server knows neither.",
         "* `exit`, `exit_class`: the registry's exit class of the code (below).",
         "",
         "`gate explain CODE --json` prints the same fields for a code (`next` as a template);",

@@ -119,8 +119,7 @@ def check(args: argparse.Namespace, env: Mapping[str, str], stdin: bytes) -> tup
                     server=ServerRefs(repo.ref_target), keyring=keyring, signers=trusted_keys(repo, policy),
                     load_ssh_signers=lambda: _ssh_signers(repo), existing=existing_refs(tracking, updates))
     judged = judge(inp, Push(updates), stages=stages)
-    approved = [f"gate: note: approved by {u.approver} (approval {u.id[:16]}): {', '.join(u.paths)} on {u.ref}"
-                for u in judged.approvals_relied]
+    approved = [f"gate: note: {u.words()}" for u in judged.approvals_relied]
     return verdict_lines(judged.violations, policy, "push", notes, judged.commands, approved)
 
 

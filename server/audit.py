@@ -20,6 +20,7 @@ import json
 import os
 
 from gatecore.errors import GateError
+from gatecore.valueclass import valueclass
 
 TYPE_CHECKING = False  # (not typing's: post-receive imports this module and nothing of typing)
 if TYPE_CHECKING:
@@ -91,3 +92,193 @@ def append(path: StrPath, record: dict[str, Any], wait: float | None = None, sys
     if syslog:
         with contextlib.suppress(OSError):  # the file holds the line; the sink is best effort (doctor checks it)
             to_syslog(syslog, line, record.get("decision") not in (None, "accept"))
+
+
+# --- reading the log back: `gate server audit` ------------------------------------------------------
+
+#: The ref namespace of `gate server doctor`'s probe pushes (gatecore.git.refs.DOCTOR_PREFIX; not imported:
+#: the hooks import this module at start-up).
+PROBE_PREFIX = "refs/gate/doctor/"
+
+
+def is_probe(record: dict[str, Any]) -> bool:
+    """A decision on a push of doctor's probe refs only (always refused, never lands): marked
+    `"probe": true` since the field exists, told by its refs in lines written before it."""
+    if "probe" in record:
+        return record["probe"] is True
+    refs = record.get("refs")
+    return (record.get("event") == "decision" and isinstance(refs, list) and bool(refs)
+            and all(isinstance(r, dict) and str(r.get("ref", "")).startswith(PROBE_PREFIX) for r in refs))
+
+
+def probe_push(refs: list[str]) -> bool:
+    """Does a push of these refs (display form) consist of doctor's probes only (the `probe` field)?"""
+    return bool(refs) and all(r.startswith(PROBE_PREFIX) for r in refs)
+
+
+@valueclass(frozen=True, slots=True)
+class Query:
+    """What `gate server audit` shows: lines at or after `since` (seconds since the epoch), with
+    one of `codes`, by one of `pushers`, touching one of `refs` (each a glob; empty: any), doctor's
+    probes only with `probes`."""
+
+    since: int | None = None
+    codes: tuple[str, ...] = ()
+    pushers: tuple[str, ...] = ()
+    refs: tuple[str, ...] = ()
+    probes: bool = False
+
+    def matches(self, record: dict[str, Any]) -> bool:
+        from fnmatch import fnmatchcase
+
+        if not self.probes and is_probe(record):
+            return False
+        if self.since is not None and (when := line_time(record)) is not None and when < self.since:
+            return False
+        codes = [c for c in record.get("codes") or [] if isinstance(c, str)]
+        if self.codes and not any(fnmatchcase(c, p) for c in codes for p in self.codes):
+            return False
+        pusher = record.get("pusher")
+        if self.pushers and not (isinstance(pusher, str) and any(fnmatchcase(pusher, p) for p in self.pushers)):
+            return False
+        names = [str(r.get("ref", "")) for r in record.get("refs") or [] if isinstance(r, dict)]
+        return not self.refs or any(fnmatchcase(n, p) for n in names for p in self.refs)
+
+
+def line_time(record: dict[str, Any]) -> int | None:
+    """A line's `time` (`2026-12-05T10:00:00Z`) in seconds since the epoch; None if it has none."""
+    import calendar
+    import time
+
+    try:
+        return calendar.timegm(time.strptime(str(record.get("time")), "%Y-%m-%dT%H:%M:%SZ"))
+    except ValueError:
+        return None
+
+
+def since_value(text: str, now: int) -> int:
+    """`--since`: a duration back from `now` (`2h`, `7d`) or a UTC date or time (`2026-12-01`,
+    `2026-12-01T10:00:00Z`); GATE-INPUT-ARGUMENT otherwise."""
+    import calendar
+    import re
+    import time
+
+    from gatecore.configuration import durations
+
+    if re.fullmatch(r"\d{1,7}[smhd]?", text.strip()):
+        return now - durations.parse(text, "--since")
+    for form in ("%Y-%m-%d", "%Y-%m-%dT%H:%M:%SZ", "%Y-%m-%dT%H:%M:%S"):
+        try:
+            return calendar.timegm(time.strptime(text.strip(), form))
+        except ValueError:
+            continue
+    raise GateError("GATE-INPUT-ARGUMENT", f"--since {text!r} is neither a duration (2h, 7d) nor a UTC date or "
+                                           "time (2026-12-01, 2026-12-01T10:00:00Z)")
+
+
+def read_lines(path: StrPath) -> list[tuple[int, dict[str, Any] | None]]:
+    """The log's lines, numbered from 1, each its record or None when it is not a JSON object
+    (GATE-INPUT-PATH when the file cannot be read)."""
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read()
+    except OSError as exc:
+        raise GateError("GATE-INPUT-PATH", f"cannot read the audit log {path}: {exc.strerror}") from None
+    out: list[tuple[int, dict[str, Any] | None]] = []
+    for number, raw in enumerate(data.splitlines(), 1):
+        if not raw.strip():
+            continue
+        try:
+            record = json.loads(raw)
+        except ValueError:
+            record = None
+        out.append((number, record if isinstance(record, dict) else None))
+    return out
+
+
+def _short(oid: object) -> str:
+    return str(oid)[:12]
+
+
+def _ref_words(ref: dict[str, Any]) -> str:
+    name, old, new = str(ref.get("ref", "?")), str(ref.get("old", "")), str(ref.get("new", ""))
+    if old.strip("0") == "":
+        return f"{name} (created at {_short(new)})"
+    if new.strip("0") == "":
+        return f"{name} (deleted, was {_short(old)})"
+    return f"{name} {_short(old)}..{_short(new)}"
+
+
+def _refs_words(record: dict[str, Any]) -> str:
+    refs = [_ref_words(r) for r in record.get("refs") or [] if isinstance(r, dict)]
+    if len(refs) > 3:
+        return ", ".join(refs[:3]) + f" and {len(refs) - 3} more refs"
+    return ", ".join(refs) or "no refs"
+
+
+_DECISIONS = {"accept": "accepted", "reject": "REJECTED", "evaluate-reject": "would be rejected (evaluate mode: "
+                                                                             "accepted)"}
+
+
+def words(record: dict[str, Any]) -> list[str]:
+    """One audit line in words: when, what was decided, who pushed what from where, the codes,
+    and (indented) why each restricted commit was restricted, the approvals used and the reviews
+    accepted. Pure."""
+    when = str(record.get("time", "(no time)")).replace("T", " ").replace("Z", " UTC")
+    pusher = record.get("pusher") or "(pusher unknown)"
+    source = " ".join(str(x) for x in (record.get("transport"), record.get("client_address") and
+                                       f"from {record['client_address']}") if x)
+    who = f"{pusher}" + (f" ({source})" if source else "")
+    if record.get("event") == "landed":
+        return [f"{when}  landed: {_refs_words(record)}, pushed by {who}"]
+    decision = record.get("decision")
+    head = f"{when}  {_DECISIONS.get(str(decision), str(decision))}: {who} pushed {_refs_words(record)}"
+    codes = [str(c) for c in record.get("codes") or []]
+    if codes:
+        head += ": " + ", ".join(codes)
+    if is_probe(record):
+        head += " (gate server doctor's probe)"
+    lines = [head]
+    for item in record.get("evidence") or []:
+        if isinstance(item, dict):
+            lines.append(f"    commit {_short(item.get('commit', '?'))} by {item.get('identity', '?')}: "
+                         f"{item.get('evidence', '')}")
+    for used in record.get("approvals") or []:
+        if isinstance(used, dict):
+            lines.append(f"    approved by {used.get('approver', '?')}, approval {_short(used.get('id', '?'))}: "
+                         f"{', '.join(str(p) for p in used.get('paths') or [])} on {used.get('ref', '?')}")
+    for attempt in record.get("attempt_ids") or []:
+        lines.append(f"    review of attempt {attempt} accepted")
+    return lines
+
+
+@valueclass(frozen=True, slots=True)
+class Report:
+    lines: list[str]  # in words, or the matching JSON lines
+    notes: list[str]  # for stderr: lines that are no JSON object, how many lines matched, what was left out
+    unreadable: int  # lines that are no JSON object
+
+
+def report(path: StrPath, query: Query, as_json: bool) -> Report:
+    """`gate server audit`: the matching lines of the log, in words or as JSON, and notes."""
+    shown: list[str] = []
+    notes: list[str] = []
+    total = probes = matched = unreadable = 0
+    for number, record in read_lines(path):
+        if record is None:
+            notes.append(f"{path}:{number}: not a JSON object: skipped")
+            unreadable += 1
+            continue
+        total += 1
+        probes += is_probe(record)
+        if not query.matches(record):
+            continue
+        matched += 1
+        if as_json:
+            shown.append(json.dumps(record, sort_keys=True, ensure_ascii=True, separators=(",", ":")))
+        else:
+            shown += words(record)
+    hidden = "" if query.probes or not probes else (
+        f"; {probes} of gate server doctor's probe pushes not shown (--include-probes shows them)")
+    notes.append(f"{matched} of {total} lines of {path}{hidden}")
+    return Report(shown, notes, unreadable)

@@ -40,7 +40,7 @@ mode = "enforce"
 
 [[freeze]]
 name = "governance"
-paths = ["ci/**", "gate.toml", ".pre-commit-config.yaml"]
+paths = ["ci/**", ".gate/**", "gate.toml", ".pre-commit-config.yaml"]
 authors = ["*@agents.example.com"]
 pushers = ["agent-*"]
 
@@ -107,26 +107,22 @@ class _Demo:
         return self.git("rev-parse", "HEAD").stdout.strip()
 
 
-def keep_note(root: Path) -> bool:
-    return not root.name.startswith("gate-demo-")
-
-
 def run_demo(keep: Path | None = None) -> int:
     if keep is not None:
         keep.mkdir(parents=True, exist_ok=True)
         if any(keep.iterdir()):
             print(f"{keep} is not empty; give an empty or new directory", flush=True)
             return 2
-        return _run(keep.resolve())
+        return _run(keep.resolve(), kept=True)
     with tempfile.TemporaryDirectory(prefix="gate-demo-") as tmp:
-        return _run(Path(tmp))
+        return _run(Path(tmp), kept=False)
 
 
-def _run(root: Path) -> int:
+def _run(root: Path, kept: bool) -> int:
     d = _Demo(root)
     ok = True
     _say("gate demo: frozen files and bound review receipts, enforced at push time\n"
-         f"working in {root}" + ("" if keep_note(root) else " (removed at exit; --keep DIR keeps it)") + "\n")
+         f"working in {root}" + ("" if kept else " (removed at exit; --keep DIR keeps it)") + "\n")
     keys, base = _server(d, root)
     ok &= _frozen_files(d, base)
     base = d.git("rev-parse", "HEAD").stdout.strip()
@@ -138,7 +134,7 @@ def _run(root: Path) -> int:
     ok &= _decision_table()
     _say()
 
-    _audit(d)
+    _audit(d, kept)
     _say("Every rejection carries a code: gate explain GATE-BIND-MODEL says what it means.")
     _say(_on_path())
     _say("demo " + ("passed: every push was decided as it should be" if ok else "FAILED: see above"))
@@ -306,14 +302,17 @@ def _frozen_files(d: _Demo, base: str) -> bool:
     return ok
 
 
-def _audit(d: _Demo) -> None:
-    """Step 5: what the audit log holds."""
+def _audit(d: _Demo, kept: bool) -> None:
+    """Step 6: what the audit log holds, and where it is: named only when it outlives the demo."""
     audit = d.bare / "gate" / "audit.log"
     decisions = [json.loads(line) for line in audit.read_text().splitlines()]
     decisions = [x for x in decisions if x.get("event") == "decision"]
     rejected = sum(x["decision"] != "accept" for x in decisions)
-    _say(f"6. Audit log: {len(decisions)} push decisions, {rejected} rejected, one JSON line each:")
-    _say(f"   {audit}")
+    _say(f"6. Audit log: {len(decisions)} push decisions, {rejected} rejected, one JSON line each")
+    if kept:
+        _say(f"   in {audit}; in words: gate server audit {shlex.quote(str(d.bare))}")
+    else:
+        _say("   removed with the demo's directory (gate demo --keep DIR keeps it)")
     _say()
 
 

@@ -323,8 +323,13 @@ def policy_file(site: Site) -> list[Finding]:
 
 
 def policy_paths(site: Site) -> list[Finding]:
-    """Each frozen path pattern that matches nothing on the default branch (a warning)."""
-    return [] if site.policy is None else frozen_patterns(site.git_dir, site.policy)
+    """A policy that leaves the gate's own files unfrozen, and each frozen path pattern that matches
+    nothing on the default branch (warnings)."""
+    from gatecore.configuration.policyreport import gate_files_warnings
+
+    if site.policy is None:
+        return []
+    return [("warn", w) for w in gate_files_warnings(site.policy)] + frozen_patterns(site.git_dir, site.policy)
 
 
 def replace_refs(site: Site) -> list[Finding]:

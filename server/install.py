@@ -782,9 +782,11 @@ def upgrade(git_dir: Path, dry_run: bool = False) -> list[str]:
     before = written_by(layout(gate_dir.parent, inst.platform, inst).hook) or "(unknown version)"
     plan = plan_install(git_dir, InstallRequest(Path(inst.policy), Path(inst.keyring) if inst.has_keyring else None,
                                                 inst.platform, inst.repository_id))
+    from gatecore.configuration.versions import moved
+
     if dry_run:
-        return [*describe(plan)[:-1], f"would upgrade from push-gate {before} to {__version__}"]
-    return [*apply_install(plan), f"upgraded from push-gate {before} to {__version__}"]
+        return [*describe(plan)[:-1], moved(before, __version__, dry_run=True)]
+    return [*apply_install(plan), moved(before, __version__)]
 
 
 def is_git_dir(path: Path) -> bool:

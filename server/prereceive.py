@@ -12,7 +12,7 @@
    engine's one composition (`gatecore.pipeline.judge`, which the client hooks and the
    in-process test tier call too), over the objects as the quarantine shows them;
 5. **report**: what the pusher sees (`gatecore.checks.report`), then chained hooks, then the
-   approvals the push used are recorded as spent;
+   approvals the push used are recorded as spent, and a line for each says whose it was;
 6. **audit**: one line (`server.audit`), with how far the walks went even when a limit or
    the deadline stopped them.
 
@@ -259,6 +259,8 @@ def audit_record(hook_env: environment.HookEnv | None, updates: Sequence[RefUpda
         "client_address": None if hook_env is None else hook_env.client_address,
         "push_cert": None if hook_env is None or hook_env.push_cert is None else hook_env.push_cert.audit(),
         "refs": [{"ref": display(u.raw_ref), "old": u.old, "new": u.new} for u in updates],
+        # gate server doctor's probe push (always refused): `gate server audit` leaves it out unless asked
+        "probe": audit.probe_push([display(u.raw_ref) for u in updates]),
         "decision": outcome.decision,
         "exit": outcome.exit_code,
         "codes": outcome.codes,
@@ -320,6 +322,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                     lines=render(chained, mode="enforce", cap=10, gitlab=hook_env.gitlab))
         if outcome.exit_code == 0 and outcome.approvals:
             record_uses(hook_env, outcome.approvals)
+            # the pusher sees that the push used (and spent) an approval, and whose
+            outcome = replace(outcome, lines=[*outcome.lines, *(f"gate: {u.words()} (used: it serves once)"
+                                                                 for u in outcome.approvals)])
     except GateError as exc:
         progress.stopped(exc)
         outcome = rejection(exc.exit_code, exc.code, error_lines(exc.code, exc.detail, gitlab=gitlab_guess,

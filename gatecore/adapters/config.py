@@ -149,20 +149,21 @@ def policy_problems(path: StrPath) -> list[str]:
 class PolicyCheck:
     problems: list[str]  # one line each: the policy is invalid
     lines: list[str]  # what the valid policy restricts
-    warnings: list[str]  # frozen patterns that match no path on the repository's default branch
+    warnings: list[str]  # the gate's own files left unfrozen; frozen patterns that match no path on the default branch
 
 
 def check_policy(path: StrPath, repo: Path | None = None) -> PolicyCheck:
     """`gate policy check FILE [--repo R]`: the problems, or what the policy restricts and, with
-    a repository, the frozen path patterns that match nothing on its default branch."""
-    from ..configuration.policyreport import describe, unmatched_warnings
+    a repository, the frozen path patterns that match nothing on its default branch; a warning when no
+    rule freezes the gate's own files (.gate/policy.toml)."""
+    from ..configuration.policyreport import describe, gate_files_warnings, unmatched_warnings
     from .gitcmd import default_branch_paths
 
     problems = policy_problems(path)
     if problems:
         return PolicyCheck(problems, [], [])
     policy = load_policy(path, cached=False)
-    warnings = []
+    warnings = ["warning: " + w for w in gate_files_warnings(policy)]
     if repo is not None:
         listed = default_branch_paths(repo)
         if listed is None:

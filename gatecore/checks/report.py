@@ -50,9 +50,17 @@ def violation_line(v: Violation) -> str:
     return _ascii(" ".join(parts))
 
 
+#: What `gate approve` needs that its printed command cannot name (the server knows neither who the
+#: maintainer is nor their key): set once per clone (docs/approvals.md). The hint line and the
+#: gate-json's `setup` say it beside the command.
+APPROVE_SETUP = ("git config gate.approver NAME && git config gate.approvalSshKey ~/.ssh/KEY "
+                 "(or: git config gate.approvalKey KEYFILE)")
+
+
 def json_line(doc: Mapping[str, object], values: Mapping[str, str] | None = None,
               next_command: str | None = None) -> str:
-    """`gate-json: {...}`: a rejection's own fields and its code's advice (codes.Code.advice)."""
+    """`gate-json: {...}`: a rejection's own fields and its code's advice (codes.Code.advice); with
+    a `gate approve` next command, what a maintainer sets once before it runs as printed (`setup`)."""
     code = str(doc.get("code", ""))
     entry = codes.CODES.get(code)
     out: dict[str, object] = dict(doc)
@@ -60,6 +68,8 @@ def json_line(doc: Mapping[str, object], values: Mapping[str, str] | None = None
         out.update(entry.advice(values))
     if next_command:
         out["next"] = next_command
+        if next_command.startswith("gate approve "):
+            out["setup"] = APPROVE_SETUP
     return "gate-json: " + json.dumps(out, ensure_ascii=True, sort_keys=True)
 
 
@@ -92,6 +102,9 @@ def render(violations: Sequence[Violation], *, mode: str, cap: int, gitlab: bool
         hint = c.hint if c else "see the server admin"
         lines.append(_ascii(f"hint: {code}: {hint} (gate explain {code})"))
     lines += [_ascii(f"hint: a maintainer can approve this write (docs/approvals.md): {c}") for c in commands]
+    if commands:
+        lines.append(f"hint: before a first gate approve, once per clone: {APPROVE_SETUP}; and fetch the "
+                     "agent's commits into it")
     lines += [json_line(v.as_dict(), {"ref": v.ref, **({"git_dir": git_dir} if git_dir else {})},
                         _approve_command(v.ref, commands) if v.code.startswith("GATE-FROZEN-") else None)
               for v in shown]

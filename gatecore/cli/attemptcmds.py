@@ -145,6 +145,9 @@ def attempt_close(repo: RepoDirOpt, attempt: AttemptOpt, key: KeyOpt,
 def attempt_show(
     repo: RepoDirOpt, attempt: AttemptOpt,
     keyring: Annotated[Path | None, Opt("--keyring", help="Verify every seal with this keyring.")] = None,
+    policy: Annotated[Path | None, Opt("--policy", help="Read model ids with this policy, as a server holding it "
+                                                        "does (default: the repository's committed "
+                                                        ".gate/policy.toml, if any).")] = None,
     as_json: Annotated[bool, Opt("--json", help="Print the state as JSON.")] = False,
 ) -> int:
     """Print what the ledger has on record for an attempt."""
@@ -153,7 +156,7 @@ def attempt_show(
     from ..git.objects import Objects
     from ..git.refs import ATTEMPTS_PREFIX
     from ..records.ledger import read_state
-    from ..trusted.attempts import check_attempt_id, people
+    from ..trusted.attempts import check_attempt_id, people, reading_policy
     from ..valueclass import asdict
 
     check_attempt_id(attempt)
@@ -166,7 +169,7 @@ def attempt_show(
     if as_json:
         out_line(json.dumps(asdict(state), sort_keys=True))
     else:
-        for line in [*people(state), *_attempt_words(state, ring is not None)]:
+        for line in [*people(state, *reading_policy(repo, policy)), *_attempt_words(state, ring is not None)]:
             out_line(line)
     return 0
 

@@ -17,17 +17,25 @@ F = TypeVar("F", bound=Callable[..., int])
 
 
 def command(group: typer.Typer, name: str) -> Callable[[F], F]:
-    """Register a command whose return value is its exit code."""
+    """Register a command whose return value is its exit code. Its line in its group's listing is
+    its docstring's first paragraph, whole (`short_help`: the plain help would cut it at 45 columns)."""
 
     def register(fn: F) -> F:
         @functools.wraps(fn)
         def run(*args: object, **kwargs: object) -> None:
             raise typer.Exit(fn(*args, **kwargs))
 
-        group.command(name)(run)
+        group.command(name, short_help=first_paragraph(fn.__doc__))(run)
         return fn
 
     return register
+
+
+def first_paragraph(doc: str | None) -> str | None:
+    """A docstring's first paragraph on one line (None: no docstring)."""
+    if not doc:
+        return None
+    return " ".join(doc.strip().split("\n\n")[0].split())
 
 
 def out_line(text: str) -> None:

@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 
 from ..errors import GateError
-from .clicommon import Opt, command, out_line
+from .clicommon import Opt, command, err_line, out_line
 
 group = typer.Typer(no_args_is_help=True, help="Install, remove and check the server hook.")
 
@@ -116,3 +116,43 @@ def server_doctor(git_dir: RepoArg = None, all_root: AllOpt = None) -> int:
         return lines, "ok" if ok else "FAIL"
 
     return _repositories(git_dir, all_root, "doctor", run, not_gated)
+
+
+@command(group, "audit")
+def server_audit(
+    git_dir: Annotated[Path, typer.Argument(help="The repository (its GIT_DIR/gate/audit.log).")],
+    since: Annotated[str | None, Opt("--since", help="Only lines from this long ago (2h, 7d) or since this UTC "
+                                                     "date or time (2026-12-01, 2026-12-01T10:00:00Z).")] = None,
+    codes: Annotated[list[str] | None, Opt("--code", help="Only decisions with this code (a glob: GATE-APPROVAL-*); "
+                                                         "repeat for more.")] = None,
+    pusher: Annotated[list[str] | None, Opt("--pusher", help="Only pushes by this pusher (a glob: agent-*); "
+                                                             "repeat for more.")] = None,
+    ref: Annotated[list[str] | None, Opt("--ref", help="Only pushes of this ref (a glob: refs/heads/*); repeat for "
+                                                       "more.")] = None,
+    as_json: Annotated[bool, Opt("--json", help="Print the matching lines as the log holds them (JSON).")] = False,
+    include_probes: Annotated[bool, Opt("--include-probes", help="Also show gate server doctor's probe pushes.")]
+    = False,
+) -> int:
+    """Read the audit log in words: each push decided, and what landed, filtered by time, code, pusher and ref."""
+    import time
+    from fnmatch import fnmatchcase
+
+    from server import audit, installation
+    from server.install import GATE_DIR_NAME, git_dir_of
+
+    from ..codes import CODES
+
+    wanted = tuple(codes or ())
+    unknown = [c for c in wanted if not any(fnmatchcase(known, c) for known in CODES)]
+    if unknown:
+        raise GateError("GATE-INPUT-ARGUMENT", f"--code {unknown[0]} names no code (gate explain --list lists them)")
+    now = int(time.time())
+    query = audit.Query(None if since is None else audit.since_value(since, now), wanted, tuple(pusher or ()),
+                        tuple(ref or ()), include_probes)
+    log = git_dir_of(git_dir) / GATE_DIR_NAME / installation.AUDIT_FILE
+    found = audit.report(log, query, as_json)
+    for line in found.lines:
+        out_line(line)
+    for note in found.notes:
+        err_line(note)
+    return 1 if found.unreadable else 0  # a line that is no JSON object: the log was written by something else

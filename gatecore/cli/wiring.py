@@ -16,7 +16,7 @@ from typing import Annotated
 
 import typer
 
-from .clicommon import Opt, out_line
+from .clicommon import Opt, first_paragraph, out_line
 
 HELP = "Push-time gate for AI agents: frozen files and bound review receipts."
 
@@ -65,7 +65,10 @@ def _root(version: Annotated[bool, Opt("--version", callback=_version, is_eager=
 @functools.cache
 def build(only: str | None = None) -> typer.Typer:
     """The root with every command and group, or with `only` the one named (built once per process)."""
-    app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, no_args_is_help=True, help=HELP)
+    # rich_markup_mode=None: plain help, as click writes it. typer 0.29's rich help prints every flag's
+    # type (`--version <bool>`, `--help <bool>`), which no setting of the rich mode turns off.
+    app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, no_args_is_help=True, help=HELP,
+                      rich_markup_mode=None)
     app.callback()(_root)
     for name, module in COMMANDS:
         if only in (None, name):
@@ -73,7 +76,8 @@ def build(only: str | None = None) -> typer.Typer:
             app.registered_commands += [c for c in commands if c.name == name]
     for name, module in GROUPS:
         if only in (None, name):
-            app.add_typer(importlib.import_module(f"{__package__}.{module}").group, name=name)
+            group = importlib.import_module(f"{__package__}.{module}").group
+            app.add_typer(group, name=name, short_help=first_paragraph(group.info.help))
     return app
 
 

@@ -41,11 +41,32 @@ def describe(policy: Policy) -> list[str]:
     return lines
 
 
+#: The client hooks' policy in a repository (docs/client.md): the file the gate's own files are
+#: judged by. A rule that freezes it (`.gate/**` or `.gate/policy.toml`) keeps an agent from relaxing
+#: the client hooks with a commit; the server's policy lives outside the pushed tree either way.
+CLIENT_POLICY = ".gate/policy.toml"
+
+
+def gate_files_warnings(policy: Policy) -> list[str]:
+    """A warning when no freeze rule freezes the gate's own files in a repository: an agent's commit
+    could set `mode = "evaluate"` in `.gate/policy.toml`, and the client hooks would pass its next
+    frozen write (the server would still refuse it at the push)."""
+    norm = normalize_path(CLIENT_POLICY)
+    if any(rule.matches_path(norm) for rule in policy.rules):
+        return []
+    return [f"no freeze rule freezes the gate's own files ({CLIENT_POLICY}, the client hooks' policy): an "
+            "agent's commit could set mode = \"evaluate\" there and pass the client hooks; add \".gate/**\" to "
+            "a rule's paths (docs/client.md)"]
+
+
 def unmatched(policy: Policy, paths: Iterable[str]) -> list[tuple[str, str]]:
     """(rule label, pattern) of every frozen path pattern the policy wrote itself that matches none
     of `paths`. Patterns a named set brought (`@agent-config`) are not typos and name files a
-    repository may not have yet: they are left out."""
-    waiting = [(rule.label, glob) for rule in policy.rules for glob in rule.paths if not glob.origin]
+    repository may not have yet: they are left out, and so are those that freeze the gate's own
+    files (`.gate/**`: a repository without client hooks has none)."""
+    gate_file = normalize_path(CLIENT_POLICY)
+    waiting = [(rule.label, glob) for rule in policy.rules for glob in rule.paths
+               if not glob.origin and not glob.matches(gate_file)]
     for path in paths:
         if not waiting:
             break

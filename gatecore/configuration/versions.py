@@ -32,3 +32,17 @@ def order(a: str, b: str) -> int | None:
     if ka[0] != kb[0]:
         return -1 if ka[0] < kb[0] else 1
     return 0 if ka[1] == kb[1] else None
+
+
+def moved(before: str, after: str, dry_run: bool = False) -> str:
+    """How `gate server upgrade` names what it did to a repository whose hook `before` wrote, run
+    with `after`: "upgraded from push-gate A to B", "rolled back from push-gate B to A" (the
+    environment holds the older build: docs/upgrading.md, "Rolling back"), "re-installed push-gate
+    A (the version already installed)", or, when neither build is known to be the older, "moved
+    from push-gate A to B"; `dry_run`: "would upgrade from ...", and so on."""
+    how = order(before, after)
+    if how == 0:
+        return f"{'would re-install' if dry_run else 're-installed'} push-gate {after} (the version already installed)"
+    verb = {-1: ("upgraded", "would upgrade"), 1: ("rolled back", "would roll back")}.get(
+        how if how is not None else 2, ("moved", "would move"))[dry_run]
+    return f"{verb} from push-gate {before} to {after}"

@@ -57,6 +57,10 @@ class Used:
     def audit(self) -> dict[str, object]:
         return {"id": self.id, "approver": self.approver, "ref": self.ref, "paths": list(self.paths)}
 
+    def words(self) -> str:
+        """What the push that used it says (the server's line, the client's note)."""
+        return f"approved by {self.approver}, approval {self.id[:16]}: {', '.join(self.paths)} on {self.ref}"
+
 
 @valueclass
 class ApprovalContext:

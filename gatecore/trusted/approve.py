@@ -50,24 +50,40 @@ class Prepared:
     """A request checked as the server will check it, and what the maintainer is asked to approve."""
 
     request: Request
-    key: Path | None  # a key file of purpose approval
+    key: SigningKey | None  # a key of purpose approval, read from its file
     ssh_key: Path | None  # or an SSH key the server's allowed signers list for the approver
     expires: str  # as given (24h)
     changes: str  # review_text: the commits and the net change at the paths
 
 
+#: What `gate approve` needs once per clone (the printed command cannot name it: report.APPROVE_SETUP).
+SETUP = {"approver": "git config gate.approver NAME (your name as [approvals] approvers names you), or --approver",
+         "key": "git config gate.approvalSshKey ~/.ssh/KEY (an SSH key the server's allowed signers list for you) "
+                "or git config gate.approvalKey KEYFILE (gate keys generate --purpose approval), or --ssh-key or "
+                "--key"}
+
+
 def prepare(repo_path: Path, repository_id: str, ref: str, old: str, new: str, paths: list[str],
             approver: str | None, key: Path | None, ssh_key: Path | None, expires: str, reason: str) -> Prepared:
-    """Everything `gate approve` does before it asks: defaults from git config (gate.approver,
-    gate.approvalKey, gate.approvalSshKey), the record's own checks (those the server makes), and
-    the commits present here. Nothing is written."""
+    """Everything `gate approve` does before it asks: who approves and with which key (the flags,
+    else git config gate.approver, gate.approvalKey, gate.approvalSshKey), checked first, before
+    anything is shown; the record's own checks (those the server makes); the commits present here.
+    Nothing is written."""
     approver = approver or git_config(repo_path, "gate.approver")
-    if not approver:
-        raise GateError("GATE-INPUT-ARGUMENT", "pass --approver NAME (or git config gate.approver NAME)")
     if key is None and ssh_key is None:
         key_text = git_config(repo_path, "gate.approvalKey")
         ssh_text = git_config(repo_path, "gate.approvalSshKey")
         key, ssh_key = (Path(key_text) if key_text else None), (Path(ssh_text) if ssh_text else None)
+    missing = [need for need, given in (("approver", approver), ("key", key or ssh_key)) if not given]
+    if missing:
+        raise GateError("GATE-INPUT-ARGUMENT", "gate approve needs " + " and ".join(
+            f"your {'name' if m == 'approver' else 'key'}" for m in missing) + ", set once per clone: "
+            + "; ".join(SETUP[m] for m in missing) + " (docs/approvals.md)")
+    assert approver is not None
+    signing = None if key is None else approval_key(key)
+    if key is None and ssh_key is not None and not (ssh_key.is_file() and os.access(ssh_key, os.R_OK)):
+        raise GateError("GATE-INPUT-ARGUMENT", f"cannot read the SSH key {ssh_key} (--ssh-key, or git config "
+                                               "gate.approvalSshKey)")
     lifetime = durations.parse(expires, "--expires")
     if lifetime <= 0:
         raise GateError("GATE-INPUT-ARGUMENT", "--expires must be more than 0")
@@ -75,17 +91,29 @@ def prepare(repo_path: Path, repository_id: str, ref: str, old: str, new: str, p
     probe = approvals.Approval(repository_id, ref, old, new, req.paths, approver, 0, 1, reason)
     approvals.parse_payload(probe.payload())  # the same checks the server makes, before anything
     check_objects(GitRepo.at(repo_path), req)
-    return Prepared(req, key, ssh_key, expires, review_text(repo_path, req))
+    return Prepared(req, signing, None if signing is not None else ssh_key, expires, review_text(repo_path, req))
+
+
+def approval_key(path: Path) -> SigningKey:
+    """The key file `gate approve` seals with, refused now, before anything is shown, unless it is
+    an ed25519 key of purpose approval (the server takes no other)."""
+    from ..adapters.config import load_keyfile
+
+    key = load_keyfile(path)
+    if key.purpose != "approval":
+        raise GateError("GATE-SEAL-KEY-PURPOSE", f"{path} is a {key.purpose} key: an approval is sealed with a key of "
+                                                 "purpose approval (gate keys generate --purpose approval)")
+    if key.algorithm != "ed25519":
+        raise GateError("GATE-SEAL-KEY-PURPOSE", f"{path} is an {key.algorithm} key: approval keys are ed25519 "
+                                                 "(docs/approvals.md)")
+    return key
 
 
 def complete(repo_path: Path, prepared: Prepared, remote: str | None, now: int) -> tuple[list[str], bool, str]:
     """Seal, write and (unless `remote` is None) push the approval; (lines to print, pushed or kept,
     git's output of the push). A push the server refuses leaves nothing that looks approved."""
-    from ..adapters.config import load_keyfile
-
     req = prepared.request
-    key = None if prepared.key is None else load_keyfile(prepared.key)
-    approval, data = seal(req, now, key, prepared.ssh_key)
+    approval, data = seal(req, now, prepared.key, prepared.ssh_key)
     written = write(repo_path, req, data, approval.id, now)
     lines = [f"approval {approval.id} written to {written} (expires in {prepared.expires})"]
     if remote is None:

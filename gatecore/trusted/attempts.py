@@ -21,6 +21,7 @@ from .. import ids
 from ..adapters import gitcmd
 from ..adapters.gitrepo import GitRepo
 from ..checks.independence import Author
+from ..configuration.policy import Policy
 from ..errors import GateError
 from ..git.objects import Objects
 from ..git.refs import ATTEMPTS_PREFIX, generation_ref
@@ -149,30 +150,67 @@ def _on_record(state: ledger.AttemptState, kind: str, repository: str | None, wo
     return kind == "closed" and state.closed
 
 
-def people(state: ledger.AttemptState) -> list[str]:
+#: Where a repository commits the policy the client hooks read (docs/client.md): a copy of the server's.
+COMMITTED_POLICY = ".gate/policy.toml"
+
+
+def reading_policy(repo_path: Path, given: Path | None) -> tuple[Policy | None, str | None]:
+    """The policy `gate attempt show` reads model ids with, and where it came from: `given`, else the
+    repository's committed `.gate/policy.toml` (at HEAD), else none (None, None)."""
+    from ..adapters.config import load_policy, policy_from_bytes
+    from ..configuration.policy import MAX_POLICY_BYTES
+
+    if given is not None:
+        return load_policy(given, cached=False), str(given)
+    got = gitcmd.run_git(["cat-file", "blob", f"HEAD:{COMMITTED_POLICY}"], cwd=repo_path, ok=None)
+    if got.returncode != 0:
+        return None, None
+    if len(got.stdout) > MAX_POLICY_BYTES:
+        raise GateError("GATE-CONFIG-POLICY", f"{COMMITTED_POLICY} at HEAD of {repo_path} is larger than a policy "
+                                              f"may be ({MAX_POLICY_BYTES} bytes)")
+    where = f"{COMMITTED_POLICY} at HEAD of {repo_path}"
+    return policy_from_bytes(got.stdout, where), where
+
+
+def people(state: ledger.AttemptState, policy: Policy | None = None, origin: str | None = None) -> list[str]:
     """`gate attempt show`'s first lines: who wrote the change, who reviews it, who started it,
-    each model with its vendors (the ledger's, then the packaged vendor table's; a server's policy
-    may add more) and its canonical form (`gatecore.configuration.vendors`)."""
+    each model with its vendors (the ledger's, then the vendor table's) and its canonical form
+    (`gatecore.configuration.vendors`), read as a server with `policy` reads them (its
+    `[review.models]` and, when it judges vendors, its `[review.vendors]`); then which policy that
+    was. Without one an id no packaged naming scheme places is named so, and the server decides."""
     from ..adapters.config import load_model_names, load_vendor_table
     from ..configuration.modelnames import ModelNames, Unplaced, reading
     from ..configuration.vendors import merged, vendors_of
 
     table = load_vendor_table()
-    rows = [(g, v, o) for g, v, o in merged(table, {})]
-    names = ModelNames.from_plain(load_model_names().plain)
+    rows: list[tuple[str, str, str]] = [(g, v, o) for g, v, o in merged(table, {})]
+    if policy is not None and policy.review_vendors:
+        rows = [(g, v, o) for g, v, o in policy.review_vendors]
+    names = ModelNames.from_plain(load_model_names().plain, policy.model_aliases if policy is not None else None)
 
     def model(m: str | None, recorded: str | None = None) -> str:
         if m is None:
             return "not recorded"
         read = names.read(m)
-        found = [] if isinstance(read, Unplaced) else list(vendors_of(read.canonical, rows))
+        found = {} if isinstance(read, Unplaced) else vendors_of(read.canonical, rows)
         vendors = ([f"{recorded} (on record)"] if recorded else []) + [
-            f"{v} (vendor table {table.version})" for v in found if v != recorded]
-        return m + f", {reading(read)}; vendor " + (", ".join(vendors) or "unknown")
+            f"{v} ({o})" for v, o in found.items() if v != recorded]
+        said = m + f", {reading(read)}; vendor " + (", ".join(vendors) or "unknown")
+        if isinstance(read, Unplaced) and policy is None:
+            said += " (read without the server's policy: its [review.models] may name it; the server decides)"
+        return said
 
+    if policy is None:
+        source = ("model ids read by the packaged naming schemes and vendor table only; the server reads them with "
+                  f"its policy ([review.models], [review.vendors]): --policy FILE, or a committed {COMMITTED_POLICY}, "
+                  "reads them so here")
+    else:
+        source = (f"model ids read with the policy {origin} ([review] independent = {policy.independent}), as a "
+                  "server holding that policy reads them")
     return [f"author: {model(state.author_model, state.author_vendor)}",
             f"reviewer: {model(state.model_id) if state.model_id else 'no model selected yet'}",
-            f"initiator: {state.initiator or 'not recorded'}"]
+            f"initiator: {state.initiator or 'not recorded'}",
+            source]
 
 
 def restore(repo: GitRepo, ref: str, parent: str | None, current: str) -> None:

@@ -40,7 +40,7 @@ from ..git.objects import Objects, single_file
 from ..git.refs import ATTEMPTS_PREFIX, RECEIPTS_PREFIX, REVIEW_PREFIX
 from ..records import modeloutput
 from ..records.ledger import RECEIPT_FILE, AttemptState
-from ..records.receipt import MAX_LIFETIME_SECONDS, MODEL_RUN_FILE, MODEL_RUN_RUNNER, Receipt, seal_document
+from ..records.receipt import BOUND, MAX_LIFETIME_SECONDS, MODEL_RUN_FILE, MODEL_RUN_RUNNER, Receipt, seal_document
 from ..signing import envelope
 from ..signing.keys import SigningKey
 from ..valueclass import valueclass
@@ -120,6 +120,8 @@ def record_review(repo_path: Path, attempt: str, base_rev: str | None, head_rev:
     doc = review.expected.receipt_document(answer.verdict, answer.reasons, now, now + ttl, model_run=MODEL_RUN_FILE)
     if _same_receipt(out, doc, now, _TIMES):
         return out  # a retry: the receipt this run would seal is there already (never overwritten)
+    if os.path.lexists(out):
+        raise occupied(out, doc, now, _TIMES)
     return files.write_new(out, seal_document(doc, key), "GATE-INPUT-PATH", parents=True)
 
 
@@ -155,7 +157,7 @@ def run_review(repo_path: Path, attempt: str, base_rev: str | None, head_rev: st
     if _same_receipt(out, bound, now, _ANSWER):
         return out  # a retry: this binding's receipt, from a call of the model, is there already
     if os.path.lexists(out):  # refused before the model is called, not after
-        raise GateError("GATE-INPUT-PATH", f"{out} exists; it is never overwritten")
+        raise occupied(out, bound, now, _ANSWER)
     challenge = modelcall.challenge(secrets.token_hex(16), attempt, expected.workspace_generation,
                                     expected.diff_sha256, model)
     request = _request(Objects(review.repo), prompt, expected, challenge)
@@ -239,6 +241,39 @@ def _same_receipt(out: Path, doc: dict[str, object], now: int, besides: tuple[st
         return False
     return ({k: v for k, v in found.items() if k not in besides}
             == {k: v for k, v in doc.items() if k not in besides})
+
+
+def occupied(out: Path, doc: dict[str, object], now: int, besides: tuple[str, ...]) -> GateError:
+    """`--out` exists and holds nothing this run may hand on (`_same_receipt` said no): the refusal
+    (GATE-INPUT-PATH, nothing written) says whose receipt the file holds, as read from the file
+    (its seal is not checked here: the gate checks it), how it differs from this review, and the
+    file to write instead: one per model, as docs/ci-example.sh names them."""
+    import re
+
+    attempt, model, generation = (str(doc.get(k)) for k in ("attempt_id", "model_id", "workspace_generation"))
+    try:
+        found = strictjson.loads(envelope.parse(files.read_capped(out, "GATE-INPUT-PATH", "receipt",
+                                                                  strictjson.MAX_DOCUMENT_BYTES)).payload)
+    except (GateError, ValueError):
+        found = None
+    if isinstance(found, dict) and all(isinstance(found.get(k), str) for k in ("attempt_id", "model_id")):
+        held = (f"the receipt of attempt {found['attempt_id']}, model {found['model_id']}, generation "
+                f"{str(found.get('workspace_generation'))[:16]} (as the file says: its seal is not checked here)")
+        differ = [k for k in (*BOUND, "model_run") if k not in besides and found.get(k) != doc.get(k)]
+        if differ:
+            held += "; it differs from this review in " + ", ".join(
+                f"{k} ({str(found.get(k))[:16]}, not {str(doc.get(k))[:16]})" for k in differ[:3])
+        elif isinstance(found.get("expires_at"), int) and found["expires_at"] <= now:
+            held += "; it is this review's, and it has expired"
+    else:
+        held = "no receipt this runner can read (not a sealed receipt)"
+    name = "receipt-" + re.sub(r"[^A-Za-z0-9._-]", "-", model) + ".json"
+    if out.name == name:
+        name = "receipt-" + re.sub(r"[^A-Za-z0-9._-]", "-", f"{attempt}-{model}") + ".json"
+    return GateError("GATE-INPUT-PATH", f"{out} exists and is never overwritten: it holds {held}. This review "
+                                        f"is attempt {attempt}'s by model {model} (generation {generation[:16]}): "
+                                        f"write it to a file of its own, one per model: --out "
+                                        f"{out.parent / name}")
 
 
 def landed(repo_path: Path, remote: str, attempt: str, head: str, payload: str | None = None,

@@ -1,12 +1,14 @@
 """The README's pre-commit snippet works as written: copied into a
 repository with only the `repo:` URL changed (the one edit it asks for), through the real
-pre-commit framework, it stops an agent's frozen write; `pre-commit autoupdate --freeze`
-then pins it to a commit id, and it still works.
+pre-commit framework, it stops an agent's frozen write, and pre-commit says nothing about its
+revision (with `rev: HEAD` it warned on every commit and push that the revision is mutable);
+`pre-commit autoupdate --freeze` then pins it to a commit id, and it still works.
 
-The project is the run's hook repository and the store the run's pre-commit store (fixtures in
-conftest.py): pre-commit builds the environment of the snippet's `rev: HEAD` here, once per run
-(no other test names that revision); the pinned commit id is the revision the rest of the client
-tier runs, whose environment the run builds once, here or there."""
+The snippet pins the release tag, `v` and `VERSION` (docs/upgrading.md, making a release); the
+project is the run's hook repository, tagged so here as the forge holds it, and the store the run's
+pre-commit store (fixtures in conftest.py): pre-commit builds the environment of the snippet's tag
+here, once per run (no other test names that revision); the pinned commit id is the revision the
+rest of the client tier runs, whose environment the run builds once, here or there."""
 
 from __future__ import annotations
 
@@ -29,9 +31,20 @@ def readme_snippet() -> str:
     return re.search(r"```yaml\n(.*?)```", text[start:], re.S).group(1)  # type: ignore[union-attr]
 
 
+def release_tag() -> str:
+    return "v" + (ROOT / "VERSION").read_text().strip()
+
+
+def test_the_snippet_pins_the_release_and_docs_client_shows_the_same() -> None:
+    snippet = readme_snippet()
+    assert re.search(r"^    rev: (\S+)", snippet, re.M).group(1) == release_tag(), snippet  # type: ignore[union-attr]
+    assert f"```yaml\n{snippet}```" in (ROOT / "docs" / "client.md").read_text()
+
+
 def test_the_readme_snippet_works_as_written_then_pinned(tmp_path: Path, hook_repo: HookRepo,
                                                           pc_home: Path) -> None:
     project, head = hook_repo.path, hook_repo.rev  # this project, as a repository on a forge would hold it
+    git(project, "tag", "-f", release_tag(), head)  # the release's tag, as the forge holds it
     snippet = readme_snippet()
     url = re.search(r"repo: (\S+)", snippet).group(1)  # type: ignore[union-attr]
     config = snippet.replace(url, str(project))
@@ -53,6 +66,7 @@ def test_the_readme_snippet_works_as_written_then_pinned(tmp_path: Path, hook_re
 
     out = agent_commit()
     assert out.returncode == 1 and "GATE-FROZEN-PATH" in out.stdout + out.stderr, out.stdout + out.stderr
+    assert "mutable reference" not in out.stdout + out.stderr, out.stdout + out.stderr
     out = subprocess.run([*PRE_COMMIT, "autoupdate", "--freeze"], cwd=w.path, env=env, capture_output=True, text=True)
     assert out.returncode == 0, out.stdout + out.stderr
     assert f"rev: {head}" in (w.path / ".pre-commit-config.yaml").read_text()

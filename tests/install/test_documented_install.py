@@ -16,6 +16,7 @@ installs pygit2, pydantic, typer and cryptography into the fresh environment).""
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -66,21 +67,22 @@ def test_the_documented_install_upgrade_and_rollback(tmp_path: Path, builds: dic
     def version() -> str:
         return subprocess.run([str(gate), "--version"], capture_output=True, text=True, check=True).stdout.strip()
 
-    # docs/servers.md: the environment, then each install source, each one checked by its version
-    run_block("install-env", base, admin)
-    run_block("install-wheel", {**base, "./push_gate-0.1.0-py3-none-any.whl": old_wheel}, admin)
+    # README and docs/servers.md, one block: the environment from the system's Python and the wheel
+    # as `./dev build` leaves it in dist/ (its name as the build made it: no version in the block)
+    (admin / "dist").mkdir()
+    shutil.copy2(old_wheel, admin / "dist")
+    out = run_block("admin-install", base, admin)
+    assert out.stdout.strip().endswith(f"push-gate {old}"), out.stdout
     assert version() == f"push-gate {old}"
+    # docs/servers.md: each other install source, each one checked by its version
     run_block("install-clone", {**base, "https://example.com/push-gate.git": f"file://{builds['forge']}"}, admin)
     assert version() == f"push-gate {new}"  # the clone's commit, one after the release
-    # pip takes a git+ URL with a host only: file://localhost/PATH is git's own form of a local path
+    # pip takes a git+ URL with a host only: file://localhost/PATH, as the block's text says for a local mirror
+    assert "git+file://localhost/PATH" in (ROOT / "docs" / "servers.md").read_text()
     run_block("install-git-url", {**base, "https://example.com/push-gate.git": f"file://localhost{builds['forge']}",
                                   "COMMIT": str(builds["old_commit"])}, admin)
     assert version() == f"push-gate {old}"
     subprocess.run([str(ROOT / ".ci" / "wheel-smoke"), "--env", str(env)], check=True, capture_output=True)
-
-    # README: the environment from its wheel, as the admin section has it (the venv made again in place)
-    out = run_block("readme-install", {**base, "./push_gate-0.1.0-py3-none-any.whl": old_wheel}, admin)
-    assert out.stdout.strip().endswith(f"push-gate {old}"), out.stdout
 
     # two gated repositories under the hosting root, installed as docs/servers.md says
     srv.mkdir(parents=True)
@@ -113,7 +115,7 @@ def test_the_documented_install_upgrade_and_rollback(tmp_path: Path, builds: dic
 
     # rolling back to the version that exists, from its kept wheel
     out = run_block("rollback", {**base, **hosting, "./push_gate-0.1.0-py3-none-any.whl": old_wheel}, admin)
-    assert f"upgraded from push-gate {new} to {old}" in out.stdout, out.stdout
+    assert f"rolled back from push-gate {new} to {old}" in out.stdout, out.stdout
     assert version() == f"push-gate {old}"
     run_block("upgrade-doctor", hosting, admin)
 

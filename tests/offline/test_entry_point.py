@@ -33,3 +33,27 @@ def test_in_process_main_returns_what_the_process_exits_with() -> None:
     assert cli("receipt", "verify", "--receipt", "x").returncode == 2
     assert cli("--help").returncode == 0
     assert "Usage: gate" in cli().stdout + cli().stderr
+
+
+def test_help_names_no_flag_a_type() -> None:
+    """typer 0.29's rich help printed `--version <bool>`, `--help <bool>` and `--yes <bool>`: a flag
+    takes no value, so every `--help` of the tree, the root's and each command's and group's, shows
+    none; and each command's line in its group's listing is its whole first sentence."""
+    import importlib
+
+    from gatecore.cli.wiring import COMMANDS, GROUPS
+
+    lines = [("--help",), *((name, "--help") for name, _ in COMMANDS)]
+    for group, module in GROUPS:
+        app = importlib.import_module(f"gatecore.cli.{module}").group
+        lines += [(group, c.name or "", "--help") for c in app.registered_commands]
+        lines.append((group, "--help"))
+    lines.remove(("agents", "check", "--help"))  # an agent's pre-tool hook: argparse, no typer (main's docstring)
+    assert len(lines) > 40
+    for args in lines:
+        out = cli(*args)
+        assert out.returncode == 0 and "<bool>" not in out.stdout, (args, out.stdout, out.stderr)
+        if "Commands:" in out.stdout:
+            assert "..." not in out.stdout.split("Commands:")[1], (args, out.stdout)
+    root = cli("--help").stdout
+    assert "--version  Print the version and exit." in root and "--help     Show this message and exit." in root

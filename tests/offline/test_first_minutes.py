@@ -66,3 +66,9 @@ def test_the_demo_shows_both_gates_and_both_pushers_in_short_lines() -> None:
     assert not re.search(r"\b[0-9a-f]{40}\b", text), "no object ids or digests"
     long = [ln for ln in text.splitlines() if len(ln) > 100 and "/" not in ln]
     assert not long, long
+    # the demo's directory is gone when it returns: no line but the first names a path in it (its last
+    # step named the audit log there)
+    root = re.search(r"^working in (\S+) \(removed at exit", text, re.M).group(1)  # type: ignore[union-attr]
+    assert not Path(root).exists()
+    assert [ln for ln in text.splitlines() if root in ln] == [f"working in {root} (removed at exit; --keep DIR keeps it)"]
+    assert "removed with the demo's directory (gate demo --keep DIR keeps it)" in text

@@ -107,6 +107,57 @@ def test_reject_approve_accept_once(fmt_lab: Lab) -> None:
     assert listed.returncode == 0 and f"{used['id'][:16]} used by alice refs/heads/main" in listed.stdout
 
 
+def test_the_maintainers_next_command_runs_as_printed_after_the_one_time_setup(lab: Lab) -> None:
+    """The gate-json's `next` failed until gate.approver was set, a missing key was reported only
+    after the maintainer had read the diff and typed y, and the approved push landed with no line
+    saying so. Now the rejection says the one-time set-up beside the command; `gate approve` checks
+    who approves and with which key before it shows or asks anything; and the push that uses the
+    approval says so, and whose it was."""
+    import json
+    import shlex
+
+    s = lab.server
+    head = lab.agent_commit()
+    out = s.push("main", pusher_env=AGENT_PUSH)
+    assert refused(out, "GATE-FROZEN-PATH"), out.stderr
+    [doc] = [json.loads(ln.split("gate-json: ", 1)[1]) for ln in out.stderr.splitlines() if "gate-json: " in ln]
+    setup = doc["setup"]
+    assert setup == ("git config gate.approver NAME && git config gate.approvalSshKey ~/.ssh/KEY "
+                     "(or: git config gate.approvalKey KEYFILE)")
+    assert f"hint: before a first gate approve, once per clone: {setup}; and fetch the agent's commits into it" \
+        in out.stderr, out.stderr
+    command = shlex.split(doc["next"])
+    assert command[:2] == ["gate", "approve"] and head in command
+    git(lab.maint, "fetch", "-q", str(s.work.path), "+HEAD:refs/agent/head")  # the agent's commits
+
+    def run_as_printed() -> subprocess.CompletedProcess[str]:
+        return cli(*command[1:], cwd=lab.maint, env=ALICE, input="y\n")
+
+    # nothing set up: refused before anything is shown or asked, naming both settings
+    got = run_as_printed()
+    assert got.returncode != 0 and got.stdout == "", got.stdout
+    assert "gate approve needs your name and your key, set once per clone: git config gate.approver NAME" \
+        in got.stderr and "git config gate.approvalSshKey" in got.stderr, got.stderr
+    # a name and no key: the same, before the diff (it was asked for only after the maintainer said y)
+    git(lab.maint, "config", "gate.approver", "alice")
+    got = run_as_printed()
+    assert got.returncode != 0 and got.stdout == "" and "gate approve needs your key" in got.stderr, got.stdout
+    # the runner's receipt key is no approval key: refused before the diff too
+    git(lab.maint, "config", "gate.approvalKey", str(lab.keys["runner"]))
+    got = run_as_printed()
+    assert got.returncode != 0 and got.stdout == "" and "GATE-SEAL-KEY-PURPOSE" in got.stderr, got.stderr
+    # set up: the command runs as printed, shows the change, asks, approves
+    git(lab.maint, "config", "gate.approvalKey", str(lab.keys["approval"]))
+    got = run_as_printed()
+    assert got.returncode == 0, got.stdout + got.stderr
+    assert "+deploy: agent" in got.stdout and "as alice?" in got.stdout
+    out = s.push("main", pusher_env=AGENT_PUSH)
+    assert out.returncode == 0, out.stderr
+    [used] = s.audit()[-1]["approvals"]  # type: ignore[misc]
+    assert (f"remote: gate: approved by alice, approval {used['id'][:16]}: ci/deploy.yml on refs/heads/main "
+            "(used: it serves once)") in out.stderr, out.stderr
+
+
 def test_an_approval_covers_only_its_paths(lab: Lab) -> None:
     s = lab.server
     s.work.write("ci/a.yml", "a\n")

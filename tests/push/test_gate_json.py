@@ -32,6 +32,7 @@ def test_a_frozen_write_names_the_maintainer_and_the_approve_command(tmp_path: P
     command = line.pop("next")
     assert isinstance(command, str) and shlex.split(command)[:2] == ["gate", "approve"]
     assert f"--new {head}" in command and "--path ci/deploy.yml" in command and command in out.stderr
+    assert str(line.pop("setup")).startswith("git config gate.approver NAME && ")  # what the command needs, once
     assert line == {"code": "GATE-FROZEN-PATH", "ref": "refs/heads/main", "commit": head, "identity": line["identity"],
                     "path": "ci/deploy.yml", "rule": "freeze[0]:governance", "detail": line["detail"],
                     "exit": 1, "exit_class": "reject", "hint": codes.CODES["GATE-FROZEN-PATH"].hint,

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from support.cases.archive import reviewed_and_closed
 from support.cli import cli
-from support.lab import RUNNER, Lab
+from support.lab import LAB_POLICY, RUNNER, Lab
 
 from gatecore.records import archive
 
@@ -33,6 +33,31 @@ def test_attempt_show_in_dates_and_words(lab: Lab) -> None:
     assert "seals: not verified (give --keyring" in text, text
     state = json.loads(cli("attempt", "show", "--repo", str(lab.work.path), "--attempt", attempt, "--json").stdout)
     assert state["models"] == ["model-a", "model-b"] and isinstance(state["updated"], int)
+
+
+def test_attempt_show_reads_model_ids_with_the_servers_policy_when_it_has_one(lab: Lab, tmp_path: Path) -> None:
+    """`gate attempt show` called `model-a` "placed by no naming scheme; vendor unknown" although the
+    server's policy names it in [review.models]. Without a policy it says the server decides; with
+    `--policy`, or the repository's committed `.gate/policy.toml`, it reads the id as that policy does."""
+    attempt = lab.open(lab.fresh())
+    show = ["attempt", "show", "--repo", str(lab.work.path), "--attempt", attempt]
+    lines = cli(*show).stdout.splitlines()
+    assert lines[1].startswith("reviewer: model-a, placed by no naming scheme: ") and lines[1].endswith(
+        "vendor unknown (read without the server's policy: its [review.models] may name it; the server decides)")
+    assert lines[3].startswith("model ids read by the packaged naming schemes and vendor table only; the server "
+                               "reads them with its policy"), lines
+    policy = tmp_path / "policy.toml"
+    policy.write_text(LAB_POLICY + '[review]\nindependent = "model"\n[review.models]\n"model-a" = "model-a"\n')
+    lines = cli(*show, "--policy", str(policy)).stdout.splitlines()
+    assert lines[1] == "reviewer: model-a, read as model-a; vendor unknown", lines
+    assert lines[3] == (f"model ids read with the policy {policy} ([review] independent = model), as a server "
+                        "holding that policy reads them")
+    # the client hooks' copy of the server's policy, committed: read without --policy
+    lab.work.write(".gate/policy.toml", policy.read_text())
+    lab.work.commit("the client hooks' policy")
+    lines = cli(*show).stdout.splitlines()
+    assert lines[1] == "reviewer: model-a, read as model-a; vendor unknown", lines
+    assert lines[3].startswith(f"model ids read with the policy .gate/policy.toml at HEAD of {lab.work.path} "), lines
 
 
 def test_trusted_pushes_end_with_a_summary_and_show_gits_output_only_with_v(lab: Lab, tmp_path: Path) -> None:

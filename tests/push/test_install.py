@@ -492,10 +492,14 @@ def test_policy_check_cli(tmp_path: Path) -> None:
 
 def test_policy_check_and_doctor_warn_about_frozen_patterns_that_match_nothing(server: Server,
                                                                              tmp_path: Path) -> None:
+    # the installed policy (support.server.POLICY) freezes none of the gate's own files: a warning
+    out = cli("server", "doctor", str(server.bare))
+    assert out.returncode == 0 and "warn no freeze rule freezes the gate's own files (.gate/policy.toml" in out.stdout
     policy = tmp_path / "typo.toml"
-    # @agent-config's patterns name files a repository may not have yet: no warning for those
-    policy.write_text('[[freeze]]\nname = "ci"\npaths = ["ci/**", ".github/workflow/**", "src", "@agent-config"]\n'
-                      'authors = ["*@agents.example.com"]\n')
+    # @agent-config's patterns name files a repository may not have yet, and .gate/** the gate's own
+    # files, which a repository without client hooks has none of: no warning for those
+    policy.write_text('[[freeze]]\nname = "ci"\npaths = ["ci/**", ".github/workflow/**", "src", "@agent-config", '
+                      '".gate/**"]\nauthors = ["*@agents.example.com"]\n')
     out = cli("policy", "check", str(policy), "--repo", str(server.bare))
     assert out.returncode == 0, out.stderr
     warnings = [ln for ln in out.stdout.splitlines() if ln.startswith("warning:")]
@@ -507,6 +511,7 @@ def test_policy_check_and_doctor_warn_about_frozen_patterns_that_match_nothing(s
     assert out.returncode == 0, out.stdout  # a warning, not a failure
     assert "warn freeze[0]:ci paths '.github/workflow/**' matches no path on refs/heads/main" in out.stdout
     assert "'ci/**' matches" not in out.stdout and "'src' matches" not in out.stdout
+    assert "'.gate/**' matches" not in out.stdout and "the gate's own files" not in out.stdout
 
 
 def test_a_pattern_that_can_never_match_is_refused_at_install_and_changes_nothing(server: Server,
@@ -790,7 +795,7 @@ def test_install_upgrade_and_doctor_over_every_repository_under_a_root(tmp_path:
     assert summary[0] == f"ok   {repos['a']}: upgraded from push-gate 0.0.9 to {__version__}"
     assert summary[1] == f"---- {repos['b']}: not gated"
     assert summary[2].startswith(f"FAIL {repos['c']}: GATE-CONFIG-POLICY: ") and "can never match" in summary[2]
-    assert summary[3] == f"ok   {repos['work']}: upgraded from push-gate {__version__} to {__version__}"
+    assert summary[3] == f"ok   {repos['work']}: re-installed push-gate {__version__} (the version already installed)"
     assert (repos["c"] / "gate" / "policy.toml").read_text() == '[[freeze]]\npaths = ["./ci/**"]\n'
     assert cli("server", "doctor", str(repos["a"])).returncode == 0
     assert cli("server", "doctor", "--all", str(tmp_path / "nowhere")).returncode == 1

@@ -193,6 +193,49 @@ def test_the_incident_with_a_model_output_file_and_with_the_runners_own_call(lab
     assert lab.push_review(attempt, tmp_path / "from-file.json").ok  # what the file path lets through
 
 
+def test_a_retry_after_a_failover_says_whose_receipt_the_out_file_holds(lab: Lab, model: str, prompt: Path,
+                                                                           tmp_path: Path) -> None:
+    """With one fixed --out for every attempt's run (README's synopsis once said
+    `--out "$GATE_SCORING_DIR/receipt.json"`), the retry after a failover said only `GATE-INPUT-PATH:
+    ... exists; it is never overwritten`. Now the refusal says whose receipt the file holds (as read
+    from it), how it differs from this review, and the file to write instead, one per model; the
+    README's synopsis names that file, as docs/ci-example.sh does; and the command run with it works."""
+    import re
+
+    from support.docblocks import blocks
+
+    synopsis = "\n".join(b.body for b in blocks() if b.file == "README.md" and "gate review run" in b.body)
+    assert '--out "$GATE_SCORING_DIR/receipt-$MODEL_ID.json"' in synopsis, synopsis
+    attempt = lab.open(generation="gen-failover")
+    head = lab.change(f"failover-{attempt}")
+    scoring = tmp_path / "scoring"
+    fixed = scoring / "receipt.json"
+    assert run(lab, attempt, head, model, prompt, fixed).returncode == 0  # type: ignore[attr-defined]
+    assert lab.append(attempt, "failover", model_id="model-b").ok  # type: ignore[union-attr]
+    before = fixed.read_bytes()
+    (tmp_path / "answer.json").write_text(json.dumps({"verdict": "pass", "reasons": ["fine"]}))
+    for again in (run(lab, attempt, head, model, prompt, fixed),
+                  cli("review", "record", "--repo", str(lab.work.path), "--attempt", attempt, "--head", head,
+                      "--model-output", str(tmp_path / "answer.json"), "--key", str(lab.root / "keys" / "runner-1.key"),
+                      "--out", str(fixed), "--remote", lab.remote(), env=RUNNER)):
+        said = again.stderr  # type: ignore[attr-defined]
+        assert again.returncode == 1 and said.startswith(  # type: ignore[attr-defined]
+            f"GATE-INPUT-PATH: {fixed} exists and is never overwritten: it holds the receipt of attempt {attempt}, "
+            "model model-a, generation gen-failover (as the file says: its seal is not checked here); it differs "
+            "from this review in model_id (model-a, not model-b)"), said
+        assert (f"This review is attempt {attempt}'s by model model-b (generation gen-failover): write it to a file "
+                f"of its own, one per model: --out {scoring / 'receipt-model-b.json'}") in said, said
+        assert fixed.read_bytes() == before
+    suggested = re.search(r"--out (\S+)$", said.strip()).group(1)  # type: ignore[union-attr]
+    out = run(lab, attempt, head, model, prompt, Path(suggested))
+    assert out.returncode == 0, out.stderr  # type: ignore[attr-defined]
+    assert lab.receipt_doc(Path(suggested))["model_id"] == "model-b"
+    junk = scoring / "notes.txt"
+    junk.write_text("not a receipt\n")
+    said = run(lab, attempt, head, model, prompt, junk).stderr  # type: ignore[attr-defined]
+    assert "it holds no receipt this runner can read (not a sealed receipt)" in said, said
+
+
 def test_a_server_can_require_the_runners_own_call(tmp_path: Path, model: str, prompt: Path) -> None:
     """`[review] model_run = "runner"`: a receipt sealed from a file is refused, GATE-REVIEW-MODEL-RUN;
     one from the runner's own call is accepted."""

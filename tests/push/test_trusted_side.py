@@ -50,7 +50,10 @@ def test_gate_demo_runs(tmp_path: Path) -> None:
     assert out.returncode == 0, out.stdout + out.stderr
     assert "GATE-BIND-MODEL" in out.stdout and "GATE-FROZEN-PATH" in out.stdout
     assert "demo passed" in out.stdout
-    assert (tmp_path / "demo" / "server.git" / "gate" / "audit.log").exists()
+    log = tmp_path / "demo" / "server.git" / "gate" / "audit.log"
+    assert f"   in {log}; in words: gate server audit {tmp_path / 'demo' / 'server.git'}" in out.stdout, out.stdout
+    words = cli("server", "audit", str(tmp_path / "demo" / "server.git"), "--code", "GATE-BIND-MODEL")
+    assert words.returncode == 0 and "REJECTED: gate-runner" in words.stdout, words.stdout + words.stderr
 
 
 @pytest.mark.parametrize("bad", [b'{"verdict":"PASS","reasons":["x"]}', b'{"verdict":"pass","reasons":[]}',

@@ -77,3 +77,12 @@ def test_two_builds_of_different_commits_say_so_everywhere(tmp_path: Path) -> No
     assert out.returncode == 1
     assert re.search(rf"FAIL hook written by push-gate {re.escape(new)}, newer than this environment's "
                      rf"{re.escape(old)} \(rolled back", out.stdout), out.stdout
+    # and the older build's upgrade, the documented rollback, says that it rolled back (it said "upgraded")
+    out = gate_of(old_tree, "server", "upgrade", str(bare), "--dry-run")
+    assert out.returncode == 0 and out.stdout.splitlines()[-1] == f"would roll back from push-gate {new} to {old}", \
+        out.stdout
+    out = gate_of(old_tree, "server", "upgrade", str(bare))
+    assert out.returncode == 0 and out.stdout.splitlines()[-1] == f"rolled back from push-gate {new} to {old}", \
+        out.stdout
+    out = gate_of(old_tree, "server", "upgrade", str(bare))
+    assert out.stdout.splitlines()[-1] == f"re-installed push-gate {old} (the version already installed)", out.stdout

@@ -14,6 +14,7 @@ byte for byte what `gate agents install` writes into an empty project.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -23,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from support.agentcli import AgentRun, agent_project, cli, commit_all, run_agent
+from support.agentcli import HOME_MARK, PAYLOADS, PROJECT_MARK, AgentRun, agent_project, cli, commit_all, run_agent
 from support.scriptedmodel import ScriptedModel, ToolResult, Turn, call, freeform, say
 
 #: The venv's console script: what the installed hook command (`gate agents check ...`) finds on PATH.
@@ -315,3 +316,32 @@ def test_copilot_running_claude_codes_file_refuses_but_does_not_say_why(
     for turn in (0, 1):
         (result,) = model.results_after(turn)
         assert result.text == "Denied by preToolUse hook: hook exited with code 2", result
+
+
+#: The payloads recorded from the real CLIs (tests/agents/payloads: the run's project written
+#: /tmp/agent-project), each with the hook file it came through: Copilot's `claude-file-*` from
+#: Claude Code's file, so through `--agent claude`.
+RECORDED = sorted(path for path in PAYLOADS.glob("*/*.json") if PROJECT_MARK in path.read_text())
+
+
+@pytest.mark.parametrize("fixture", RECORDED, ids=[f"{p.parent.name}/{p.stem}" for p in RECORDED])
+def test_every_recorded_payload_gets_the_verdict_its_run_gave(fixture: Path, tmp_path: Path) -> None:
+    """The payloads the real CLIs sent the test's hook, through `gate agents check` in a project that
+    freezes `frozen/**` (the path the recording runs wrote into) for the project's identity: `*-frozen`
+    refused with GATE-FROZEN-PATH, `*-allowed` let through silently."""
+    agent = "claude" if fixture.stem.startswith("claude-file-") else fixture.parent.name
+    project = agent_project(tmp_path / "project", {**FILES, "frozen/z.yml": "name: old\n", ".gate/policy.toml":
+                                                   POLICY.replace('"ci/**"', '"ci/**", "frozen/**"')})
+    _git(project, "config", "user.email", AGENT_EMAIL)
+    text = json.dumps(json.loads(fixture.read_text())["payload"])
+    text = text.replace(PROJECT_MARK, str(project)).replace(HOME_MARK, str(tmp_path / "home"))
+    proc = subprocess.run([str(GATE), "agents", "check", "--agent", agent], cwd=project, input=text.encode(),
+                          capture_output=True, check=False,
+                          env={"PATH": os.environ.get("PATH", ""), "HOME": str(tmp_path / "home"),
+                               "GIT_CONFIG_NOSYSTEM": "1"})
+    stderr = proc.stderr.decode()
+    if fixture.stem.endswith("-frozen"):
+        assert proc.returncode == 2 and stderr.startswith(f"{FROZEN}: frozen/"), stderr
+    else:
+        assert fixture.stem.endswith("-allowed")
+        assert (proc.returncode, proc.stdout, stderr) == (0, b"", ""), stderr

@@ -5,7 +5,8 @@ repositories, or a hook's command run directly) that `bench.report` turns into t
 * `pushes`: small, large, wide, refs, reftable (the generated histories);
 * `histories`: real, policies (real projects' histories from ../shared/data);
 * `review`: the review push with its sealed receipt; `signed`: SSH-signed commits;
-* `client`: the client hooks and a commit through pre-commit; `ledger`: the ledger's pushes.
+* `client`: the client hooks and a commit through pre-commit; `ledger`: the ledger's pushes;
+* `agent`: `gate agents check`, as a coding agent runs it before each tool call.
 
 `Bench` is all of them: `getattr(bench, NAME)()` runs scenario NAME (`bench.cli.SCENARIOS`), and
 `bench.specs(NAME)` gives a push scenario's pushes (`bench.profile`).
@@ -13,6 +14,7 @@ repositories, or a hook's command run directly) that `bench.report` turns into t
 
 from __future__ import annotations
 
+from .agent import Agents
 from .client import Clients
 from .core import FULL, QUICK, Case, PushSpec, Sizes, Timing, _k, clean_env_for_process, cpu_of_children
 from .histories import Histories
@@ -22,7 +24,7 @@ from .review import Reviews
 from .signed import Signed
 
 
-class Bench(Pushes, Histories, Reviews, Signed, Clients, Ledgers):
+class Bench(Pushes, Histories, Reviews, Signed, Clients, Ledgers, Agents):
     """Every scenario's runs (the classes of `bench.scenarios`' modules together)."""
 
 

@@ -43,13 +43,15 @@ class Sizes:
     signed_commits: int = 10_000  # every commit SSH-signed, pushed into a signature-requiring scope
     new_branches: int = 200       # branches one push creates, into files and reftable refs (GATE_MODERN_GIT)
     policy_bundles: int = 99      # the policies scenario pushes this many real histories, smallest first
+    agent_runs: int = 21          # timed runs of each agent check (at least; --runs may ask for more)
 
 
 FULL = Sizes()
 QUICK = Sizes(files=200, small_commits=300, small_refs=30, large_commits=(300, 600), many_refs=2_000,
               review_files=40, review_bytes=1024 * 1024, client_files=200, ledger_attempts=(5, 50, 500),
               wide_commits=2_000, wide_root_files=100,
-              real_back=50, real_replays=(), signed_commits=100, new_branches=20, policy_bundles=1)
+              real_back=50, real_replays=(), signed_commits=100, new_branches=20, policy_bundles=1,
+              agent_runs=3)
 
 
 @dataclass
@@ -354,19 +356,24 @@ class BenchCore:
         return int(self.git.out("rev-list", "--count", "--branches", cwd=repo))
 
     def timed_case(self, scenario: str, label: str, cwd: Path, env: dict[str, str], commands: dict[str, list[str]],
-                   note: str, short: str = "") -> Case:
+                   note: str, short: str = "", *, inputs: dict[str, bytes] | None = None,
+                   expect: dict[str, int] | None = None, runs: int | None = None) -> Case:
         """`commands` (variant -> command, the first the baseline) run in turn in `cwd`, timed,
-        with their CPU, and once more under /usr/bin/time for the peak memory."""
-        case = Case(scenario, label, {v: Timing() for v in commands}, note=note, short=short)
-        self.log(f"- {label}: {len(commands)} variants x {self.runs} runs")
+        with their CPU, and once more under /usr/bin/time for the peak memory. `inputs`: a
+        variant's stdin (default none); `expect`: a variant's exit status (default 0); `runs`:
+        timed runs of each (default the bench's)."""
+        inputs, expect, runs = inputs or {}, expect or {}, runs or self.runs
         names = list(commands)
-        for i in range(self.runs + (1 if self.warmup else 0)):
+        case = Case(scenario, label, {v: Timing() for v in commands}, note=note, short=short, baseline=names[0])
+        self.log(f"- {label}: {len(commands)} variants x {runs} runs")
+        for i in range(runs + (1 if self.warmup else 0)):
             order = names[i % len(names):] + names[:i % len(names)]
             this_run = {}
             for v in order:
                 with cpu_of_children() as cpu:
                     t0 = time.perf_counter()
-                    proc = subprocess.run(commands[v], cwd=cwd, env=env, capture_output=True, check=False)
+                    proc = subprocess.run(commands[v], cwd=cwd, env=env, input=inputs.get(v, b""), capture_output=True,
+                                          check=False)
                     elapsed = time.perf_counter() - t0
                 if self.warmup and i == 0:
                     continue
@@ -375,7 +382,7 @@ class BenchCore:
                 t.alone.append(elapsed)  # the hook command is all there is
                 t.cpu.append(cpu[0])
                 this_run[v] = elapsed
-                if proc.returncode != 0:
+                if proc.returncode != expect.get(v, 0):
                     t.errors.append(f"{v}: exit {proc.returncode}: " + proc.stderr.decode(errors="replace").strip()[-300:])
             if this_run:
                 for v in names[1:]:
@@ -383,7 +390,7 @@ class BenchCore:
         for v in names[1:]:
             memfile = self.work / f"mem-{note}-{v}.txt"
             subprocess.run(["/usr/bin/time", "-f", "%M", "-o", str(memfile), *commands[v]], cwd=cwd, env=env,
-                           capture_output=True, check=False)
+                           input=inputs.get(v, b""), capture_output=True, check=False)
             case.variants[v].peak_mib = hooks.read_peak_mib(memfile)
             memfile.unlink(missing_ok=True)
         for v in names:

@@ -307,6 +307,10 @@ _ALL: tuple[Code, ...] = (
                                     "more than an answer can be",
        "the detail gives the exit status and the end of its stderr; run it by hand with a request on stdin to see "
        "more, raise --model-timeout for a slow model, and run gate review run again: nothing was sealed"),
+    _c("GATE-REVIEW-CHANGE-TOO-LARGE", "the change is too large to show the model whole in one review request (its "
+                                       "text, shown by the gate from git's objects, is over 64 MiB); it is never "
+                                       "cut",
+       "review the change in smaller parts (several attempts, each a smaller range); nothing was sealed"),
     _c("GATE-REVIEW-MODEL-RUN", "the policy requires that the runner ran the model itself ([review] model_run = "
                                 "\"runner\"), and the receipt says it did not",
        "review with gate review run --model-command CMD instead of gate review record --model-output FILE"),

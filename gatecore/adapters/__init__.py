@@ -6,7 +6,9 @@ through these.
 wrapper around the `git` command), `gitlayout` (the few readings of git's layout by hand),
 `gitrepo` (the trusted side's repository, pygit2), `treescan` and `treeworker` (the second
 process of a big push's tree search: the hook's side and the worker, started by file path),
-`gpg` (OpenPGP signatures through `gpgv`), `modelcmd` (the runner's model command), `files`,
+`gpg` (OpenPGP signatures through `gpgv`), `modelcmd` (the runner's model command), `childproc` (a
+child process read to a deadline, whatever it leaves behind: the model's command, the trusted
+side's transport), `files`,
 `config` (configuration files to plain values) and `environment`.
 
 It may import the engine (every package of `gatecore/` but `trusted` and the command line) and

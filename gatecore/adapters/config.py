@@ -10,6 +10,7 @@ policy from a commit). Every failure is a configuration error with the file's co
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ..configuration.policy import MAX_POLICY_BYTES, Policy
@@ -290,4 +291,18 @@ def policy_from_bytes_cached(data: bytes, origin: str, cache: StrPath) -> Policy
     are the same (`files.cached_validation`): a client hook imports pydantic only when the
     committed policy changed."""
     plain = files.cached_validation(cache, data, lambda d, _where: _validate_policy(d, origin), _policy_salt())
+    return _policy(plain, origin)
+
+
+def policy_from_blob_cached(blob: str, read: Callable[[], bytes], origin: str, cache: StrPath) -> Policy:
+    """`policy_from_bytes_cached` for bytes known first by their git blob id: when the cache holds
+    that blob's validated form it is used without reading the blob (one git process fewer for an
+    agent's hook); otherwise the bytes are read (`read`), validated or found by their digest, and
+    the cache rewritten naming the blob."""
+    salt = _policy_salt()
+    plain = files.cached_by_id(cache, blob, salt)
+    if plain is None:
+        data = read()
+        plain = files.cached_validation(cache, data, lambda d, _where: _validate_policy(d, origin), salt)
+        files.write_cache(cache, data, plain, salt, source_id=blob)
     return _policy(plain, origin)

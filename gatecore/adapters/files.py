@@ -180,18 +180,36 @@ def cache_path(source: StrPath) -> str:
     return os.fspath(source) + ".validated.json"
 
 
-def write_cache(source: StrPath, data: bytes, value: Any, salt: str = "") -> bool:
+def write_cache(source: StrPath, data: bytes, value: Any, salt: str = "", source_id: str | None = None) -> bool:
     """Atomically (re)write the validated form of `source`'s bytes; False if the directory is not writable.
 
     `salt` names anything else the validated form depends on (the agent catalogue a policy's
-    named sets were expanded from): a cache with another salt is validated again."""
-    text = json.dumps({"schema": CACHE_SCHEMA, "source_sha256": small_sha256(data), "salt": salt,
-                       "value": value}, sort_keys=True)
+    named sets were expanded from): a cache with another salt is validated again. `source_id`:
+    another name of the same bytes the reader may know first (a git blob id: `cached_by_id`)."""
+    record = {"schema": CACHE_SCHEMA, "source_sha256": small_sha256(data), "salt": salt, "value": value}
+    if source_id is not None:
+        record["source_id"] = source_id
+    text = json.dumps(record, sort_keys=True)
     try:
         atomic_write(cache_path(source), text.encode("utf-8"), 0o640)
     except OSError:
         return False
     return True
+
+
+def cached_by_id(source: StrPath, source_id: str, salt: str = "") -> Any | None:
+    """The cached validated form of the bytes named `source_id` (`write_cache`), or None: a reader
+    that knows the id before the bytes (an agent's hook: the committed policy's blob id) reads
+    neither the bytes nor their digest when the cache holds them."""
+    try:
+        with open(cache_path(source), "rb") as fh:
+            cached = json.loads(fh.read())
+    except (OSError, ValueError):
+        return None
+    if (isinstance(cached, dict) and cached.get("schema") == CACHE_SCHEMA and cached.get("source_id") == source_id
+            and cached.get("salt", "") == salt and "value" in cached):
+        return cached["value"]
+    return None
 
 
 def cached_validation(source: StrPath, data: bytes, validate: Callable[[bytes, str], Any], salt: str = "") -> Any:

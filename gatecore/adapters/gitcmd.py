@@ -81,11 +81,35 @@ def _spawn(args: Sequence[str], cwd: str | os.PathLike[str] | None, input: bytes
     return GitResult(proc.returncode, proc.stdout, proc.stderr)
 
 
+#: What the end of a transport's stderr keeps (`transport`): a refusal's lines, the server's included.
+TRANSPORT_STDERR = 1 << 20
+
+
+def _transport(args: Sequence[str], cwd: str | os.PathLike[str] | None, env: Mapping[str, str]) -> GitResult:
+    """git talking to a remote (fetch, push, ls-remote): its status and output once git exits, not
+    once its pipes end. The transport's helpers may outlive git holding them (an ssh control master
+    keeps stderr), so reading stops at git's exit plus a grace (`childproc`); what they leave is
+    not the gate's to end (it may serve other sessions) and is never waited for. git keeps this
+    process's group and terminal (an ssh passphrase is asked there)."""
+    from . import childproc
+
+    try:
+        ran = childproc.run(["git", *args], None, env=env, timeout=None, stderr_tail=TRANSPORT_STDERR,
+                            own_session=False, cwd=cwd)
+    except OSError as exc:
+        raise GateError("GATE-GIT-REPOSITORY", f"cannot run git: {exc.strerror}") from None
+    assert ran.status is not None  # (no timeout)
+    return GitResult(ran.status, ran.stdout, ran.stderr_tail)
+
+
 def run_git(args: Sequence[str], *, cwd: str | os.PathLike[str] | None = None, input: bytes | None = None,
             env: Mapping[str, str] | None = None, unset: Sequence[str] = (), timeout: float | None = None,
-            ok: tuple[int, ...] | None = (0,), code: str = "GATE-GIT-UNREADABLE") -> GitResult:
-    """Run `git ARGS`; a status outside `ok` (None: any) raises GateError(code) with git's last line."""
-    result = _spawn(args, cwd, input, environment(env, unset), timeout)
+            ok: tuple[int, ...] | None = (0,), code: str = "GATE-GIT-UNREADABLE", transport: bool = False) -> GitResult:
+    """Run `git ARGS`; a status outside `ok` (None: any) raises GateError(code) with git's last line.
+    `transport`: git talks to a remote (`_transport`; no input, no timeout)."""
+    assert not transport or (input is None and timeout is None)
+    result = _transport(args, cwd, environment(env, unset)) if transport else _spawn(
+        args, cwd, input, environment(env, unset), timeout)
     if ok is not None and result.returncode not in ok:
         raise GateError(code, f"git {' '.join(args[:2])} failed: {result.last_error()}")
     return result
@@ -400,7 +424,7 @@ Env = Mapping[str, str] | None  # extra variables for the trusted side's git (e.
 
 def ls_remote(repo: str | os.PathLike[str], remote: str, *patterns: str, env: Env = None) -> dict[str, str]:
     """The remote's refs matching `patterns`: name -> id."""
-    out = run_git(["ls-remote", "--refs", remote, *patterns], cwd=repo, env=env, ok=None)
+    out = run_git(["ls-remote", "--refs", remote, *patterns], cwd=repo, env=env, ok=None, transport=True)
     if not out.ok:  # the trusted commands' first word with the remote: show all git said
         raise GateError("GATE-GIT-REPOSITORY", f"cannot reach {remote}: {out.all_errors()}")
     found: dict[str, str] = {}
@@ -412,7 +436,7 @@ def ls_remote(repo: str | os.PathLike[str], remote: str, *patterns: str, env: En
 
 def fetch_ref(repo: str | os.PathLike[str], remote: str, ref: str, code: str, env: Env = None) -> None:
     """Make the local `ref` equal the remote's (forced)."""
-    run_git(["fetch", "--quiet", "--no-tags", remote, f"+{ref}:{ref}"], cwd=repo, code=code, env=env)
+    run_git(["fetch", "--quiet", "--no-tags", remote, f"+{ref}:{ref}"], cwd=repo, code=code, env=env, transport=True)
 
 
 def delete_ref(repo: str | os.PathLike[str], ref: str, old: str | None = None) -> None:
@@ -432,13 +456,14 @@ def push(repo: str | os.PathLike[str], remote: str, *refspecs: str, atomic: bool
         args.append("--atomic")
     if lease is not None:
         args.append(f"--force-with-lease={lease}")
-    out = run_git([*args, remote, *refspecs], cwd=repo, ok=None, env=env)
+    out = run_git([*args, remote, *refspecs], cwd=repo, ok=None, env=env, transport=True)
     return PushResult(out.ok, out.text())
 
 
 def remote_head(repo: str | os.PathLike[str], remote: str, env: Env = None) -> str | None:
     """The branch the remote's HEAD names (`ls-remote --symref`), or None."""
-    out = run_git(["ls-remote", "--symref", remote, "HEAD"], cwd=repo, code="GATE-GIT-REPOSITORY", env=env)
+    out = run_git(["ls-remote", "--symref", remote, "HEAD"], cwd=repo, code="GATE-GIT-REPOSITORY", env=env,
+                  transport=True)
     for line in out.stdout.decode("utf-8", "surrogateescape").splitlines():
         head, _, name = line.partition("\t")
         if name == "HEAD" and head.startswith("ref: "):

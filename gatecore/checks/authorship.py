@@ -11,9 +11,12 @@ the orchestrator's word. The reviewed commits carry their own: the agent catalog
   `FreezeRule.evidence`: the same emails, names and trailers, read the way git reads them), for
   each agent of the catalogue the validated policy carries (`Policy.review_agents`);
 * each agent a commit shows is an author: of its vendor, where the tool runs one vendor's models
-  only (the catalogue's `vendor`), and of the model a trailer names, where it names one in a
+  only (the catalogue's `vendor`), and of every model a trailer names, where it names one in a
   documented shape (`Assisted-by: AGENT:MODEL` of the Linux kernel's rules, aider's
-  `Co-authored-by: aider (MODEL) <...>`);
+  `Co-authored-by: aider (MODEL) <...>`). Every signal counts, never the first alone: a commit
+  with two `Assisted-by` trailers names both models, one whose author email is one agent's and
+  whose trailer is another's shows both agents (the evidence of a commit is the union of what each
+  of its signals shows alone: tests/unit/test_authorship_evidence.py);
 * `failures` asks the ledger's question (`independence.failures`, unchanged) and then the same
   question of every author the evidence shows: under `"model"` a model the evidence names must
   not be the reviewer, both ids read as the ledger's are (`Policy.model_reader()`: two names of
@@ -48,13 +51,13 @@ KNOWN = "@known-agents"
 
 @valueclass(frozen=True, slots=True)
 class Shown:
-    """An agent one reviewed commit shows: who, whose models, which model if named, and why."""
+    """An agent one reviewed commit shows: who, whose models, every model its trailers name, and why."""
 
     commit: str
     agent: str  # the catalogue's id
     vendor: str | None
-    model: str | None
-    signal: str  # what matched, as the frozen-file rule's evidence says it
+    models: tuple[str, ...]  # every model the agent's trailers name, in order (none: no model named)
+    signal: str  # the strongest of what matched, as the frozen-file rule's evidence says it
 
     @property
     def said(self) -> str:
@@ -74,26 +77,28 @@ def _rules(agents: Sequence[AuthorAgent]) -> list[tuple[AuthorAgent, FreezeRule]
     return out
 
 
-def named_model(trailers: Iterable[str]) -> str | None:
-    """The model a trailer names in a documented shape: `Assisted-by: AGENT:MODEL [TOOL...]`
-    (docs/process/coding-assistants.rst of the Linux kernel) or aider's `Co-authored-by: aider
-    (MODEL) <email>`."""
+def named_models(trailers: Iterable[str]) -> tuple[str, ...]:
+    """Every model the trailers name in a documented shape, in order, each once: `Assisted-by:
+    AGENT:MODEL [TOOL...]` (docs/process/coding-assistants.rst of the Linux kernel) or aider's
+    `Co-authored-by: aider (MODEL) <email>`."""
+    out: list[str] = []
     for line in trailers:
         key, _, value = line.partition(": ")
+        model = ""
         if key.casefold() in ("assisted-by", "generated-by"):
             first = value.split()[0] if value.split() else ""
-            agent, colon, model = first.partition(":")
-            if colon and agent and model:
-                return model
-        if key.casefold() == "co-authored-by" and value.casefold().startswith("aider ("):
+            agent, colon, named = first.partition(":")
+            model = named if colon and agent else ""
+        elif key.casefold() == "co-authored-by" and value.casefold().startswith("aider ("):
             model = value[len("aider ("):].partition(")")[0].strip()
-            if model:
-                return model
-    return None
+        if model:
+            out.append(model)
+    return tuple(dict.fromkeys(out))
 
 
 def commit_shows(commit: Commit, rules: Sequence[tuple[AuthorAgent, FreezeRule]]) -> list[Shown]:
-    """The agents one commit shows (each once, with its strongest signal)."""
+    """The agents one commit shows (each once, with its strongest signal and every model its
+    trailers name)."""
     from .frozen import signals
 
     seen = signals(commit, [r for _, r in rules])
@@ -102,8 +107,8 @@ def commit_shows(commit: Commit, rules: Sequence[tuple[AuthorAgent, FreezeRule]]
     for agent, rule in rules:
         why = rule.evidence((author.name, author.email), (committer.name, committer.email), None, seen)
         if why:
-            model = named_model(line for line in (seen.trailers if seen else ()) if rule_matches(rule, line))
-            out.append(Shown(commit.id, agent.id, agent.vendor, model, why[0]))
+            models = named_models(line for line in (seen.trailers if seen else ()) if rule_matches(rule, line))
+            out.append(Shown(commit.id, agent.id, agent.vendor, models, why[0]))
     return out
 
 
@@ -146,18 +151,18 @@ def failures(setting: str, claim: Author, evidence: Sequence[Shown], reviewer: s
 
     for s in evidence:
         theirs = dict.fromkeys([v for v in (s.vendor,) if v is not None])
-        if s.model is not None:
-            model = read_name(names, s.model)
+        for named in s.models:
+            model = read_name(names, named)
             if isinstance(model, Unplaced):
                 add(Failure("GATE-REVIEW-MODEL-UNPLACED", "model_id",
-                            f"{s.said}, naming {s.model}, which no model-id scheme places ({model.detail}), so it "
+                            f"{s.said}, naming {named}, which no model-id scheme places ({model.detail}), so it "
                             f"cannot be told apart from the reviewing model {reviewer}: name it in the policy's "
-                            "[review.models]"), s.agent)
+                            "[review.models]"), f"{s.agent} {named}")
                 continue
             if model.same_model(ours_name):
                 add(Failure("GATE-REVIEW-SAME-MODEL", "model_id",
                             f"the reviewing model {reviewer} is the model the reviewed commits show wrote the change: "
-                            f"{s.said}, naming {s.model}"), s.agent)
+                            f"{s.said}, naming {named}"), f"{s.agent} {named}")
             theirs.update(dict.fromkeys(vendors_of(model.canonical, table)))
         if setting != "vendor":
             continue

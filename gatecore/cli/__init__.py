@@ -7,7 +7,7 @@ anything unexpected returns 3 as `GATE-CLI-INTERNAL`. Nothing ever maps an error
 
 The commands live in their groups' modules (`receiptcmds`, `keycmds`, `policycmds`,
 `agentcmds`, `hookcmds`, `servercmds`, `attemptcmds`, `reviewcmds`, `ledgercmds`,
-`approvalcmds`, `attestcmds`, `infocmds`), each a thin function over the package that returns
+`approvalcmds`, `attestcmds`, `checkcmds`, `infocmds`), each a thin function over the package that returns
 an exit code and reads the clock once; `wiring` hangs them on the root, loading only the group
 a command line names; `clicommon` holds what they share; `__main__` is `python -m gatecore.cli`.
 Only these modules talk to typer, and `main` imports typer only once it has a command line
@@ -34,13 +34,37 @@ def _err(text: str) -> None:
 
 def _own_packages() -> None:
     """`server` and `hooks` are push-gate's own, whatever else the environment ships under those
-    names (server/launch.py binds them, as it does for the installed hook)."""
+    names (server/launch.py binds them, as it does for the installed hook; its `bind` is run from
+    the file itself, without `runpy`, whose imports would cost every command, an agent's hook
+    among them, a few milliseconds)."""
     import os
-    import runpy
 
     top = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     launch = os.path.join(top, "server", "launch.py")
-    runpy.run_path(launch, run_name="gate_launch")["bind"]()
+    with open(launch, encoding="utf-8") as fh:
+        code = compile(fh.read(), launch, "exec")
+    space: dict[str, object] = {"__name__": "gate_launch", "__file__": launch}
+    exec(code, space)  # noqa: S102 - push-gate's own file, by its path
+    bind = space["bind"]
+    assert callable(bind)
+    bind()
+
+
+def _agent_check(args: list[str]) -> int:
+    """`gate agents check`: `hooks.agent_check`, held to be push-gate's own after it is imported (what
+    `_own_packages` makes sure of beforehand, at the cost of compiling server/launch.py: a few
+    milliseconds on a road an agent runs before every tool call)."""
+    import os
+
+    import hooks
+    from hooks.agent_check import main as agent_check
+
+    ours = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "hooks")
+    if os.path.dirname(os.path.abspath(hooks.__file__ or "")) != ours:
+        _err(f"GATE-CONFIG-INSTALL: the package 'hooks' was imported from {hooks.__file__}, not from push-gate's "
+             f"{ours}: give push-gate its own environment (docs/servers.md)")
+        return 2  # (2: a refusal in every agent that reads the status)
+    return agent_check(args)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -50,17 +74,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     usage error returns 2; anything unexpected prints its traceback and returns 3, reported
     as `GATE-CLI-INTERNAL`. Nothing maps an error to 0."""
     args = list(sys.argv[1:] if argv is None else argv)
+    if args[:2] == ["agents", "check"]:
+        # an agent's pre-tool hook, run before every tool call: its own boundary, and no typer
+        # (`agentcmds.agents_check` is the same command for `gate agents --help`)
+        return _agent_check(args[2:])
     try:
         _own_packages()
     except ImportError as exc:  # another distribution's server or hooks package came first
         _err(f"GATE-CONFIG-INSTALL: {exc}")
         return 2
-    if args[:2] == ["agents", "check"]:
-        # an agent's pre-tool hook, run before every tool call: its own boundary, and no typer
-        # (`agentcmds.agents_check` is the same command for `gate agents --help`)
-        from hooks.agent_check import main as agent_check
-
-        return agent_check(args[2:])
     import traceback
 
     import typer

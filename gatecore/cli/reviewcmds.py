@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -146,3 +147,22 @@ def review_push(
     from ..trusted.runner import push_review
 
     return _pushed(push_review(repo, attempt, receipt, remote, int(time.time())), attempt, receipt, remote, verbose)
+
+
+@command(group, "request")
+def review_request(
+    repo: RepoDirOpt,
+    receipt: Annotated[Path, Opt("--receipt", help="A receipt file of gate review run.")],
+    prompt_file: Annotated[Path, Opt("--prompt-file", help="The attempt's prompt.")],
+) -> int:
+    """Print the request the model was shown for a receipt of gate review run, rebuilt from the receipt, the
+    prompt and the clone's objects, and checked against its request_sha256 (docs/receipts.md)."""
+    from ..adapters.files import read_capped
+    from ..strictjson import MAX_DOCUMENT_BYTES
+    from ..trusted.runner import request_of
+
+    data = read_capped(receipt, "GATE-INPUT-ARGUMENT", "receipt", MAX_DOCUMENT_BYTES)
+    prompt = read_capped(prompt_file, "GATE-INPUT-ARGUMENT", "prompt", 1 << 20)
+    sys.stdout.buffer.write(request_of(repo, data, prompt))
+    sys.stdout.flush()
+    return 0

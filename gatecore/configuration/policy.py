@@ -100,10 +100,23 @@ def _has_wildcard(seg: str) -> bool:
     return "*" in seg or "?" in seg
 
 
+#: Each glob's regular expression, compiled the first time a glob of that source matches anything: a
+#: policy names dozens of globs (the named sets expand to them) and a push, a commit or a tool call
+#: matches against a few; compiling them all as the policy is read cost a hook milliseconds.
+_COMPILED: dict[str, re.Pattern[str]] = {}
+
+
+def _compiled(source: str) -> re.Pattern[str]:
+    got = _COMPILED.get(source)
+    if got is None:
+        got = _COMPILED[source] = re.compile(source)
+    return got
+
+
 @valueclass(frozen=True, slots=True)
 class PathGlob:
     pattern: str
-    _regex: re.Pattern[str]
+    _source: str  # the regular expression, compiled when first used (`_compiled`)
     _literal: tuple[str, ...]
     origin: str = ""  # the named set it came from (`@agent-config (cursor)`), "" for the policy's own
 
@@ -131,11 +144,11 @@ class PathGlob:
             if _has_wildcard(s):
                 break
             literal.append(s)
-        return cls(pattern, re.compile(_glob_regex(segs)), tuple(literal), origin)
+        return cls(pattern, _glob_regex(segs), tuple(literal), origin)
 
     def matches(self, norm_path: str) -> bool:
         """`norm_path` is already `normalize_path`-ed."""
-        return self._regex.match(norm_path + "/") is not None
+        return _compiled(self._source).match(norm_path + "/") is not None
 
     @property
     def literal(self) -> tuple[str, ...]:
@@ -179,7 +192,7 @@ class IdentityGlob:
     the named set it came from (`@known-agents (claude)`), "" when the policy wrote it."""
 
     pattern: str
-    _regex: re.Pattern[str]
+    _source: str  # the regular expression, compiled when first used (`_compiled`)
     origin: str = ""
 
     @classmethod
@@ -187,10 +200,10 @@ class IdentityGlob:
         if not pattern.strip():
             raise ValueError("empty identity pattern")
         parts = [".*" if ch == "*" else "." if ch == "?" else re.escape(ch) for ch in pattern.casefold()]
-        return cls(pattern, re.compile("(?s:" + "".join(parts) + r")\Z"), origin)
+        return cls(pattern, "(?s:" + "".join(parts) + r")\Z", origin)
 
     def matches(self, identity: str) -> bool:
-        return self._regex.match(identity.casefold()) is not None
+        return _compiled(self._source).match(identity.casefold()) is not None
 
     @property
     def label(self) -> str:
@@ -211,7 +224,7 @@ def _any(globs: tuple[IdentityGlob, ...], value: str | None) -> bool:
         if len(_ANY_OF) >= 256:
             _ANY_OF.clear()
         # each glob's pattern is anchored (`\Z`): the alternation matches where one of them does
-        got = _ANY_OF[id(globs)] = (globs, re.compile("|".join(f"(?:{g._regex.pattern})" for g in globs)))
+        got = _ANY_OF[id(globs)] = (globs, re.compile("|".join(f"(?:{g._source})" for g in globs)))
     return got[1].match(value.casefold()) is not None
 
 

@@ -2,7 +2,8 @@
 
 `gitmodel` (the port: what the engine asks of git, a Protocol), `grammar` (the strict parsers of
 commits, trees and tags), `objects` (the cached store and the walk, through the port), `treediff`
-(tree-to-tree changes and the name search), `digest` (canonical diff digests), `trailers`
+(tree-to-tree changes and the name search), `digest` (canonical diff digests), `changetext` (a
+change as the model reads it, shown by the gate's rules, not by `git diff`), `trailers`
 (commit message trailers), `refs` (ref updates, the reserved namespaces, ref names) and `limits`
 (how much one push may ask: ref updates, new commits).
 

@@ -25,13 +25,13 @@ from __future__ import annotations
 
 import hashlib
 import struct
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from ..errors import GateError
 from ..valueclass import valueclass
 from .gitmodel import MODE_GITLINK
 from .objects import Objects
-from .treediff import TreeDiff
+from .treediff import Change, TreeDiff
 
 TREE_DELTA_MAGIC = b"gate-tree-delta-v1\n"
 
@@ -81,11 +81,7 @@ def delta_records(objects: Objects, old_tree: str | None, new_tree: str | None) 
     A record with a mode that is not one of git's five canonical modes raises
     GATE-GIT-MODE: git would show such an entry under another mode than the tree holds.
     """
-    modes: list[tuple[bytes, int]] = []
-    changes = TreeDiff(objects).changes(old_tree, new_tree, modes=modes)
-    if modes:
-        path, mode = modes[0]
-        raise GateError("GATE-GIT-MODE", f"{path!r} has mode {mode:o}, not one of git's canonical modes")
+    changes = canonical_changes(objects, old_tree, new_tree)
     # Every blob's digest in one request (a reader may stream them all).
     digests = objects.reader.blob_digests(
         oid for c in changes for mode, oid in ((c.old_mode, c.old_id), (c.new_mode, c.new_id))
@@ -96,6 +92,23 @@ def delta_records(objects: Objects, old_tree: str | None, new_tree: str | None) 
 
     return [DeltaRecord(c.path, c.old_mode, c.new_mode, c.old_id, c.new_id,
                         content(c.old_mode, c.old_id), content(c.new_mode, c.new_id)) for c in changes]
+
+
+def canonical_changes(objects: Objects, old_tree: str | None, new_tree: str | None,
+                      keep: Callable[[bytes], bool] | None = None) -> list[Change]:
+    """The records of old_tree -> new_tree (`treediff`; `keep`: only the paths it keeps), or
+    GATE-GIT-MODE for one whose mode is not one of git's five canonical modes (git would show it
+    under another mode than the tree holds). The one reading of a change the digest and the
+    change's text (`changetext`) share."""
+    modes: list[tuple[bytes, int]] = []
+    changes = TreeDiff(objects).changes(old_tree, new_tree, modes=modes)
+    if keep is not None:
+        changes = [c for c in changes if keep(c.path)]
+        modes = [m for m in modes if keep(m[0])]
+    if modes:
+        path, mode = modes[0]
+        raise GateError("GATE-GIT-MODE", f"{path!r} has mode {mode:o}, not one of git's canonical modes")
+    return changes
 
 
 def tree_delta_digest(objects: Objects, base_commit: str, new_commit: str) -> str:

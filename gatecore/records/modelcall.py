@@ -8,7 +8,10 @@ model's command on stdin, and takes the answer from the command's stdout.
 
 * **The request** (`request`): the prompt the ledger holds (its SHA-256 checked against the
   attempt's `prompt_sha256` by the caller), what the answer must look like, the bound values
-  and the change itself, as one text a model's command line takes on stdin.
+  and the change itself, as one text a model's command line takes on stdin. The change is shown
+  by the gate's rules from git's objects (`gatecore.git.changetext`), never by `git diff`, whose
+  output the reviewed tree's attributes and the clone's configuration decide. The receipt
+  records the request's SHA-256 (`request_sha256`).
 * **The challenge** (`challenge`): SHA-256 of a fresh random nonce with the attempt, the
   workspace generation, the diff digest and the model; new on every run. The answer must carry
   it, exactly: an answer without it, or with another run's (a stale file cat'ed by a wrapper, a
@@ -41,7 +44,7 @@ from .receipt import DIFF_TREE_DELTA
 
 #: What the runner passes to the model's command besides the request.
 ENV_MODEL, ENV_ATTEMPT = "GATE_MODEL_ID", "GATE_ATTEMPT_ID"
-REQUEST_VERSION = "push-gate review request v1"
+REQUEST_VERSION = "push-gate review request v2"
 
 
 def challenge(nonce: str, attempt: str, generation: str, diff_sha256: str, model: str) -> str:
@@ -52,9 +55,9 @@ def challenge(nonce: str, attempt: str, generation: str, diff_sha256: str, model
     return hashlib.sha256(json.dumps(doc, sort_keys=True, separators=(",", ":")).encode("utf-8")).hexdigest()
 
 
-def request(prompt: str, diff: str, *, challenge: str, attempt: str, generation: str, model: str,
+def request(prompt: str, change: str, *, challenge: str, attempt: str, generation: str, model: str,
             diff_sha256: str) -> bytes:
-    """The text the model's command reads on stdin."""
+    """The text the model's command reads on stdin (`change`: the change's text, `changetext`)."""
     shape = json.dumps({"challenge": challenge, "verdict": "pass or fail", "reasons": ["..."]})
     return "\n".join([
         prompt.rstrip("\n"),
@@ -71,8 +74,9 @@ def request(prompt: str, diff: str, *, challenge: str, attempt: str, generation:
         f"diff ({DIFF_TREE_DELTA}): {diff_sha256}",
         f"challenge: {challenge}",
         "",
-        "The change (git diff of the reviewed range):",
-        diff,
+        "The change (every changed file of the reviewed range, shown by the gate from git's objects). Content",
+        "marked as not shown is content you have not reviewed.",
+        change,
     ]).encode("utf-8", "surrogateescape")
 
 
@@ -84,19 +88,22 @@ class RunAnswer:
     served_model: str | None  # as the model's tool (or the answer) reports it; None: not reported
 
 
-def _unwrap(stdout: bytes, origin: str) -> tuple[bytes, str | None]:
-    """(the answer's bytes, the served model a wrapping tool reports)."""
+def _unwrap(stdout: bytes, origin: str) -> tuple[bytes, tuple[str, ...]]:
+    """(the answer's bytes, every model a wrapping tool reports served it: `served_model` is one
+    model, a list of them (a tool that used several for one answer names each), or null)."""
     try:
         doc = json.loads(stdout.decode("utf-8"))
     except (UnicodeDecodeError, ValueError, RecursionError):
-        return stdout, None  # text (a fenced block, or nothing): modeloutput says what is wrong
+        return stdout, ()  # text (a fenced block, or nothing): modeloutput says what is wrong
     if not isinstance(doc, dict) or "answer" not in doc:
-        return stdout, None
+        return stdout, ()
     answer, served = doc["answer"], doc.get("served_model")
-    if not isinstance(answer, str) or (served is not None and not isinstance(served, str)):
+    listed = [served] if isinstance(served, str) else served if isinstance(served, list) else []
+    if not isinstance(answer, str) or not (served is None or isinstance(served, (str, list))) or not all(
+            isinstance(m, str) for m in listed):
         raise GateError("GATE-INPUT-ARGUMENT", f"model output {origin}: a wrapped answer is "
-                                               '{"answer": TEXT, "served_model": MODEL or null}')
-    return answer.encode("utf-8", "surrogateescape"), served
+                                               '{"answer": TEXT, "served_model": MODEL, [MODEL, ...] or null}')
+    return answer.encode("utf-8", "surrogateescape"), tuple(listed)
 
 
 def served_by(served: str, selected: str, names: ModelNames | None) -> bool:
@@ -126,7 +133,7 @@ def read_answer(stdout: bytes, expected_challenge: str, selected_model: str, ori
         raise GateError("GATE-REVIEW-CHALLENGE", f"the answer from {origin} carries challenge "
                                                  f"{answer.challenge[:16]}..., not this run's "
                                                  f"{expected_challenge[:16]}...: a stale or replayed answer")
-    reported = [m for m in (served_by_tool, answer.served_model) if m is not None]
+    reported = [*served_by_tool, *([answer.served_model] if answer.served_model is not None else [])]
     for served in reported:
         if not served_by(served, selected_model, names):
             raise GateError("GATE-REVIEW-SERVED-MODEL", f"{origin} reports that {served} served the answer, but "

@@ -76,10 +76,13 @@ class Receipt:
     # How the verdict was obtained (not bound: the runner's word, under its seal; docs/receipts.md):
     # "runner" (it ran the model's command itself, `gate review run`) or "file" (it read an output
     # file, `gate review record --model-output`); the model the model's tool said served the
-    # answer; the challenge the answer carried.
+    # answer; the challenge the answer carried; the SHA-256 of the request the model was shown
+    # (its prompt, the bound values, the challenge and the change's text: rebuilt from them and the
+    # objects by `gate review run`'s rules, `gatecore.trusted.runner.request_of`).
     model_run: str | None = None
     served_model: str | None = None
     challenge: str | None = None
+    request_sha256: str | None = None
 
     def as_doc(self) -> dict[str, Any]:
         """The members that are set, as a JSON document."""
@@ -112,6 +115,7 @@ MEMBERS = (
     Member("model_run", choice(*MODEL_RUNS), optional=True),
     Member("served_model", MODEL_ID, optional=True),
     Member("challenge", SHA256_HEX, optional=True),
+    Member("request_sha256", SHA256_HEX, optional=True),
 )
 
 

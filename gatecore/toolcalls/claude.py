@@ -7,7 +7,7 @@ Payload (code.claude.com/docs/en/hooks, checked 2026-12-06, and recorded from Cl
 `Write`, `Edit`, `MultiEdit` (`file_path`, absolute; `MultiEdit` is gone from 2.1.332, still read),
 `NotebookEdit` (`notebook_path`); `Bash` runs `command`. Other tools (reads, searches, MCP tools)
 are not the gate's. Copilot CLI sends this form from `.claude/settings.json` with its own argument
-names (`Write` with `path`), and Continue's CLI and Auggie send it from theirs: read too.
+names (`Write` with `path`), and Continue's CLI (`filepath`) and Auggie send it from theirs: read too.
 
 Answer: a denial is exit status 2 with the reason on stderr, which Claude Code feeds back to the
 model; the same decision is printed as its JSON form (`hookSpecificOutput.permissionDecision:
@@ -19,10 +19,12 @@ status lets the call through in Claude Code: the installed command turns every s
 from __future__ import annotations
 
 import json
-from typing import Any
 
-from . import hookfiles
 from .toolcall import MODIFY, WRITE, Answer, PathWrite, ToolCall, exit_two, member, path_of
+
+TYPE_CHECKING = False  # (typing's, as mypy reads it: an agent's hook does not import `typing`)
+if TYPE_CHECKING:
+    from typing import Any
 
 NAME = "claude"
 CATALOGUE = ("claude",)
@@ -32,7 +34,8 @@ USER_FILES = (".claude/settings.json",)
 
 #: tool name -> the keys its input names the path by
 PATH_KEYS: dict[str, tuple[str, ...]] = {
-    "Write": ("file_path", "path"), "Edit": ("file_path", "path"), "MultiEdit": ("file_path", "path"),
+    "Write": ("file_path", "path", "filepath"), "Edit": ("file_path", "path", "filepath"),
+    "MultiEdit": ("file_path", "path", "filepath"),
     "NotebookEdit": ("notebook_path", "file_path"),
 }
 SHELL_TOOLS = frozenset({"Bash"})
@@ -71,12 +74,16 @@ MATCHER = "Write|Edit|MultiEdit|NotebookEdit|Bash"
 
 
 def configure(text: str | None, command: str) -> str:
+    from . import hookfiles
+
     doc = hookfiles.load(text, CONFIG_PATH)
     hook = {"type": "command", "command": command, "timeout": 30}
     return hookfiles.dump(hookfiles.with_nested_entry(doc, ("hooks", "PreToolUse"), MATCHER, hook, CONFIG_PATH))
 
 
 def configured(text: str) -> str | None:
+    from . import hookfiles
+
     return hookfiles.configured_json(text, CONFIG_PATH)
 
 

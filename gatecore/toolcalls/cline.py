@@ -14,12 +14,14 @@ status); Cline lets through what gives no such answer, so the allow says `{"canc
 from __future__ import annotations
 
 import json
-from typing import Any
 
 from ..errors import GateError
-from . import hookfiles
 from .applypatch import patch_writes
 from .toolcall import MODIFY, WRITE, Answer, PathWrite, ToolCall, member, path_of
+
+TYPE_CHECKING = False  # (typing's, as mypy reads it: an agent's hook does not import `typing`)
+if TYPE_CHECKING:
+    from typing import Any
 
 NAME = "cline"
 CATALOGUE: tuple[str, ...] = ()  # Cline marks no commit of its own
@@ -28,6 +30,13 @@ USER_FILES = (".cline/",)
 
 PATH_TOOLS = {"write_to_file": WRITE, "replace_in_file": MODIFY, "editor": MODIFY, "new_file": WRITE}
 SHELL_TOOLS = frozenset({"execute_command", "run_commands"})
+
+
+def _real_input(payload: dict[str, Any]) -> dict[str, Any]:
+    """The CLI's `tool_call.input` (the arguments with their real types), or {}."""
+    call = payload.get("tool_call")
+    given = call.get("input") if isinstance(call, dict) else None
+    return given if isinstance(given, dict) else {}
 
 
 def read(payload: dict[str, Any]) -> ToolCall:
@@ -48,8 +57,14 @@ def read(payload: dict[str, Any]) -> ToolCall:
         return ToolCall(NAME, tool, cwd, patch_writes(patch), event="PreToolUse")
     if tool in SHELL_TOOLS:
         command = params.get("command")
-        if command is None and isinstance(params.get("commands"), list):
-            command = "\n".join(c for c in params["commands"] if isinstance(c, str))
+        commands = _real_input(payload).get("commands", params.get("commands"))
+        if isinstance(commands, str):  # the extension's string values: a list arrives JSON-encoded
+            try:
+                commands = json.loads(commands)
+            except ValueError:
+                commands = [commands]
+        if command is None and isinstance(commands, list):
+            command = "\n".join(c for c in commands if isinstance(c, str))
         if not isinstance(command, str):
             raise GateError("GATE-AGENT-PAYLOAD", f"{tool}'s parameters hold no command")
         return ToolCall(NAME, tool, cwd, command=command, event="PreToolUse")
@@ -79,6 +94,8 @@ exit 2
 
 
 def configure(text: str | None, command: str) -> str:
+    from . import hookfiles
+
     if text is not None and hookfiles.MARK not in text:
         raise GateError("GATE-AGENT-INSTALL", f"{CONFIG_PATH} exists and is not push-gate's: it is left as it is; "
                                               "add the check to it by hand (docs/agent-hooks.md)")
@@ -86,6 +103,8 @@ def configure(text: str | None, command: str) -> str:
 
 
 def configured(text: str) -> str | None:
+    from . import hookfiles
+
     return next((ln for ln in text.splitlines() if hookfiles.MARK in ln and not ln.startswith("#")), None)
 
 

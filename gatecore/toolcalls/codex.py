@@ -14,12 +14,14 @@ from __future__ import annotations
 
 import json
 import shlex
-from typing import Any
 
 from ..errors import GateError
-from . import hookfiles
 from .applypatch import patch_writes
 from .toolcall import Answer, ToolCall, exit_two, member
+
+TYPE_CHECKING = False  # (typing's, as mypy reads it: an agent's hook does not import `typing`)
+if TYPE_CHECKING:
+    from typing import Any
 
 NAME = "codex"
 CATALOGUE = ("codex",)
@@ -74,12 +76,16 @@ MATCHER = "apply_patch|Bash"
 
 
 def configure(text: str | None, command: str) -> str:
+    from . import hookfiles
+
     doc = hookfiles.load(text, CONFIG_PATH)
     hook = {"type": "command", "command": command, "timeout": 30}
     return hookfiles.dump(hookfiles.with_nested_entry(doc, ("hooks", "PreToolUse"), MATCHER, hook, CONFIG_PATH))
 
 
 def configured(text: str) -> str | None:
+    from . import hookfiles
+
     return hookfiles.configured_json(text, CONFIG_PATH)
 
 

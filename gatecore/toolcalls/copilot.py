@@ -1,28 +1,32 @@
 """GitHub Copilot's `preToolUse` hook (CLI and cloud agent): `.github/hooks/*.json`.
 
-Payload (docs.github.com, "Hooks configuration" and the CLI's hooks reference; recorded from
-Copilot CLI 1.0.102: tests/agents/payloads/copilot/; checked 2026-12-06): `toolName`, `toolArgs`,
-`cwd`, `sessionId`, `timestamp`. `toolArgs` is documented as a JSON string and arrives as an object
-from 1.0.102: both are read. The write tools: `create` and `edit` (`path`, absolute),
-`str_replace_editor` (`path`), `apply_patch` (the patch, as Codex writes one: `applypatch`); `bash`
-and `powershell` run `command`. Hooks Copilot reads from `.claude/settings.json` send Claude's form
-(the `claude` adapter reads those, Copilot's `path` included).
+Payload (docs.github.com, "Hooks configuration" and the CLI's hooks reference; recorded from Copilot
+CLI 1.0.102: tests/agents/payloads/copilot/; checked 2026-12-06): `toolName`, `toolArgs`, `cwd`,
+`sessionId`, `timestamp`. `toolArgs` is documented as a JSON string and arrives as an object from
+1.0.102: both are read. Configured for the PascalCase event (`PreToolUse`), it sends Claude's
+envelope (`tool_name`, `tool_input`) with its own tool names: read too. The write tools: `create`
+and `edit` (`path`, absolute), `str_replace_editor` (`path`), `apply_patch` (the patch, as Codex
+writes one: `applypatch`); `bash` and `powershell` run `command`. Hooks Copilot reads from
+`.claude/settings.json` send Claude's form (the `claude` adapter reads those, Copilot's `path`
+included).
 
 Answer: the JSON decision (`permissionDecision: "deny"` with its reason) and exit status 2: with the
 status alone the model is told only "hook exited with code 2" (tests/agents/README.md). A hook's
-time-out is an allow in Copilot: the check answers well inside its 30 s (`agent_check.DEADLINE_SECONDS`
-is below it, and the installed hook sets `timeoutSec`).
+time-out is an allow in Copilot: the check answers well inside its 30 s
+(`agent_check.DEADLINE_SECONDS` is below it, and the installed hook sets `timeoutSec`).
 """
 
 from __future__ import annotations
 
 import json
-from typing import Any
 
 from ..errors import GateError
-from . import hookfiles
 from .applypatch import patch_writes
 from .toolcall import MODIFY, WRITE, Answer, PathWrite, ToolCall, exit_two, member, path_of
+
+TYPE_CHECKING = False  # (typing's, as mypy reads it: an agent's hook does not import `typing`)
+if TYPE_CHECKING:
+    from typing import Any
 
 NAME = "copilot"
 CATALOGUE = ("copilot",)
@@ -43,7 +47,13 @@ def _args(payload: dict[str, Any]) -> Any:
     return args
 
 
+#: Copilot's own tool names (the PascalCase form, `PreToolUse`, keeps them: `detect` tells it from Claude's).
+TOOLS = frozenset({*PATH_KEYS, "apply_patch", *SHELL_TOOLS, "view", "glob", "grep", "task"})
+
+
 def read(payload: dict[str, Any]) -> ToolCall:
+    if "toolName" not in payload and "tool_name" in payload:  # the PascalCase event's form
+        payload = {**payload, "toolName": payload["tool_name"], "toolArgs": payload.get("tool_input")}
     tool = member(payload, "toolName", str, "payload")
     cwd = member(payload, "cwd", str, "payload", optional=True)
     args = _args(payload)
@@ -82,6 +92,8 @@ MATCHER = "create|edit|str_replace_editor|write|apply_patch|bash|powershell"
 
 
 def configure(text: str | None, command: str) -> str:
+    from . import hookfiles
+
     doc = hookfiles.load(text, CONFIG_PATH)
     doc.setdefault("version", 1)
     entry = {"type": "command", "bash": command, "timeoutSec": 30, "matcher": MATCHER}
@@ -89,6 +101,8 @@ def configure(text: str | None, command: str) -> str:
 
 
 def configured(text: str) -> str | None:
+    from . import hookfiles
+
     return hookfiles.configured_json(text, CONFIG_PATH)
 
 

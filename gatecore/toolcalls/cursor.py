@@ -17,10 +17,12 @@ sets, an empty answer blocks.
 from __future__ import annotations
 
 import json
-from typing import Any
 
-from . import hookfiles
 from .toolcall import DELETE, WRITE, Answer, PathWrite, ToolCall, member, path_of
+
+TYPE_CHECKING = False  # (typing's, as mypy reads it: an agent's hook does not import `typing`)
+if TYPE_CHECKING:
+    from typing import Any
 
 NAME = "cursor"
 CATALOGUE = ("cursor",)
@@ -68,6 +70,8 @@ MATCHER = "Write|Delete|Shell"
 
 
 def configure(text: str | None, command: str) -> str:
+    from . import hookfiles
+
     doc = hookfiles.load(text, CONFIG_PATH)
     doc.setdefault("version", 1)
     entry = {"command": command, "matcher": MATCHER, "timeout": 30, "failClosed": True}
@@ -75,6 +79,8 @@ def configure(text: str | None, command: str) -> str:
 
 
 def configured(text: str) -> str | None:
+    from . import hookfiles
+
     return hookfiles.configured_json(text, CONFIG_PATH)
 
 

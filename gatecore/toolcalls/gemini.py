@@ -12,10 +12,12 @@ blocked: ..."); the JSON form (`{"decision": "deny", "reason": ...}`) is printed
 from __future__ import annotations
 
 import json
-from typing import Any
 
-from . import hookfiles
 from .toolcall import MODIFY, WRITE, Answer, PathWrite, ToolCall, exit_two, member, path_of
+
+TYPE_CHECKING = False  # (typing's, as mypy reads it: an agent's hook does not import `typing`)
+if TYPE_CHECKING:
+    from typing import Any
 
 NAME = "gemini"
 CATALOGUE: tuple[str, ...] = ()  # Gemini CLI marks no commit of its own (its GitHub app does: gemini-code-assist)
@@ -56,12 +58,16 @@ MATCHER = "write_file|replace|run_shell_command"
 
 
 def configure(text: str | None, command: str) -> str:
+    from . import hookfiles
+
     doc = hookfiles.load(text, CONFIG_PATH)
     hook = {"name": "push-gate", "type": "command", "command": command, "timeout": 30000}  # milliseconds
     return hookfiles.dump(hookfiles.with_nested_entry(doc, ("hooks", "BeforeTool"), MATCHER, hook, CONFIG_PATH))
 
 
 def configured(text: str) -> str | None:
+    from . import hookfiles
+
     return hookfiles.configured_json(text, CONFIG_PATH)
 
 

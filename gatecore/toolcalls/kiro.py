@@ -10,10 +10,11 @@ Answer: exit status 2, the reason on stderr, which Kiro gives the model; other s
 
 from __future__ import annotations
 
-from typing import Any
-
-from . import hookfiles
 from .toolcall import MODIFY, WRITE, Answer, PathWrite, ToolCall, exit_two, member, path_of
+
+TYPE_CHECKING = False  # (typing's, as mypy reads it: an agent's hook does not import `typing`)
+if TYPE_CHECKING:
+    from typing import Any
 
 NAME = "kiro"
 CATALOGUE: tuple[str, ...] = ()  # Kiro marks no commit of its own
@@ -54,6 +55,8 @@ EXECUTABLE = False
 
 
 def configure(text: str | None, command: str) -> str:
+    from . import hookfiles
+
     hookfiles.load(text, CONFIG_PATH)  # an existing file must at least be JSON: it is replaced whole
     return hookfiles.dump({"enabled": True, "name": "push-gate", "version": "1",
                            "description": "push-gate's agent check: refuse writes the server would refuse at push",
@@ -62,6 +65,8 @@ def configure(text: str | None, command: str) -> str:
 
 
 def configured(text: str) -> str | None:
+    from . import hookfiles
+
     return hookfiles.configured_json(text, CONFIG_PATH)
 
 

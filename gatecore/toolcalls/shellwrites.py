@@ -78,9 +78,9 @@ class _Reader:
 
     def at(self, path: str) -> str:
         """`path` as the command names it, seen from the call's directory (after any `cd`)."""
-        if path.startswith(("/", "~")) or not self.cwd:
+        if path.startswith("~"):
             return path
-        return posixpath.normpath(posixpath.join(self.cwd, path))
+        return posixpath.normpath(path if path.startswith("/") else posixpath.join(self.cwd, path))
 
     def write(self, path: str, kind: str = WRITE, tree: bool = False) -> None:
         if not path or path == "-":
@@ -121,23 +121,41 @@ def _without_heredoc_bodies(command: str) -> tuple[str, list[str]]:
     return "\n".join(out), skipped
 
 
+def _without_comments(command: str) -> str:
+    """The command with its comments taken out: an unquoted `#` that starts a word, to the line's end."""
+    out: list[str] = []
+    quote = ""
+    i = 0
+    while i < len(command):
+        ch = command[i]
+        if quote:
+            if ch == "\\" and quote == '"' and i + 1 < len(command):
+                out.append(command[i:i + 2])
+                i += 2
+                continue
+            if ch == quote:
+                quote = ""
+        elif ch == "\\" and i + 1 < len(command):
+            out.append(command[i:i + 2])
+            i += 2
+            continue
+        elif ch in "'\"":
+            quote = ch
+        elif ch == "#" and (i == 0 or command[i - 1] in " \t\n;&|()"):
+            end = command.find("\n", i)
+            i = len(command) if end < 0 else end
+            continue
+        out.append(ch)
+        i += 1
+    return "".join(out)
+
+
 def _tokens(command: str) -> list[str]:
-    lexer = shlex.shlex(command, posix=True, punctuation_chars=";&|<>()\n")
+    lexer = shlex.shlex(_without_comments(command), posix=True, punctuation_chars=";&|<>()\n")
     lexer.whitespace = " \t\r"
     lexer.whitespace_split = True
     lexer.commenters = ""
-    out: list[str] = []
-    for token in lexer:
-        if token.startswith("#") and (not out or out[-1] in _SEPARATORS):
-            # a comment: drop the rest of its line
-            while True:
-                nxt = lexer.get_token()
-                if nxt in (None, "\n", lexer.eof):
-                    break
-            out.append("\n")
-            continue
-        out.append(token)
-    return out
+    return list(lexer)
 
 
 def _read_into(reader: _Reader, command: str, depth: int) -> None:

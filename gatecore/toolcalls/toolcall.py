@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import Any, Protocol
 
 from ..errors import GateError
 from ..valueclass import valueclass
@@ -119,6 +118,12 @@ def exit_two(reason: str, decision: str | None = None) -> Answer:
 ALLOW = Answer("", "", 0)
 
 
+TYPE_CHECKING = False  # (typing's, as mypy reads it: an agent's hook does not import `typing`)
+if TYPE_CHECKING:
+    from typing import Any, Protocol
+else:
+    Protocol = object
+
 #: The agents whose pre-tool hooks the gate reads, one module of this package each (docs/agent-hooks.md).
 AGENTS: tuple[str, ...] = ("claude", "copilot", "cursor", "codex", "gemini", "windsurf", "cline", "kiro")
 
@@ -162,6 +167,10 @@ def adapter(name: str) -> Adapter:
     return module
 
 
+_KIRO_TOOLS = frozenset({"fs_write", "fs_read", "execute_bash", "use_aws", "report_issue"})
+_COPILOT_TOOLS = frozenset({"create", "edit", "bash", "powershell", "view", "str_replace_editor", "glob", "grep"})
+
+
 def detect(payload: Mapping[str, Any]) -> str:
     """Which agent sent `payload`, from its shape, for a hook installed without `--agent`."""
     event = payload.get("hook_event_name")
@@ -175,9 +184,12 @@ def detect(payload: Mapping[str, Any]) -> str:
         return "cursor"
     if event == "BeforeTool":
         return "gemini"
-    if event == "PreToolUse" and "tool_name" in payload:
-        return "codex" if "turn_id" in payload or payload.get("tool_name") == "apply_patch" else "claude"
-    if event == "preToolUse" and "tool_name" in payload:
+    tool = payload.get("tool_name")
+    if event in ("PreToolUse", "preToolUse") and tool in _KIRO_TOOLS:
         return "kiro"
+    if event == "PreToolUse" and tool in _COPILOT_TOOLS:
+        return "copilot"  # Copilot's PascalCase form keeps its own (lower-case) tool names
+    if event == "PreToolUse" and "tool_name" in payload:
+        return "codex" if "turn_id" in payload or tool == "apply_patch" else "claude"
     raise GateError("GATE-AGENT-PAYLOAD", "the payload's shape is no agent's the check knows: give --agent NAME "
                                           f"({', '.join(AGENTS)})")

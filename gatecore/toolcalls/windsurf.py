@@ -10,10 +10,11 @@ decision, and any other status lets the action through.
 
 from __future__ import annotations
 
-from typing import Any
-
-from . import hookfiles
 from .toolcall import WRITE, Answer, PathWrite, ToolCall, exit_two, member, path_of
+
+TYPE_CHECKING = False  # (typing's, as mypy reads it: an agent's hook does not import `typing`)
+if TYPE_CHECKING:
+    from typing import Any
 
 NAME = "windsurf"
 CATALOGUE: tuple[str, ...] = ()  # Windsurf marks no commit of its own
@@ -49,6 +50,8 @@ EXECUTABLE = False
 
 
 def configure(text: str | None, command: str) -> str:
+    from . import hookfiles
+
     doc = hookfiles.load(text, CONFIG_PATH)
     for event in ("pre_write_code", "pre_run_command"):
         entry = {"command": command, "show_output": True}
@@ -57,6 +60,8 @@ def configure(text: str | None, command: str) -> str:
 
 
 def configured(text: str) -> str | None:
+    from . import hookfiles
+
     return hookfiles.configured_json(text, CONFIG_PATH)
 
 

@@ -1,8 +1,9 @@
 """The maintainer's commands: `gate approve` and `gate approvals list`.
 
 `gate approve` is run on the command a rejection prints. `prepare` checks the request
-the way the server will and shows the restricted writes of the approved paths (`git log
--p OLD..NEW -- PATHS`); the command line asks; `complete` seals the approval
+the way the server will and shows the restricted writes of the approved paths (each commit
+of OLD..NEW that touches them, with its changes there, shown by the gate's own rules:
+`review_text`); the command line asks; `complete` seals the approval
 (`gatecore.records.approvals`), writes it as a root commit on `refs/gate/approvals/<id>` in the
 local repository and pushes that ref. The server verifies it when it is pushed and again
 when the agent's push relies on it. The commits must be in the local repository: fetch
@@ -102,28 +103,40 @@ def git_config(repo_path: Path, key: str) -> str | None:
 
 
 def review_text(repo_path: Path, req: Request) -> str:
-    """What the maintainer approves: each commit of the range, with its changes at the paths.
+    """What the maintainer approves: each commit of the range that touches the paths (as `git log
+    --full-history -- PATHS` selects them), with its changes at those paths, then the net change
+    of the ref at those paths.
 
-    After the commits comes the net change of the ref at those paths (`git diff OLD NEW`).
-    The paths are the gate's display form (`refs.display`: other bytes than printable ASCII
-    as `\\xNN`), turned back into git's bytes and given as literal pathspecs (a path with
-    `*` in it is that path, not a pattern). Merges show their combined diff (`-c`): a path a
-    merge sets to something neither parent has is a write of the merge, and is shown."""
+    The changes are shown by the gate's own rules from git's objects (`gatecore.git.changetext`),
+    never by `git log -p` or `git diff`, whose output the repository decides: a `.gitattributes`
+    with `ci/** -diff` that an agent landed earlier made them print `Binary files ... differ` for
+    the frozen file the maintainer is asked to approve. A merge shows its changes against each
+    parent. The paths are the gate's display form (`refs.display`: other bytes than printable
+    ASCII as `\\xNN`), turned back into git's bytes and given as literal pathspecs (a path with
+    `*` in it is that path, not a pattern)."""
+    from ..git.changetext import change_text
+
     zero = "0" * len(req.old)
     span = req.new if req.old == zero else f"{req.old}..{req.new}"
-    paths = [os.fsdecode(undisplay(p)) for p in req.paths]
-    out = gitcmd.run_git(["--literal-pathspecs", "log", "--no-color",
-                          "--format=commit %H%nAuthor: %an <%ae>%nCommitter: %cn <%ce>%n%n%B",
-                          "-p", "-c", "--full-history", span, "--", *paths], cwd=repo_path,
-                         code="GATE-GIT-UNREADABLE")
-    text = out.stdout.decode("utf-8", "replace")
+    paths = [undisplay(p) for p in req.paths]
+    out = gitcmd.run_git(["--literal-pathspecs", "log", "--no-color", "--no-patch", "-z",
+                          "--format=commit %H%nAuthor: %an <%ae>%nCommitter: %cn <%ce>%n%n%B", "--full-history",
+                          span, "--", *(os.fsdecode(p) for p in paths)], cwd=repo_path, code="GATE-GIT-UNREADABLE")
+    objects = Objects(GitRepo.at(repo_path))
+    text = ""
+    for entry in out.stdout.decode("utf-8", "replace").split("\0"):
+        if not entry.startswith("commit "):
+            continue
+        commit = entry[len("commit "):].split("\n", 1)[0]
+        text += entry.rstrip("\n") + "\n\n"
+        for parent in objects.commit(commit).parent_ids or (None,):
+            text += change_text(objects, parent, commit, paths=paths).text + "\n"
     if req.old != zero:
         # What the ref ends up with at those paths, whatever the commits did on the way: a merge
-        # that keeps one side's stale file (merge -s ours) writes it, yet `-c` shows nothing.
-        net = gitcmd.run_git(["--literal-pathspecs", "diff", "--no-color", "--no-ext-diff", req.old, req.new,
-                              "--", *paths], cwd=repo_path, code="GATE-GIT-UNREADABLE")
+        # that keeps one side's stale file (merge -s ours) writes it, yet no commit's change shows it.
+        net = change_text(objects, req.old, req.new, paths=paths)
         text += f"\n=== the net change of {req.ref} at these paths ({req.old[:12]}..{req.new[:12]}) ===\n"
-        text += net.stdout.decode("utf-8", "replace") or "(none: the paths end as they were)\n"
+        text += net.text if net.files else "(none: the paths end as they were)\n"
     return text
 
 

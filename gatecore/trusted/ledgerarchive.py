@@ -90,7 +90,7 @@ class _Run:
         """The remote's reserved refs now (names from ls-remote; objects fetched into the clone)."""
         self.refs = gitcmd.ls_remote(self.path, self.remote, "refs/gate/*", f"{REVIEW_PREFIX}*", env=self.env)
         gitcmd.run_git(["fetch", "--quiet", "--no-tags", self.remote, "+refs/gate/*:refs/gate/*"], cwd=self.path,
-                       code="GATE-LEDGER-UNREADABLE", env=self.env)
+                       code="GATE-LEDGER-UNREADABLE", env=self.env, transport=True)
         self.repo = GitRepo.at(self.path)
         self.objects = Objects(self.repo)
 

@@ -40,7 +40,7 @@ from ..git.objects import Objects, single_file
 from ..git.refs import ATTEMPTS_PREFIX, RECEIPTS_PREFIX, REVIEW_PREFIX
 from ..records import modeloutput
 from ..records.ledger import RECEIPT_FILE, AttemptState
-from ..records.receipt import MAX_LIFETIME_SECONDS, MODEL_RUN_FILE, MODEL_RUN_RUNNER, seal_document
+from ..records.receipt import MAX_LIFETIME_SECONDS, MODEL_RUN_FILE, MODEL_RUN_RUNNER, Receipt, seal_document
 from ..signing import envelope
 from ..signing.keys import SigningKey
 from ..valueclass import valueclass
@@ -56,7 +56,7 @@ def server_base(repo_path: Path, remote: str, target: str | None, head: str, env
     if target is None:
         raise GateError("GATE-INPUT-ARGUMENT", f"{remote} names no HEAD branch; pass --base")
     gitcmd.run_git(["fetch", "--quiet", "--no-tags", remote, target], cwd=repo_path, code="GATE-GIT-REPOSITORY",
-                   env=env)
+                   env=env, transport=True)
     tip = gitcmd.run_git(["rev-parse", "--verify", "-q", "FETCH_HEAD^{commit}"], cwd=repo_path,
                          code="GATE-GIT-REPOSITORY").stdout.decode("ascii").strip()
     base = GitRepo.at(repo_path).merge_base(tip, head)
@@ -123,7 +123,7 @@ def record_review(repo_path: Path, attempt: str, base_rev: str | None, head_rev:
     return files.write_new(out, seal_document(doc, key), "GATE-INPUT-PATH", parents=True)
 
 
-#: What a review request's change may weigh (the diff text the model reads).
+#: What a review request's change may weigh (its text, `changetext`): more is GATE-REVIEW-CHANGE-TOO-LARGE.
 MAX_REQUEST_DIFF_BYTES = 64 << 20
 
 
@@ -156,25 +156,56 @@ def run_review(repo_path: Path, attempt: str, base_rev: str | None, head_rev: st
         return out  # a retry: this binding's receipt, from a call of the model, is there already
     if os.path.lexists(out):  # refused before the model is called, not after
         raise GateError("GATE-INPUT-PATH", f"{out} exists; it is never overwritten")
-    assert expected.base_commit is not None and expected.new_commit is not None  # review_expectations binds both
-    diff = gitcmd.run_git(["-c", "core.quotePath=false", "diff", "--no-color", "--no-ext-diff", "--no-textconv",
-                           expected.base_commit, expected.new_commit], cwd=repo_path,
-                          code="GATE-GIT-REPOSITORY").stdout
-    if len(diff) > MAX_REQUEST_DIFF_BYTES:
-        raise GateError("GATE-INPUT-ARGUMENT", f"the change is {len(diff)} bytes of diff, more than a review request "
-                                               f"carries ({MAX_REQUEST_DIFF_BYTES})")
     challenge = modelcall.challenge(secrets.token_hex(16), attempt, expected.workspace_generation,
                                     expected.diff_sha256, model)
-    request = modelcall.request(prompt.decode("utf-8", "replace"), diff.decode("utf-8", "replace"),
-                                challenge=challenge, attempt=attempt, generation=expected.workspace_generation,
-                                model=model, diff_sha256=expected.diff_sha256)
-    stdout = modelcmd.run(command, request, timeout, {modelcall.ENV_MODEL: model, modelcall.ENV_ATTEMPT: attempt})
+    request = _request(Objects(review.repo), prompt, expected, challenge)
+    stdout = modelcmd.run(command, request, timeout, {modelcall.ENV_MODEL: model, modelcall.ENV_ATTEMPT: attempt},
+                          notes)
     got = modelcall.read_answer(stdout, challenge, model, "the model's command", _model_names())
     if notes is not None:
         notes += got.answer.notes("the model's command")
     doc = expected.receipt_document(got.answer.verdict, got.answer.reasons, now, now + ttl,
-                                    model_run=MODEL_RUN_RUNNER, served_model=got.served_model, challenge=challenge)
+                                    model_run=MODEL_RUN_RUNNER, served_model=got.served_model, challenge=challenge,
+                                    request_sha256=hashlib.sha256(request).hexdigest())
     return files.write_new(out, seal_document(doc, key), "GATE-INPUT-PATH", parents=True)
+
+
+def _request(objects: Objects, prompt: bytes, bound: Expectations | Receipt, challenge: str) -> bytes:
+    """The request the model's command reads: a function of the prompt, the bound values, the
+    challenge and the objects alone (`modelcall.request`; the change's text, `changetext`), so that
+    whoever holds them rebuilds it byte for byte (`request_of`)."""
+    from ..git import changetext
+    from ..records import modelcall
+
+    assert bound.base_commit is not None and bound.new_commit is not None  # every review binds both
+    change = changetext.change_text(objects, bound.base_commit, bound.new_commit, MAX_REQUEST_DIFF_BYTES)
+    return modelcall.request(prompt.decode("utf-8", "replace"), change.text, challenge=challenge,
+                             attempt=bound.attempt_id, generation=bound.workspace_generation, model=bound.model_id,
+                             diff_sha256=bound.diff_sha256)
+
+
+def request_of(repo_path: Path, receipt: bytes, prompt: bytes) -> bytes:
+    """What the model was shown for a receipt of `gate review run`: its request, rebuilt from the
+    receipt (an envelope's bytes; its seal is the gate's to judge), the attempt's prompt and the
+    repository's objects, and held to the receipt's `request_sha256`. GATE-BIND-PROMPT for another
+    prompt than the receipt's; GATE-RECEIPT-FIELD for a receipt that names no request, or whose
+    request this is not (another runner's rendering)."""
+    from ..records.receipt import parse_payload
+
+    found, problems = parse_payload(envelope.parse(receipt).payload)
+    if found is None:
+        raise GateError(problems[0].code, f"{problems[0].field}: {problems[0].detail}")
+    if found.request_sha256 is None or found.challenge is None or found.base_commit is None:
+        raise GateError("GATE-RECEIPT-FIELD", "the receipt names no request: it was not sealed by gate review run "
+                                              "(or by one before the request was recorded)")
+    if hashlib.sha256(prompt).hexdigest() != found.prompt_sha256:
+        raise GateError("GATE-BIND-PROMPT", "the prompt is not the one the receipt names (prompt_sha256)")
+    request = _request(Objects(GitRepo.at(repo_path)), prompt, found, found.challenge)
+    if hashlib.sha256(request).hexdigest() != found.request_sha256:
+        raise GateError("GATE-RECEIPT-FIELD", "the request rebuilt from the receipt, the prompt and the objects is "
+                                              "not the one the receipt names (request_sha256): another runner's "
+                                              "rendering of the change")
+    return request
 
 
 def _model_names() -> ModelNames:
@@ -190,7 +221,7 @@ def _model_names() -> ModelNames:
 _TIMES = ("issued_at", "expires_at")
 #: What a model's answer (and when) gives a receipt: a retry of a call of the model asks again only
 #: if the receipt it finds binds anything else.
-_ANSWER = (*_TIMES, "verdict", "reasons", "served_model", "challenge")
+_ANSWER = (*_TIMES, "verdict", "reasons", "served_model", "challenge", "request_sha256")
 
 
 def _same_receipt(out: Path, doc: dict[str, object], now: int, besides: tuple[str, ...]) -> bool:

@@ -218,18 +218,55 @@ def _push_into_a_hanging_chain(lab: Lab, tmp_path: Path) -> subprocess.Completed
                             env=git_env(HUMAN), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     gate_pid = tmp_path / "gate.pid"
     try:
-        # The orphaned chain keeps git's pipe open: release it once the gate's own process has ended
-        # (or the push ends by itself, when the gate ran out of time before it reached the chain).
+        # Wait for the gate's own process to end (or for the push to end by itself, when the gate ran
+        # out of time before it reached the chain).
         while push.poll() is None and not (gate_pid.exists() and gate_pid.read_text().strip()
                                            and not _alive(int(gate_pid.read_text()))):
             time.sleep(0.05)
         if gate_pid.exists():
-            # The chain was reached and hangs still: the watchdog ended the gate without waiting for it.
-            assert _alive(int((tmp_path / "chained.pid").read_text()))
+            # The chain was reached: the watchdog ended the gate and the chain with it (the chain runs
+            # in a session of its own whose group the watchdog kills; before, it outlived the gate).
+            chained = int((tmp_path / "chained.pid").read_text())
+            end = time.monotonic() + 30
+            while _alive(chained) and time.monotonic() < end:
+                time.sleep(0.05)
+            assert not _alive(chained)
     finally:
         (tmp_path / "release").touch()
     stdout, stderr = push.communicate(timeout=300)
     return subprocess.CompletedProcess(push.args, push.returncode, stdout, stderr)
+
+
+#: A chained hook that passes and leaves a process of its own session holding its stdout and stderr.
+LINGERING_CHAIN = """#!/bin/sh
+cat > /dev/null
+setsid sleep 3600 &
+echo $! > {dir}/lingering.pid
+echo "chained hook: fine"
+exit 0
+"""
+
+
+def test_a_chained_hook_that_leaves_a_process_behind_holds_up_no_push(lab: Lab, server_state: None,
+                                                                       tmp_path: Path) -> None:
+    """The chained hook accepts and leaves a `setsid` child holding its output for an hour: the
+    push lands at once, with the chained hook's words, and the child is ended. Before, the chain
+    wrote to git's own pipes, and git waited for that child before it answered the push (issue
+    44's sibling); the run is held to the test's own clock, far below the child's hour."""
+    _install_chain(lab, LINGERING_CHAIN.format(dir=tmp_path))
+    refspec, ref = _human_push(lab)
+    started = time.monotonic()
+    try:
+        out = lab.server.push(refspec)
+        took = time.monotonic() - started
+        assert took < 60, f"the push took {took:.0f} s"
+        assert out.returncode == 0 and "chained hook: fine" in out.stderr, out.stderr
+        assert lab.server.ref(ref) is not None
+        lingering = int((tmp_path / "lingering.pid").read_text())
+        assert not _alive(lingering)
+    finally:
+        if (tmp_path / "lingering.pid").exists() and _alive(int((tmp_path / "lingering.pid").read_text())):
+            os.kill(int((tmp_path / "lingering.pid").read_text()), signal.SIGKILL)
 
 
 def test_deadline_passed_where_the_gate_cannot_check_rejects(lab: Lab, server_state: None, tmp_path: Path) -> None:

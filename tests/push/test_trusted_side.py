@@ -8,8 +8,10 @@ Attacks on single fields live in test_review_refs.py and test_ledger.py.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import time
 from pathlib import Path
 
 import pytest
@@ -234,3 +236,47 @@ def test_the_lifecycle_commands_name_what_is_wrong(lab: Lab, tmp_path: Path) -> 
     assert "'nowhere' does not appear to be a git repository" in remote.stderr, remote.stderr
     show = cli("attempt", "show", "--repo", str(lab.work.path), "--attempt", "../../HEAD")
     assert show.returncode == 1 and "GATE-INPUT-ARGUMENT" in show.stderr, show.stderr
+
+
+# --- the transport ------------------------------------------------------------------------------------
+
+#: An ssh that leaves a daemon holding its stderr, as an ssh control master (ControlPersist) can: it
+#: starts the remote's command locally (the server's repository is on this machine).
+LINGERING_SSH = """#!/bin/sh
+setsid sleep 3600 </dev/null >/dev/null &
+echo $! >> "$LINGER_PIDS"
+shift
+exec sh -c "$1"
+"""
+
+
+def test_the_orchestrators_pushes_end_when_git_does_whatever_its_transport_leaves(lab: Lab, tmp_path: Path) -> None:
+    """`gate attempt open --push` and `gate ledger archive` over ssh whose helper outlives it holding
+    stderr: each ends when git ends (plus a second), long before the helper (an hour); before, they
+    read git's stderr to its end of file. What the transport leaves is not the gate's to end (an
+    ssh master serves other sessions): it is left running, never waited for."""
+    ssh = tmp_path / "ssh"
+    ssh.write_text(LINGERING_SSH)
+    ssh.chmod(0o755)
+    pids = tmp_path / "pids"
+    env = {**RUNNER, "GIT_SSH_COMMAND": str(ssh), "GIT_SSH_VARIANT": "simple", "LINGER_PIDS": str(pids)}
+    remote = f"ssh://server{lab.server.bare}"
+    attempt = lab.fresh()
+    prompt = tmp_path / "prompt.txt"
+    prompt.write_bytes(b"Review this change. Reply with JSON: verdict, reasons.\n")
+    started = time.monotonic()
+    try:
+        opened = cli("attempt", "open", "--repo", str(lab.work.path), "--attempt", attempt, "--key",
+                     str(lab.root / "keys" / "orch-1.key"), "--workspace", "ws", "--workspace-gen", f"g-{attempt}",
+                     "--prompt-file", str(prompt), "--repository-id", "demo/repo", "--push", remote, env=env)
+        assert opened.returncode == 0, opened.stderr
+        archived = cli("ledger", "archive", "--repo", str(lab.work.path), "--remote", remote, "--older-than", "30d",
+                       env=env)
+        assert archived.returncode == 0, archived.stderr
+        took = time.monotonic() - started
+        assert took < 60, f"took {took:.0f} s"  # the helpers sleep 3600
+        assert lab.ledger_tip(attempt) is not None
+    finally:
+        for pid in pids.read_text().split() if pids.exists() else ():
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(int(pid), 9)

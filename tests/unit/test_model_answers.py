@@ -1,5 +1,5 @@
 """The runner's own check of a model's answer (`gatecore.records.modelcall.read_answer`), the shapes a
-commit names its model in (`gatecore.checks.authorship.named_model`), and what `[review] model_run`
+commit names its models in (`gatecore.checks.authorship.named_models`), and what `[review] model_run`
 asks of a receipt (`binding.model_run_failures`): pure, every case.
 
 `tests/push/test_model_call.py` runs the same through `gate review run` and a real server."""
@@ -11,7 +11,7 @@ import json
 import pytest
 
 from gatecore.adapters.config import load_model_names
-from gatecore.checks.authorship import named_model
+from gatecore.checks.authorship import named_models
 from gatecore.checks.binding import model_run_failures
 from gatecore.configuration.modelnames import ModelNames
 from gatecore.errors import GateError
@@ -47,6 +47,10 @@ def test_this_runs_answer_is_taken() -> None:
     wrapped = _read({"answer": "```json\n" + json.dumps({**ANSWER, "challenge": CHALLENGE}) + "\n```",
                      "served_model": "anthropic/claude-sonnet-4.5"})
     assert wrapped.served_model == "anthropic/claude-sonnet-4.5" and wrapped.answer.fenced
+    listed = _read({"answer": json.dumps({**ANSWER, "challenge": CHALLENGE}),
+                    "served_model": ["claude-sonnet-4-5-20250929", "anthropic/claude-sonnet-4.5"]})
+    assert listed.served_model == "claude-sonnet-4-5-20250929"  # every one the model on record
+    assert _read({"answer": json.dumps({**ANSWER, "challenge": CHALLENGE}), "served_model": []}).served_model is None
 
 
 @pytest.mark.parametrize("answer,code", [
@@ -56,6 +60,11 @@ def test_this_runs_answer_is_taken() -> None:
     ({"answer": json.dumps({**ANSWER, "challenge": CHALLENGE}), "served_model": "gpt-5"},
      "GATE-REVIEW-SERVED-MODEL"),
     ({**ANSWER, "challenge": CHALLENGE, "served_model": "claude-opus-4-1"}, "GATE-REVIEW-SERVED-MODEL"),
+    # every model a tool reports counts, not the first (issue 44): a fallback for part of the answer
+    ({"answer": json.dumps({**ANSWER, "challenge": CHALLENGE}),
+      "served_model": ["claude-sonnet-4-5", "claude-3-5-haiku-20241022"]}, "GATE-REVIEW-SERVED-MODEL"),
+    ({"answer": json.dumps({**ANSWER, "challenge": CHALLENGE}), "served_model": ["claude-sonnet-4-5", 3]},
+     "GATE-INPUT-ARGUMENT"),
     ({"answer": 3}, "GATE-INPUT-ARGUMENT"),
     ({**ANSWER, "challenge": 7}, "GATE-INPUT-ARGUMENT"),
     (b"", "GATE-INPUT-ARGUMENT"),
@@ -90,17 +99,22 @@ def test_the_served_model_is_read_as_independence_reads_ids(served: str, selecte
         assert caught.value.code == "GATE-REVIEW-SERVED-MODEL"
 
 
-@pytest.mark.parametrize("trailers,model", [
-    (["Assisted-by: Claude:claude-3-opus coccinelle"], "claude-3-opus"),
-    (["Generated-by: gpt:gpt-5"], "gpt-5"),
+@pytest.mark.parametrize("trailers,models", [
+    (["Assisted-by: Claude:claude-3-opus coccinelle"], ("claude-3-opus",)),
+    (["Generated-by: gpt:gpt-5"], ("gpt-5",)),
     (["Co-authored-by: aider (anthropic/claude-sonnet-4-20250514) <aider@aider.chat>"],
-     "anthropic/claude-sonnet-4-20250514"),
-    (["Assisted-by: Claude"], None),
-    (["Co-authored-by: Claude <noreply@anthropic.com>"], None),
-    ([], None),
+     ("anthropic/claude-sonnet-4-20250514",)),
+    (["Assisted-by: Claude"], ()),
+    (["Co-authored-by: Claude <noreply@anthropic.com>"], ()),
+    ([], ()),
+    # every model, never the first alone (issue 44): two trailers, two shapes, one named twice
+    (["Assisted-by: Claude:claude-sonnet-4-5", "assisted-BY: Claude:claude-opus-4-1"],
+     ("claude-sonnet-4-5", "claude-opus-4-1")),
+    (["Co-authored-by: aider (gpt-4o) <aider@aider.chat>", "Generated-by: x:gpt-5", "Assisted-by: y:gpt-4o"],
+     ("gpt-4o", "gpt-5")),
 ])
-def test_the_model_a_trailer_names(trailers: list[str], model: str | None) -> None:
-    assert named_model(trailers) == model
+def test_the_models_trailers_name(trailers: list[str], models: tuple[str, ...]) -> None:
+    assert named_models(trailers) == models
 
 
 def test_model_run_runner_takes_only_the_runners_own_call() -> None:

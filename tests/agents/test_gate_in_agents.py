@@ -324,21 +324,30 @@ def test_copilot_running_claude_codes_file_refuses_but_does_not_say_why(
 RECORDED = sorted(path for path in PAYLOADS.glob("*/*.json") if PROJECT_MARK in path.read_text())
 
 
-@pytest.mark.parametrize("fixture", RECORDED, ids=[f"{p.parent.name}/{p.stem}" for p in RECORDED])
-def test_every_recorded_payload_gets_the_verdict_its_run_gave(fixture: Path, tmp_path: Path) -> None:
-    """The payloads the real CLIs sent the test's hook, through `gate agents check` in a project that
-    freezes `frozen/**` (the path the recording runs wrote into) for the project's identity: `*-frozen`
-    refused with GATE-FROZEN-PATH, `*-allowed` let through silently."""
-    agent = "claude" if fixture.stem.startswith("claude-file-") else fixture.parent.name
-    project = agent_project(tmp_path / "project", {**FILES, "frozen/z.yml": "name: old\n", ".gate/policy.toml":
-                                                   POLICY.replace('"ci/**"', '"ci/**", "frozen/**"')})
+@pytest.fixture(scope="module")
+def recorded_project(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A project that freezes `frozen/**` too (the path the recording runs wrote into), git's identity
+    the agent's."""
+    root = tmp_path_factory.mktemp("recorded")
+    project = agent_project(root / "project", {**FILES, "frozen/z.yml": "name: old\n", ".gate/policy.toml":
+                                               POLICY.replace('"ci/**"', '"ci/**", "frozen/**"')})
     _git(project, "config", "user.email", AGENT_EMAIL)
+    return project
+
+
+@pytest.mark.parametrize("fixture", RECORDED, ids=[f"{p.parent.name}/{p.stem}" for p in RECORDED])
+def test_every_recorded_payload_gets_the_verdict_its_run_gave(fixture: Path, recorded_project: Path) -> None:
+    """The payloads the real CLIs sent the test's hook, through `gate agents check` in a project that
+    freezes `frozen/**` for the project's identity: `*-frozen` refused with GATE-FROZEN-PATH,
+    `*-allowed` let through silently."""
+    agent = "claude" if fixture.stem.startswith("claude-file-") else fixture.parent.name
+    project = recorded_project
+    home = project.parent / "home"
     text = json.dumps(json.loads(fixture.read_text())["payload"])
-    text = text.replace(PROJECT_MARK, str(project)).replace(HOME_MARK, str(tmp_path / "home"))
+    text = text.replace(PROJECT_MARK, str(project)).replace(HOME_MARK, str(home))
     proc = subprocess.run([str(GATE), "agents", "check", "--agent", agent], cwd=project, input=text.encode(),
                           capture_output=True, check=False,
-                          env={"PATH": os.environ.get("PATH", ""), "HOME": str(tmp_path / "home"),
-                               "GIT_CONFIG_NOSYSTEM": "1"})
+                          env={"PATH": os.environ.get("PATH", ""), "HOME": str(home), "GIT_CONFIG_NOSYSTEM": "1"})
     stderr = proc.stderr.decode()
     if fixture.stem.endswith("-frozen"):
         assert proc.returncode == 2 and stderr.startswith(f"{FROZEN}: frozen/"), stderr

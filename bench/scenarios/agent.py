@@ -104,7 +104,7 @@ class Agents(BenchCore):
             total = sum(us for us, _ in top) / 1000
             heaviest = ", ".join(f"{module} {us / 1000:.0f}" for us, module in sorted(top, reverse=True)[:4])
             counted = ", ".join(f"{cmd} x{gits.count(cmd)}" if gits.count(cmd) > 1 else cmd for cmd in dict.fromkeys(gits))
-            notes.append(f"{variant}: {len(gits)} git processes ({counted or 'none'}); imports {total:.0f} ms "
+            notes.append(f"{variant}: {len(gits)} git process{'' if len(gits) == 1 else 'es'} ({counted or 'none'}); imports {total:.0f} ms "
                          f"(heaviest: {heaviest} ms)")
         notes.append(f"`{PYTHON}` runs {sys.executable}; the check runs as the installed hook runs it: the venv's "
                      "console script")

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from .scenarios import Case, Timing, _k
+from .scenarios.agent import PYTHON
 
 IMPORT_REF = "python -I -c 'import pygit2'"
 GITHUB_DEADLINE_MS = 4000.0  # GitHub Enterprise's pre-receive limit (`PLATFORM_DEADLINES`)
@@ -129,9 +130,31 @@ def policy_targets(cases: list[Case]) -> list[Target]:
     return out
 
 
+#: The agent check's whole process, allowed or refused, against `python -I -c pass` (issue 48).
+AGENT_LIMIT = 2.0
+
+
+def agent_targets(cases: list[Case]) -> list[Target]:
+    """`gate agents check` on an allowed and on a refused write, each against starting Python."""
+    out: list[Target] = []
+    for c in cases:
+        if c.skipped or c.scenario != "agent":
+            continue
+        base = _alone(c, PYTHON)
+        for v, what in (("allowed", "a write allowed"), ("denied", "a write refused")):
+            ok, text = _verdict(_ratio(_alone(c, v), base), AGENT_LIMIT)
+            if c.variants.get(v) is not None and c.variants[v].errors:
+                ok = False
+            out.append(Target(f"agent check, {what}: the whole `gate agents check` process <= {AGENT_LIMIT:.0f}x "
+                              f"`{PYTHON}`", _measured(_alone(c, v), base, _cpu(_cpu_of(c, v), _cpu_of(c, PYTHON))),
+                              f"{AGENT_LIMIT:.2f}x", ok, text))
+    return out
+
+
 def targets(cases: list[Case], ref: dict[str, float]) -> list[Target]:
-    """The policies' targets, then the first pushes', refs' and the earlier ones (kept so that nothing slips back)."""
-    out: list[Target] = policy_targets(cases)
+    """The agent check's and the policies' targets, then the first pushes', refs' and the earlier ones (kept so
+    that nothing slips back)."""
+    out: list[Target] = agent_targets(cases) + policy_targets(cases)
     by: dict[str, list[Case]] = {}
     for c in cases:
         if not c.skipped:

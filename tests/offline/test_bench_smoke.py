@@ -57,3 +57,16 @@ def test_a_history_replayed_is_new_commits_over_the_same_trees(tmp_path: Path) -
     assert git.out("rev-parse", "main^{tree}", cwd=replayed) == git.out("rev-parse", "main^{tree}", cwd=hist)
     earlier = cache.real_earlier(hist, 5)
     assert git.out("rev-parse", "main", cwd=earlier) == git.out("rev-parse", "main~5", cwd=hist)
+
+
+def test_smoke_run_of_the_agent_check(tmp_path: Path) -> None:
+    """The agent scenario: `gate agents check` allowed and refused, against `python -I -c pass`."""
+    out = tmp_path / "smoke.md"
+    rc = main(["--quick", "--scenario", "agent", "--cache-dir", str(tmp_path / "cache"), "--out", str(out)])
+    text = out.read_text()
+    assert rc == 0, text  # the allowed check exited 0, the refused one 2 (else the case carries an error)
+    for variant in ("python -I -c pass", "allowed", "denied"):
+        assert f"| {variant} |" in text
+    assert "allowed: " in text and " git processes (" in text and "imports " in text
+    assert "agent check, a write allowed: the whole `gate agents check` process <= 2x" in text
+    assert "agent check, a write refused" in text

@@ -161,6 +161,7 @@ class AgentRun:
     requests: list[Request]  # what the model server received during this run
     project: Path
     home: Path
+    env: dict[str, str]  # the environment the agent ran with (its hooks inherit it)
 
     @property
     def outbound(self) -> list[str]:
@@ -288,10 +289,12 @@ _AGENTS: dict[str, _Agent] = {
 
 def run_agent(name: str, project: Path, model: ScriptedModel, prompt: str = "Do the task.", *,
               home: Path | None = None, timeout: float = 300.0, extra_args: Sequence[str] = (),
-              trusted: bool = True) -> AgentRun:
+              trusted: bool = True, git_identity: Mapping[str, str] = GIT_IDENTITY) -> AgentRun:
     """Run agent `name` once, non-interactively, in `project` against `model` (started). `trusted`:
     the project trusted as each CLI asks a user to (Gemini's trusted folders, Codex's trust_level,
-    Copilot's --trust-folder); Claude Code in -p mode asks for no trust."""
+    Copilot's --trust-folder); Claude Code in -p mode asks for no trust. `git_identity`: the
+    GIT_AUTHOR_* and GIT_COMMITTER_* variables the agent (and its hooks) run with; `{}` leaves the
+    identity to git's configuration (the project's user.name and user.email)."""
     spec = _AGENTS.get(name)
     if spec is None:
         raise ValueError(f"run_agent knows {sorted(_AGENTS)}, not {name!r}")
@@ -299,7 +302,7 @@ def run_agent(name: str, project: Path, model: ScriptedModel, prompt: str = "Do 
     home = home or project.parent / f"home-{name}"
     home.mkdir(parents=True, exist_ok=True)
     spec.home(home, project, model, trusted)
-    env = _base_env(home, model)
+    env = _base_env(home, model, git_identity)
     env.update(spec.env(model))
     argv = [*spec.argv(exe, prompt, trusted), *extra_args]
     first = len(model.requests)
@@ -318,10 +321,10 @@ def run_agent(name: str, project: Path, model: ScriptedModel, prompt: str = "Do 
             os.killpg(proc.pid, signal.SIGKILL)
     return AgentRun(agent=name, version=pinned_version(name), argv=argv, returncode=proc.returncode,
                     stdout=stdout, stderr=stderr, result=_parse(stdout), requests=model.requests[first:],
-                    project=project, home=home)
+                    project=project, home=home, env=env)
 
 
-def _base_env(home: Path, model: ScriptedModel) -> dict[str, str]:
+def _base_env(home: Path, model: ScriptedModel, git_identity: Mapping[str, str] = GIT_IDENTITY) -> dict[str, str]:
     """A clean environment: nothing of the caller's but the tools' directories."""
     tmp = home / "tmp"
     tmp.mkdir(exist_ok=True)
@@ -337,7 +340,7 @@ def _base_env(home: Path, model: ScriptedModel) -> dict[str, str]:
         "XDG_CONFIG_HOME": str(home / ".config"), "XDG_CACHE_HOME": str(home / ".cache"),
         "XDG_DATA_HOME": str(home / ".local" / "share"), "XDG_STATE_HOME": str(home / ".local" / "state"),
         "TMPDIR": str(tmp), "LANG": "C.UTF-8", "TERM": "dumb", "NO_COLOR": "1",
-        "GIT_CONFIG_NOSYSTEM": "1", **GIT_IDENTITY,
+        "GIT_CONFIG_NOSYSTEM": "1", **git_identity,
     }
     # the model server is every proxy too: a request meant for the network is recorded and refused
     for var in ("HTTPS_PROXY", "HTTP_PROXY", "https_proxy", "http_proxy", "ALL_PROXY", "all_proxy"):

@@ -64,7 +64,7 @@ def _defined() -> tuple[set[str], dict[str, set[str]]]:
     names: set[str] = set(dir(builtins))
     members: dict[str, set[str]] = {}
     for path in [*ROOT.glob("gatecore/**/*.py"), *ROOT.glob("server/*.py"), *ROOT.glob("hooks/*.py"),
-                 *ROOT.glob("tests/**/*.py"), *ROOT.glob("bench/*.py")]:
+                 *ROOT.glob("tests/**/*.py"), *ROOT.glob("bench/**/*.py")]:
         for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
                 names.add(node.name)

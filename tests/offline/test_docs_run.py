@@ -55,7 +55,7 @@ def test_one_environment_path_across_the_docs() -> None:
 
 
 def test_the_seeds_flow_on_files_runs_as_written(tmp_path: Path) -> None:
-    """README's "The seed's flow, on files", in a repository with a change on top of main."""
+    """docs/receipts.md's "The seed's flow, on files", in a repository with a change on top of main."""
     repo = WorkRepo(tmp_path / "r")
     repo.write("app.py", "print(1)\n")
     repo.commit("base", identity=HUMAN)

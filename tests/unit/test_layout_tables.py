@@ -1,4 +1,4 @@
-"""The layout tables tell the truth: README's "Layout" and docs/architecture.md's module map are held
+"""The layout tables tell the truth: docs/architecture.md's "Layout" and its module map are held
 to the tree, so a folder or package added, moved or removed without the table saying so fails here,
 and so does a table row naming what does not exist."""
 
@@ -27,9 +27,9 @@ def _rows(doc: Path, heading: str) -> list[list[str]]:
 
 
 def _layout() -> dict[str, str]:
-    """README's Layout table: each path the first column names -> the row's second column."""
+    """docs/architecture.md's Layout table: each path the first column names -> the row's second column."""
     out = {}
-    for path_cell, holds in _rows(ROOT / "README.md", "## Layout\n"):
+    for path_cell, holds in _rows(ROOT / "docs" / "architecture.md", "## Layout\n"):
         for path in _TICKS.findall(path_cell):
             out[path] = holds
     return out
@@ -47,7 +47,7 @@ def _packages() -> set[str]:
 def test_every_top_level_folder_and_gatecore_package_has_its_row_in_the_readme() -> None:
     named = set(_layout())
     missing = (_tracked_folders() | _packages()) - named
-    assert not missing, f"README.md's Layout table has no row for {sorted(missing)}"
+    assert not missing, f"docs/architecture.md's Layout table has no row for {sorted(missing)}"
 
 
 def test_every_path_the_readme_layout_names_exists() -> None:
@@ -70,7 +70,7 @@ def test_the_readme_names_every_test_tier() -> None:
     """Every folder of tests/ is named in the `tests/` row (a new tier is said where readers look)."""
     named = set(_TICKS.findall(_layout()["tests/"]))
     tiers = {f"{p.name}/" for p in (ROOT / "tests").iterdir() if p.is_dir() and not p.name.startswith((".", "__"))}
-    assert tiers <= named, f"README.md's tests/ row does not name {sorted(tiers - named)}"
+    assert tiers <= named, f"docs/architecture.md's tests/ row does not name {sorted(tiers - named)}"
 
 
 def _module_map() -> set[str]:

@@ -9,8 +9,10 @@ reaches judged already; the engine judges it as the hook judges the push of `ref
 * the base: `--base`, or the merge base of `--target` (the target branch's tip) and `head`; a
   merge-queue group (`--merge-group`) lands on `--base` itself, its parent;
 * the policy and the keyring: `--policy` / `--keyring`, else `.gate/policy.toml` and
-  `.gate/keyring.toml` as committed in the base, never in the head (a change cannot rewrite the
-  gate that judges it);
+  `.gate/keyring.toml` as committed in the target's tip (`--target`; with `--base`, the base),
+  never in the head (a change cannot rewrite the gate that judges it). The tip, not the merge
+  base: the hook judges a push by the policy installed now, and a branch made before a path was
+  frozen (or a key revoked) must not be judged by the policy of its branch point;
 * the forge's refs, as the clone fetched them: `refs/gate/*` (the ledger, receipts, approvals,
   the archive), and the target branch at its tip; a review ref (`--ref
   refs/heads/review/runner/ID`) is judged as it stands (`reviewrefs.standing_review`);
@@ -84,14 +86,15 @@ def _commit(repo: GitRepo, rev: str, what: str) -> str:
     return commit
 
 
-def _config(repo: GitRepo, base: str, given: Path | None, path: str, code: str, cap: int) -> tuple[bytes | None, str]:
-    """A configuration file: `given`, else as committed in the base (None: not there)."""
+def _config(repo: GitRepo, commit: str, given: Path | None, path: str, code: str, cap: int
+            ) -> tuple[bytes | None, str]:
+    """A configuration file: `given`, else as committed in `commit` (None: not there)."""
     from gatecore.adapters.files import read_capped
     from gatecore.git.objects import Objects, committed_file
 
     if given is not None:
         return read_capped(given, code, path, cap), str(given)
-    return committed_file(Objects(repo), base, path, code, cap), f"{base[:12]}:{path}"
+    return committed_file(Objects(repo), commit, path, code, cap), f"{commit[:12]}:{path}"
 
 
 def check(req: Request, now: int | None = None) -> Checked:
@@ -123,12 +126,13 @@ def check(req: Request, now: int | None = None) -> Checked:
             raise GateError("GATE-GIT-INCOMPLETE", f"--head {head[:12]} shares no history with --target "
                                                    f"{target[:12]} in this clone (fetch-depth: 0?)")
         base = fork
-    policy_bytes, origin = _config(repo, base, req.policy, POLICY_FILE, "GATE-CONFIG-POLICY", MAX_POLICY_BYTES)
+    # the gate's configuration as the target holds it now (`target` is the base when --base is given)
+    policy_bytes, origin = _config(repo, target, req.policy, POLICY_FILE, "GATE-CONFIG-POLICY", MAX_POLICY_BYTES)
     if policy_bytes is None:
-        raise GateError("GATE-CONFIG-POLICY", f"the base {base[:12]} holds no {POLICY_FILE}: commit it to the target "
-                                              "branch first, or give --policy FILE")
+        raise GateError("GATE-CONFIG-POLICY", f"the target {target[:12]} holds no {POLICY_FILE}: commit it to the "
+                                              "target branch first, or give --policy FILE")
     policy = config.policy_from_bytes(policy_bytes, origin)
-    keyring, problem = _keyring(repo, base, req.keyring, MAX_KEYRING_BYTES)
+    keyring, problem = _keyring(repo, target, req.keyring, MAX_KEYRING_BYTES)
     review = req.ref.startswith(REVIEW_PREFIX)
     if review and not req.repository_id:
         raise GateError("GATE-INPUT-ARGUMENT", "a review ref is judged for a repository: give --repository-id "
@@ -158,11 +162,11 @@ def check(req: Request, now: int | None = None) -> Checked:
     return Checked(judged, policy, req.ref, base, head, origin)
 
 
-def _keyring(repo: GitRepo, base: str, given: Path | None, cap: int) -> tuple[Keyring | None, str | None]:
+def _keyring(repo: GitRepo, target: str, given: Path | None, cap: int) -> tuple[Keyring | None, str | None]:
     from gatecore.adapters import config
 
-    data, origin = _config(repo, base, given, KEYRING_FILE, "GATE-CONFIG-KEYRING", cap)
+    data, origin = _config(repo, target, given, KEYRING_FILE, "GATE-CONFIG-KEYRING", cap)
     if data is None:
-        return None, (f"the base {base[:12]} holds no {KEYRING_FILE} (the receipts' and the ledger's public keys): "
-                      "commit it to the target branch, or give --keyring FILE")
+        return None, (f"the target {target[:12]} holds no {KEYRING_FILE} (the receipts' and the ledger's public "
+                      "keys): commit it to the target branch, or give --keyring FILE")
     return config.keyring_from_bytes(data, origin), None

@@ -41,9 +41,9 @@ def check_cmd(
     pusher: Annotated[str, Opt("--pusher", help="The account the forge names for the event (github.actor, "
                                                 "GITLAB_USER_LOGIN); '' unknown.")] = "",
     policy: Annotated[Path | None, Opt("--policy", help="Policy file (default: .gate/policy.toml as committed in "
-                                                        "the base, never the head).")] = None,
+                                                        "the target's tip, or in --base; never the head).")] = None,
     keyring: Annotated[Path | None, Opt("--keyring", help="Keyring file (default: .gate/keyring.toml as committed "
-                                                          "in the base).")] = None,
+                                                          "where the policy is).")] = None,
     allowed_signers: Annotated[Path | None, Opt("--allowed-signers", help="SSH allowed-signers file, for rules "
                                                                           "that read signatures.")] = None,
     openpgp_keys: Annotated[Path | None, Opt("--openpgp-keys", help="OpenPGP public keys (gpg --export) that "

@@ -18,7 +18,8 @@ reaches judged already; the engine judges it as the hook judges the push of `ref
   refs/heads/review/runner/ID`) is judged as it stands (`reviewrefs.standing_review`);
 * who pushed: `--pusher`, the account the forge names for the event (no platform variable is read).
 
-Nothing is fetched or written: a commit the clone lacks is `GATE-GIT-INCOMPLETE` (fetch it).
+Nothing is fetched or written: a commit the clone lacks, or a range it holds only in part (a
+shallow clone cut inside it), is `GATE-GIT-INCOMPLETE` (fetch it).
 """
 
 from __future__ import annotations
@@ -86,6 +87,24 @@ def _commit(repo: GitRepo, rev: str, what: str) -> str:
     return commit
 
 
+def _whole(repo: GitRepo, base: str, head: str) -> None:
+    """GATE-GIT-INCOMPLETE when the clone is shallow inside the range: git walks a boundary commit
+    without its parents, and the engine reads it as a root (docs/policy.md, shallow repositories),
+    so what the change did below the boundary is in no tree the clone holds (an agent's deletion
+    of a frozen file there would pass). A push brings its whole range; a check needs it fetched."""
+    from gatecore.adapters.gitcmd import run_git, shallow_commits
+
+    shallow = shallow_commits(repo.path)
+    if not shallow:
+        return
+    out = run_git([f"--git-dir={repo.path}", "rev-list", "--stdin"], input=f"{head}\n^{base}\n".encode("ascii"))
+    cut = sorted(shallow.intersection(out.stdout.decode("ascii").split()))
+    if cut:
+        raise GateError("GATE-GIT-INCOMPLETE", f"the clone is shallow inside the range {base[:12]}..{head[:12]} "
+                                               f"(its history is cut at {cut[0][:12]}): fetch the whole history "
+                                               "(fetch-depth: 0, or git fetch --unshallow)")
+
+
 def _config(repo: GitRepo, commit: str, given: Path | None, path: str, code: str, cap: int
             ) -> tuple[bytes | None, str]:
     """A configuration file: `given`, else as committed in `commit` (None: not there)."""
@@ -126,6 +145,7 @@ def check(req: Request, now: int | None = None) -> Checked:
             raise GateError("GATE-GIT-INCOMPLETE", f"--head {head[:12]} shares no history with --target "
                                                    f"{target[:12]} in this clone (fetch-depth: 0?)")
         base = fork
+    _whole(repo, base, head)
     # the gate's configuration as the target holds it now (`target` is the base when --base is given)
     policy_bytes, origin = _config(repo, target, req.policy, POLICY_FILE, "GATE-CONFIG-POLICY", MAX_POLICY_BYTES)
     if policy_bytes is None:

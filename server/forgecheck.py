@@ -16,7 +16,9 @@ reaches judged already; the engine judges it as the hook judges the push of `ref
 * the forge's refs, as the clone fetched them: `refs/gate/*` (the ledger, receipts, approvals,
   the archive), and the target branch at its tip; a review ref (`--ref
   refs/heads/review/runner/ID`) is judged as it stands (`reviewrefs.standing_review`);
-* who pushed: `--pusher`, the account the forge names for the event (no platform variable is read).
+* who pushed: `--pusher`, the account the forge names for the event (no platform variable is read),
+  trimmed of surrounding blanks as the hook trims the platform's variable (`environment.pusher_identity`):
+  `" agent-1"` is the account agent-1 to both.
 
 Nothing is fetched or written: a commit the clone lacks, or a range it holds only in part (a
 shallow clone cut inside it), is `GATE-GIT-INCOMPLETE` (fetch it).
@@ -173,7 +175,7 @@ def check(req: Request, now: int | None = None) -> Checked:
     if policy.needs_signers:
         signers = config.load_trusted_keys(req.allowed_signers, req.openpgp_keys)
     inp = PushInput(
-        objects=Objects(repo), policy=policy, pusher=req.pusher, now=int(time.time()) if now is None else now,
+        objects=Objects(repo), policy=policy, pusher=req.pusher.strip(), now=int(time.time()) if now is None else now,
         repository_id=req.repository_id, server=ServerRefs(forge_ref), keyring=keyring,
         keyring_problem=problem, head_branch=lambda: onto, signers=signers,
         load_ssh_signers=lambda: (None if req.allowed_signers is None

@@ -373,3 +373,15 @@ def test_the_command_as_a_process(prs: PullRequests, tmp_path: Path) -> None:
     assert "**Verdict: accept**" in summary.read_text()
     out = gate(*common, "--head", head, "--policy", str(tmp_path / "absent.toml"))
     assert out.returncode == 2 and "GATE-" in out.stderr
+
+
+def test_every_repository_format(repo_format: Any, tmp_path: Path) -> None:
+    """SHA-1 or SHA-256 objects, files or reftable refs (as the format tests' git makes them): the
+    check reads the clone through git's plumbing, whatever libgit2 can open."""
+    prs = PullRequests(tmp_path)
+    agent = prs.branch("agent", {"ci/deploy.yml": "deploy: v2\n"})
+    human = prs.branch("human", {"ci/deploy.yml": "deploy: v3\n"}, identity=HUMAN)
+    assert len(agent) == repo_format.hexsz
+    out = pr(prs, agent)
+    assert out.returncode == 1 and found(out) == {("GATE-FROZEN-PATH", "ci/deploy.yml")}, out.stdout + out.stderr
+    assert pr(prs, human).returncode == 0

@@ -64,7 +64,7 @@ from support.checkparity import (
 )
 from support.engine import EngineServer
 from support.gitutil import AGENT, HUMAN
-from support.server import seeded
+from support.server import IDENTITY_POLICY, seeded
 
 from gatecore.git.refs import RefUpdate
 
@@ -131,16 +131,6 @@ def accounting(request: pytest.FixtureRequest) -> Iterator[None]:
 
 # --- identities: the catalogue, trailers, names, pushers (tests/push/test_agent_identity.py's cases) ---------
 
-IDENTITY_POLICY = """\
-mode = "enforce"
-[[freeze]]
-name = "governance"
-paths = ["ci/**", ".pre-commit-config.yaml", "@agent-config"]
-authors = ["@known-agents", "*@agents.example.com"]
-names = ["@known-agents"]
-trailers = ["@known-agents"]
-pushers = ["@known-agents", "agent-*"]
-"""
 CLAUDE = "Co-authored-by: Claude <noreply@anthropic.com>"
 
 

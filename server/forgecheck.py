@@ -9,14 +9,19 @@ reaches judged already; the engine judges it as the hook judges the push of `ref
 * the base: `--base`, or the merge base of `--target` (the target branch's tip) and `head`; a
   merge-queue group (`--merge-group`) lands on `--base` itself, its parent;
 * the policy and the keyring: `--policy` / `--keyring`, else `.gate/policy.toml` and
-  `.gate/keyring.toml` as committed in the base, never in the head (a change cannot rewrite the
-  gate that judges it);
+  `.gate/keyring.toml` as committed in the target's tip (`--target`; with `--base`, the base),
+  never in the head (a change cannot rewrite the gate that judges it). The tip, not the merge
+  base: the hook judges a push by the policy installed now, and a branch made before a path was
+  frozen (or a key revoked) must not be judged by the policy of its branch point;
 * the forge's refs, as the clone fetched them: `refs/gate/*` (the ledger, receipts, approvals,
   the archive), and the target branch at its tip; a review ref (`--ref
   refs/heads/review/runner/ID`) is judged as it stands (`reviewrefs.standing_review`);
-* who pushed: `--pusher`, the account the forge names for the event (no platform variable is read).
+* who pushed: `--pusher`, the account the forge names for the event (no platform variable is read),
+  trimmed of surrounding blanks as the hook trims the platform's variable (`environment.pusher_identity`):
+  `" agent-1"` is the account agent-1 to both.
 
-Nothing is fetched or written: a commit the clone lacks is `GATE-GIT-INCOMPLETE` (fetch it).
+Nothing is fetched or written: a commit the clone lacks, or a range it holds only in part (a
+shallow clone cut inside it), is `GATE-GIT-INCOMPLETE` (fetch it).
 """
 
 from __future__ import annotations
@@ -84,14 +89,33 @@ def _commit(repo: GitRepo, rev: str, what: str) -> str:
     return commit
 
 
-def _config(repo: GitRepo, base: str, given: Path | None, path: str, code: str, cap: int) -> tuple[bytes | None, str]:
-    """A configuration file: `given`, else as committed in the base (None: not there)."""
+def _whole(repo: GitRepo, base: str, head: str) -> None:
+    """GATE-GIT-INCOMPLETE when the clone is shallow inside the range: git walks a boundary commit
+    without its parents, and the engine reads it as a root (docs/policy.md, shallow repositories),
+    so what the change did below the boundary is in no tree the clone holds (an agent's deletion
+    of a frozen file there would pass). A push brings its whole range; a check needs it fetched."""
+    from gatecore.adapters.gitcmd import run_git, shallow_commits
+
+    shallow = shallow_commits(repo.path)
+    if not shallow:
+        return
+    out = run_git([f"--git-dir={repo.path}", "rev-list", "--stdin"], input=f"{head}\n^{base}\n".encode("ascii"))
+    cut = sorted(shallow.intersection(out.stdout.decode("ascii").split()))
+    if cut:
+        raise GateError("GATE-GIT-INCOMPLETE", f"the clone is shallow inside the range {base[:12]}..{head[:12]} "
+                                               f"(its history is cut at {cut[0][:12]}): fetch the whole history "
+                                               "(fetch-depth: 0, or git fetch --unshallow)")
+
+
+def _config(repo: GitRepo, commit: str, given: Path | None, path: str, code: str, cap: int
+            ) -> tuple[bytes | None, str]:
+    """A configuration file: `given`, else as committed in `commit` (None: not there)."""
     from gatecore.adapters.files import read_capped
     from gatecore.git.objects import Objects, committed_file
 
     if given is not None:
         return read_capped(given, code, path, cap), str(given)
-    return committed_file(Objects(repo), base, path, code, cap), f"{base[:12]}:{path}"
+    return committed_file(Objects(repo), commit, path, code, cap), f"{commit[:12]}:{path}"
 
 
 def check(req: Request, now: int | None = None) -> Checked:
@@ -123,12 +147,14 @@ def check(req: Request, now: int | None = None) -> Checked:
             raise GateError("GATE-GIT-INCOMPLETE", f"--head {head[:12]} shares no history with --target "
                                                    f"{target[:12]} in this clone (fetch-depth: 0?)")
         base = fork
-    policy_bytes, origin = _config(repo, base, req.policy, POLICY_FILE, "GATE-CONFIG-POLICY", MAX_POLICY_BYTES)
+    _whole(repo, base, head)
+    # the gate's configuration as the target holds it now (`target` is the base when --base is given)
+    policy_bytes, origin = _config(repo, target, req.policy, POLICY_FILE, "GATE-CONFIG-POLICY", MAX_POLICY_BYTES)
     if policy_bytes is None:
-        raise GateError("GATE-CONFIG-POLICY", f"the base {base[:12]} holds no {POLICY_FILE}: commit it to the target "
-                                              "branch first, or give --policy FILE")
+        raise GateError("GATE-CONFIG-POLICY", f"the target {target[:12]} holds no {POLICY_FILE}: commit it to the "
+                                              "target branch first, or give --policy FILE")
     policy = config.policy_from_bytes(policy_bytes, origin)
-    keyring, problem = _keyring(repo, base, req.keyring, MAX_KEYRING_BYTES)
+    keyring, problem = _keyring(repo, target, req.keyring, MAX_KEYRING_BYTES)
     review = req.ref.startswith(REVIEW_PREFIX)
     if review and not req.repository_id:
         raise GateError("GATE-INPUT-ARGUMENT", "a review ref is judged for a repository: give --repository-id "
@@ -149,7 +175,7 @@ def check(req: Request, now: int | None = None) -> Checked:
     if policy.needs_signers:
         signers = config.load_trusted_keys(req.allowed_signers, req.openpgp_keys)
     inp = PushInput(
-        objects=Objects(repo), policy=policy, pusher=req.pusher, now=int(time.time()) if now is None else now,
+        objects=Objects(repo), policy=policy, pusher=req.pusher.strip(), now=int(time.time()) if now is None else now,
         repository_id=req.repository_id, server=ServerRefs(forge_ref), keyring=keyring,
         keyring_problem=problem, head_branch=lambda: onto, signers=signers,
         load_ssh_signers=lambda: (None if req.allowed_signers is None
@@ -158,11 +184,11 @@ def check(req: Request, now: int | None = None) -> Checked:
     return Checked(judged, policy, req.ref, base, head, origin)
 
 
-def _keyring(repo: GitRepo, base: str, given: Path | None, cap: int) -> tuple[Keyring | None, str | None]:
+def _keyring(repo: GitRepo, target: str, given: Path | None, cap: int) -> tuple[Keyring | None, str | None]:
     from gatecore.adapters import config
 
-    data, origin = _config(repo, base, given, KEYRING_FILE, "GATE-CONFIG-KEYRING", cap)
+    data, origin = _config(repo, target, given, KEYRING_FILE, "GATE-CONFIG-KEYRING", cap)
     if data is None:
-        return None, (f"the base {base[:12]} holds no {KEYRING_FILE} (the receipts' and the ledger's public keys): "
-                      "commit it to the target branch, or give --keyring FILE")
+        return None, (f"the target {target[:12]} holds no {KEYRING_FILE} (the receipts' and the ledger's public "
+                      "keys): commit it to the target branch, or give --keyring FILE")
     return config.keyring_from_bytes(data, origin), None

@@ -14,6 +14,8 @@ from ..errors import GateError
 from .clicommon import Opt, command, out_line
 
 if TYPE_CHECKING:
+    from server.forgecheck import Request
+
     from ..findings import Violation
 
 top = typer.Typer()
@@ -41,9 +43,9 @@ def check_cmd(
     pusher: Annotated[str, Opt("--pusher", help="The account the forge names for the event (github.actor, "
                                                 "GITLAB_USER_LOGIN); '' unknown.")] = "",
     policy: Annotated[Path | None, Opt("--policy", help="Policy file (default: .gate/policy.toml as committed in "
-                                                        "the base, never the head).")] = None,
+                                                        "the target's tip, or in --base; never the head).")] = None,
     keyring: Annotated[Path | None, Opt("--keyring", help="Keyring file (default: .gate/keyring.toml as committed "
-                                                          "in the base).")] = None,
+                                                          "where the policy is).")] = None,
     allowed_signers: Annotated[Path | None, Opt("--allowed-signers", help="SSH allowed-signers file, for rules "
                                                                           "that read signatures.")] = None,
     openpgp_keys: Annotated[Path | None, Opt("--openpgp-keys", help="OpenPGP public keys (gpg --export) that "
@@ -70,9 +72,8 @@ def check_cmd(
                   openpgp_keys, repository_id)
     try:
         checked = check(req)
-    except GateError as exc:
-        if output == "gitlab" and report is not None:
-            _gitlab_report(report, [_error_violation(exc, ref)])
+    except GateError as exc:  # nothing decided: said in the form's own place too, then the boundary's exit
+        _undecided(exc, output, req, report, summary)
         raise
     judged = checked.judged
     decision = judged.verdict.decision
@@ -106,6 +107,28 @@ def _error_violation(exc: GateError, ref: str) -> Violation:
     from ..findings import Violation
 
     return Violation(exc.code, ref, exc.detail)
+
+
+def _undecided(exc: GateError, output: str, req: Request, report: Path | None, summary: Path | None) -> None:
+    """A check that could not decide (the clone lacks the head, no policy, ...) says so where each
+    form's reader looks, as a rejection would: a JSON document on stdout, an annotation and the job
+    summary on GitHub, the Code Quality report on GitLab (a report left from an earlier run would
+    show a stale verdict). The exit is the error's code's."""
+    if output == "json":
+        out_line(json.dumps({"decision": "error", "exit": exc.exit_code, "code": exc.code, "detail": exc.detail,
+                             "ref": req.ref}, sort_keys=True))
+    elif output == "github":
+        from ..checks.forgereport import github_command, github_summary
+
+        out_line(github_command("error", f"{exc.code}: {exc.detail}", [("title", exc.code)]))
+        if summary is not None:
+            side = req.base or (f"the merge base with {req.target}" if req.target else "")
+            with open(summary, "a", encoding="utf-8") as fh:
+                fh.write(github_summary([_error_violation(exc, req.ref)], verdict="error", base=side, head=req.head,
+                                        ref=req.ref))
+    elif output == "gitlab" and report is not None:
+        _gitlab_report(report, [_error_violation(exc, req.ref)])
+    sys.stdout.flush()
 
 
 def _gitlab_report(path: Path, violations: list[Violation]) -> None:

@@ -4,8 +4,8 @@ repository as the forge, a clone of it as actions/checkout leaves it (fetch-dept
 
 The install step builds the gate from the action's own tree, as a composite action gets it (the
 whole repository at the pinned commit); the range step's choices (what is judged, per event) and
-fetches are checked here today. The check step needs the engine's `gate check`: those tests skip,
-saying so, while `gate check --help` fails in the installed build.
+fetches are checked here, and the check step's verdicts with the installed `gate check` (those tests
+skip, saying so, on a build without the command).
 """
 
 from __future__ import annotations

@@ -1,16 +1,30 @@
 """The receipt flow on a forge, where no hook runs (docs/forges.md, "The receipt flow on a forge"):
 docs/ci-example.sh as written, against a repository without the gate's hook, standing in for a hosted
 forge. The trusted side's pushes all land, and so does the incident's stale receipt, which the hook
-refuses with GATE-BIND-MODEL: on a forge, the review is judged at the merge, by the check."""
+refuses with GATE-BIND-MODEL: on a forge, the review is judged at the merge, by the check.
+
+Then the flow on a forge step by step (`ReviewForge`: bootstrap, attempt open, select-model, review
+record or run with a scripted model, the review pushed to a bare repository without the hook, attempt
+close) and `gate check --ref refs/heads/review/runner/ID` on a clone that fetched refs/gate/*: a closed
+review passes; the incident's stale receipt fails with the hook's codes (the same objects pushed into a
+gated server are refused with them); an open attempt, a review ref moved without a receipt, a ledger
+rewound to before the failover, a receipt replayed and a receipt for another repository all fail."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
-from support.gitutil import ROOT
+import pytest
+from support.checkparity import Judgement, of_check, of_push
+from support.cli import cli
+from support.gitutil import AGENT, HUMAN, ROOT, WorkRepo, gate, git
+
+from gatecore.git.refs import generation_ref
 
 EXAMPLE = ROOT / "docs" / "ci-example.sh"
 INSTALL = "gate server install server.git --policy policy.toml --keyring keyring.toml --repository-id demo/repo"
@@ -34,3 +48,283 @@ def test_without_a_hook_the_stale_receipt_lands(tmp_path: Path) -> None:
     assert any(r.startswith("refs/gate/receipts/") for r in refs)
     assert any(r.startswith("refs/heads/review/runner/") for r in refs)
     assert not (server / "gate").exists()
+    # at the merge, the check judges what the job left: the stale receipt on the review ref, the attempt
+    # still open (the example stops there); closed, the stale receipt fails as the hook failed it (the
+    # example's policy and keyring given as files: its main holds neither)
+    [review] = [r for r in refs if r.startswith("refs/heads/review/runner/")]
+    attempt = review.rsplit("/", 1)[1]
+    work = tmp_path / "w"
+    ci = tmp_path / "ci"
+    subprocess.run(["git", "clone", "-q", f"file://{server}", str(ci)], check=True)
+
+    def check() -> set[str]:
+        subprocess.run(["git", "-C", str(ci), "fetch", "-q", "origin", "+refs/gate/*:refs/gate/*"], check=True)
+        head = subprocess.run(["git", "-C", str(server), "rev-parse", review], capture_output=True, text=True,
+                              check=True).stdout.strip()
+        out = cli("check", "--repo", str(ci), "--ref", review, "--head", head, "--target", "origin/main",
+                  "--repository-id", "demo/repo", "--policy", str(work / "policy.toml"),
+                  "--keyring", str(work / "keyring.toml"), "--format", "json")
+        assert out.returncode == 1, out.stdout + out.stderr
+        return {v["code"] for v in json.loads(out.stdout)["violations"]}
+
+    assert check() == {"GATE-REVIEW-OPEN"}
+    closed = cli("attempt", "close", "--repo", str(work / "runner-clone"), "--attempt", attempt,
+                 "--key", str(work / "orchestrator.key"), "--push", "origin", env=RUNNER)
+    assert closed.returncode == 0, closed.stderr
+    assert check() == STALE
+
+
+# --- the check at the merge: the review ref judged as it stands ---------------------------------------------
+
+POLICY = """\
+[[freeze]]
+paths = ["ci/**", ".gate/**"]
+authors = ["*@agents.example.com"]
+pushers = ["agent-*"]
+[trusted]
+pushers = ["ci-runner"]
+"""
+STALE = {"GATE-BIND-MODEL", "GATE-BIND-LEDGER"}  # the hook's codes for the incident (tests/push/test_trusted_side.py)
+#: The scripted model `gate review run` calls: it answers pass, with the request's challenge.
+MODEL = r'''
+import json, re, sys
+found = re.search(r"^challenge: ([0-9a-f]{64})$", sys.stdin.read(), re.M)
+print(json.dumps({"challenge": found.group(1) if found else None, "verdict": "pass", "reasons": ["reviewed"]}))
+'''
+RUNNER = {"GIT_AUTHOR_NAME": "ci", "GIT_AUTHOR_EMAIL": "ci@example.com", "GIT_COMMITTER_NAME": "ci",
+          "GIT_COMMITTER_EMAIL": "ci@example.com"}
+
+
+class ReviewForge:
+    """A forge without the hook (`forge.git`), the trusted side's clone (`runner`, where the agent's
+    change is branch `feature`), its keys, and the CI clone the check runs on. main holds the policy and
+    the keyring (public keys) as `.gate/policy.toml` and `.gate/keyring.toml`, committed by a human."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        ring = [cli("keys", "generate", "--alg", "ed25519", "--id", key_id, "--purpose", purpose, "--out",
+                    str(root / f"{key_id}.key")) for key_id, purpose in (("orchestrator-1", "attempt"),
+                                                                         ("runner-1", "receipt"))]
+        assert all(r.returncode == 0 for r in ring), ring
+        self.forge = root / "forge.git"
+        git(root, "init", "-q", "--bare", "-b", "main", str(self.forge))
+        self.runner = WorkRepo(root / "runner")
+        self.runner.write("app.py", "print(1)\n")
+        self.runner.write(".gate/policy.toml", POLICY)
+        self.runner.write(".gate/keyring.toml", "".join(r.stdout for r in ring))
+        self.main = self.runner.commit("base", identity=HUMAN)
+        self.runner.git("remote", "add", "origin", f"file://{self.forge}")
+        self.runner.git("push", "-q", "origin", "main")
+        self.runner.git("checkout", "-q", "-b", "feature")
+        self.runner.write("app.py", "print(2)\n")
+        self.head = self.runner.commit("agent change", identity=AGENT)
+        self.runner.git("checkout", "-q", "main")
+        self.ci = root / "ci"
+        git(root, "clone", "-q", f"file://{self.forge}", str(self.ci))
+        self.model = root / "model.py"
+        self.model.write_text(MODEL)
+        self.prompt = root / "prompt.txt"
+        self.prompt.write_text("Review this change; answer with JSON {verdict, reasons}.\n")
+        self.generations: dict[str, str] = {}
+
+    def gate(self, *args: str) -> subprocess.CompletedProcess[str]:
+        """A trusted side's command, as the job runs it; it must succeed."""
+        out = cli(*args, cwd=self.root, env=RUNNER)
+        assert out.returncode == 0, (args, out.stdout, out.stderr)
+        return out
+
+    def open(self, model: str = "model-a", repository: str = "demo/repo") -> tuple[str, Path]:
+        """bootstrap, attempt open, select-model: the attempt and its scoring directory."""
+        workspace = Path(tempfile.mkdtemp(dir=self.root))
+        exports = dict(line.removeprefix("export ").split("=", 1)
+                       for line in self.gate("bootstrap", "--workspace", str(workspace)).stdout.splitlines())
+        attempt = exports["ATTEMPT_ID"]
+        self.generations[attempt] = exports["WORKSPACE_GEN"]
+        self.gate("attempt", "open", "--repo", str(self.runner.path), "--attempt", attempt, "--workspace", "ws-1",
+                  "--workspace-gen", exports["WORKSPACE_GEN"], "--prompt-file", str(self.prompt),
+                  "--repository-id", repository, "--key", str(self.root / "orchestrator-1.key"), "--push", "origin")
+        self.ledger("select-model", attempt, "--model", model)
+        return attempt, Path(exports["GATE_SCORING_DIR"])
+
+    def ledger(self, command: str, attempt: str, *args: str) -> None:
+        self.gate("attempt", command, "--repo", str(self.runner.path), "--attempt", attempt,
+                  "--key", str(self.root / "orchestrator-1.key"), "--push", "origin", *args)
+
+    def record(self, attempt: str, scoring: Path, name: str, *push: str) -> Path:
+        """`gate review record` of feature from a model's output file (`push`: ("--push",) to push it)."""
+        output = scoring / f"{name}.json"
+        output.write_text(json.dumps({"verdict": "pass", "reasons": [f"reviewed by {name}"]}))
+        receipt = scoring / f"receipt-{name}.json"
+        self.gate("review", "record", "--repo", str(self.runner.path), "--attempt", attempt, "--head", "feature",
+                  "--model-output", str(output), "--key", str(self.root / "runner-1.key"), "--out", str(receipt),
+                  "--remote", "origin", *push)
+        return receipt
+
+    def run(self, attempt: str, scoring: Path) -> None:
+        """`gate review run`: the runner calls the (scripted) model, seals and pushes."""
+        self.gate("review", "run", "--repo", str(self.runner.path), "--attempt", attempt, "--head", "feature",
+                  "--prompt-file", str(self.prompt), "--model-command", f"{sys.executable} {self.model}",
+                  "--key", str(self.root / "runner-1.key"), "--out", str(scoring / "receipt-run.json"),
+                  "--remote", "origin", "--push")
+
+    def push_review(self, attempt: str, receipt: Path) -> None:
+        self.gate("review", "push", "--repo", str(self.runner.path), "--attempt", attempt, "--receipt", str(receipt),
+                  "--remote", "origin")
+
+    def forge_ref(self, name: str) -> str:
+        return git(self.forge, "rev-parse", name).stdout.strip()
+
+    def check(self, attempt: str, head: str | None = None, repository_id: str = "demo/repo"
+              ) -> subprocess.CompletedProcess[str]:
+        """The required check of the pull request from review/runner/ID, on a clone that fetched the
+        forge's branches and refs/gate/*: the review ref judged as it stands at `head` (default: the forge's)."""
+        git(self.ci, "fetch", "-q", "--prune", "origin", "+refs/heads/*:refs/remotes/origin/*",
+            "+refs/gate/*:refs/gate/*")
+        review = f"refs/heads/review/runner/{attempt}"
+        return cli("check", "--repo", str(self.ci), "--ref", review, "--head", head or self.forge_ref(review),
+                   "--target", self.forge_ref("refs/heads/main"), "--repository-id", repository_id,
+                   "--format", "json")
+
+
+def codes(out: subprocess.CompletedProcess[str]) -> set[str]:
+    doc = json.loads(out.stdout)
+    return {doc["code"]} if doc["decision"] == "error" else {v["code"] for v in doc["violations"]}
+
+
+@pytest.fixture(scope="module")
+def reviews(tmp_path_factory: pytest.TempPathFactory) -> ReviewForge:
+    return ReviewForge(tmp_path_factory.mktemp("reviews"))
+
+
+def test_a_closed_review_passes_the_check(reviews: ReviewForge) -> None:
+    attempt, scoring = reviews.open()
+    reviews.record(attempt, scoring, "model-a", "--push")
+    reviews.ledger("close", attempt)
+    out = reviews.check(attempt)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert json.loads(out.stdout)["head"] == reviews.head
+
+
+def test_a_review_the_runner_ran_passes_the_check_as_a_process(reviews: ReviewForge) -> None:
+    attempt, scoring = reviews.open()
+    reviews.run(attempt, scoring)
+    reviews.ledger("close", attempt)
+    git(reviews.ci, "fetch", "-q", "origin", "+refs/heads/*:refs/remotes/origin/*", "+refs/gate/*:refs/gate/*")
+    out = gate("check", "--repo", str(reviews.ci), "--ref", f"refs/heads/review/runner/{attempt}",
+               "--head", reviews.head, "--target", reviews.forge_ref("refs/heads/main"), "--repository-id", "demo/repo")
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert out.stdout.startswith(f"push-gate: judged {reviews.head} on refs/heads/review/runner/{attempt}")
+
+
+def test_the_incidents_stale_receipt_fails_the_check_with_the_hooks_code(reviews: ReviewForge, tmp_path: Path) -> None:
+    """Model A's receipt, a failover to model B, the stale receipt pushed (the forge takes it: no
+    hook), the attempt closed: the check refuses it. The same objects pushed into a gated server,
+    its ledger where the failover left it: the hook refuses them, with the same codes."""
+    attempt, scoring = reviews.open()
+    stale = reviews.record(attempt, scoring, "model-a")
+    reviews.ledger("failover", attempt, "--model", "model-b", "--reason", "model-a offline")
+    ledger = {name: reviews.forge_ref(name)
+              for name in (f"refs/gate/attempts/{attempt}", generation_ref(reviews.generations[attempt]))}
+    reviews.push_review(attempt, stale)
+    reviews.ledger("close", attempt)
+    out = reviews.check(attempt)
+    assert out.returncode == 1 and codes(out) == STALE, out.stdout
+    assert {(v["code"], v["field"], v["attempt_id"]) for v in json.loads(out.stdout)["violations"]} == {
+        ("GATE-BIND-MODEL", "model_id", attempt), ("GATE-BIND-LEDGER", "ledger_record", attempt)}
+    # the hook, on the same objects
+    gated = tmp_path / "gated.git"
+    git(tmp_path, "init", "-q", "--bare", "-b", "main", str(gated))
+    config = {name: tmp_path / name for name in ("policy.toml", "keyring.toml")}
+    for name, path in config.items():
+        path.write_text(git(reviews.runner.path, "show", f"main:.gate/{name}").stdout)
+    assert cli("server", "install", str(gated), "--policy", str(config["policy.toml"]), "--keyring",
+               str(config["keyring.toml"]), "--repository-id", "demo/repo").returncode == 0
+    runner = {"REMOTE_USER": "ci-runner"}
+    url = f"file://{gated}"
+    assert git(reviews.runner.path, "push", "-q", url, "main", env=runner, check=False).returncode == 0
+    pushed = git(reviews.runner.path, "push", "-q", "--atomic", url,
+                 *(f"{oid}:{name}" for name, oid in ledger.items()), env=runner, check=False)
+    assert pushed.returncode == 0, pushed.stderr
+    review = f"refs/heads/review/runner/{attempt}"
+    receipt = f"refs/gate/receipts/{attempt}"
+    hook = git(reviews.runner.path, "push", "--atomic", url, f"{reviews.forge_ref(review)}:{review}",
+               f"{reviews.forge_ref(receipt)}:{receipt}", env=runner, check=False)
+    assert of_push(hook) == of_check(out) == Judgement(1, frozenset((c, None, None) for c in STALE)), hook.stderr
+
+
+def test_an_open_attempt_fails_the_check(reviews: ReviewForge) -> None:
+    attempt, scoring = reviews.open()
+    reviews.record(attempt, scoring, "model-a", "--push")
+    out = reviews.check(attempt)
+    assert out.returncode == 1 and codes(out) == {"GATE-REVIEW-OPEN"}, out.stdout
+    reviews.ledger("close", attempt)
+    assert reviews.check(attempt).returncode == 0
+
+
+def test_a_review_ref_moved_without_a_receipt_fails_the_check(reviews: ReviewForge) -> None:
+    """The agent pushes its own commit onto the review branch (the forge cannot stop it)."""
+    attempt, scoring = reviews.open()
+    reviews.record(attempt, scoring, "model-a", "--push")
+    reviews.ledger("close", attempt)
+    reviews.runner.git("checkout", "-q", "-f", "--detach", reviews.head)
+    reviews.runner.write("app.py", "print('after the review')\n")
+    moved = reviews.runner.commit("agent, after the review", identity=AGENT)
+    reviews.runner.git("checkout", "-q", "-f", "main")
+    reviews.runner.git("push", "-q", "origin", f"{moved}:refs/heads/review/runner/{attempt}")
+    out = reviews.check(attempt)
+    assert out.returncode == 1 and codes(out) == {"GATE-REVIEW-UNRECORDED"}, out.stdout
+    # the run for the reviewed head (an event for the commit before the move) still judges that head
+    assert reviews.check(attempt, reviews.head).returncode == 0
+
+
+def test_a_ledger_rewound_before_the_failover_fails_the_check(reviews: ReviewForge) -> None:
+    """Whoever can write refs/gate/* on the forge resets the ledger to the record that put model A on
+    record: the stale receipt matches that record, and the ledger no longer ends in a close."""
+    attempt, scoring = reviews.open()
+    before_failover = reviews.forge_ref(f"refs/gate/attempts/{attempt}")
+    stale = reviews.record(attempt, scoring, "model-a")
+    reviews.ledger("failover", attempt, "--model", "model-b", "--reason", "model-a offline")
+    reviews.push_review(attempt, stale)
+    reviews.ledger("close", attempt)
+    assert codes(reviews.check(attempt)) == STALE
+    git(reviews.forge, "update-ref", f"refs/gate/attempts/{attempt}", before_failover)
+    out = reviews.check(attempt)
+    assert out.returncode == 1 and codes(out) == {"GATE-REVIEW-OPEN"}, out.stdout
+
+
+def test_a_replayed_receipt_fails_the_check(reviews: ReviewForge) -> None:
+    """Model A's receipt, a failover, model B's review of the same head (its receipt binds the head to
+    itself): the check passes. Then whoever can write refs/gate/* commits a receipt again on the receipt
+    ref: B's (a payload the chain holds twice), or the incident's A (a move from nothing, where B left
+    the ref)."""
+    attempt, scoring = reviews.open()
+    reviews.record(attempt, scoring, "model-a", "--push")
+    reviews.ledger("failover", attempt, "--model", "model-b", "--reason", "model-a offline")
+    reviews.record(attempt, scoring, "model-b", "--push")
+    reviews.ledger("close", attempt)
+    assert reviews.check(attempt).returncode == 0
+    receipts = f"refs/gate/receipts/{attempt}"
+    fresh = reviews.forge_ref(receipts)
+    for replayed, code in ((fresh, "GATE-RECEIPT-REUSED"), (f"{fresh}^", "GATE-REVIEW-UNRECORDED")):
+        tree = git(reviews.forge, "rev-parse", f"{replayed}^{{tree}}").stdout.strip()
+        replay = git(reviews.forge, "commit-tree", tree, "-p", fresh, "-m", f"gate receipt {attempt}").stdout.strip()
+        git(reviews.forge, "update-ref", receipts, replay)
+        out = reviews.check(attempt)
+        assert out.returncode == 1 and codes(out) == {code}, out.stdout
+    git(reviews.forge, "update-ref", receipts, fresh)
+    assert reviews.check(attempt).returncode == 0
+
+
+def test_a_receipt_for_another_repository_fails_the_check(reviews: ReviewForge) -> None:
+    """An attempt opened, reviewed and closed for other/repo, its review pushed here; and a review of
+    this repository checked as another's."""
+    attempt, scoring = reviews.open(repository="other/repo")
+    reviews.record(attempt, scoring, "model-a", "--push")
+    reviews.ledger("close", attempt)
+    out = reviews.check(attempt)
+    assert out.returncode == 1 and "GATE-BIND-REPOSITORY" in codes(out), out.stdout
+    attempt, scoring = reviews.open()
+    reviews.record(attempt, scoring, "model-a", "--push")
+    reviews.ledger("close", attempt)
+    out = reviews.check(attempt, repository_id="other/repo")
+    assert out.returncode == 1 and "GATE-BIND-REPOSITORY" in codes(out), out.stdout

@@ -8,19 +8,9 @@ from pathlib import Path
 
 import pytest
 from support.gitutil import HUMAN
+from support.server import IDENTITY_POLICY as POLICY
 from support.server import Server
 from support.verdicts import refused
-
-POLICY = """\
-mode = "enforce"
-[[freeze]]
-name = "governance"
-paths = ["ci/**", ".pre-commit-config.yaml", "@agent-config"]
-authors = ["@known-agents", "*@agents.example.com"]
-names = ["@known-agents"]
-trailers = ["@known-agents"]
-pushers = ["@known-agents", "agent-*"]
-"""
 
 
 @pytest.fixture

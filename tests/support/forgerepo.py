@@ -67,3 +67,52 @@ def make_forge(root: Path) -> Forge:
         (workspace / rel).write_text("import pathlib; pathlib.Path(__file__).with_suffix('.ran').touch()\n")
     (workspace / ".python-version").write_text("2.7\n")
     return Forge(origin, workspace, main, agent_head, human_head, fork_head, review_head, older, ledger)
+
+
+class PullRequests:
+    """A forge that runs no hook (`origin.git`, a bare repository every push lands in), an author's
+    repository that pushes branches to it (`work`), and the CI job's clone (`ci`), fetched before each
+    check as actions/checkout leaves it with fetch-depth 0, plus the forge's `refs/gate/*`.
+
+    main starts with `.gate/policy.toml` (`policy`), ci/deploy.yml and app.py, by a human."""
+
+    def __init__(self, root: Path, policy: str = POLICY, files: dict[str, str] | None = None) -> None:
+        self.root = root
+        self.work = WorkRepo(root / "work")
+        for rel, text in {"app.py": "print(1)\n", "ci/deploy.yml": "deploy: v1\n", ".gate/policy.toml": policy,
+                          **(files or {})}.items():
+            self.work.write(rel, text)
+        self.base = self.work.commit("base", identity=HUMAN)
+        self.origin = root / "origin.git"
+        git(root, "init", "-q", "--bare", "-b", "main", str(self.origin))
+        self.work.git("remote", "add", "origin", f"file://{self.origin}")
+        self.work.git("push", "-q", "origin", "main")
+        self.ci = root / "ci"
+        git(root, "clone", "-q", f"file://{self.origin}", str(self.ci))
+        self.n = 0
+
+    def branch(self, name: str, files: dict[str, str | None], identity: tuple[str, str] = AGENT,
+               start: str = "main", message: str | None = None) -> str:
+        """A commit by `identity` writing `files` (None: deleted) on branch `name` from `start`,
+        force-pushed to the forge (a pull request's head; the forge runs no hook): its id."""
+        self.work.git("checkout", "-q", "-f", "-B", name, start)
+        for rel, text in files.items():
+            if text is None:
+                self.work.git("rm", "-q", "-r", rel)
+            else:
+                self.work.write(rel, text)
+        head = self.work.commit(message or f"{name}: {', '.join(files)}", identity=identity)
+        self.work.git("push", "-q", "-f", "origin", name)
+        return head
+
+    def advance(self, files: dict[str, str | None], identity: tuple[str, str] = HUMAN) -> str:
+        """The target branch moves on: a commit on main, pushed."""
+        return self.branch("main", files, identity, start="main")
+
+    def tip(self, branch: str = "main") -> str:
+        return git(self.origin, "rev-parse", f"refs/heads/{branch}").stdout.strip()
+
+    def fetch(self) -> None:
+        """The CI clone fetches what the forge holds: its branches, and the trusted side's refs/gate/*."""
+        git(self.ci, "fetch", "-q", "--prune", "origin", "+refs/heads/*:refs/remotes/origin/*",
+            "+refs/gate/*:refs/gate/*")

@@ -25,6 +25,19 @@ pushers = ["agent-*"]
 pushers = ["runner-*"]
 """
 
+#: Agents as the built-in catalogue knows them (`@known-agents`: emails, names, trailers, bot accounts)
+#: and `@agent-config` among the frozen paths (tests/push/test_agent_identity.py, the differential).
+IDENTITY_POLICY = """\
+mode = "enforce"
+[[freeze]]
+name = "governance"
+paths = ["ci/**", ".pre-commit-config.yaml", "@agent-config"]
+authors = ["@known-agents", "*@agents.example.com"]
+names = ["@known-agents"]
+trailers = ["@known-agents"]
+pushers = ["@known-agents", "agent-*"]
+"""
+
 #: `POLICY` on ci/** with maintainers who approve an agent's write there (docs/approvals.md), and
 #: `admin` as the trusted pusher.
 APPROVALS_POLICY = (POLICY.replace('paths = ["ci/**", "gate.toml", ".pre-commit-config.yaml", "vendor/sub"]',

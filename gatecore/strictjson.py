@@ -22,13 +22,23 @@ class _Refused(Exception):
     """Raised by the decoder hooks; `loads` gives it the caller's code."""
 
 
-def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+def unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """`json.loads`' `object_pairs_hook` that refuses a key given twice (where `json` keeps the last):
+    every reader of JSON the gate did not write takes it, the lenient ones too (an agent's payload, an
+    agent's settings file), ValueError naming the key."""
     out: dict[str, Any] = {}
     for key, value in pairs:
         if key in out:
-            raise _Refused(f"duplicate key {key!r}")
+            raise ValueError(f"duplicate key {key!r}")
         out[key] = value
     return out
+
+
+def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    try:
+        return unique_keys(pairs)
+    except ValueError as exc:
+        raise _Refused(str(exc)) from None
 
 
 def _no_constant(name: str) -> Any:

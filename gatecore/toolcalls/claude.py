@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import json
 
-from .toolcall import MODIFY, WRITE, Answer, PathWrite, ToolCall, exit_two, member, path_of
+from .toolcall import MODIFY, WRITE, Answer, PathWrite, ToolCall, exit_two, member, path_of, silent
 
 TYPE_CHECKING = False  # (typing's, as mypy reads it: an agent's hook does not import `typing`)
 if TYPE_CHECKING:
@@ -61,10 +61,7 @@ def deny(call: ToolCall | None, reason: str) -> Answer:
     return exit_two(reason, json.dumps(decision))
 
 
-def allow(call: ToolCall) -> Answer:
-    from .toolcall import ALLOW
-
-    return ALLOW
+allow = silent  # an allow is said by the exit status alone
 
 
 #: The file `gate agents install` writes (merged into: the user's other settings and hooks kept).
@@ -76,9 +73,7 @@ MATCHER = "Write|Edit|MultiEdit|NotebookEdit|Bash"
 def configure(text: str | None, command: str) -> str:
     from . import hookfiles
 
-    doc = hookfiles.load(text, CONFIG_PATH)
-    hook = {"type": "command", "command": command, "timeout": 30}
-    return hookfiles.dump(hookfiles.with_nested_entry(doc, ("hooks", "PreToolUse"), MATCHER, hook, CONFIG_PATH))
+    return hookfiles.nested(text, command, CONFIG_PATH, "PreToolUse", MATCHER, timeout=30)
 
 
 def configured(text: str) -> str | None:

@@ -17,7 +17,7 @@ import shlex
 
 from ..errors import GateError
 from .applypatch import patch_writes
-from .toolcall import Answer, ToolCall, exit_two, member
+from .toolcall import Answer, ToolCall, exit_two, member, silent
 
 TYPE_CHECKING = False  # (typing's, as mypy reads it: an agent's hook does not import `typing`)
 if TYPE_CHECKING:
@@ -64,10 +64,7 @@ def deny(call: ToolCall | None, reason: str) -> Answer:
     return exit_two(reason, json.dumps(decision))
 
 
-def allow(call: ToolCall) -> Answer:
-    from .toolcall import ALLOW
-
-    return ALLOW
+allow = silent  # an allow is said by the exit status alone
 
 
 CONFIG_PATH = ".codex/hooks.json"
@@ -78,9 +75,7 @@ MATCHER = "apply_patch|Bash"
 def configure(text: str | None, command: str) -> str:
     from . import hookfiles
 
-    doc = hookfiles.load(text, CONFIG_PATH)
-    hook = {"type": "command", "command": command, "timeout": 30}
-    return hookfiles.dump(hookfiles.with_nested_entry(doc, ("hooks", "PreToolUse"), MATCHER, hook, CONFIG_PATH))
+    return hookfiles.nested(text, command, CONFIG_PATH, "PreToolUse", MATCHER, timeout=30)
 
 
 def configured(text: str) -> str | None:

@@ -22,7 +22,7 @@ import json
 
 from ..errors import GateError
 from .applypatch import patch_writes
-from .toolcall import MODIFY, WRITE, Answer, PathWrite, ToolCall, exit_two, member, path_of
+from .toolcall import MODIFY, WRITE, Answer, PathWrite, ToolCall, exit_two, member, path_of, silent
 
 TYPE_CHECKING = False  # (typing's, as mypy reads it: an agent's hook does not import `typing`)
 if TYPE_CHECKING:
@@ -80,10 +80,7 @@ def deny(call: ToolCall | None, reason: str) -> Answer:
     return exit_two(reason, json.dumps({"permissionDecision": "deny", "permissionDecisionReason": reason}))
 
 
-def allow(call: ToolCall) -> Answer:
-    from .toolcall import ALLOW
-
-    return ALLOW
+allow = silent  # an allow is said by the exit status alone
 
 
 CONFIG_PATH = ".github/hooks/push-gate.json"

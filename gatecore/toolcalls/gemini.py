@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 
-from .toolcall import MODIFY, WRITE, Answer, PathWrite, ToolCall, exit_two, member, path_of
+from .toolcall import MODIFY, WRITE, Answer, PathWrite, ToolCall, exit_two, member, path_of, silent
 
 TYPE_CHECKING = False  # (typing's, as mypy reads it: an agent's hook does not import `typing`)
 if TYPE_CHECKING:
@@ -46,10 +46,7 @@ def deny(call: ToolCall | None, reason: str) -> Answer:
     return exit_two(reason, json.dumps({"decision": "deny", "reason": reason}))
 
 
-def allow(call: ToolCall) -> Answer:
-    from .toolcall import ALLOW
-
-    return ALLOW
+allow = silent  # an allow is said by the exit status alone
 
 
 CONFIG_PATH = ".gemini/settings.json"
@@ -60,9 +57,8 @@ MATCHER = "write_file|replace|run_shell_command"
 def configure(text: str | None, command: str) -> str:
     from . import hookfiles
 
-    doc = hookfiles.load(text, CONFIG_PATH)
-    hook = {"name": "push-gate", "type": "command", "command": command, "timeout": 30000}  # milliseconds
-    return hookfiles.dump(hookfiles.with_nested_entry(doc, ("hooks", "BeforeTool"), MATCHER, hook, CONFIG_PATH))
+    # (Gemini CLI's hook timeout is in milliseconds)
+    return hookfiles.nested(text, command, CONFIG_PATH, "BeforeTool", MATCHER, name="push-gate", timeout=30000)
 
 
 def configured(text: str) -> str | None:

@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..errors import GateError
+from ..strictjson import unique_keys
 
 #: What every command the installer writes runs (how the gate's entries are found again).
 MARK = "gate agents check"
@@ -35,16 +36,8 @@ def load(text: str | None, where: str) -> dict[str, Any]:
     if text is None or not text.strip():
         return {}
 
-    def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
-        out: dict[str, Any] = {}
-        for key, value in items:
-            if key in out:
-                raise ValueError(f"duplicate key {key!r}")
-            out[key] = value
-        return out
-
     try:
-        doc = json.loads(text, object_pairs_hook=pairs)
+        doc = json.loads(text, object_pairs_hook=unique_keys)
     except ValueError as exc:
         raise GateError("GATE-AGENT-INSTALL", f"{where} is not JSON the installer can read ({exc}): it is left as "
                                               "it is; fix it, or add the hook by hand (docs/agent-hooks.md)") from None
@@ -97,6 +90,13 @@ def with_nested_entry(doc: dict[str, Any], keys: Sequence[str], matcher: str, ho
             kept.append(group)
     groups[:] = [*kept, {"matcher": matcher, "hooks": [hook]}]
     return doc
+
+
+def nested(text: str | None, command: str, where: str, event: str, matcher: str, **fields: Any) -> str:
+    """A settings file in Claude's nested form (Claude Code, Codex, Gemini CLI) with the gate's hook for
+    `event`: `{"type": "command", "command": ..., **fields}` in a group of its own."""
+    hook = {"type": "command", "command": command, **fields}
+    return dump(with_nested_entry(load(text, where), ("hooks", event), matcher, hook, where))
 
 
 def find_command(node: Any, fields: Sequence[str] = ("command", "bash")) -> str | None:

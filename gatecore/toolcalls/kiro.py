@@ -10,7 +10,7 @@ Answer: exit status 2, the reason on stderr, which Kiro gives the model; other s
 
 from __future__ import annotations
 
-from .toolcall import MODIFY, WRITE, Answer, PathWrite, ToolCall, exit_two, member, path_of
+from .toolcall import MODIFY, WRITE, Answer, PathWrite, ToolCall, exit_two, member, path_of, silent
 
 TYPE_CHECKING = False  # (typing's, as mypy reads it: an agent's hook does not import `typing`)
 if TYPE_CHECKING:
@@ -43,10 +43,7 @@ def deny(call: ToolCall | None, reason: str) -> Answer:
     return exit_two(reason)
 
 
-def allow(call: ToolCall) -> Answer:
-    from .toolcall import ALLOW
-
-    return ALLOW
+allow = silent  # an allow is said by the exit status alone
 
 
 #: Kiro IDE's hook file (its CLI's hooks live in agent definitions, `.kiro/agents/*.json`: docs/agent-hooks.md)

@@ -10,7 +10,7 @@ decision, and any other status lets the action through.
 
 from __future__ import annotations
 
-from .toolcall import WRITE, Answer, PathWrite, ToolCall, exit_two, member, path_of
+from .toolcall import WRITE, Answer, PathWrite, ToolCall, exit_two, member, path_of, silent
 
 TYPE_CHECKING = False  # (typing's, as mypy reads it: an agent's hook does not import `typing`)
 if TYPE_CHECKING:
@@ -39,10 +39,7 @@ def deny(call: ToolCall | None, reason: str) -> Answer:
     return exit_two(reason)
 
 
-def allow(call: ToolCall) -> Answer:
-    from .toolcall import ALLOW
-
-    return ALLOW
+allow = silent  # an allow is said by the exit status alone
 
 
 CONFIG_PATH = ".windsurf/hooks.json"

@@ -70,18 +70,20 @@ class NameSearch:
         # skipped without looking further.
         firsts = sorted({c for a in alts for c in (a[:1].lower(), a[:1].upper())})
         self._first = b"".join(re.escape(c) for c in firsts)
-        self._name = (rb"(?i:" + b"|".join(re.escape(a) for a in alts) + rb")[. ]*+") if alts else rb"(?!)"
+        self._name = (rb"(?i:" + b"|".join(re.escape(a) for a in alts) + rb")(?>[. ]*)") if alts else rb"(?!)"
         self._compiled: dict[int, tuple[re.Pattern[bytes], re.Pattern[bytes]]] = {}
 
     def _patterns(self, id_bytes: int) -> tuple[re.Pattern[bytes], re.Pattern[bytes]]:
         got = self._compiled.get(id_bytes)
         if got is None:
             # (no `/` anywhere in a name: the whole parse refuses one, git fsck's fullPathname)
-            plain = rb"[^\0/\x80-\xff%s][^\0/]*+" % self._first
-            other = (rb"|(?!%s\0)[%s][^\0/\x80-\xff]*+" % (self._name, self._first)) if self._first else b""
-            # (possessive everywhere: about twice as fast as backtracking on a 500-entry tree)
-            skip = re.compile(rb"(?:[0-7]++ (?:%s%s)\0.{%d})*+" % (plain, other, id_bytes), re.DOTALL)
-            hit = re.compile(rb"([0-7]++) (%s)\0(.{%d})" % (self._name, id_bytes), re.DOTALL)
+            plain = rb"[^\0/\x80-\xff%s](?>[^\0/]*)" % self._first
+            other = (rb"|(?!%s\0)[%s](?>[^\0/\x80-\xff]*)" % (self._name, self._first)) if self._first else b""
+            # (atomic groups everywhere: about twice as fast as backtracking on a 500-entry tree; written
+            # (?>X*) rather than the possessive X*+, which CPython before 3.11.5 matches wrongly when X
+            # holds an alternation (gh-106052), and Debian 12's python3 is 3.11.2)
+            skip = re.compile(rb"(?>(?:(?>[0-7]+) (?:%s%s)\0.{%d})*)" % (plain, other, id_bytes), re.DOTALL)
+            hit = re.compile(rb"((?>[0-7]+)) (%s)\0(.{%d})" % (self._name, id_bytes), re.DOTALL)
             got = self._compiled[id_bytes] = (skip, hit)
         return got
 

@@ -409,3 +409,19 @@ def test_a_second_process_that_runs_other_code_is_refused(tmp_path: Path) -> Non
                 scan([(tree, tree)], ["ci"], 20)  # never asked again
         finally:
             scan.close()
+
+
+def test_the_search_uses_no_possessive_quantifier() -> None:
+    """CPython before 3.11.5 matches a possessive quantifier over an alternation wrongly (gh-106052):
+    on Debian 12's python3 (3.11.2), the one a server's hook may run on, `X*+` read valid trees as
+    unsorted and refused them. The search is written with atomic groups, `(?>X*)`, which every 3.11
+    matches as 3.11.5 does (a bare Debian 12 found it: tests pass on 3.11.7 either way)."""
+    import re
+
+    from gatecore.git.treediff import NameSearch
+
+    search = NameSearch(["ci", "gate.toml", ".github"])
+    for width in (20, 32):
+        for pattern in search._patterns(width):
+            assert not re.search(rb"(?<!\\)[*+?}][+]", pattern.pattern), pattern.pattern
+    assert not re.search(rb"(?<!\\)[*+?}][+]", search._name)

@@ -20,12 +20,15 @@ reaches judged already; the engine judges it as the hook judges the push of `ref
   trimmed of surrounding blanks as the hook trims the platform's variable (`environment.pusher_identity`):
   `" agent-1"` is the account agent-1 to both.
 
-Nothing is fetched or written: a commit the clone lacks, or a range it holds only in part (a
+Nothing is fetched or written (but the OpenPGP keys given, dearmored for gpgv into a temporary
+directory for the run): a commit the clone lacks, or a range it holds only in part (a
 shallow clone cut inside it), is `GATE-GIT-INCOMPLETE` (fetch it).
 """
 
 from __future__ import annotations
 
+import os
+import tempfile
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -171,17 +174,31 @@ def check(req: Request, now: int | None = None) -> Checked:
             return target
         return None
 
-    signers = None
-    if policy.needs_signers:
-        signers = config.load_trusted_keys(req.allowed_signers, req.openpgp_keys)
-    inp = PushInput(
-        objects=Objects(repo), policy=policy, pusher=req.pusher.strip(), now=int(time.time()) if now is None else now,
-        repository_id=req.repository_id, server=ServerRefs(forge_ref), keyring=keyring,
-        keyring_problem=problem, head_branch=lambda: onto, signers=signers,
-        load_ssh_signers=lambda: (None if req.allowed_signers is None
-                                  else config.load_allowed_signers(req.allowed_signers)))
-    judged = judge(inp, Range(req.ref, base, head))
+    with tempfile.TemporaryDirectory(prefix="gate-check-") as scratch:
+        signers = None
+        if policy.needs_signers:
+            signers = config.load_trusted_keys(req.allowed_signers, _binary_keyring(req.openpgp_keys, scratch))
+        inp = PushInput(
+            objects=Objects(repo), policy=policy, pusher=req.pusher.strip(),
+            now=int(time.time()) if now is None else now, repository_id=req.repository_id,
+            server=ServerRefs(forge_ref), keyring=keyring, keyring_problem=problem, head_branch=lambda: onto,
+            signers=signers, load_ssh_signers=lambda: (None if req.allowed_signers is None
+                                                       else config.load_allowed_signers(req.allowed_signers)))
+        judged = judge(inp, Range(req.ref, base, head))
     return Checked(judged, policy, req.ref, base, head, origin)
+
+
+def _binary_keyring(given: Path | None, scratch: str) -> str | None:
+    """The OpenPGP keys given (`gpg --export`, armored or not) as the binary keyring gpgv reads: as
+    `gate server install --openpgp-keys` takes them, the forge's own public key among them."""
+    if given is None:
+        return None
+    from gatecore.adapters import config
+    from gatecore.adapters.files import atomic_write
+
+    path = os.path.join(scratch, "openpgp-keys.gpg")
+    atomic_write(path, config.read_openpgp_keys(given), 0o600)
+    return path
 
 
 def _keyring(repo: GitRepo, target: str, given: Path | None, cap: int) -> tuple[Keyring | None, str | None]:

@@ -303,3 +303,25 @@ def test_openpgp_signature_headers_agree_with_git_verify_commit(server: Server, 
         oid = server.work.hash_object(_with_headers(human, *headers), "commit")
         state = checker.state(oid)
         assert (state.status == "ok") == _git_verifies(server, keys, oid, keys.listed), (case, state)
+
+
+def test_gate_check_counts_a_forges_signature_as_git_verify_commit_does(server: Server, keys: Keys,
+                                                                          tmp_path: Path) -> None:
+    """On a forge, `gate check --openpgp-keys` reads the keys the admin configured (here the forge's own,
+    as GitHub signs the commits its web interface makes): a commit it signed passes `[signatures]
+    require`, an unsigned one fails with the hook's code, each as `git verify-commit` says."""
+    policy = tmp_path / "policy.toml"
+    policy.write_text(POLICY)
+    base = server.work.head()
+    signed = _signed(server, keys, "human", "notes.txt", "by the forge's web interface\n")
+    unsigned = _signed(server, keys, None, "more.txt", "unsigned\n")
+
+    def check(head: str) -> subprocess.CompletedProcess[str]:
+        return cli("check", "--repo", str(server.work.path), "--base", base, "--head", head, "--ref", "refs/heads/main",
+                   "--policy", str(policy), "--openpgp-keys", str(keys.listed))
+
+    assert _git_verifies(server, keys, signed, keys.listed) and not _git_verifies(server, keys, unsigned, keys.listed)
+    ok = check(signed)
+    assert ok.returncode == 0, ok.stdout + ok.stderr
+    bad = check(unsigned)
+    assert bad.returncode == 1 and "GATE-SIG-" in bad.stdout and unsigned[:12] in bad.stdout, bad.stdout

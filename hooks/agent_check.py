@@ -55,7 +55,7 @@ def refusal(code: str, detail: str, hint: str | None = None) -> str:
 
         hint = codes.CODES[code].hint if code in codes.CODES else ""
     return f"{code}: {detail}" + (f"\nWhat to do: {hint}" if hint else "") + \
-        "\n(push-gate's agent check: the server refuses the same at push; docs/agent-hooks.md)"
+        "\n(push-gate's agent check, run before each tool call: docs/agent-hooks.md)"
 
 
 def _relative(top: str, path: str) -> str | None:

@@ -174,8 +174,8 @@ class ReviewForge:
     def forge_ref(self, name: str) -> str:
         return git(self.forge, "rev-parse", name).stdout.strip()
 
-    def check(self, attempt: str, head: str | None = None, repository_id: str = "demo/repo"
-              ) -> subprocess.CompletedProcess[str]:
+    def check(self, attempt: str, head: str | None = None, repository_id: str = "demo/repo",
+              onto: tuple[str, ...] = ()) -> subprocess.CompletedProcess[str]:
         """The required check of the pull request from review/runner/ID, on a clone that fetched the
         forge's branches and refs/gate/*: the review ref judged as it stands at `head` (default: the forge's)."""
         git(self.ci, "fetch", "-q", "--prune", "origin", "+refs/heads/*:refs/remotes/origin/*",
@@ -183,7 +183,7 @@ class ReviewForge:
         review = f"refs/heads/review/runner/{attempt}"
         return cli("check", "--repo", str(self.ci), "--ref", review, "--head", head or self.forge_ref(review),
                    "--target", self.forge_ref("refs/heads/main"), "--repository-id", repository_id,
-                   "--format", "json")
+                   "--format", "json", *onto)
 
 
 def codes(out: subprocess.CompletedProcess[str]) -> set[str]:
@@ -203,6 +203,18 @@ def test_a_closed_review_passes_the_check(reviews: ReviewForge) -> None:
     out = reviews.check(attempt)
     assert out.returncode == 0, out.stdout + out.stderr
     assert json.loads(out.stdout)["head"] == reviews.head
+
+
+def test_a_review_proposed_onto_another_branch_than_its_ledgers_fails(reviews: ReviewForge) -> None:
+    """The pull request from review/runner/ID targets another branch than the one the attempt's ledger
+    says reviews go onto (`--onto`, as the action passes the pull request's base): the review covered
+    what it brings onto main, not onto that branch, and is refused; onto main it passes."""
+    attempt, scoring = reviews.open()
+    reviews.record(attempt, scoring, "model-a", "--push")
+    reviews.ledger("close", attempt)
+    assert reviews.check(attempt, onto=("--onto", "refs/heads/main")).returncode == 0
+    elsewhere = reviews.check(attempt, onto=("--onto", "refs/heads/release"))
+    assert elsewhere.returncode == 1 and codes(elsewhere) == {"GATE-BIND-BASE-COMMIT"}, elsewhere.stdout
 
 
 def test_a_review_the_runner_ran_passes_the_check_as_a_process(reviews: ReviewForge) -> None:

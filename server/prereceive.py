@@ -41,7 +41,7 @@ from gatecore.checks.verdict import Decision
 from gatecore.configuration.policy import Mode, Policy
 from gatecore.errors import GateError
 from gatecore.findings import Violation
-from gatecore.git.gitmodel import GitReader
+from gatecore.git.gitmodel import FORMATS, GitReader
 from gatecore.git.limits import Progress
 from gatecore.git.refs import MAX_INPUT_BYTES, RefUpdate, ServerRefs, display, parse_pre_receive
 from gatecore.pipeline import Push, PushInput, judge
@@ -57,6 +57,9 @@ if TYPE_CHECKING:
     from gatecore.reserved.approvalrefs import Used
     from gatecore.signing.allowedsigners import AllowedSigners
     from gatecore.signing.signatures import TrustedKeys
+
+#: The object format whose ids have this many hex digits.
+FORMAT_OF_WIDTH = {f.hexsz: name for name, f in FORMATS.items()}
 
 #: Until the policy (and its deadline: limits.deadline_seconds, or the platform's default) is read, the watchdog only
 #: guards against a start-up that hangs: a loaded machine may take seconds to start Python.
@@ -137,10 +140,23 @@ def check_push(inst: installation.Installation, hook_env: environment.HookEnv, u
     live = [u for u in updates if not u.is_noop]
     if not live:
         return Outcome(exit_code=0, decision="accept", mode=policy.mode, catalogue=policy.catalogue_version)
-    repo = GitStream(hook_env.git_dir, hook_env.quarantine)
+    # The object format, as the width of the ids receive-pack handed the hook says it (it writes them in
+    # the repository's): confirmed by the first full id git prints, or asked of git before a verdict.
+    stated = FORMAT_OF_WIDTH.get(len(live[0].old))
+    if stated is None:
+        raise GateError("GATE-GIT-OBJECT-FORMAT", f"object ids of {len(live[0].old)} hex digits belong to no object "
+                                                  "format git knows")
+    repo = GitStream(hook_env.git_dir, hook_env.quarantine, object_format=stated, stated=True)
     scan = ScanOnDemand(lambda: tree_scanner(hook_env.git_dir))  # (most pushes never start it)
     try:
-        return _checked(inst, hook_env, live, conf, deadline, repo, progress, scan)
+        try:
+            outcome = _checked(inst, hook_env, live, conf, deadline, repo, progress, scan)
+        except GateError as exc:
+            if exc.code != "GATE-HOOK-DEADLINE":
+                repo.confirm_format()  # ids of the other format are refused as such, not as unreadable
+            raise
+        repo.confirm_format()
+        return outcome
     finally:
         scan.close()
         repo.close()

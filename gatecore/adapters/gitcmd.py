@@ -15,7 +15,7 @@ import re
 import subprocess
 import threading
 import time
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Generator, Iterable, Iterator, Mapping, Sequence
 from typing import IO
 
 from ..errors import GateError, malformed, unreadable
@@ -229,10 +229,7 @@ def walk(git_dir: str, tips: Sequence[str], hide: Iterable[str] | None, deadline
     past many hidden refs far faster than libgit2's revwalk, and a missing object is an
     error, never "nothing new".
     """
-    if deadline is not None and deadline - time.monotonic() <= 0:
-        raise GateError("GATE-HOOK-DEADLINE", "out of time before walking history")
-    args = ["git", f"--git-dir={git_dir}", "-c", "i18n.logOutputEncoding=",
-            "rev-list", "--parents", "--header", *tips]
+    args = ["--parents", "--header", *tips]
     data = b""
     if hide is None:
         # Review refs (one per attempt, many) never count as checked: excluding them keeps the
@@ -242,8 +239,46 @@ def walk(git_dir: str, tips: Sequence[str], hide: Iterable[str] | None, deadline
     else:
         args.append("--stdin")
         data = "".join(f"^{oid}\n" for oid in hide).encode("ascii")
+    shallow = shallow_commits(git_dir)
+    for record in _rev_list(git_dir, args, data, deadline):
+        yield _walked(record, messages, shallow)
+
+
+def quick_walk(git_dir: str, tips: Sequence[str], hide: Sequence[str], limit: int, deadline: float | None
+               ) -> tuple[list[WalkedCommit], list[str]] | None:
+    """`git rev-list --parents --header --boundary TIPS --not HIDE`, read whole: the commits (as
+    `walk` yields them, their messages kept) and the boundary (the hidden commits that are a
+    parent of one of them, which git prints after all the others, each marked `-`); None, and git
+    stopped, past `limit` commits."""
+    data = "".join([*(f"{t}\n" for t in tips), *(f"^{h}\n" for h in hide)]).encode("ascii")
+    shallow = shallow_commits(git_dir)
+    walked: list[WalkedCommit] = []
+    boundary: list[str] = []
+    records = _rev_list(git_dir, ["--parents", "--header", "--boundary", "--stdin"], data, deadline)
     try:
-        proc = subprocess.Popen(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        for record in records:
+            if record[:1] == b"-":
+                boundary.append(record[1:].partition(b"\n")[0].partition(b" ")[0].decode("ascii", "replace"))
+            elif boundary:
+                raise malformed(f"git rev-list printed a commit after the boundary ({record[:60]!r})")
+            elif len(walked) == limit:
+                return None
+            else:
+                walked.append(_walked(record, True, shallow))
+    finally:
+        records.close()  # (past the limit: git is stopped)
+    return walked, boundary
+
+
+def _rev_list(git_dir: str, args: Sequence[str], data: bytes, deadline: float | None) -> Generator[bytes, None, None]:
+    """The NUL-terminated records of `git rev-list ARGS` (`data` on its stdin), streamed under
+    the deadline; git's failure is GATE-GIT-UNREADABLE with its last line. Closing the iterator
+    early stops git."""
+    if deadline is not None and deadline - time.monotonic() <= 0:
+        raise GateError("GATE-HOOK-DEADLINE", "out of time before walking history")
+    argv = ["git", f"--git-dir={git_dir}", "-c", "i18n.logOutputEncoding=", "rev-list", *args]
+    try:
+        proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                 env=environment())
     except OSError as exc:
         raise GateError("GATE-GIT-REPOSITORY", f"cannot run git rev-list: {exc.strerror}") from None
@@ -254,7 +289,6 @@ def walk(git_dir: str, tips: Sequence[str], hide: Iterable[str] | None, deadline
     drain = threading.Thread(target=lambda: errors.append(proc.stderr.read() if proc.stderr else b""),
                              name="gate-rev-list-stderr", daemon=True)
     drain.start()
-    shallow = shallow_commits(git_dir)
     try:
         try:
             proc.stdin.write(data)  # git reads all of --stdin before it prints anything
@@ -262,8 +296,7 @@ def walk(git_dir: str, tips: Sequence[str], hide: Iterable[str] | None, deadline
         except BrokenPipeError:
             pass  # git exited early; its status says why
         for records in _records(proc.stdout.fileno(), proc, deadline):
-            for record in records:
-                yield _walked(record, messages, shallow)
+            yield from records
     finally:
         proc.stdout.close()
         if proc.poll() is None:

@@ -13,15 +13,18 @@ out one call at a time. So inside the hook every read goes to git itself:
   (files, reftable, refs at a path of their own): nothing is read from the directory. The
   symbolic refs among a push's names are one `for-each-ref` and, for the names it does not list,
   one `cat-file` (`unlisted_symbolic`), whatever the number of names and the backend.
-* **walks and ancestry**: `gitcmd.walk` (`rev-list`), `merge-base`.
+* **walks and ancestry**: `gitcmd.walk` (`rev-list`), `gitcmd.quick_walk` (`rev-list
+  --boundary`, read whole: a push's new commits and the hidden parents they stop at), `merge-base`.
 
 Every process gets `gitcmd`'s hardened environment (no replacement objects, no grafts, no
 lazy fetch) and inherits `GIT_DIR` and the quarantine's object directories, so it sees
 exactly the objects the push brought.
 
 Both of git's object formats are read: the repository's, as `git rev-parse
---show-object-format` says it once, gives the width every id is checked against before it
-reaches git, 40 hex digits for sha1 and 64 for sha256, and the all-zero id of that width. An
+--show-object-format` says it once (or, in the pre-receive hook, as the width of the ids
+receive-pack handed it, confirmed by the first full id git prints: `confirm_format`), gives
+the width every id is checked against before it reaches git, 40 hex digits for sha1 and 64
+for sha256, and the all-zero id of that width. An
 object git reports missing is `GATE-GIT-UNREADABLE`; a process that ends or answers out of
 turn is too, and is never asked again (a request that failed leaves the stream out of step).
 """
@@ -183,11 +186,14 @@ class GitStream:
     thread-safe; one per process; `close()` (or its collection) ends the git processes it started."""
 
     def __init__(self, git_dir: str, quarantine: str | None = None, workdir: str | None = None,
-                 object_format: str | None = None) -> None:
+                 object_format: str | None = None, *, stated: bool = False) -> None:
         """`quarantine`: git's quarantine directory of the running push (`GIT_QUARANTINE_PATH`),
         if any; it lets `preexisting` tell what this push brought. `workdir`: the work tree
         (a client hook's), if any. `object_format`: as git said it, if the caller asked already
-        (else git is asked here)."""
+        (else git is asked here); with `stated`, as the width of the ids git handed the hook says it
+        (receive-pack writes them in the repository's format), which is not git's word for it yet:
+        the first full id git prints here confirms it (one of another width is
+        GATE-GIT-OBJECT-FORMAT), and `confirm_format` asks git when none did."""
         fmt = gitcmd.object_format(git_dir) if object_format is None else object_format
         if fmt not in FORMATS:
             raise GateError("GATE-GIT-OBJECT-FORMAT", f"{git_dir} uses the object format {fmt[:40]!r}, "
@@ -205,6 +211,27 @@ class GitStream:
         #: each ref name `symbolic_targets` listed -> its value as `ref_values` gives it (None: absent
         #: or symbolic): a push's refs are read once (`ref_values` of the same names asks nothing)
         self._listed: dict[str, str | None] = {}
+        self._unconfirmed = stated  # the format is the input's, and no id git printed has confirmed it yet
+
+    # --- the object format ---------------------------------------------------------------
+    def _printed(self, oid: bytes | str) -> None:
+        """A full id git printed (a ref's value, a walked commit): its width is the repository's."""
+        if len(oid) != len(self.zero_id):
+            raise GateError("GATE-GIT-OBJECT-FORMAT", self._other_format(f"git prints ids of {len(oid)} hex digits"))
+        self._unconfirmed = False
+
+    def _other_format(self, what: str) -> str:
+        return (f"{what} in {self.path}, where the ids the hook was handed have {len(self.zero_id)} "
+                f"({self.object_format}): ids of another width than the repository's object format")
+
+    def confirm_format(self) -> None:
+        """GATE-GIT-OBJECT-FORMAT unless the format this reader reads by is the repository's:
+        confirmed already by an id git printed, else asked of git (`rev-parse --show-object-format`)."""
+        if self._unconfirmed:
+            fmt = gitcmd.object_format(self.path)
+            if fmt != self.object_format:
+                raise GateError("GATE-GIT-OBJECT-FORMAT", self._other_format(f"the object format is {fmt[:40]!r}"))
+            self._unconfirmed = False
 
     def _process(self, mode: str) -> _CatFile:
         current = self._batch if mode == "--batch" else self._check
@@ -346,12 +373,26 @@ class GitStream:
              messages: bool = False) -> Iterator[WalkedCommit]:
         start = list(tips)
         try:
-            yield from gitcmd.walk(self.path, start, hide, deadline, messages)
+            walked = gitcmd.walk(self.path, start, hide, deadline, messages)
+            first = next(walked, None)
+            if first is not None:
+                if self._unconfirmed:
+                    self._printed(first.id)
+                yield first
+                yield from walked
         except GateError as exc:
             raise self._unwalkable(exc, start) from None
 
     def shown_commits(self, oids: Sequence[str]) -> dict[str, ShownCommit]:
         return gitcmd.shown_commits(self.path, [self._valid(o) for o in oids])
+
+    def quick_walk(self, tips: Sequence[str], hide: Sequence[str], limit: int, deadline: float | None
+                   ) -> tuple[list[WalkedCommit], list[str]] | None:
+        found = gitcmd.quick_walk(self.path, [self._valid(t) for t in tips], [self._valid(h) for h in hide], limit,
+                                  deadline)
+        if found is not None and self._unconfirmed and (found[0] or found[1]):
+            self._printed(found[0][0].id if found[0] else found[1][0])
+        return found
 
     def walk_ids(self, tips: Sequence[str], hide: Sequence[str], limit: int
                  ) -> list[tuple[str, tuple[str, ...]]] | None:
@@ -425,6 +466,8 @@ class GitStream:
             if line:
                 name, oid, symref = line.split(b"\0")
                 rows.append((name, oid, symref))
+        if rows and self._unconfirmed:
+            self._printed(rows[0][1])
         return rows
 
     def ref_targets(self, keep: Callable[[bytes], bool] | None = None) -> dict[bytes, str]:

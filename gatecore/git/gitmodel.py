@@ -176,6 +176,13 @@ class GitReader(Protocol):
         """Each commit as `git log` shows it, re-encoded by git (one request for all of them)."""
         ...
 
+    def quick_walk(self, tips: Sequence[str], hide: Sequence[str], limit: int, deadline: float | None
+                   ) -> tuple[list[WalkedCommit], list[str]] | None:
+        """`walk(tips, hide)` read whole, messages included, with its boundary: the hidden commits
+        that are a parent of a walked one (`rev-list --boundary`); None if it finds more than
+        `limit` commits (git stops there)."""
+        ...
+
     def walk_ids(self, tips: Sequence[str], hide: Sequence[str], limit: int
                  ) -> list[tuple[str, tuple[str, ...]]] | None:
         """(id, parents) of the commits `walk(tips, hide)` finds, or None if there are more

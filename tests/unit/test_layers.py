@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from support.gitutil import AGENT, ROOT, git, git_env
+from support.gitutil import AGENT, HUMAN, ROOT, git, git_env
 from support.server import Server
 
 from gatecore import codes
@@ -270,20 +270,55 @@ def test_a_whole_hook_run_reads_through_git_without_pygit2_or_pydantic(tmp_path:
     assert not set(modules.split()) & set(HOOK_STARTUP_BANNED), sorted(set(modules.split()) & set(HOOK_STARTUP_BANNED))
 
 
-def test_an_update_push_lists_its_refs_once(tmp_path: Path) -> None:
-    """A push updating a branch asks git for its refs once (`for-each-ref` of the names it
-    updates: their symbolic targets and values together), as git traces the hook's commands."""
+def _hook_git_commands(trace: str) -> list[str]:
+    """The git commands the pre-receive hook ran, as git traced them (`GIT_TRACE`): those between
+    receive-pack starting the hook and its next command (the hook starts its git processes itself,
+    so git traces no `run_command` for them)."""
+    lines = trace.splitlines()
+    start = next(i for i, line in enumerate(lines) if "run_command:" in line and "hooks/pre-receive" in line)
+    ran = []
+    for line in lines[start + 1:]:
+        if "run_command:" in line:
+            break
+        if "trace: built-in: git " in line or "trace: exec: git" in line:
+            ran.append(line.split("trace: ", 1)[1].split(": ", 1)[1])
+    return ran
+
+
+def _fast_forward(tmp_path: Path, identity: tuple[str, str]) -> list[str]:
+    """The git commands of the hook on a small fast-forward push (one commit on main, which the
+    server has) by `identity`, accepted."""
     server = Server(tmp_path)
     server.work.write("README", "hello\n")
     server.work.commit("base")
     assert server.push("main").returncode == 0
     server.work.write("README", "hello again\n")
-    server.work.commit("agent", identity=AGENT)
+    server.work.commit("next", identity=identity)
     trace = tmp_path / "trace"
     pushed = server.push("main", pusher_env={"GIT_TRACE": str(trace)})
     assert pushed.returncode == 0, pushed.stderr
-    listings = [line for line in trace.read_text().splitlines()  # (git's own listings have other formats)
-                if "built-in: git" in line and "for-each-ref" in line and "%(symref)" in line]
+    return _hook_git_commands(trace.read_text())
+
+
+def test_a_small_fast_forward_push_starts_three_git_processes(tmp_path: Path) -> None:
+    """Issue 47: the refs listed once (their symbolic targets and values), one walk of what the push
+    brings (which ids are commits, whether main moves forward, which commits are new:
+    `pushcheck.QuickWalk`), one question outside the quarantine (whether that walk is exact). The
+    object format is the width of the ids on the hook's stdin, confirmed by the first id git prints."""
+    ran = _fast_forward(tmp_path, HUMAN)
+    assert [" ".join(c.split()[:2]) for c in ran] == ["git for-each-ref", "git rev-list", "git cat-file"], ran
+    assert "%(symref)" in ran[0] and "--boundary" in ran[1] and "%(objecttype)" in ran[2]
+
+
+def test_reading_a_restricted_commits_trees_is_one_process_more(tmp_path: Path) -> None:
+    """An agent's commit (restricted: its trees searched for the frozen names) adds one `cat-file
+    --batch`, which every object the push reads goes through. The quarantine question cannot ride on
+    it: git answers it with the quarantine out of sight, and the trees are in the quarantine."""
+    ran = _fast_forward(tmp_path, AGENT)
+    assert [" ".join(c.split()[:2]) for c in ran] == ["git for-each-ref", "git rev-list", "git cat-file",
+                                                       "git cat-file"], ran
+    assert ran[3].endswith("cat-file --batch")
+    listings = [c for c in ran if "for-each-ref" in c]  # the refs listed once
     assert len(listings) == 1, listings
 
 

@@ -321,3 +321,67 @@ def asdict(obj: object) -> Any:
     import copy
 
     return copy.deepcopy(obj)
+
+
+# --- `typing`'s class forms without `typing` ------------------------------------------------------
+# The hooks' modules take these when `TYPE_CHECKING` is false (`typing`'s import is 2-3 ms of every
+# hook's start); mypy reads `typing`'s own. `tests/unit/test_valueclass.py` holds them equal.
+
+#: What a named tuple's class body may not define (`typing.NamedTuple`'s list).
+_NT_PROHIBITED = frozenset({"__new__", "__init__", "__slots__", "__getnewargs__", "_fields", "_field_defaults",
+                            "_make", "_replace", "_asdict", "_source"})
+_NT_SPECIAL = frozenset({"__module__", "__name__", "__annotations__"})
+
+
+class _NamedTupleMeta(type):
+    def __new__(mcs, typename: str, bases: tuple[type, ...], ns: dict[str, Any]) -> Any:
+        if not bases:
+            return super().__new__(mcs, typename, bases, ns)  # `NamedTuple` itself
+        import collections
+
+        make: Any = collections.namedtuple  # (mypy reads a call of it as a class statement: this one is not)
+        annotations = ns.get("__annotations__", {})
+        defaults: list[str] = []
+        for name in annotations:
+            if name in ns:
+                defaults.append(name)
+            elif defaults:
+                raise TypeError(f"Non-default namedtuple field {name} cannot follow default field"
+                                f"{'s' if len(defaults) > 1 else ''} {', '.join(defaults)}")
+        made: Any = make(typename, list(annotations), defaults=[ns[n] for n in defaults], module=ns["__module__"])
+        made.__annotations__ = made.__new__.__annotations__ = dict(annotations)
+        for key, value in ns.items():
+            if key in _NT_PROHIBITED:
+                raise AttributeError("Cannot overwrite NamedTuple attribute " + key)
+            if key not in _NT_SPECIAL and key not in made._fields:
+                setattr(made, key, value)
+        return made
+
+
+class NamedTuple(metaclass=_NamedTupleMeta):
+    """`class C(NamedTuple): ...` as `typing.NamedTuple` makes it (`collections.namedtuple` of the
+    annotated fields, their defaults, and the class's other members), without checking each
+    annotation as a type: under `from __future__ import annotations` they are strings, which
+    `typing` compiles one by one (0.05 ms a field)."""
+
+
+class Protocol:
+    """A class mypy reads as a protocol (`typing.Protocol`); at run time a plain base: nothing
+    checks an object against one."""
+
+
+class Literal:
+    """`Literal["a", "b"]` at run time: the tuple of its values (`choices` reads it). mypy reads
+    `typing.Literal`; code that needs `typing`'s own object (pydantic) makes it of the tuple."""
+
+    def __class_getitem__(cls, values: object) -> tuple[object, ...]:
+        return values if isinstance(values, tuple) else (values,)
+
+
+def choices(literal: object) -> tuple[str, ...]:
+    """The values of a `Literal` type: the tuple the stand-in made, or `typing.get_args` of one."""
+    if isinstance(literal, tuple):
+        return literal
+    from typing import get_args
+
+    return get_args(literal)

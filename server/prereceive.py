@@ -32,13 +32,10 @@ import os
 import sys
 import time
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
 
 from gatecore import __version__
 from gatecore.adapters import config, environment
-from gatecore.checks.report import error_lines, render
-from gatecore.checks.verdict import Decision
-from gatecore.configuration.policy import Mode, Policy
+from gatecore.configuration.policy import Policy
 from gatecore.errors import GateError
 from gatecore.findings import Violation
 from gatecore.git.gitmodel import FORMATS, GitReader
@@ -51,9 +48,14 @@ from gatecore.valueclass import field, replace, valueclass
 from . import audit, installation
 from .deadline import Deadline
 
+TYPE_CHECKING = False  # (not typing's: the hooks import this module and nothing of typing)
 if TYPE_CHECKING:
+    from typing import Any
+
     from gatecore.adapters.treescan import TreeScanner
     from gatecore.checks.frozenbatch import PairScan
+    from gatecore.checks.verdict import Decision
+    from gatecore.configuration.policy import Mode
     from gatecore.reserved.approvalrefs import Used
     from gatecore.signing.allowedsigners import AllowedSigners
     from gatecore.signing.signatures import TrustedKeys
@@ -101,6 +103,13 @@ class Configuration:
     signers: TrustedKeys | None  # commit signatures' keys, when the policy reads signatures
     load_ssh_signers: Callable[[], AllowedSigners | None]  # SSH-signed approvals' keys, read when one is
     now: int  # the clock, read once: every check of the push judges at this time
+
+
+def error_lines(code: str, detail: str, *, gitlab: bool, git_dir: str | None) -> list[str]:
+    """`report.error_lines` (the report's module is imported by a push that has something to report)."""
+    from gatecore.checks import report
+
+    return report.error_lines(code, detail, gitlab=gitlab, git_dir=git_dir)
 
 
 def read_stdin() -> bytes:
@@ -243,6 +252,14 @@ def run_chain(inst: installation.Installation, data: bytes, argv: Sequence[str],
     return []
 
 
+def chain_refused(outcome: Outcome, chained: list[Violation], gitlab: bool) -> Outcome:
+    """The push a chained hook refused (its report: the only module of the report's a push imports then)."""
+    from gatecore.checks.report import render
+
+    return replace(outcome, exit_code=1, decision="reject", codes=["GATE-HOOK-CHAINED"], approvals=[],
+                   lines=render(chained, mode="enforce", cap=10, gitlab=gitlab))
+
+
 def record_uses(hook_env: environment.HookEnv, used: Sequence[Used]) -> None:
     """Spend each approval the accepted push relied on: create refs/gate/approval-uses/<id>,
     create-only, in the repository proper (outside the quarantine, which forbids ref updates;
@@ -333,9 +350,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if outcome.exit_code == 0 and inst.chain:
             chained = run_chain(inst, data, args[2:], deadline)
             if chained:
-                outcome = replace(
-                    outcome, exit_code=1, decision="reject", codes=["GATE-HOOK-CHAINED"], approvals=[],
-                    lines=render(chained, mode="enforce", cap=10, gitlab=hook_env.gitlab))
+                outcome = chain_refused(outcome, chained, hook_env.gitlab)
         if outcome.exit_code == 0 and outcome.approvals:
             record_uses(hook_env, outcome.approvals)
             # the pusher sees that the push used (and spent) an approval, and whose

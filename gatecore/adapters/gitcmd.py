@@ -12,18 +12,20 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-import subprocess
 import threading
 import time
 from collections.abc import Generator, Iterable, Iterator, Mapping, Sequence
-from typing import IO
 
 from ..errors import GateError, malformed, unreadable
 from ..git.gitmodel import ShownCommit, WalkedCommit
 from ..git.refs import REVIEW_PREFIX
 from ..valueclass import valueclass
-from . import gitlayout
+from . import gitlayout, spawn
 from .environment import shallow_file
+
+TYPE_CHECKING = False  # (not typing's: the hooks import this module and nothing of typing)
+if TYPE_CHECKING:
+    from typing import IO
 
 #: What every git command the gate runs reads the repository without.
 HARDENED = {
@@ -70,15 +72,25 @@ def environment(extra: Mapping[str, str] | None = None, unset: Sequence[str] = (
 def _spawn(args: Sequence[str], cwd: str | os.PathLike[str] | None, input: bytes | None, env: Mapping[str, str],
            timeout: float | None) -> GitResult:
     """git's status and output. Not starting git at all, or running past the hook's deadline
-    (`timeout`), is the machine's fault whoever asked: those codes are fixed here."""
+    (`timeout`), is the machine's fault whoever asked: those codes are fixed here. (git is started
+    by `spawn`, the hooks' way; one that must start in another directory, `cwd`, which `posix_spawn`
+    cannot give it, by `subprocess`: the trusted side's commands and the agents' check.)"""
     try:
-        proc = subprocess.run(["git", *args], cwd=cwd, input=input, capture_output=True, check=False, env=env,
-                              timeout=timeout)
-    except subprocess.TimeoutExpired:
+        if cwd is None:
+            status, out, err = spawn.run(["git", *args], input, env, timeout)
+            return GitResult(status, out, err)
+        import subprocess
+
+        try:
+            proc = subprocess.run(["git", *args], cwd=cwd, input=input, capture_output=True, check=False, env=env,
+                                  timeout=timeout)
+        except subprocess.TimeoutExpired:
+            raise spawn.TimedOut from None
+        return GitResult(proc.returncode, proc.stdout, proc.stderr)
+    except spawn.TimedOut:
         raise GateError("GATE-HOOK-DEADLINE", f"git {args[0]} ran out of time") from None
     except OSError as exc:
         raise GateError("GATE-GIT-REPOSITORY", f"cannot run git: {exc.strerror}") from None
-    return GitResult(proc.returncode, proc.stdout, proc.stderr)
 
 
 #: What the end of a transport's stderr keeps (`transport`): a refusal's lines, the server's included.
@@ -119,16 +131,14 @@ def run_git(args: Sequence[str], *, cwd: str | os.PathLike[str] | None = None, i
 PIPE_BYTES = 1 << 20
 
 
-def helper(argv: Sequence[str], what: str, bufsize: int = -1) -> tuple[subprocess.Popen[bytes], IO[bytes], IO[bytes]]:
+def helper(argv: Sequence[str], what: str, bufsize: int = -1) -> tuple[spawn.Child, IO[bytes], IO[bytes]]:
     """A helper process the hook talks to through pipes (git cat-file, the tree search): the
     process, its stdin and its stdout. GATE-GIT-UNREADABLE if it cannot start (`what`: 'run git
     cat-file', ...); `killed_saying` reports one that broke off."""
     try:
-        proc = subprocess.Popen(list(argv), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                env=environment(), bufsize=bufsize)
+        proc = spawn.Child(argv, environment(), bufsize)
     except OSError as exc:
         raise unreadable(f"cannot {what}: {exc.strerror}") from None
-    assert proc.stdin is not None and proc.stdout is not None
     return proc, proc.stdin, proc.stdout
 
 
@@ -155,13 +165,13 @@ def start_writer(pipe: IO[bytes], data: bytes, name: str,
     return writer, failed
 
 
-def killed_saying(proc: subprocess.Popen[bytes]) -> str:
+def killed_saying(proc: spawn.Child) -> str:
     """Kill a helper process that broke off its answers and return the last line of what it
     wrote to stderr, as ': LINE' (or '' if it wrote nothing), for the GATE-GIT-UNREADABLE reason."""
     proc.kill()
     try:
         _, err = proc.communicate(timeout=2)
-    except (subprocess.TimeoutExpired, ValueError, OSError):
+    except (spawn.TimedOut, ValueError, OSError):
         err = b""
     lines = (err or b"").decode("utf-8", "replace").strip().splitlines()
     return f": {lines[-1]}" if lines else ""
@@ -178,7 +188,7 @@ def widen(pipe: IO[bytes]) -> None:
         pass  # an older kernel or another system: the default pipe works, only slower
 
 
-def _records(stream: int, proc: subprocess.Popen[bytes], deadline: float | None) -> Iterator[list[bytes]]:
+def _records(stream: int, proc: spawn.Child, deadline: float | None) -> Iterator[list[bytes]]:
     """NUL-terminated records from a pipe, read in chunks, under the deadline: each chunk's."""
     pending = b""
     while True:
@@ -278,11 +288,9 @@ def _rev_list(git_dir: str, args: Sequence[str], data: bytes, deadline: float | 
         raise GateError("GATE-HOOK-DEADLINE", "out of time before walking history")
     argv = ["git", f"--git-dir={git_dir}", "-c", "i18n.logOutputEncoding=", "rev-list", *args]
     try:
-        proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                env=environment())
+        proc = spawn.Child(argv, environment())
     except OSError as exc:
         raise GateError("GATE-GIT-REPOSITORY", f"cannot run git rev-list: {exc.strerror}") from None
-    assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
     widen(proc.stdout)
     errors: list[bytes] = []
     # stderr is drained on the side: a git that warns a lot must not block on a full pipe.

@@ -27,8 +27,11 @@ from ..git.grammar import Commit
 from ..git.objects import Objects
 from ..git.refs import display
 from ..git.treediff import Change, NamePatterns, NameSearch, TreeDiff, name_pattern
-from ..signing.signatures import SignatureChecker
 from ..valueclass import valueclass
+
+TYPE_CHECKING = False  # (not typing's: the hooks import this module and nothing of typing)
+if TYPE_CHECKING:
+    from ..signing.signatures import SignatureChecker
 
 
 def change_kind(old_mode: int, new_mode: int) -> str:

@@ -20,13 +20,18 @@ than git's own walk:
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from typing import Protocol
 
 from ..configuration.policy import FreezeRule, Signals
 from ..findings import Violation
 from ..git.grammar import Commit
 from ..git.treediff import Change
 from .frozen import FrozenChecker, SignalReader, commit_violations, rules_key, trailer_keys
+
+TYPE_CHECKING = False  # (not typing's: the hooks import this module and nothing of typing)
+if TYPE_CHECKING:
+    from typing import Protocol
+else:
+    from ..valueclass import Protocol
 
 Pair = tuple[str | None, str | None]
 

@@ -64,10 +64,13 @@ from ..git.refs import (
     display,
     through_symbolic,
 )
-from ..signing.signatures import REQUIRED_CODES, SignatureChecker, TrustedKeys
 from ..valueclass import field, replace, valueclass
 from .frozen import FrozenChecker, discarded_violations
 from .frozenbatch import Batches, PairScan, walk_violations
+
+TYPE_CHECKING = False  # (not typing's: the hooks import this module and nothing of typing)
+if TYPE_CHECKING:
+    from ..signing.signatures import SignatureChecker, TrustedKeys
 
 #: Existing refs under these prefixes count as already checked (they came in through the gate).
 CHECKED_PREFIXES = (b"refs/heads/", b"refs/tags/")
@@ -173,7 +176,11 @@ class PushChecker:
         self.deadline = deadline
         self.frozen = FrozenChecker(objects, whole_change=policy.noncanonical_modes == "refuse")
         self.batches = Batches(self.frozen, scan)
-        self.signatures = None if signers is None else SignatureChecker(objects, signers)
+        self.signatures: SignatureChecker | None = None
+        if signers is not None:  # (a policy that reads no signature imports nothing of them)
+            from ..signing.signatures import SignatureChecker
+
+            self.signatures = SignatureChecker(objects, signers)
         self.frozen.signatures = self.signatures
         self.quick: QuickWalk | None = None
 
@@ -437,6 +444,8 @@ class PushChecker:
         in_scope = [u for u in updates if not u.is_delete and _in_scope(scope, u.ref)] if scope else []
         if not in_scope or self.signatures is None:
             return []
+        from ..signing.signatures import REQUIRED_CODES
+
         hide, _how = self._hide(scope, in_scope)
         commits = list(self.objects.walk([u.new for u in in_scope], hide, self.deadline, limit=self._limit(scope),
                                          walked=self._walked(in_scope, hide)))

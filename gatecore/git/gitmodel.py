@@ -14,9 +14,14 @@ switched off.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import NamedTuple, Protocol
 
 from ..valueclass import valueclass
+
+TYPE_CHECKING = False  # (not typing's: the hooks import this module and nothing of typing)
+if TYPE_CHECKING:
+    from typing import NamedTuple, Protocol
+else:
+    from ..valueclass import NamedTuple, Protocol
 
 #: git's five canonical tree-entry modes.
 MODE_TREE = 0o040000

@@ -338,6 +338,23 @@ def commit_violations(checker: FrozenChecker, commit: Commit, rules: Sequence[Fr
     return _violations(by_rule, applicable, written, bad, ref, label or commit.id)
 
 
+def unread_violations(checker: FrozenChecker, commit: Commit, rules: Sequence[FreezeRule], ref: str,
+                      pusher: str | None) -> list[Violation]:
+    """`commit_violations` of a walked commit every one of `rules` restricts whatever it says of
+    itself (`FreezeRule.any_author`), read from a walk that may not have kept its message: what it
+    writes first, and only if it writes a frozen path (or a non-canonical mode), who wrote it, from
+    the commit as its object holds it (its message, as `git log` shows it where it names an
+    encoding): the identity and evidence `commit_violations` reports, which raise where the
+    identities cannot be read as git reads them, as they do there."""
+    bad: list[BadMode] = []
+    written = checker.written(commit, rules, bad)
+    if not written and not bad:
+        return []
+    by_rule = _restricting(checker, checker.objects.commit(commit.id), rules, pusher)
+    applicable = [r for r in rules if r.index in by_rule]
+    return _violations(by_rule, applicable, written, bad, ref, commit.id)
+
+
 @valueclass(frozen=True, slots=True)
 class Writer:
     """Who would commit a proposed write (a tool call inside an agent: no commit exists yet), as

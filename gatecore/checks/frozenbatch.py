@@ -25,7 +25,7 @@ from ..configuration.policy import FreezeRule, Signals
 from ..findings import Violation
 from ..git.grammar import Commit
 from ..git.treediff import Change
-from .frozen import FrozenChecker, SignalReader, commit_violations, rules_key, trailer_keys
+from .frozen import FrozenChecker, SignalReader, commit_violations, rules_key, trailer_keys, unread_violations
 
 TYPE_CHECKING = False  # (not typing's: the hooks import this module and nothing of typing)
 if TYPE_CHECKING:
@@ -195,12 +195,25 @@ def walk_violations(batches: Batches, commits: Iterable[Commit], rules: Sequence
     restricted: dict[tuple[str, str, Signals | None], list[FreezeRule]] = {}  # identities repeat: match once
     picked: list[tuple[Commit, list[FreezeRule]]] = []
     out: list[Violation] = []
+    # Every rule restricts every commit (`authors = ["*"]`): no identity, name, trailer or signature is
+    # read to decide, only to report what a commit is refused for (`unread_violations`).
+    everyone = list(rules) if rules and all(r.any_author for r in rules) else None
+    violations = commit_violations if everyone is None else unread_violations
 
     def check(batch: Sequence[tuple[Commit, list[FreezeRule]]]) -> None:
         touched = batches.prepare(batch)
         for c, _ in batch:
             if c.id in touched:
-                out.extend(commit_violations(checker, c, rules, ref, pusher))
+                out.extend(violations(checker, c, rules, ref, pusher))
+
+    if everyone is not None:
+        for c in commits:
+            picked.append((c, everyone))
+            if len(picked) >= BATCH_COMMITS:
+                check(picked)
+                picked = []
+        check(picked)
+        return out
 
     if checker.signatures is not None and any(r.signers for r in rules):
         commits = list(commits)

@@ -318,8 +318,10 @@ class PushChecker:
             # One walk for all the scope's updates (walking ref by ref re-walks shared history).
             hide, how = self._hide(scope, in_scope)
             report.walks.append(how)
-            commits = self.objects.walk([u.new for u in in_scope], hide, self.deadline,
-                                        messages=any(r.reads_messages for r in rules), limit=self._limit(scope),
+            # (rules that each restrict every commit read no message: `walk_violations`)
+            messages = any(r.reads_messages for r in rules) and not all(r.any_author for r in rules)
+            commits = self.objects.walk([u.new for u in in_scope], hide, self.deadline, messages=messages,
+                                        limit=self._limit(scope),
                                         walked=self._walked(in_scope, hide))
             found = walk_violations(self.batches, self._counted(commits, report), rules, "", self.pusher)
             out += [replace(v, ref=self._first_ref(in_scope, v.commit)) for v in found]

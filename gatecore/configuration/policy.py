@@ -282,6 +282,12 @@ class FreezeRule:
         """The rule looks at trailers (its own, or `Co-authored-by` emails for `authors`)."""
         return bool(self.authors or self.trailers)
 
+    @property
+    def any_author(self) -> bool:
+        """Some `authors` glob is wildcards only (`authors = ["*"]`): every author's email matches it,
+        so the rule restricts every commit whatever the commit says of itself. Who wrote one is then
+        read only to report a violation of it (its identity and evidence), not to decide."""
+        return any(g.pattern and not g.pattern.strip("*") for g in self.authors)
     def applies_to_ref(self, ref: str) -> bool:
         return self.refs is None or any(g.matches(ref) for g in self.refs)
 

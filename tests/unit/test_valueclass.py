@@ -284,3 +284,33 @@ def test_a_literal_is_the_tuple_of_its_values_at_run_time() -> None:
         assert typing.get_origin(made) is typing.Literal and typing.get_args(made) == getattr(policy, name), name
     for name in ("Algorithm", "Purpose"):
         assert typing.get_args(getattr(configschema, name)) == getattr(keys, name), name
+
+
+@pytest.mark.parametrize("kind", KINDS.values(), ids=list(KINDS))
+def test_the_constructor_before_it_is_generated_makes_what_the_generated_one_makes(kind: dict[str, bool]) -> None:
+    """A class's first `GENERATED_AFTER` instances are made without generating its `__init__`
+    (an `exec`, most of a class's cost): the same fields, defaults, factories and errors as after."""
+    calls: list[tuple[tuple[Any, ...], dict[str, Any]]] = [
+        (("x",), {}), (("x", 4), {}), ((), {"name": "x", "size": 4, "tags": ["t"], "note": "n"}),
+        (("y",), {"tags": ["a"]}), ((), {}), (("x", 1, [], None, 9), {}), (("x",), {"name": "y"}),
+        (("x",), {"cache": {}}), (("x",), {"nope": 1}),
+    ]
+
+    def made(cls: type, args: tuple[Any, ...], kwargs: dict[str, Any]) -> object:
+        try:
+            obj = cls(*args, **kwargs)
+        except TypeError as exc:
+            return ("TypeError", str(exc).replace(cls.__qualname__, "C"))
+        return (repr(obj), [getattr(obj, f) for f in ("name", "size", "tags", "note", "cache")])
+
+    after = _pair(kind)[1]
+    for _ in range(vc.GENERATED_AFTER + 1):
+        after("warm")  # (its own `__init__` generated now)
+    assert type(after.__dict__["__init__"]).__name__ == "function"
+    for args, kwargs in calls:
+        before = _pair(kind)[1]  # (a class of its own for each call: an error generates its `__init__`)
+        assert type(before.__dict__["__init__"]).__name__ == "_DeferredInit"
+        assert made(before, args, kwargs) == made(after, args, kwargs), (args, kwargs)
+    import inspect
+
+    assert inspect.signature(_pair(kind)[1].__init__) == inspect.signature(after.__init__)

@@ -41,9 +41,10 @@ from ..errors import GateError, malformed, unreadable
 from ..git.gitmodel import FORMATS, ShownCommit, WalkedCommit
 from . import gitcmd
 
-_OIDS = {name: re.compile(rf"[0-9a-f]{{{f.hexsz}}}") for name, f in FORMATS.items()}
-#: A whole request of ids, one per line, by format (checked in one pass).
-_REQUESTS = {name: re.compile(f"(?:{oid.pattern}\n)*") for name, oid in _OIDS.items()}
+#: An id, and a whole request of ids, one per line (checked in one pass), of a format of `hexsz` digits
+#: (compiled for the repository's format only, by `re`'s own cache: a hook reads one format).
+_OID = r"[0-9a-f]{%d}"
+_REQUEST = "(?:[0-9a-f]{%d}\n)*"
 _HASH_CHUNK = 1 << 20
 _BUFFER = 1 << 16
 #: git's memory for a long read (the whole history's root trees): a 16 MiB cache of delta
@@ -57,11 +58,11 @@ _CHUNK = 64  # blobs asked for at once by each of the two processes
 #: Characters no ref name can hold (git check-ref-format), and for-each-ref would read as a pattern.
 _NOT_IN_REFS = re.compile(r"[*?\[\\\s]")
 #: A ref name `cat-file` reads as that ref alone (no `:`, `^`, `~`, `@{`, `..`: checked apart).
-_PLAIN_REF = re.compile(r"refs/[^\x00-\x20\x7f*?\[\\:^~]+")
+_PLAIN_REF = r"refs/[^\x00-\x20\x7f*?\[\\:^~]+"  # (compiled where used: a create's names only)
 #: What git says (LC_ALL=C) when a name resolves through a symbolic ref to nothing (`expand_ref`).
 _DANGLING = "warning: ignoring dangling symref "
 #: The parents a commit's header names (`missing_parent`).
-_PARENT = re.compile(rb"^parent ([0-9a-f]+)$", re.MULTILINE)
+_PARENT = rb"(?m)^parent ([0-9a-f]+)$"  # (compiled where used: a walk that failed)
 
 
 class _CatFile:
@@ -200,8 +201,8 @@ class GitStream:
                                                       "which the gate does not know")
         self.object_format = fmt
         self.zero_id = FORMATS[fmt].zero_id
-        self._oid = _OIDS[fmt]
-        self._request = _REQUESTS[fmt]
+        self._oid = re.compile(_OID % FORMATS[fmt].hexsz)
+        self._request = re.compile(_REQUEST % FORMATS[fmt].hexsz)
         self.path = git_dir
         self.quarantine = quarantine
         self.workdir = workdir
@@ -433,7 +434,7 @@ class GitStream:
                 if kind != "commit" or oid in shallow:
                     continue
                 header = data.split(b"\n\n", 1)[0]
-                for parent in (m.decode("ascii") for m in _PARENT.findall(header)):
+                for parent in (m.decode("ascii") for m in re.findall(_PARENT, header)):
                     if parent in seen or not self._oid.fullmatch(parent):
                         continue
                     if not self.exists(parent):
@@ -517,7 +518,7 @@ class GitStream:
         `git symbolic-ref` (a push creating 1,000 branches costs one process, not 1,000). A
         name cat-file would read as more than a ref name, or anything else git says on stderr,
         sends every name to `symbolic-ref` (the certain way, one process each)."""
-        plain = [n for n in names if _PLAIN_REF.fullmatch(n) and ".." not in n and "@{" not in n]
+        plain = [n for n in names if re.fullmatch(_PLAIN_REF, n) and ".." not in n and "@{" not in n]
         plain_set = set(plain)
         ask = [n for n in names if n not in plain_set]
         if plain:

@@ -19,7 +19,7 @@ than git's own walk:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 
 from ..configuration.policy import FreezeRule, Signals
 from ..findings import Violation
@@ -206,36 +206,37 @@ def walk_violations(batches: Batches, commits: Iterable[Commit], rules: Sequence
             if c.id in touched:
                 out.extend(violations(checker, c, rules, ref, pusher))
 
-    if everyone is not None:
-        for c in commits:
-            picked.append((c, everyone))
-            if len(picked) >= BATCH_COMMITS:
-                check(picked)
-                picked = []
-        check(picked)
-        return out
+    def restricting() -> Iterator[tuple[Commit, list[FreezeRule]]]:
+        """Each commit some rule restricts, with those rules."""
+        if everyone is not None:
+            for c in commits:
+                yield c, everyone
+            return
+        found = commits
+        if checker.signatures is not None and any(r.signers for r in rules):
+            found = list(commits)
+            checker.signatures.prefetch([c.id for c in found])
+        # A commit's signals can restrict it only through names, signers or a trailer whose key a rule
+        # reads: without those they are read as none at all (`SignalReader`; a commit git re-encodes
+        # is read whatever its raw bytes: what git shows may hold a trailer).
+        read_signals = SignalReader(rules, checker.signatures, trailer_keys(rules))
+        for c in found:
+            idents = c.idents
+            if idents is None or (c.reencoded and c.shown is None):
+                idents = c.identities()  # raises
+            seen = read_signals(c)
+            key = (idents[0].email, idents[1].email, seen)
+            applicable = restricted.get(key)
+            if applicable is None:
+                applicable = restricted[key] = [r for r in rules if r.restricted_identity(*key[:2], pusher, key[2])
+                                                is not None]
+            if applicable:
+                yield c, applicable
 
-    if checker.signatures is not None and any(r.signers for r in rules):
-        commits = list(commits)
-        checker.signatures.prefetch([c.id for c in commits])
-    # A commit's signals can restrict it only through names, signers or a trailer whose key a rule
-    # reads: without those they are read as none at all (`SignalReader`; a commit git re-encodes
-    # is read whatever its raw bytes: what git shows may hold a trailer).
-    read_signals = SignalReader(rules, checker.signatures, trailer_keys(rules))
-    for c in commits:
-        idents = c.idents
-        if idents is None or (c.reencoded and c.shown is None):
-            idents = c.identities()  # raises
-        seen = read_signals(c)
-        key = (idents[0].email, idents[1].email, seen)
-        applicable = restricted.get(key)
-        if applicable is None:
-            applicable = restricted[key] = [r for r in rules if r.restricted_identity(*key[:2], pusher, key[2])
-                                            is not None]
-        if applicable:
-            picked.append((c, applicable))
-            if len(picked) >= BATCH_COMMITS:
-                check(picked)
-                picked = []
+    for job in restricting():
+        picked.append(job)
+        if len(picked) >= BATCH_COMMITS:
+            check(picked)
+            picked = []
     check(picked)
     return out

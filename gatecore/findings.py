@@ -4,11 +4,14 @@
 from __future__ import annotations
 
 from collections.abc import Hashable, Iterable
-from typing import TypeVar
 
 from .valueclass import valueclass
 
-T = TypeVar("T", bound=Hashable)
+TYPE_CHECKING = False  # (not typing's: the hooks import this module and nothing of typing)
+if TYPE_CHECKING:
+    from typing import TypeVar
+
+    T = TypeVar("T", bound=Hashable)
 
 
 def unique_in_order(items: Iterable[T]) -> list[T]:

@@ -36,15 +36,14 @@ approvals used - stays in the process (`tests/push/test_engine_parity.py`).
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Sequence
-from typing import TYPE_CHECKING
 
-from .checks.report import render
 from .checks.verdict import Verdict, verdict_on
 from .errors import GateError
 from .findings import Violation
 from .git.refs import RefUpdate, ServerRefs, is_reserved, object_format_problem
 from .valueclass import field, replace, valueclass
 
+TYPE_CHECKING = False  # (not typing's: the hooks import this module and nothing of typing)
 if TYPE_CHECKING:
     from .checks.frozen import ProposedWrite, Writer
     from .checks.frozenbatch import PairScan
@@ -114,7 +113,12 @@ class Judged:
         return self.approvals_relied if self.mode == "enforce" and self.verdict.exit_code == 0 else []
 
     def lines(self, *, cap: int, gitlab: bool, what: str = "push", git_dir: str | None = None) -> list[str]:
-        """The report, as the pusher reads it (`report.render`)."""
+        """The report, as the pusher reads it (`report.render`: no lines for no violations, which a
+        push the gate accepts does without importing it)."""
+        if not self.violations:
+            return []
+        from .checks.report import render
+
         return render(self.violations, mode=self.verdict.shown_as, cap=cap, gitlab=gitlab, what=what,
                       commands=self.commands, git_dir=git_dir)
 

@@ -13,10 +13,15 @@ from __future__ import annotations
 
 import contextlib
 import os
-import signal
 import threading
 import time
 from collections.abc import Callable
+
+TYPE_CHECKING = False  # (not typing's: the hooks import this module and nothing of typing)
+if TYPE_CHECKING:
+    import signal as _signal
+else:
+    import _signal  # (`signal`'s numbers without its enums, whose making is most of its import)
 
 GRACE_SECONDS = 0.5
 
@@ -52,7 +57,7 @@ class Deadline:
                 os.write(2, msg.encode("ascii", "replace"))
                 for group in list(self.groups):
                     with contextlib.suppress(OSError):
-                        os.killpg(group, signal.SIGKILL)
+                        os.killpg(group, _signal.SIGKILL)
                 if self.on_expire is not None:
                     # The process ends with 3 whatever happens here: nothing may stop the exit.
                     with contextlib.suppress(Exception):

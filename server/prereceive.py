@@ -32,16 +32,13 @@ import os
 import sys
 import time
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
 
 from gatecore import __version__
 from gatecore.adapters import config, environment
-from gatecore.checks.report import error_lines, render
-from gatecore.checks.verdict import Decision
-from gatecore.configuration.policy import Mode, Policy
+from gatecore.configuration.policy import Policy
 from gatecore.errors import GateError
 from gatecore.findings import Violation
-from gatecore.git.gitmodel import GitReader
+from gatecore.git.gitmodel import FORMATS, GitReader
 from gatecore.git.limits import Progress
 from gatecore.git.refs import MAX_INPUT_BYTES, RefUpdate, ServerRefs, display, parse_pre_receive
 from gatecore.pipeline import Push, PushInput, judge
@@ -51,12 +48,20 @@ from gatecore.valueclass import field, replace, valueclass
 from . import audit, installation
 from .deadline import Deadline
 
+TYPE_CHECKING = False  # (not typing's: the hooks import this module and nothing of typing)
 if TYPE_CHECKING:
+    from typing import Any
+
     from gatecore.adapters.treescan import TreeScanner
     from gatecore.checks.frozenbatch import PairScan
+    from gatecore.checks.verdict import Decision
+    from gatecore.configuration.policy import Mode
     from gatecore.reserved.approvalrefs import Used
     from gatecore.signing.allowedsigners import AllowedSigners
     from gatecore.signing.signatures import TrustedKeys
+
+#: The object format whose ids have this many hex digits.
+FORMAT_OF_WIDTH = {f.hexsz: name for name, f in FORMATS.items()}
 
 #: Until the policy (and its deadline: limits.deadline_seconds, or the platform's default) is read, the watchdog only
 #: guards against a start-up that hangs: a loaded machine may take seconds to start Python.
@@ -100,6 +105,13 @@ class Configuration:
     now: int  # the clock, read once: every check of the push judges at this time
 
 
+def error_lines(code: str, detail: str, *, gitlab: bool, git_dir: str | None) -> list[str]:
+    """`report.error_lines` (the report's module is imported by a push that has something to report)."""
+    from gatecore.checks import report
+
+    return report.error_lines(code, detail, gitlab=gitlab, git_dir=git_dir)
+
+
 def read_stdin() -> bytes:
     data = sys.stdin.buffer.read(MAX_INPUT_BYTES + 1)
     if len(data) > MAX_INPUT_BYTES:
@@ -137,10 +149,23 @@ def check_push(inst: installation.Installation, hook_env: environment.HookEnv, u
     live = [u for u in updates if not u.is_noop]
     if not live:
         return Outcome(exit_code=0, decision="accept", mode=policy.mode, catalogue=policy.catalogue_version)
-    repo = GitStream(hook_env.git_dir, hook_env.quarantine)
+    # The object format, as the width of the ids receive-pack handed the hook says it (it writes them in
+    # the repository's): confirmed by the first full id git prints, or asked of git before a verdict.
+    stated = FORMAT_OF_WIDTH.get(len(live[0].old))
+    if stated is None:
+        raise GateError("GATE-GIT-OBJECT-FORMAT", f"object ids of {len(live[0].old)} hex digits belong to no object "
+                                                  "format git knows")
+    repo = GitStream(hook_env.git_dir, hook_env.quarantine, object_format=stated, stated=True)
     scan = ScanOnDemand(lambda: tree_scanner(hook_env.git_dir))  # (most pushes never start it)
     try:
-        return _checked(inst, hook_env, live, conf, deadline, repo, progress, scan)
+        try:
+            outcome = _checked(inst, hook_env, live, conf, deadline, repo, progress, scan)
+        except GateError as exc:
+            if exc.code != "GATE-HOOK-DEADLINE":
+                repo.confirm_format()  # ids of the other format are refused as such, not as unreadable
+            raise
+        repo.confirm_format()
+        return outcome
     finally:
         scan.close()
         repo.close()
@@ -225,6 +250,14 @@ def run_chain(inst: installation.Installation, data: bytes, argv: Sequence[str],
         if ran.status != 0:
             return [Violation("GATE-HOOK-CHAINED", "-", f"{os.path.basename(hook)} exited {ran.status}")]
     return []
+
+
+def chain_refused(outcome: Outcome, chained: list[Violation], gitlab: bool) -> Outcome:
+    """The push a chained hook refused (its report: the only module of the report's a push imports then)."""
+    from gatecore.checks.report import render
+
+    return replace(outcome, exit_code=1, decision="reject", codes=["GATE-HOOK-CHAINED"], approvals=[],
+                   lines=render(chained, mode="enforce", cap=10, gitlab=gitlab))
 
 
 def record_uses(hook_env: environment.HookEnv, used: Sequence[Used]) -> None:
@@ -317,9 +350,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if outcome.exit_code == 0 and inst.chain:
             chained = run_chain(inst, data, args[2:], deadline)
             if chained:
-                outcome = replace(
-                    outcome, exit_code=1, decision="reject", codes=["GATE-HOOK-CHAINED"], approvals=[],
-                    lines=render(chained, mode="enforce", cap=10, gitlab=hook_env.gitlab))
+                outcome = chain_refused(outcome, chained, hook_env.gitlab)
         if outcome.exit_code == 0 and outcome.approvals:
             record_uses(hook_env, outcome.approvals)
             # the pusher sees that the push used (and spent) an approval, and whose

@@ -3,7 +3,8 @@ repository format it opens), files, the environment. The engine in `gatecore/` r
 through these.
 
 `gitstream` (the hook's and the client hooks' reader: git's object stream), `gitcmd` (the one
-wrapper around the `git` command), `gitlayout` (the few readings of git's layout by hand),
+wrapper around the `git` command), `spawn` (the hooks' child processes without `subprocess`),
+`gitlayout` (the few readings of git's layout by hand),
 `gitrepo` (the trusted side's repository, pygit2), `treescan` and `treeworker` (the second
 process of a big push's tree search: the hook's side and the worker, started by file path),
 `gpg` (OpenPGP signatures through `gpgv`), `modelcmd` (the runner's model command), `childproc` (a

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
 
 from ..configuration.policy import MAX_POLICY_BYTES, Policy
 from ..errors import GateError
@@ -19,8 +18,10 @@ from ..signing.keys import MAX_KEYFILE_BYTES, MAX_KEYRING_BYTES, Keyring, Signin
 from ..valueclass import valueclass
 from . import files
 
+TYPE_CHECKING = False  # (not typing's: the hooks import this module and nothing of typing)
 if TYPE_CHECKING:
     from pathlib import Path
+    from typing import Any
 
     from ..configuration.catalogue import Catalogue
     from ..configuration.configschema import ModelTable

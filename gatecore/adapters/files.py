@@ -22,13 +22,13 @@ import os
 import stat
 import sys
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, Any
 
 from ..errors import GateError
 
+TYPE_CHECKING = False  # (not typing's: the hooks import this module and nothing of typing)
 if TYPE_CHECKING:
     from pathlib import Path
-    from typing import TypeAlias
+    from typing import Any, TypeAlias
 
     #: A path as the hook's path passes it (a string: `pathlib` stays off its start-up) or the trusted side does.
     StrPath: TypeAlias = str | os.PathLike[str]

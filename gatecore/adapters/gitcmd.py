@@ -12,18 +12,21 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-import subprocess
+import select
 import threading
 import time
-from collections.abc import Iterable, Iterator, Mapping, Sequence
-from typing import IO
+from collections.abc import Generator, Iterable, Iterator, Mapping, Sequence
 
 from ..errors import GateError, malformed, unreadable
 from ..git.gitmodel import ShownCommit, WalkedCommit
 from ..git.refs import REVIEW_PREFIX
 from ..valueclass import valueclass
-from . import gitlayout
+from . import gitlayout, spawn
 from .environment import shallow_file
+
+TYPE_CHECKING = False  # (not typing's: the hooks import this module and nothing of typing)
+if TYPE_CHECKING:
+    from typing import IO
 
 #: What every git command the gate runs reads the repository without.
 HARDENED = {
@@ -33,7 +36,7 @@ HARDENED = {
 }
 
 _READ_CHUNK = 1 << 20
-_SHALLOW_LINE = re.compile(rb"[0-9a-f]{40}|[0-9a-f]{64}")
+_SHALLOW_LINE = rb"[0-9a-f]{40}|[0-9a-f]{64}"  # (compiled where used: a shallow repository's list)
 
 
 @valueclass(frozen=True, slots=True)
@@ -70,15 +73,25 @@ def environment(extra: Mapping[str, str] | None = None, unset: Sequence[str] = (
 def _spawn(args: Sequence[str], cwd: str | os.PathLike[str] | None, input: bytes | None, env: Mapping[str, str],
            timeout: float | None) -> GitResult:
     """git's status and output. Not starting git at all, or running past the hook's deadline
-    (`timeout`), is the machine's fault whoever asked: those codes are fixed here."""
+    (`timeout`), is the machine's fault whoever asked: those codes are fixed here. (git is started
+    by `spawn`, the hooks' way; one that must start in another directory, `cwd`, which `posix_spawn`
+    cannot give it, by `subprocess`: the trusted side's commands and the agents' check.)"""
     try:
-        proc = subprocess.run(["git", *args], cwd=cwd, input=input, capture_output=True, check=False, env=env,
-                              timeout=timeout)
-    except subprocess.TimeoutExpired:
+        if cwd is None:
+            status, out, err = spawn.run(["git", *args], input, env, timeout)
+            return GitResult(status, out, err)
+        import subprocess
+
+        try:
+            proc = subprocess.run(["git", *args], cwd=cwd, input=input, capture_output=True, check=False, env=env,
+                                  timeout=timeout)
+        except subprocess.TimeoutExpired:
+            raise spawn.TimedOut from None
+        return GitResult(proc.returncode, proc.stdout, proc.stderr)
+    except spawn.TimedOut:
         raise GateError("GATE-HOOK-DEADLINE", f"git {args[0]} ran out of time") from None
     except OSError as exc:
         raise GateError("GATE-GIT-REPOSITORY", f"cannot run git: {exc.strerror}") from None
-    return GitResult(proc.returncode, proc.stdout, proc.stderr)
 
 
 #: What the end of a transport's stderr keeps (`transport`): a refusal's lines, the server's included.
@@ -119,25 +132,41 @@ def run_git(args: Sequence[str], *, cwd: str | os.PathLike[str] | None = None, i
 PIPE_BYTES = 1 << 20
 
 
-def helper(argv: Sequence[str], what: str, bufsize: int = -1) -> tuple[subprocess.Popen[bytes], IO[bytes], IO[bytes]]:
+def helper(argv: Sequence[str], what: str, bufsize: int = -1) -> tuple[spawn.Child, IO[bytes], IO[bytes]]:
     """A helper process the hook talks to through pipes (git cat-file, the tree search): the
     process, its stdin and its stdout. GATE-GIT-UNREADABLE if it cannot start (`what`: 'run git
     cat-file', ...); `killed_saying` reports one that broke off."""
     try:
-        proc = subprocess.Popen(list(argv), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                env=environment(), bufsize=bufsize)
+        proc = spawn.Child(argv, environment(), bufsize)
     except OSError as exc:
         raise unreadable(f"cannot {what}: {exc.strerror}") from None
-    assert proc.stdin is not None and proc.stdout is not None
     return proc, proc.stdin, proc.stdout
 
 
+class Written:
+    """A request written whole already (`start_writer`'s for one the pipe takes at once): nothing to join."""
+
+    def join(self) -> None:
+        return None
+
+
 def start_writer(pipe: IO[bytes], data: bytes, name: str,
-                 close: bool = False) -> tuple[threading.Thread, list[BaseException]]:
+                 close: bool = False) -> tuple[threading.Thread | Written, list[BaseException]]:
     """A started thread writing `data` to a helper's stdin whole (the helper answers while it is
     read), and where it puts the error if the helper stops reading (the reader sees it end too).
-    `close`: close the pipe after it (the helper reads to the end of its input)."""
+    `close`: close the pipe after it (the helper reads to the end of its input).
+
+    A request of at most `select.PIPE_BUF` bytes is written here instead, without a thread (about
+    0.1 ms each): the helpers answer every request before the next is written, so the pipe is
+    empty, and such a write into it never blocks."""
     failed: list[BaseException] = []
+    if len(data) <= select.PIPE_BUF and not close:
+        try:
+            pipe.write(data)
+            pipe.flush()
+        except OSError as exc:
+            failed.append(exc)
+        return Written(), failed
 
     def write() -> None:
         try:
@@ -155,13 +184,13 @@ def start_writer(pipe: IO[bytes], data: bytes, name: str,
     return writer, failed
 
 
-def killed_saying(proc: subprocess.Popen[bytes]) -> str:
+def killed_saying(proc: spawn.Child) -> str:
     """Kill a helper process that broke off its answers and return the last line of what it
     wrote to stderr, as ': LINE' (or '' if it wrote nothing), for the GATE-GIT-UNREADABLE reason."""
     proc.kill()
     try:
         _, err = proc.communicate(timeout=2)
-    except (subprocess.TimeoutExpired, ValueError, OSError):
+    except (spawn.TimedOut, ValueError, OSError):
         err = b""
     lines = (err or b"").decode("utf-8", "replace").strip().splitlines()
     return f": {lines[-1]}" if lines else ""
@@ -178,7 +207,7 @@ def widen(pipe: IO[bytes]) -> None:
         pass  # an older kernel or another system: the default pipe works, only slower
 
 
-def _records(stream: int, proc: subprocess.Popen[bytes], deadline: float | None) -> Iterator[list[bytes]]:
+def _records(stream: int, proc: spawn.Child, deadline: float | None) -> Iterator[list[bytes]]:
     """NUL-terminated records from a pipe, read in chunks, under the deadline: each chunk's."""
     pending = b""
     while True:
@@ -215,7 +244,7 @@ def shallow_commits(git_dir: str) -> frozenset[str]:
             data = f.read(MAX_SHALLOW_BYTES)
     except OSError:
         return frozenset()
-    return frozenset(line.decode("ascii") for line in data.split(b"\n") if _SHALLOW_LINE.fullmatch(line))
+    return frozenset(line.decode("ascii") for line in data.split(b"\n") if re.fullmatch(_SHALLOW_LINE, line))
 
 
 def walk(git_dir: str, tips: Sequence[str], hide: Iterable[str] | None, deadline: float | None,
@@ -229,10 +258,7 @@ def walk(git_dir: str, tips: Sequence[str], hide: Iterable[str] | None, deadline
     past many hidden refs far faster than libgit2's revwalk, and a missing object is an
     error, never "nothing new".
     """
-    if deadline is not None and deadline - time.monotonic() <= 0:
-        raise GateError("GATE-HOOK-DEADLINE", "out of time before walking history")
-    args = ["git", f"--git-dir={git_dir}", "-c", "i18n.logOutputEncoding=",
-            "rev-list", "--parents", "--header", *tips]
+    args = ["--parents", "--header", *tips]
     data = b""
     if hide is None:
         # Review refs (one per attempt, many) never count as checked: excluding them keeps the
@@ -242,19 +268,54 @@ def walk(git_dir: str, tips: Sequence[str], hide: Iterable[str] | None, deadline
     else:
         args.append("--stdin")
         data = "".join(f"^{oid}\n" for oid in hide).encode("ascii")
+    shallow = shallow_commits(git_dir)
+    for record in _rev_list(git_dir, args, data, deadline):
+        yield _walked(record, messages, shallow)
+
+
+def quick_walk(git_dir: str, tips: Sequence[str], hide: Sequence[str], limit: int, deadline: float | None
+               ) -> tuple[list[WalkedCommit], list[str]] | None:
+    """`git rev-list --parents --header --boundary TIPS --not HIDE`, read whole: the commits (as
+    `walk` yields them, their messages kept) and the boundary (the hidden commits that are a
+    parent of one of them, which git prints after all the others, each marked `-`); None, and git
+    stopped, past `limit` commits."""
+    data = "".join([*(f"{t}\n" for t in tips), *(f"^{h}\n" for h in hide)]).encode("ascii")
+    shallow = shallow_commits(git_dir)
+    walked: list[WalkedCommit] = []
+    boundary: list[str] = []
+    records = _rev_list(git_dir, ["--parents", "--header", "--boundary", "--stdin"], data, deadline)
     try:
-        proc = subprocess.Popen(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                env=environment())
+        for record in records:
+            if record[:1] == b"-":
+                boundary.append(record[1:].partition(b"\n")[0].partition(b" ")[0].decode("ascii", "replace"))
+            elif boundary:
+                raise malformed(f"git rev-list printed a commit after the boundary ({record[:60]!r})")
+            elif len(walked) == limit:
+                return None
+            else:
+                walked.append(_walked(record, True, shallow))
+    finally:
+        records.close()  # (past the limit: git is stopped)
+    return walked, boundary
+
+
+def _rev_list(git_dir: str, args: Sequence[str], data: bytes, deadline: float | None) -> Generator[bytes, None, None]:
+    """The NUL-terminated records of `git rev-list ARGS` (`data` on its stdin), streamed under
+    the deadline; git's failure is GATE-GIT-UNREADABLE with its last line. Closing the iterator
+    early stops git."""
+    if deadline is not None and deadline - time.monotonic() <= 0:
+        raise GateError("GATE-HOOK-DEADLINE", "out of time before walking history")
+    argv = ["git", f"--git-dir={git_dir}", "-c", "i18n.logOutputEncoding=", "rev-list", *args]
+    try:
+        proc = spawn.Child(argv, environment())
     except OSError as exc:
         raise GateError("GATE-GIT-REPOSITORY", f"cannot run git rev-list: {exc.strerror}") from None
-    assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
     widen(proc.stdout)
     errors: list[bytes] = []
     # stderr is drained on the side: a git that warns a lot must not block on a full pipe.
     drain = threading.Thread(target=lambda: errors.append(proc.stderr.read() if proc.stderr else b""),
                              name="gate-rev-list-stderr", daemon=True)
     drain.start()
-    shallow = shallow_commits(git_dir)
     try:
         try:
             proc.stdin.write(data)  # git reads all of --stdin before it prints anything
@@ -262,8 +323,7 @@ def walk(git_dir: str, tips: Sequence[str], hide: Iterable[str] | None, deadline
         except BrokenPipeError:
             pass  # git exited early; its status says why
         for records in _records(proc.stdout.fileno(), proc, deadline):
-            for record in records:
-                yield _walked(record, messages, shallow)
+            yield from records
     finally:
         proc.stdout.close()
         if proc.poll() is None:
@@ -323,7 +383,7 @@ def walk_ids(git_dir: str, tips: Sequence[str], hide: Sequence[str], limit: int,
 #: commit with one more. git converts the commit from its `encoding` to UTF-8 (`--encoding`,
 #: whatever the repository's `i18n.logOutputEncoding`), and reads the fields as C strings: none
 #: can hold a NUL.
-_FULL_ID = re.compile("[0-9a-f]{40}|[0-9a-f]{64}")
+_FULL_ID = "[0-9a-f]{40}|[0-9a-f]{64}"  # (compiled where used)
 _SHOWN_FORMAT = "format:%H%x00%an%x00%ae%x00%cn%x00%ce%x00%B"
 
 
@@ -335,7 +395,7 @@ def shown_commits(git_dir: str, oids: Sequence[str], env: Mapping[str, str] | No
     if not oids:
         return {}
     for oid in oids:
-        if _FULL_ID.fullmatch(oid) is None:  # (anything else, git would read as a revision expression)
+        if re.fullmatch(_FULL_ID, oid) is None:  # (anything else, git would read as a revision expression)
             raise unreadable(f"{oid[:80]!r} is not a full object id")
     args = [f"--git-dir={git_dir}", "log", "--no-walk=unsorted", "--stdin", "--encoding=UTF-8",
             "--no-show-signature", "-z", f"--format={_SHOWN_FORMAT}"]

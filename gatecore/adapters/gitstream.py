@@ -13,15 +13,18 @@ out one call at a time. So inside the hook every read goes to git itself:
   (files, reftable, refs at a path of their own): nothing is read from the directory. The
   symbolic refs among a push's names are one `for-each-ref` and, for the names it does not list,
   one `cat-file` (`unlisted_symbolic`), whatever the number of names and the backend.
-* **walks and ancestry**: `gitcmd.walk` (`rev-list`), `merge-base`.
+* **walks and ancestry**: `gitcmd.walk` (`rev-list`), `gitcmd.quick_walk` (`rev-list
+  --boundary`, read whole: a push's new commits and the hidden parents they stop at), `merge-base`.
 
 Every process gets `gitcmd`'s hardened environment (no replacement objects, no grafts, no
 lazy fetch) and inherits `GIT_DIR` and the quarantine's object directories, so it sees
 exactly the objects the push brought.
 
 Both of git's object formats are read: the repository's, as `git rev-parse
---show-object-format` says it once, gives the width every id is checked against before it
-reaches git, 40 hex digits for sha1 and 64 for sha256, and the all-zero id of that width. An
+--show-object-format` says it once (or, in the pre-receive hook, as the width of the ids
+receive-pack handed it, confirmed by the first full id git prints: `confirm_format`), gives
+the width every id is checked against before it reaches git, 40 hex digits for sha1 and 64
+for sha256, and the all-zero id of that width. An
 object git reports missing is `GATE-GIT-UNREADABLE`; a process that ends or answers out of
 turn is too, and is never asked again (a request that failed leaves the stream out of step).
 """
@@ -38,9 +41,10 @@ from ..errors import GateError, malformed, unreadable
 from ..git.gitmodel import FORMATS, ShownCommit, WalkedCommit
 from . import gitcmd
 
-_OIDS = {name: re.compile(rf"[0-9a-f]{{{f.hexsz}}}") for name, f in FORMATS.items()}
-#: A whole request of ids, one per line, by format (checked in one pass).
-_REQUESTS = {name: re.compile(f"(?:{oid.pattern}\n)*") for name, oid in _OIDS.items()}
+#: An id, and a whole request of ids, one per line (checked in one pass), of a format of `hexsz` digits
+#: (compiled for the repository's format only, by `re`'s own cache: a hook reads one format).
+_OID = r"[0-9a-f]{%d}"
+_REQUEST = "(?:[0-9a-f]{%d}\n)*"
 _HASH_CHUNK = 1 << 20
 _BUFFER = 1 << 16
 #: git's memory for a long read (the whole history's root trees): a 16 MiB cache of delta
@@ -54,11 +58,11 @@ _CHUNK = 64  # blobs asked for at once by each of the two processes
 #: Characters no ref name can hold (git check-ref-format), and for-each-ref would read as a pattern.
 _NOT_IN_REFS = re.compile(r"[*?\[\\\s]")
 #: A ref name `cat-file` reads as that ref alone (no `:`, `^`, `~`, `@{`, `..`: checked apart).
-_PLAIN_REF = re.compile(r"refs/[^\x00-\x20\x7f*?\[\\:^~]+")
+_PLAIN_REF = r"refs/[^\x00-\x20\x7f*?\[\\:^~]+"  # (compiled where used: a create's names only)
 #: What git says (LC_ALL=C) when a name resolves through a symbolic ref to nothing (`expand_ref`).
 _DANGLING = "warning: ignoring dangling symref "
 #: The parents a commit's header names (`missing_parent`).
-_PARENT = re.compile(rb"^parent ([0-9a-f]+)$", re.MULTILINE)
+_PARENT = rb"(?m)^parent ([0-9a-f]+)$"  # (compiled where used: a walk that failed)
 
 
 class _CatFile:
@@ -183,19 +187,22 @@ class GitStream:
     thread-safe; one per process; `close()` (or its collection) ends the git processes it started."""
 
     def __init__(self, git_dir: str, quarantine: str | None = None, workdir: str | None = None,
-                 object_format: str | None = None) -> None:
+                 object_format: str | None = None, *, stated: bool = False) -> None:
         """`quarantine`: git's quarantine directory of the running push (`GIT_QUARANTINE_PATH`),
         if any; it lets `preexisting` tell what this push brought. `workdir`: the work tree
         (a client hook's), if any. `object_format`: as git said it, if the caller asked already
-        (else git is asked here)."""
+        (else git is asked here); with `stated`, as the width of the ids git handed the hook says it
+        (receive-pack writes them in the repository's format), which is not git's word for it yet:
+        the first full id git prints here confirms it (one of another width is
+        GATE-GIT-OBJECT-FORMAT), and `confirm_format` asks git when none did."""
         fmt = gitcmd.object_format(git_dir) if object_format is None else object_format
         if fmt not in FORMATS:
             raise GateError("GATE-GIT-OBJECT-FORMAT", f"{git_dir} uses the object format {fmt[:40]!r}, "
                                                       "which the gate does not know")
         self.object_format = fmt
         self.zero_id = FORMATS[fmt].zero_id
-        self._oid = _OIDS[fmt]
-        self._request = _REQUESTS[fmt]
+        self._oid = re.compile(_OID % FORMATS[fmt].hexsz)
+        self._request = re.compile(_REQUEST % FORMATS[fmt].hexsz)
         self.path = git_dir
         self.quarantine = quarantine
         self.workdir = workdir
@@ -205,6 +212,27 @@ class GitStream:
         #: each ref name `symbolic_targets` listed -> its value as `ref_values` gives it (None: absent
         #: or symbolic): a push's refs are read once (`ref_values` of the same names asks nothing)
         self._listed: dict[str, str | None] = {}
+        self._unconfirmed = stated  # the format is the input's, and no id git printed has confirmed it yet
+
+    # --- the object format ---------------------------------------------------------------
+    def _printed(self, oid: bytes | str) -> None:
+        """A full id git printed (a ref's value, a walked commit): its width is the repository's."""
+        if len(oid) != len(self.zero_id):
+            raise GateError("GATE-GIT-OBJECT-FORMAT", self._other_format(f"git prints ids of {len(oid)} hex digits"))
+        self._unconfirmed = False
+
+    def _other_format(self, what: str) -> str:
+        return (f"{what} in {self.path}, where the ids the hook was handed have {len(self.zero_id)} "
+                f"({self.object_format}): ids of another width than the repository's object format")
+
+    def confirm_format(self) -> None:
+        """GATE-GIT-OBJECT-FORMAT unless the format this reader reads by is the repository's:
+        confirmed already by an id git printed, else asked of git (`rev-parse --show-object-format`)."""
+        if self._unconfirmed:
+            fmt = gitcmd.object_format(self.path)
+            if fmt != self.object_format:
+                raise GateError("GATE-GIT-OBJECT-FORMAT", self._other_format(f"the object format is {fmt[:40]!r}"))
+            self._unconfirmed = False
 
     def _process(self, mode: str) -> _CatFile:
         current = self._batch if mode == "--batch" else self._check
@@ -346,12 +374,26 @@ class GitStream:
              messages: bool = False) -> Iterator[WalkedCommit]:
         start = list(tips)
         try:
-            yield from gitcmd.walk(self.path, start, hide, deadline, messages)
+            walked = gitcmd.walk(self.path, start, hide, deadline, messages)
+            first = next(walked, None)
+            if first is not None:
+                if self._unconfirmed:
+                    self._printed(first.id)
+                yield first
+                yield from walked
         except GateError as exc:
             raise self._unwalkable(exc, start) from None
 
     def shown_commits(self, oids: Sequence[str]) -> dict[str, ShownCommit]:
         return gitcmd.shown_commits(self.path, [self._valid(o) for o in oids])
+
+    def quick_walk(self, tips: Sequence[str], hide: Sequence[str], limit: int, deadline: float | None
+                   ) -> tuple[list[WalkedCommit], list[str]] | None:
+        found = gitcmd.quick_walk(self.path, [self._valid(t) for t in tips], [self._valid(h) for h in hide], limit,
+                                  deadline)
+        if found is not None and self._unconfirmed and (found[0] or found[1]):
+            self._printed(found[0][0].id if found[0] else found[1][0])
+        return found
 
     def walk_ids(self, tips: Sequence[str], hide: Sequence[str], limit: int
                  ) -> list[tuple[str, tuple[str, ...]]] | None:
@@ -392,7 +434,7 @@ class GitStream:
                 if kind != "commit" or oid in shallow:
                     continue
                 header = data.split(b"\n\n", 1)[0]
-                for parent in (m.decode("ascii") for m in _PARENT.findall(header)):
+                for parent in (m.decode("ascii") for m in re.findall(_PARENT, header)):
                     if parent in seen or not self._oid.fullmatch(parent):
                         continue
                     if not self.exists(parent):
@@ -425,6 +467,8 @@ class GitStream:
             if line:
                 name, oid, symref = line.split(b"\0")
                 rows.append((name, oid, symref))
+        if rows and self._unconfirmed:
+            self._printed(rows[0][1])
         return rows
 
     def ref_targets(self, keep: Callable[[bytes], bool] | None = None) -> dict[bytes, str]:
@@ -474,7 +518,7 @@ class GitStream:
         `git symbolic-ref` (a push creating 1,000 branches costs one process, not 1,000). A
         name cat-file would read as more than a ref name, or anything else git says on stderr,
         sends every name to `symbolic-ref` (the certain way, one process each)."""
-        plain = [n for n in names if _PLAIN_REF.fullmatch(n) and ".." not in n and "@{" not in n]
+        plain = [n for n in names if re.fullmatch(_PLAIN_REF, n) and ".." not in n and "@{" not in n]
         plain_set = set(plain)
         ask = [n for n in names if n not in plain_set]
         if plain:

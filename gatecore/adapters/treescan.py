@@ -35,12 +35,11 @@ from __future__ import annotations
 
 import contextlib
 import json
-import subprocess
 from collections.abc import Callable, Sequence
 from typing import IO
 
 from ..errors import GateError, unreadable
-from . import gitcmd
+from . import gitcmd, spawn
 
 
 class TreeScanner:
@@ -52,7 +51,7 @@ class TreeScanner:
         worker must say it runs (`server.launch.identity` of the hook itself)."""
         self.argv = list(argv)
         self.identity = identity
-        self.proc: subprocess.Popen[bytes] | None = None
+        self.proc: spawn.Child | None = None
         self.stdin: IO[bytes] | None = None
         self.stdout: IO[bytes] | None = None
         self.broken = False

@@ -27,8 +27,11 @@ from ..git.grammar import Commit
 from ..git.objects import Objects
 from ..git.refs import display
 from ..git.treediff import Change, NamePatterns, NameSearch, TreeDiff, name_pattern
-from ..signing.signatures import SignatureChecker
 from ..valueclass import valueclass
+
+TYPE_CHECKING = False  # (not typing's: the hooks import this module and nothing of typing)
+if TYPE_CHECKING:
+    from ..signing.signatures import SignatureChecker
 
 
 def change_kind(old_mode: int, new_mode: int) -> str:
@@ -333,6 +336,23 @@ def commit_violations(checker: FrozenChecker, commit: Commit, rules: Sequence[Fr
     bad: list[BadMode] = []
     written = checker.written(commit, applicable, bad)
     return _violations(by_rule, applicable, written, bad, ref, label or commit.id)
+
+
+def unread_violations(checker: FrozenChecker, commit: Commit, rules: Sequence[FreezeRule], ref: str,
+                      pusher: str | None) -> list[Violation]:
+    """`commit_violations` of a walked commit every one of `rules` restricts whatever it says of
+    itself (`FreezeRule.any_author`), read from a walk that may not have kept its message: what it
+    writes first, and only if it writes a frozen path (or a non-canonical mode), who wrote it, from
+    the commit as its object holds it (its message, as `git log` shows it where it names an
+    encoding): the identity and evidence `commit_violations` reports, which raise where the
+    identities cannot be read as git reads them, as they do there."""
+    bad: list[BadMode] = []
+    written = checker.written(commit, rules, bad)
+    if not written and not bad:
+        return []
+    by_rule = _restricting(checker, checker.objects.commit(commit.id), rules, pusher)
+    applicable = [r for r in rules if r.index in by_rule]
+    return _violations(by_rule, applicable, written, bad, ref, commit.id)
 
 
 @valueclass(frozen=True, slots=True)

@@ -19,14 +19,19 @@ than git's own walk:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
-from typing import Protocol
+from collections.abc import Callable, Iterable, Iterator, Sequence
 
 from ..configuration.policy import FreezeRule, Signals
 from ..findings import Violation
 from ..git.grammar import Commit
 from ..git.treediff import Change
-from .frozen import FrozenChecker, SignalReader, commit_violations, rules_key, trailer_keys
+from .frozen import FrozenChecker, SignalReader, commit_violations, rules_key, trailer_keys, unread_violations
+
+TYPE_CHECKING = False  # (not typing's: the hooks import this module and nothing of typing)
+if TYPE_CHECKING:
+    from typing import Protocol
+else:
+    from ..valueclass import Protocol
 
 Pair = tuple[str | None, str | None]
 
@@ -190,34 +195,48 @@ def walk_violations(batches: Batches, commits: Iterable[Commit], rules: Sequence
     restricted: dict[tuple[str, str, Signals | None], list[FreezeRule]] = {}  # identities repeat: match once
     picked: list[tuple[Commit, list[FreezeRule]]] = []
     out: list[Violation] = []
+    # Every rule restricts every commit (`authors = ["*"]`): no identity, name, trailer or signature is
+    # read to decide, only to report what a commit is refused for (`unread_violations`).
+    everyone = list(rules) if rules and all(r.any_author for r in rules) else None
+    violations = commit_violations if everyone is None else unread_violations
 
     def check(batch: Sequence[tuple[Commit, list[FreezeRule]]]) -> None:
         touched = batches.prepare(batch)
         for c, _ in batch:
             if c.id in touched:
-                out.extend(commit_violations(checker, c, rules, ref, pusher))
+                out.extend(violations(checker, c, rules, ref, pusher))
 
-    if checker.signatures is not None and any(r.signers for r in rules):
-        commits = list(commits)
-        checker.signatures.prefetch([c.id for c in commits])
-    # A commit's signals can restrict it only through names, signers or a trailer whose key a rule
-    # reads: without those they are read as none at all (`SignalReader`; a commit git re-encodes
-    # is read whatever its raw bytes: what git shows may hold a trailer).
-    read_signals = SignalReader(rules, checker.signatures, trailer_keys(rules))
-    for c in commits:
-        idents = c.idents
-        if idents is None or (c.reencoded and c.shown is None):
-            idents = c.identities()  # raises
-        seen = read_signals(c)
-        key = (idents[0].email, idents[1].email, seen)
-        applicable = restricted.get(key)
-        if applicable is None:
-            applicable = restricted[key] = [r for r in rules if r.restricted_identity(*key[:2], pusher, key[2])
-                                            is not None]
-        if applicable:
-            picked.append((c, applicable))
-            if len(picked) >= BATCH_COMMITS:
-                check(picked)
-                picked = []
+    def restricting() -> Iterator[tuple[Commit, list[FreezeRule]]]:
+        """Each commit some rule restricts, with those rules."""
+        if everyone is not None:
+            for c in commits:
+                yield c, everyone
+            return
+        found = commits
+        if checker.signatures is not None and any(r.signers for r in rules):
+            found = list(commits)
+            checker.signatures.prefetch([c.id for c in found])
+        # A commit's signals can restrict it only through names, signers or a trailer whose key a rule
+        # reads: without those they are read as none at all (`SignalReader`; a commit git re-encodes
+        # is read whatever its raw bytes: what git shows may hold a trailer).
+        read_signals = SignalReader(rules, checker.signatures, trailer_keys(rules))
+        for c in found:
+            idents = c.idents
+            if idents is None or (c.reencoded and c.shown is None):
+                idents = c.identities()  # raises
+            seen = read_signals(c)
+            key = (idents[0].email, idents[1].email, seen)
+            applicable = restricted.get(key)
+            if applicable is None:
+                applicable = restricted[key] = [r for r in rules if r.restricted_identity(*key[:2], pusher, key[2])
+                                                is not None]
+            if applicable:
+                yield c, applicable
+
+    for job in restricting():
+        picked.append(job)
+        if len(picked) >= BATCH_COMMITS:
+            check(picked)
+            picked = []
     check(picked)
     return out

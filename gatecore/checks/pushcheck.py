@@ -20,7 +20,7 @@ Walking only what is new, cheaply (the server): excluding every branch and tag c
 one commit lookup per ref (about 120 ms at 50,000 refs), on every push. Most pushes bring
 their new commits with them, and then a narrower exclusion gives the same set: first the
 commits reachable from the updated refs' new values and not from their current values on
-the server (C, listed by id, at most `QUICK_WALK_LIMIT`). C holds every commit the full
+the server (C, read whole, at most `QUICK_WALK_LIMIT`). C holds every commit the full
 exclusion would find, and maybe more. Those it holds in excess (already reachable from some
 branch or tag) are, with their ancestors, in the repository's own object store; so if
 they exist, one of C's roots (a commit none of whose parents is in C) is among them. If no
@@ -29,6 +29,17 @@ the new set and it is walked with the narrow exclusion; otherwise the full one. 
 the set is the same; a reader that cannot tell (no quarantine) always takes the full one,
 and so does a push that only creates refs (there is nothing narrower to exclude: C is all
 the new refs reach).
+
+C is read once per push (`QuickWalk`: `rev-list --parents --header --boundary`, the commits
+with their headers and messages, then the boundary: the hidden commits that are a parent of
+one in C), and it answers two more questions the ref rules ask, which git was asked one by
+one before: every id git printed is a commit (the type check of a branch's new value, the
+peeling of old and new values), and an old value that is a parent of a commit of C which the
+new value reaches through C is an ancestor of it (a fast-forward). Only what it proves is
+taken from it; a pair it does not prove is asked of git (`merge_bases`), an id it did not
+print too (`cat-file`). C as read is also the scope's walk with the narrow exclusion (the
+same tips, the same exclusion, the same order: `--boundary` only adds the boundary after the
+rest), so when the roots prove it exact, git does not walk again.
 """
 
 from __future__ import annotations
@@ -38,6 +49,7 @@ from collections.abc import Iterator, Sequence
 from ..configuration.policy import FreezeRule, Policy, RefGlob
 from ..errors import GateError
 from ..findings import Violation
+from ..git.gitmodel import GitReader, WalkedCommit
 from ..git.grammar import Commit
 from ..git.limits import Progress, check_ref_updates
 from ..git.objects import Objects
@@ -52,10 +64,13 @@ from ..git.refs import (
     display,
     through_symbolic,
 )
-from ..signing.signatures import REQUIRED_CODES, SignatureChecker, TrustedKeys
 from ..valueclass import field, replace, valueclass
 from .frozen import FrozenChecker, discarded_violations
 from .frozenbatch import Batches, PairScan, walk_violations
+
+TYPE_CHECKING = False  # (not typing's: the hooks import this module and nothing of typing)
+if TYPE_CHECKING:
+    from ..signing.signatures import SignatureChecker, TrustedKeys
 
 #: Existing refs under these prefixes count as already checked (they came in through the gate).
 CHECKED_PREFIXES = (b"refs/heads/", b"refs/tags/")
@@ -89,6 +104,62 @@ def _in_scope(scope: tuple[RefGlob, ...] | None, ref: str) -> bool:
     return scope is None or any(g.matches(ref) for g in scope)
 
 
+class QuickWalk:
+    """One walk of a push's new commits that answers three questions for the price of one git
+    process (module docstring): `rev-list --parents --header --boundary TIPS --not HIDE`, TIPS the
+    updated refs' new values, HIDE the current values of those that are branches or tags, read
+    whole up to `QUICK_WALK_LIMIT` commits.
+
+    * **Which ids are commits**: every id git printed, walked or boundary (`ids`).
+    * **Which old values are ancestors of their new ones** (`ancestor`): an old value that is a
+      parent of a walked commit which the new value reaches through walked commits is its ancestor.
+      Nothing else is concluded from it: a pair it does not prove is asked of git.
+    * **Which commits are new** (`exact`): the walked ones, when no root of them (a walked commit
+      none of whose parents was walked) is outside git's quarantine; then they are the scope's
+      walk, already read, and git is not asked to walk again."""
+
+    def __init__(self, tips: list[str], hide: list[str], walked: list[WalkedCommit] | None,
+                 boundary: list[str]) -> None:
+        self.tips = tips
+        self.hide = hide
+        self.walked = walked  # None: more than QUICK_WALK_LIMIT commits (git was stopped)
+        self.ids = {w.id for w in walked or ()} | set(boundary)
+        self._parents = {w.id: w.git_parents for w in walked or ()}
+        self._exact: bool | None = None
+
+    def serves(self, tips: Sequence[str], hide: Sequence[str]) -> bool:
+        """This is the walk of `tips` not reaching `hide` (the same ids, in any order)."""
+        return set(tips) == set(self.tips) and set(hide) == set(self.hide)
+
+    def ancestor(self, old: str, new: str) -> bool:
+        """`old` is proven an ancestor of `new` (False: not proven either way)."""
+        if new not in self._parents:
+            return False
+        seen = {new}
+        level = [new]
+        while level:
+            following = []
+            for oid in level:
+                for parent in self._parents[oid]:
+                    if parent == old:
+                        return True
+                    if parent in self._parents and parent not in seen:
+                        seen.add(parent)
+                        following.append(parent)
+            level = following
+        return False
+
+    def exact(self, reader: GitReader) -> bool:
+        """The walked commits are exactly the new ones (asked of git once: whether their roots
+        are outside the quarantine)."""
+        if self._exact is None:
+            walked = self.walked or []
+            roots = [w.id for w in walked if not any(p in self._parents for p in w.git_parents)]
+            present = reader.preexisting(roots) if self.walked is not None else None
+            self._exact = present is not None and not present
+        return self._exact
+
+
 class PushChecker:
     def __init__(self, objects: Objects, policy: Policy, pusher: str,
                  existing: dict[bytes, str] | None, deadline: float | None = None,
@@ -105,8 +176,13 @@ class PushChecker:
         self.deadline = deadline
         self.frozen = FrozenChecker(objects, whole_change=policy.noncanonical_modes == "refuse")
         self.batches = Batches(self.frozen, scan)
-        self.signatures = None if signers is None else SignatureChecker(objects, signers)
+        self.signatures: SignatureChecker | None = None
+        if signers is not None:  # (a policy that reads no signature imports nothing of them)
+            from ..signing.signatures import SignatureChecker
+
+            self.signatures = SignatureChecker(objects, signers)
         self.frozen.signatures = self.signatures
+        self.quick: QuickWalk | None = None
 
     @property
     def existing(self) -> dict[bytes, str]:
@@ -150,7 +226,9 @@ class PushChecker:
         self._refuse_lost(plain, absent)
         pairs = {(a, b) for u in plain if not (u.is_create or u.is_delete or u.old in absent)
                  if (a := peeled[u.old]) is not None and (b := peeled[u.new]) is not None and a != b}
-        bases = self.reader.merge_bases(sorted(pairs))
+        quick = self.quick
+        proven = {(a, b): a for a, b in pairs if quick is not None and quick.ancestor(a, b)}
+        bases = {**self.reader.merge_bases(sorted(pairs - proven.keys())), **proven}
         out: list[Violation] = []
         for u in updates:
             if u.old in absent and not u.is_delete:
@@ -240,8 +318,11 @@ class PushChecker:
             # One walk for all the scope's updates (walking ref by ref re-walks shared history).
             hide, how = self._hide(scope, in_scope)
             report.walks.append(how)
-            commits = self.objects.walk([u.new for u in in_scope], hide, self.deadline,
-                                        messages=any(r.reads_messages for r in rules), limit=self._limit(scope))
+            # (rules that each restrict every commit read no message: `walk_violations`)
+            messages = any(r.reads_messages for r in rules) and not all(r.any_author for r in rules)
+            commits = self.objects.walk([u.new for u in in_scope], hide, self.deadline, messages=messages,
+                                        limit=self._limit(scope),
+                                        walked=self._walked(in_scope, hide))
             found = walk_violations(self.batches, self._counted(commits, report), rules, "", self.pusher)
             out += [replace(v, ref=self._first_ref(in_scope, v.commit)) for v in found]
         return out
@@ -259,20 +340,60 @@ class PushChecker:
                    if name.startswith(CHECKED_PREFIXES) and _in_scope(scope, name.decode("utf-8", "surrogateescape"))]
         return checked, "all-refs"
 
+    def _narrowable(self, in_scope: Sequence[RefUpdate]) -> bool:
+        """Whether excluding only the updated refs' current values can be tried (module docstring)."""
+        if self._existing is not None or len(in_scope) > QUICK_WALK_REFS or self.reader.preexisting(()) is None:
+            return False
+        # All creates: nothing to exclude but every branch and tag: the narrow set is all the new refs
+        # reach, their whole history unless it is all new (a first push, where git's full
+        # exclusion costs nothing either). Listing up to QUICK_WALK_LIMIT of it to find out
+        # would only cost a walk.
+        return not all(u.is_create for u in in_scope)
+
+    def _current(self, in_scope: Sequence[RefUpdate]) -> list[str]:
+        """The current values of the updated refs that count as checked (branches and tags)."""
+        names = [u.ref for u in in_scope
+                 if u.raw_ref.startswith(CHECKED_PREFIXES) and not u.ref.startswith(REVIEW_PREFIX)]
+        return list(self.reader.ref_values(names).values()) if names else []
+
+    def _quick_walk(self, updates: Sequence[RefUpdate]) -> QuickWalk | None:
+        """The push's quick walk (`QuickWalk`), over the updates a rule walks (the plain refs' creates
+        and updates), when the narrow exclusion can be tried for them; None when it cannot, or when
+        git cannot walk them (a non-commit tip, a missing object: the questions are then asked one
+        by one, as the walk would have asked them, and fail as they fail)."""
+        tips_of = [u for u in updates if not (u.is_delete or u.ref in RESERVED_PARENTS
+                                               or u.ref.startswith(GATE_PREFIX))]
+        if not tips_of or not self._narrowable(tips_of):
+            return None
+        tips, hide = [u.new for u in tips_of], self._current(tips_of)
+        try:
+            found = self.reader.quick_walk(tips, hide, QUICK_WALK_LIMIT, self.deadline)
+        except GateError as exc:
+            if exc.code == "GATE-HOOK-DEADLINE":
+                raise
+            return None
+        walked, boundary = found if found is not None else (None, [])
+        quick = QuickWalk(tips, hide, walked, boundary)
+        self.objects.note_commits(quick.ids)
+        return quick
+
+    def _walked(self, in_scope: Sequence[RefUpdate], hide: list[str] | None) -> list[WalkedCommit] | None:
+        """The quick walk's commits when it is this walk (the same tips, the same exclusion), else
+        None (git walks)."""
+        quick = self.quick
+        if quick is None or quick.walked is None or hide is None or not quick.serves([u.new for u in in_scope], hide):
+            return None
+        return quick.walked
+
     def _narrow_hide(self, in_scope: Sequence[RefUpdate]) -> list[str] | None:
         """The updated refs' current values, when excluding only them is proven to find the same
         commits as excluding every branch and tag (module docstring); else None."""
-        if self._existing is not None or len(in_scope) > QUICK_WALK_REFS or self.reader.preexisting(()) is None:
+        if not self._narrowable(in_scope):
             return None
-        if all(u.is_create for u in in_scope):
-            # Nothing to exclude but every branch and tag: the narrow set is all the new refs
-            # reach, their whole history unless it is all new (a first push, where git's full
-            # exclusion costs nothing either). Listing up to QUICK_WALK_LIMIT of it to find out
-            # would only cost a walk.
-            return None
-        names = [u.ref for u in in_scope
-                 if u.raw_ref.startswith(CHECKED_PREFIXES) and not u.ref.startswith(REVIEW_PREFIX)]
-        hide = list(self.reader.ref_values(names).values()) if names else []
+        hide = self._current(in_scope)
+        quick = self.quick
+        if quick is not None and quick.serves([u.new for u in in_scope], hide):
+            return hide if quick.exact(self.reader) else None  # (more than the limit: not exact)
         tips = [c for c in (self.objects.peel_to_commit(u.new) for u in in_scope) if c is not None]
         listed = self.reader.walk_ids(tips, hide, QUICK_WALK_LIMIT) if tips else []
         if listed is None:
@@ -308,6 +429,7 @@ class PushChecker:
                     "probe objects are visible to the hook; the probe is never accepted", commit=u.new))
         applied, refused = self._as_applied(normal)
         report.violations += refused
+        self.quick = self._quick_walk(applied)
         report.violations += self._ref_violations(applied)
         # Ledger and receipt refs hold sealed records, validated structurally instead.
         plain = [u for u in applied if not u.ref.startswith(GATE_PREFIX)]
@@ -324,8 +446,11 @@ class PushChecker:
         in_scope = [u for u in updates if not u.is_delete and _in_scope(scope, u.ref)] if scope else []
         if not in_scope or self.signatures is None:
             return []
+        from ..signing.signatures import REQUIRED_CODES
+
         hide, _how = self._hide(scope, in_scope)
-        commits = list(self.objects.walk([u.new for u in in_scope], hide, self.deadline, limit=self._limit(scope)))
+        commits = list(self.objects.walk([u.new for u in in_scope], hide, self.deadline, limit=self._limit(scope),
+                                         walked=self._walked(in_scope, hide)))
         self.signatures.prefetch([c.id for c in commits])
         out = []
         for c in commits:

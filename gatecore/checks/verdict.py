@@ -9,13 +9,17 @@ always reject.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Literal
 
-from ..configuration.policy import Mode
 from ..findings import Violation, unique_in_order
 from ..valueclass import valueclass
 
-Decision = Literal["accept", "reject", "evaluate-reject"]  # what the audit log records
+TYPE_CHECKING = False  # (not typing's: the hooks import this module and nothing of typing)
+if TYPE_CHECKING:
+    from typing import Literal
+
+    from ..configuration.policy import Mode
+
+    Decision = Literal["accept", "reject", "evaluate-reject"]  # what the audit log records
 
 #: The codes evaluate mode reports without rejecting.
 EVALUABLE = ("GATE-FROZEN-", "GATE-REF-DELETE", "GATE-REF-FORCE")

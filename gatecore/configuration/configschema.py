@@ -28,7 +28,8 @@ model's dump, every key present) from a cache next to the file (`adapters.files`
 its fast form from it (`Policy.from_plain`, `keys.keyring_from_plain`), which compiles the
 globs and decodes the keys but checks no bound again. The allowed values of every setting
 are `Literal` types defined once beside the plain-value classes (`policy.Mode`, ...,
-`keys.Algorithm`) and used by both.
+`keys.Algorithm`) and used by both (at run time those are tuples of the values, which this
+module makes `typing`'s `Literal` of, below its imports).
 
 Receipts, ledger records and approvals are not configuration: they arrive with pushes and
 are read on the hook's path, which must not import pydantic (about 70 ms a review push), so
@@ -80,6 +81,14 @@ from .policy import (
 )
 from .tables import MAX_TABLE_BYTES
 from .vendors import Vendor, VendorTable, merged
+
+TYPE_CHECKING = False
+if not TYPE_CHECKING:
+    # The settings' `Literal` types are tuples of their values at run time (`valueclass.Literal`: the hooks
+    # import no `typing`); pydantic reads `typing`'s own, made of them here (mypy reads policy's and keys').
+    (Mode, RefAction, ReplaceAction, ModeAction, AnonymousAction, Independence, ModelRun, Algorithm,
+     Purpose) = (Literal[values] for values in (Mode, RefAction, ReplaceAction, ModeAction, AnonymousAction,
+                                                Independence, ModelRun, Algorithm, Purpose))
 
 KEY_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"
 #: Purposes whose verifiers must not hold a secret: an HMAC key would let whoever verifies also seal.

@@ -30,17 +30,21 @@ from __future__ import annotations
 
 import posixpath
 import re
-import unicodedata
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Literal, get_args
 
-from ..valueclass import valueclass
+from ..valueclass import choices, valueclass
 
+TYPE_CHECKING = False  # (not typing's: the hooks import this module and nothing of typing)
 if TYPE_CHECKING:
+    from typing import Any, Literal
+
     from .modelnames import ModelNames
+else:
+    from ..valueclass import Literal  # (at run time each `Literal[...]` below is the tuple of its values)
 
 MAX_POLICY_BYTES = 1 << 20
-#: The allowed values of each setting, defined once: `configschema.PolicyModel` validates with them.
+#: The allowed values of each setting, defined once: `configschema.PolicyModel` validates with them
+#: (it makes `typing`'s `Literal` of each: `configschema.literal`).
 Mode = Literal["enforce", "evaluate"]
 RefAction = Literal["allow", "deny-restricted", "deny"]  # refs.delete, refs.force
 ReplaceAction = Literal["trusted", "allow", "deny"]  # refs.replace
@@ -54,7 +58,7 @@ ANONYMOUS = "anonymous"
 
 def one_of(value: Any, allowed: Any, where: str) -> Any:
     """`value` if it is one of the `Literal` type's values (a validated form always is)."""
-    if not isinstance(value, str) or value not in get_args(allowed):
+    if not isinstance(value, str) or value not in choices(allowed):
         raise ValueError(f"{where}: {value!r}")
     return value
 
@@ -72,7 +76,12 @@ _HFS_IGNORED = dict.fromkeys([0x200C, 0x200D, 0x200E, 0x200F, *range(0x202A, 0x2
 def normalize_path(path: str) -> str:
     """The form frozen-path matching compares: HFS+-ignored code points dropped, NFC,
     case-folded, segment tails (dots, spaces) trimmed."""
-    text = unicodedata.normalize("NFC", path.translate(_HFS_IGNORED)).casefold()
+    if path.isascii():
+        text = path.casefold()  # (NFC and the HFS-ignored code points leave ASCII as it is)
+    else:
+        import unicodedata  # (not on a hook's start-up path unless a name needs it)
+
+        text = unicodedata.normalize("NFC", path.translate(_HFS_IGNORED)).casefold()
     return "/".join(seg.rstrip(" .") or seg for seg in text.split("/"))
 
 
@@ -273,6 +282,12 @@ class FreezeRule:
         """The rule looks at trailers (its own, or `Co-authored-by` emails for `authors`)."""
         return bool(self.authors or self.trailers)
 
+    @property
+    def any_author(self) -> bool:
+        """Some `authors` glob is wildcards only (`authors = ["*"]`): every author's email matches it,
+        so the rule restricts every commit whatever the commit says of itself. Who wrote one is then
+        read only to report a violation of it (its identity and evidence), not to decide."""
+        return any(g.pattern and not g.pattern.strip("*") for g in self.authors)
     def applies_to_ref(self, ref: str) -> bool:
         return self.refs is None or any(g.matches(ref) for g in self.refs)
 

@@ -14,9 +14,14 @@ switched off.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import NamedTuple, Protocol
 
 from ..valueclass import valueclass
+
+TYPE_CHECKING = False  # (not typing's: the hooks import this module and nothing of typing)
+if TYPE_CHECKING:
+    from typing import NamedTuple, Protocol
+else:
+    from ..valueclass import NamedTuple, Protocol
 
 #: git's five canonical tree-entry modes.
 MODE_TREE = 0o040000
@@ -174,6 +179,13 @@ class GitReader(Protocol):
 
     def shown_commits(self, oids: Sequence[str]) -> dict[str, ShownCommit]:
         """Each commit as `git log` shows it, re-encoded by git (one request for all of them)."""
+        ...
+
+    def quick_walk(self, tips: Sequence[str], hide: Sequence[str], limit: int, deadline: float | None
+                   ) -> tuple[list[WalkedCommit], list[str]] | None:
+        """`walk(tips, hide)` read whole, messages included, with its boundary: the hidden commits
+        that are a parent of a walked one (`rev-list --boundary`); None if it finds more than
+        `limit` commits (git stops there)."""
         ...
 
     def walk_ids(self, tips: Sequence[str], hide: Sequence[str], limit: int

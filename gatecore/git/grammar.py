@@ -46,11 +46,16 @@ import codecs
 import re
 from collections.abc import Sequence
 from functools import cache
-from typing import NamedTuple
 
 from ..errors import GateError, malformed
 from ..valueclass import valueclass
 from .gitmodel import MODE_TREE, ObjectFormat, ShownCommit, format_of
+
+TYPE_CHECKING = False  # (not typing's: the hooks import this module and nothing of typing)
+if TYPE_CHECKING:
+    from typing import NamedTuple
+else:
+    from ..valueclass import NamedTuple
 
 MAX_TAG_DEPTH = 16
 

@@ -19,12 +19,15 @@ say the push is fine in any mode (`evaluate` included), as with the deadline.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from typing import TypeVar
 
 from ..errors import GateError
 from ..valueclass import field, valueclass
 
-T = TypeVar("T")
+TYPE_CHECKING = False  # (not typing's: the hooks import this module and nothing of typing)
+if TYPE_CHECKING:
+    from typing import TypeVar
+
+    T = TypeVar("T")
 
 
 @valueclass

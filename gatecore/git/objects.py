@@ -33,13 +33,21 @@ class Objects:
         self._commits: dict[str, Commit] = {}
         self._tree_ids: dict[str, str] = {}  # commit -> tree, for every commit a walk saw
         self._trees: dict[str, dict[bytes, tuple[int, str]]] = {}
+        self._types: dict[str, str] = {}  # id -> type, as git said it (objects never change)
 
     @property
     def zero_id(self) -> str:
         return self.reader.zero_id
 
     def type_of(self, oid: str) -> str:
-        return self.reader.header(oid)[0]
+        got = self._types.get(oid)
+        if got is None:
+            got = self._types[oid] = self.reader.header(oid)[0]
+        return got
+
+    def note_commits(self, oids: Iterable[str]) -> None:
+        """Ids git printed as commits (a walk's, its boundary's): their type is known without asking."""
+        self._types.update(dict.fromkeys(oids, "commit"))
 
     def _read(self, oid: str, want: str) -> bytes:
         kind, data = self.reader.read(oid)
@@ -157,9 +165,13 @@ class Objects:
     RAW_MESSAGE_HELD = 16384
 
     def walk(self, tips: Iterable[str], hide: Iterable[str] | None, deadline: float | None,
-             messages: bool = False, limit: tuple[int, str] | None = None) -> Iterator[Commit]:
+             messages: bool = False, limit: tuple[int, str] | None = None,
+             walked: Sequence[WalkedCommit] | None = None) -> Iterator[Commit]:
         """The commits git's walk finds (`rev-list TIPS --not HIDE`), each parsed here and
         cross-checked: git's parents must be the parents the raw header names.
+
+        `walked`: that walk as git printed it already (a quick walk's commits, their messages
+        kept: `GitReader.quick_walk`), read here instead of asking git again.
 
         `limit` (count, what): past `count` commits the walk is closed and GATE-LIMIT-COMMITS
         raised (`limits.bounded`), counted as git hands them over, before any is held below.
@@ -182,17 +194,21 @@ class Objects:
         from .limits import bounded
         from .trailers import reflowed_alike
 
-        start = [c for c in (self.peel_to_commit(t) for t in tips) if c is not None]
-        if not start:
-            return
-        walked = self.reader.walk(start, hide, deadline, messages)
+        source: Iterable[WalkedCommit]
+        if walked is not None:
+            source = walked if messages else (w._replace(message=b"") for w in walked)
+        else:
+            start = [c for c in (self.peel_to_commit(t) for t in tips) if c is not None]
+            if not start:
+                return
+            source = self.reader.walk(start, hide, deadline, messages)
         if limit is not None:
-            walked = bounded(walked, *limit)
+            source = bounded(source, *limit)
         held: list[Commit] = []
         again: list[str] = []
         encoded: list[str] = []
         tree_ids = self._tree_ids
-        for w in walked:
+        for w in source:
             # (`_walked`, inline: this loop runs once per commit of the push)
             c = parse_commit(w.id, w.header, w.message) if w.headed else self.commit(w.id)
             if c.parent_ids != w.git_parents:

@@ -35,8 +35,9 @@ _GIT_GENERATED = ("Signed-off-by: ", "(cherry picked from commit ")
 #: git's isspace(): Python's str.isspace()/strip() also take \v, \f and Unicode spaces,
 #: which would make the gate miss trailers git sees.
 _WS = " \t\n\r"
-_KEY = re.compile(r"[A-Za-z0-9-]+[ \t]*:")
-_EMAIL = re.compile(r"<([^<>]*)>")
+#: (compiled where used, by `re`'s cache: only a message that holds a trailer a rule reads is parsed)
+_KEY = r"[A-Za-z0-9-]+[ \t]*:"
+_EMAIL = r"<([^<>]*)>"
 
 
 #: A line any reading could take for a trailer starts so (git's find_separator: key characters,
@@ -78,7 +79,7 @@ def may_have(message: bytes) -> bool:
 
 def _separator(line: str) -> int:
     """Where git's find_separator finds ':' (key chars, then optional spaces), or -1."""
-    m = _KEY.match(line)
+    m = re.match(_KEY, line)
     return m.end() - 1 if m else -1
 
 
@@ -236,7 +237,7 @@ def coauthor_emails(trailers: list[tuple[str, str]]) -> list[str]:
     out = []
     for key, value in trailers:
         if key.casefold() == "co-authored-by":
-            m = _EMAIL.search(value)
+            m = re.search(_EMAIL, value)
             if m:
                 out.append(m.group(1).strip())
     return out

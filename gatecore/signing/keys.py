@@ -8,18 +8,23 @@ algorithms and purposes are the `Literal` types below, which the schema uses).
 
 from __future__ import annotations
 
-import base64
+import binascii
 from collections.abc import Mapping
-from typing import Any, Literal, get_args
 
-from ..valueclass import valueclass
+from ..valueclass import choices, valueclass
+
+TYPE_CHECKING = False  # (not typing's: the hooks import this module and nothing of typing)
+if TYPE_CHECKING:
+    from typing import Any, Literal
+else:
+    from ..valueclass import Literal  # (at run time each `Literal[...]` below is the tuple of its values)
 
 MAX_KEYRING_BYTES = 1 << 20
 MAX_KEYFILE_BYTES = 65536
 Algorithm = Literal["ed25519", "hmac-sha256"]
 Purpose = Literal["receipt", "attempt", "approval", "attestation"]
-ALGORITHMS: tuple[str, ...] = get_args(Algorithm)
-PURPOSES: tuple[str, ...] = get_args(Purpose)
+ALGORITHMS: tuple[str, ...] = choices(Algorithm)
+PURPOSES: tuple[str, ...] = choices(Purpose)
 
 
 @valueclass(frozen=True, slots=True)
@@ -59,8 +64,10 @@ def keyring_from_plain(entries: Any) -> Keyring:
             raise TypeError("keyring entry")
         if e["algorithm"] not in ALGORITHMS or e["purpose"] not in PURPOSES:
             raise ValueError("keyring entry")
-        key = VerifyKey(str(e["id"]), e["algorithm"], e["purpose"], base64.b64decode(e["material"], validate=True),
-                        _time(e["not_before"]), _time(e["not_after"]), e["revoked"] is not False)
+        # (base64.b64decode(validate=True) is this call; `base64` is not on a hook's start-up path)
+        material = binascii.a2b_base64(e["material"], strict_mode=True)
+        key = VerifyKey(str(e["id"]), e["algorithm"], e["purpose"], material, _time(e["not_before"]),
+                        _time(e["not_after"]), e["revoked"] is not False)
         if key.id in ring:
             raise ValueError("duplicate key id")
         ring[key.id] = key
@@ -68,6 +75,8 @@ def keyring_from_plain(entries: Any) -> Keyring:
 
 
 def keyring_to_plain(ring: Keyring) -> list[dict[str, Any]]:
+    import base64
+
     return [
         {"id": k.id, "algorithm": k.algorithm, "purpose": k.purpose,
          "material": base64.b64encode(k.material).decode("ascii"),

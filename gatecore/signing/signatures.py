@@ -23,15 +23,19 @@ requirement needs it.
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Protocol
 
 from ..errors import malformed
 from ..git.grammar import split_signature
 from ..git.objects import Objects
 from ..valueclass import valueclass
 
+TYPE_CHECKING = False  # (not typing's: the hooks import this module and nothing of typing)
 if TYPE_CHECKING:
+    from typing import Protocol
+
     from .allowedsigners import AllowedSigners
+else:
+    from ..valueclass import Protocol
 
 _DATE = re.compile(rb" *([0-9]+)")
 #: git's `get_format_by_sig`: which armor names which signature format.

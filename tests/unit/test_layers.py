@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from support.gitutil import AGENT, ROOT, git, git_env
+from support.gitutil import AGENT, HUMAN, ROOT, git, git_env
 from support.server import Server
 
 from gatecore import codes
@@ -270,20 +270,118 @@ def test_a_whole_hook_run_reads_through_git_without_pygit2_or_pydantic(tmp_path:
     assert not set(modules.split()) & set(HOOK_STARTUP_BANNED), sorted(set(modules.split()) & set(HOOK_STARTUP_BANNED))
 
 
-def test_an_update_push_lists_its_refs_once(tmp_path: Path) -> None:
-    """A push updating a branch asks git for its refs once (`for-each-ref` of the names it
-    updates: their symbolic targets and values together), as git traces the hook's commands."""
+#: The standard modules a small push's hook is written with, and what for: it imports no other
+#: (what these import comes with them; the test compares with what they load in the same Python).
+SMALL_PUSH_STANDARD = {
+    "re": "the grammar, names, ids", "json": "the validated caches, the audit line", "threading": "the deadline's "
+    "watchdog, the writers feeding git", "contextlib": "cleanup", "fcntl": "the audit log's lock, pipes that hold "
+    "more", "errno": "reading files", "pwd": "the pusher's account", "gc": "the collector held off (launch.py)",
+    "select": "the children's pipes (spawn.py)", "binascii": "the keyring's keys", "_signal": "SIGKILL, SIGPIPE",
+    "collections.abc": "Mapping, Sequence", "encodings.ascii": "ids decoded", "__future__": "annotations as strings",
+}
+#: The project's modules a small fast-forward push loads (an agent's commit: its trees searched).
+SMALL_PUSH_PROJECT = {
+    "gatecore", "gatecore._build", "gatecore.adapters", "gatecore.adapters.config", "gatecore.adapters.environment",
+    "gatecore.adapters.files", "gatecore.adapters.gitcmd", "gatecore.adapters.gitlayout",
+    "gatecore.adapters.gitstream", "gatecore.adapters.spawn", "gatecore.checks", "gatecore.checks.frozen",
+    "gatecore.checks.frozenbatch", "gatecore.checks.pushcheck", "gatecore.checks.verdict", "gatecore.configuration",
+    "gatecore.configuration.policy", "gatecore.configuration.tables", "gatecore.errors", "gatecore.findings",
+    "gatecore.git", "gatecore.git.gitmodel", "gatecore.git.grammar", "gatecore.git.limits", "gatecore.git.objects",
+    "gatecore.git.refs", "gatecore.git.trailers", "gatecore.git.treediff", "gatecore.pipeline", "gatecore.signing",
+    "gatecore.signing.keys", "gatecore.valueclass", "hooks", "server", "server.audit", "server.deadline",
+    "server.installation", "server.prereceive",
+}
+
+
+def test_a_small_push_imports_what_it_uses_and_nothing_else(tmp_path: Path) -> None:
+    """Issue 47: the hook as receive-pack starts it (launch.py by path) on a small fast-forward push of
+    an agent's commit, accepted: the project's modules it loads are `SMALL_PUSH_PROJECT`, and of the
+    standard library only what a bare start loads and what `SMALL_PUSH_STANDARD` pulls in (no
+    `typing`, `subprocess`, `signal`, `locale`, `base64`, `unicodedata`, `dataclasses`, `pathlib`...)."""
+    server = Server(tmp_path)
+    server.work.write("README", "hello\n")
+    server.work.commit("base")
+    assert server.push("main").returncode == 0
+    hook = (server.bare / "hooks" / "pre-receive").read_text()
+    launch = next(w for w in hook.split() if w.endswith("launch.py"))
+    server.work.write("src/app.py", "x\n")
+    head = server.work.commit("agent", identity=AGENT)
+    git(server.bare, "fetch", "-q", str(server.work.path), "main:refs/incoming")
+    git(server.bare, "update-ref", "-d", "refs/incoming")
+    old = git(server.bare, "rev-parse", "main").stdout.strip()
+    out = subprocess.run([sys.executable, "-I", "-X", "importtime", launch, "server.prereceive", "--gate-dir", "gate"],
+                         cwd=server.bare, capture_output=True, text=True, input=f"{old} {head} refs/heads/main\n",
+                         env={**git_env(), "GIT_DIR": "."}, check=False)
+    loaded = _imported_names(out.stderr)
+    assert out.returncode == 0 and "gatecore.checks.pushcheck" in loaded, out.stderr[-2000:]
+    assert {m for m in loaded if m.split(".")[0] in ("gatecore", "server", "hooks")} == SMALL_PUSH_PROJECT
+    bare = _loaded_by("pass")
+    standard = _loaded_by(f"import {', '.join(SMALL_PUSH_STANDARD)}") | {"_sha256", "_sha2"}
+    extra = {m for m in loaded - bare - standard if m.split(".")[0] not in ("gatecore", "server", "hooks")}
+    assert not extra, f"a small push imports {sorted(extra)}: each costs every push (docs/architecture.md)"
+
+
+def _imported_names(importtime: str) -> set[str]:
+    """The modules `python -X importtime` says were imported."""
+    return {line.rsplit("|", 1)[1].strip() for line in importtime.splitlines()
+            if line.startswith("import time:") and "self [us]" not in line}
+
+
+def _loaded_by(statement: str) -> set[str]:
+    out = subprocess.run([sys.executable, "-I", "-X", "importtime", "-c", statement], capture_output=True, text=True,
+                         check=True)
+    return _imported_names(out.stderr)
+
+
+def _hook_git_commands(trace: str) -> list[str]:
+    """The git commands the pre-receive hook ran, as git traced them (`GIT_TRACE`): those between
+    receive-pack starting the hook and its next command (the hook starts its git processes itself,
+    so git traces no `run_command` for them)."""
+    lines = trace.splitlines()
+    start = next(i for i, line in enumerate(lines) if "run_command:" in line and "hooks/pre-receive" in line)
+    ran = []
+    for line in lines[start + 1:]:
+        if "run_command:" in line:
+            break
+        if "trace: built-in: git " in line or "trace: exec: git" in line:
+            ran.append(line.split("trace: ", 1)[1].split(": ", 1)[1])
+    return ran
+
+
+def _fast_forward(tmp_path: Path, identity: tuple[str, str]) -> list[str]:
+    """The git commands of the hook on a small fast-forward push (one commit on main, which the
+    server has) by `identity`, accepted."""
     server = Server(tmp_path)
     server.work.write("README", "hello\n")
     server.work.commit("base")
     assert server.push("main").returncode == 0
     server.work.write("README", "hello again\n")
-    server.work.commit("agent", identity=AGENT)
+    server.work.commit("next", identity=identity)
     trace = tmp_path / "trace"
     pushed = server.push("main", pusher_env={"GIT_TRACE": str(trace)})
     assert pushed.returncode == 0, pushed.stderr
-    listings = [line for line in trace.read_text().splitlines()  # (git's own listings have other formats)
-                if "built-in: git" in line and "for-each-ref" in line and "%(symref)" in line]
+    return _hook_git_commands(trace.read_text())
+
+
+def test_a_small_fast_forward_push_starts_three_git_processes(tmp_path: Path) -> None:
+    """Issue 47: the refs listed once (their symbolic targets and values), one walk of what the push
+    brings (which ids are commits, whether main moves forward, which commits are new:
+    `pushcheck.QuickWalk`), one question outside the quarantine (whether that walk is exact). The
+    object format is the width of the ids on the hook's stdin, confirmed by the first id git prints."""
+    ran = _fast_forward(tmp_path, HUMAN)
+    assert [" ".join(c.split()[:2]) for c in ran] == ["git for-each-ref", "git rev-list", "git cat-file"], ran
+    assert "%(symref)" in ran[0] and "--boundary" in ran[1] and "%(objecttype)" in ran[2]
+
+
+def test_reading_a_restricted_commits_trees_is_one_process_more(tmp_path: Path) -> None:
+    """An agent's commit (restricted: its trees searched for the frozen names) adds one `cat-file
+    --batch`, which every object the push reads goes through. The quarantine question cannot ride on
+    it: git answers it with the quarantine out of sight, and the trees are in the quarantine."""
+    ran = _fast_forward(tmp_path, AGENT)
+    assert [" ".join(c.split()[:2]) for c in ran] == ["git for-each-ref", "git rev-list", "git cat-file",
+                                                       "git cat-file"], ran
+    assert ran[3].endswith("cat-file --batch")
+    listings = [c for c in ran if "for-each-ref" in c]  # the refs listed once
     assert len(listings) == 1, listings
 
 

@@ -201,3 +201,116 @@ def test_the_package_makes_its_value_classes_with_one_idiom() -> None:
              if p.name != "valueclass.py" and ("@dataclass" in p.read_text() or "import dataclasses" in p.read_text()
                                                 or "from dataclasses import" in p.read_text())]
     assert found == []
+
+
+# --- typing's class forms without typing (the hooks' modules take these at run time) ---------------
+
+def _named(base: Any) -> type:
+    class Walked(base):  # type: ignore[misc,valid-type]
+        """A walked commit."""
+
+        id: str
+        parents: tuple[str, ...]
+        header: bytes
+        headed: bool = True
+        shallow: bool = False
+
+        @property
+        def first(self) -> str | None:
+            return self.parents[0] if self.parents else None
+
+        def label(self) -> str:
+            return f"{self.id}:{len(self.parents)}"
+
+    return Walked
+
+
+def test_the_named_tuple_stand_in_makes_what_typing_makes() -> None:
+    import typing
+
+    ours, theirs = _named(vc.NamedTuple), _named(typing.NamedTuple)
+    for cls in (ours, theirs):
+        assert issubclass(cls, tuple) and cls.__mro__[1:] == (tuple, object)
+    assert ours._fields == theirs._fields == ("id", "parents", "header", "headed", "shallow")
+    assert ours._field_defaults == theirs._field_defaults == {"headed": True, "shallow": False}
+    assert ours.__doc__ == theirs.__doc__ == "A walked commit."
+    assert (ours.__name__, ours.__qualname__, ours.__module__) == (theirs.__name__, theirs.__qualname__,
+                                                                   theirs.__module__)
+    assert list(ours.__annotations__) == list(theirs.__annotations__)
+    a, b = ours("c1", ("p",), b"h"), theirs("c1", ("p",), b"h")
+    assert tuple(a) == tuple(b) == ("c1", ("p",), b"h", True, False)
+    assert repr(a).replace("Walked", "X") == repr(b).replace("Walked", "X")
+    assert (a.first, a.label()) == (b.first, b.label()) == ("p", "c1:1")
+    assert a._replace(headed=False) == b._replace(headed=False)
+    assert a._asdict() == b._asdict()
+    assert ours._make(["x", (), b"", True, True]) == theirs._make(["x", (), b"", True, True])
+    assert ours("x", (), b"", shallow=True).shallow and copy.copy(a) == a
+
+
+def test_the_named_tuple_stand_in_refuses_what_typing_refuses() -> None:
+    import typing
+
+    for base in (vc.NamedTuple, typing.NamedTuple):
+        with pytest.raises(TypeError):
+            class Bad(base):  # type: ignore[misc,valid-type]
+                a: int = 1
+                b: int
+        with pytest.raises(AttributeError):
+            class Worse(base):  # type: ignore[misc,valid-type]
+                a: int
+
+                def _replace(self) -> None: ...
+
+
+def test_named_tuples_the_hooks_make_pickle() -> None:
+    from gatecore.git.gitmodel import WalkedCommit
+
+    w = WalkedCommit("c", ("p",), b"tree t\n", b"m")
+    assert pickle.loads(pickle.dumps(w)) == w and type(pickle.loads(pickle.dumps(w))) is WalkedCommit
+
+
+def test_a_literal_is_the_tuple_of_its_values_at_run_time() -> None:
+    import typing
+
+    from gatecore.configuration import configschema, policy
+    from gatecore.signing import keys
+
+    assert vc.Literal["a", "b"] == ("a", "b") and vc.Literal["a"] == ("a",)
+    assert vc.choices(vc.Literal["a", "b"]) == vc.choices(typing.Literal["a", "b"]) == ("a", "b")
+    assert policy.Mode == ("enforce", "evaluate") and keys.ALGORITHMS == ("ed25519", "hmac-sha256")
+    # what pydantic validates with is typing's own Literal of the same values
+    for name in ("Mode", "RefAction", "ReplaceAction", "ModeAction", "AnonymousAction", "Independence", "ModelRun"):
+        made = getattr(configschema, name)
+        assert typing.get_origin(made) is typing.Literal and typing.get_args(made) == getattr(policy, name), name
+    for name in ("Algorithm", "Purpose"):
+        assert typing.get_args(getattr(configschema, name)) == getattr(keys, name), name
+
+
+@pytest.mark.parametrize("kind", KINDS.values(), ids=list(KINDS))
+def test_the_constructor_before_it_is_generated_makes_what_the_generated_one_makes(kind: dict[str, bool]) -> None:
+    """A class's first `GENERATED_AFTER` instances are made without generating its `__init__`
+    (an `exec`, most of a class's cost): the same fields, defaults, factories and errors as after."""
+    calls: list[tuple[tuple[Any, ...], dict[str, Any]]] = [
+        (("x",), {}), (("x", 4), {}), ((), {"name": "x", "size": 4, "tags": ["t"], "note": "n"}),
+        (("y",), {"tags": ["a"]}), ((), {}), (("x", 1, [], None, 9), {}), (("x",), {"name": "y"}),
+        (("x",), {"cache": {}}), (("x",), {"nope": 1}),
+    ]
+
+    def made(cls: type, args: tuple[Any, ...], kwargs: dict[str, Any]) -> object:
+        try:
+            obj = cls(*args, **kwargs)
+        except TypeError as exc:
+            return ("TypeError", str(exc).replace(cls.__qualname__, "C"))
+        return (repr(obj), [getattr(obj, f) for f in ("name", "size", "tags", "note", "cache")])
+
+    after = _pair(kind)[1]
+    for _ in range(vc.GENERATED_AFTER + 1):
+        after("warm")  # (its own `__init__` generated now)
+    assert type(after.__dict__["__init__"]).__name__ == "function"
+    for args, kwargs in calls:
+        before = _pair(kind)[1]  # (a class of its own for each call: an error generates its `__init__`)
+        assert type(before.__dict__["__init__"]).__name__ == "_DeferredInit"
+        assert made(before, args, kwargs) == made(after, args, kwargs), (args, kwargs)
+    import inspect
+
+    assert inspect.signature(_pair(kind)[1].__init__) == inspect.signature(after.__init__)

@@ -1,0 +1,100 @@
+"""`gatecore.adapters.spawn` (the hooks' children without `subprocess`) does what `subprocess` does
+for what the gate uses of it: the status (a signal as its negative), stdout and stderr apart, input
+larger than any pipe holds while the child writes as much back (no deadlock), a timeout that kills,
+a child that cannot start, and nothing of this process's descriptors or ignored signals in the child."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from gatecore.adapters import spawn
+
+PY = sys.executable
+
+
+def _both(argv: list[str], data: bytes | None = None) -> tuple[tuple[int, bytes, bytes], tuple[int, bytes, bytes]]:
+    ours = spawn.run(argv, data, dict(os.environ), None)
+    done = subprocess.run(argv, input=data, capture_output=True, check=False)
+    return ours, (done.returncode, done.stdout, done.stderr)
+
+
+@pytest.mark.parametrize("program", [
+    "import sys; sys.stdout.write('out'); sys.stderr.write('err'); sys.exit(3)",
+    "import sys; sys.stdout.buffer.write(sys.stdin.buffer.read()[::-1])",
+    "import os, signal; os.kill(os.getpid(), signal.SIGTERM)",
+    "pass",
+])
+def test_status_and_output_are_subprocess_s(program: str) -> None:
+    ours, theirs = _both([PY, "-c", program], b"abc\x00def")
+    assert ours == theirs
+
+
+def test_input_and_output_larger_than_a_pipe_do_not_deadlock() -> None:
+    """8 MiB in while 8 MiB (and 1 MiB of stderr) come back: written as the child reads."""
+    data = os.urandom(1 << 23)
+    program = ("import sys; d = sys.stdin.buffer.read(); sys.stderr.buffer.write(d[:1 << 20]); "
+               "sys.stdout.buffer.write(d)")
+    status, out, err = spawn.run([PY, "-c", program], data, None, 60)
+    assert (status, out, err) == (0, data, data[:1 << 20])
+
+
+def test_a_child_that_stops_reading_its_input_is_no_error() -> None:
+    status, out, _ = spawn.run([PY, "-c", "import sys; sys.stdout.write(sys.stdin.read(3))"], b"x" * (1 << 22),
+                               None, 60)
+    assert (status, out) == (0, b"xxx")
+
+
+def test_a_timeout_kills_the_child(tmp_path: Path) -> None:
+    started = time.monotonic()
+    with pytest.raises(spawn.TimedOut):
+        spawn.run([PY, "-c", "import time; time.sleep(30)"], None, None, 0.5)
+    assert time.monotonic() - started < 10
+
+
+def test_a_child_that_cannot_start_is_an_os_error() -> None:
+    with pytest.raises(OSError):
+        spawn.run(["no-such-program-of-the-gate"], None, None, None)
+    with pytest.raises(OSError):
+        spawn.Child(["no-such-program-of-the-gate"])
+
+
+def test_the_child_gets_its_three_pipes_and_no_other_descriptor(tmp_path: Path) -> None:
+    """A descriptor this process inherited (made inheritable here, as a parent could leave one) does
+    not reach the child, as `subprocess`'s `close_fds` keeps it out; SIGPIPE is the default there."""
+    r, w = os.pipe()
+    os.set_inheritable(w, True)
+    try:
+        status, listed, _ = spawn.run(["ls", "/proc/self/fd"], None, None, 30)
+        _, proc_status, _ = spawn.run(["cat", "/proc/self/status"], None, None, 30)
+    finally:
+        os.close(r)
+        os.close(w)
+    assert status == 0
+    assert [fd for fd in map(int, listed.split()) if fd > 2] in ([], [3]), listed  # (3: the listing's own)
+    ignored = next(int(line.split()[1], 16) for line in proc_status.decode().splitlines()
+                   if line.startswith("SigIgn:"))
+    assert not ignored & (1 << (signal.SIGPIPE - 1)) and not ignored & (1 << (signal.SIGXFSZ - 1))
+
+
+def test_a_child_is_polled_waited_and_killed_as_popen_is() -> None:
+    child = spawn.Child([PY, "-c", "import sys; sys.stdout.write(sys.stdin.readline())"])
+    assert child.poll() is None
+    child.stdin.write(b"hello\n")
+    child.stdin.flush()
+    assert child.stdout.readline() == b"hello\n"
+    assert child.wait() == 0 and child.poll() == 0
+    for f in (child.stdin, child.stdout, child.stderr):
+        f.close()
+    sleeper = spawn.Child([PY, "-c", "import time; time.sleep(30)"])
+    sleeper.kill()
+    assert sleeper.wait() == -signal.SIGKILL
+    sleeper.kill()  # (a second kill of a reaped child is nothing)
+    out, err = sleeper.communicate(timeout=2)
+    assert (out, err) == (b"", b"")

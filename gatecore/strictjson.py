@@ -9,9 +9,12 @@ documents larger than `MAX_DOCUMENT_BYTES`.
 from __future__ import annotations
 
 import json
-from typing import Any
 
 from .errors import GateError
+
+TYPE_CHECKING = False  # (not typing's: an agent's check imports this module and nothing of typing)
+if TYPE_CHECKING:
+    from typing import Any
 
 MAX_DOCUMENT_BYTES = 65536
 MAX_DEPTH = 32

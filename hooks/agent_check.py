@@ -34,10 +34,13 @@ from gatecore.valueclass import valueclass
 TYPE_CHECKING = False  # (typing's, as mypy reads it: `typing` is not imported on this road)
 if TYPE_CHECKING:
     import argparse
+    import signal as _signal
     from collections.abc import Callable, Sequence
 
     from gatecore.configuration.policy import Policy
     from gatecore.toolcalls.toolcall import Adapter
+else:
+    import _signal  # (the C module under `signal`, loaded at every start: its enums cost half a millisecond)
 
 #: How long the check may take before it refuses the call (well inside every agent's hook time-out).
 DEADLINE_SECONDS = 20.0
@@ -350,8 +353,8 @@ class _Held:
 
 
 def _arm_deadline(held: _Held) -> None:
-    """Refuse the call if the check has not answered by the deadline (SIGALRM: the process then ends)."""
-    import signal
+    """Refuse the call if the check has not answered by the deadline (SIGALRM: the process then ends).
+    (`_signal`, the C module under `signal`: its enums cost every tool call half a millisecond.)"""
 
     def expire(_signum: int, _frame: object) -> None:
         answer = held.refuse(refusal("GATE-AGENT-INTERNAL", f"the check did not finish within "
@@ -359,8 +362,8 @@ def _arm_deadline(held: _Held) -> None:
         _emit(answer)
         os._exit(answer.exit_code)
 
-    signal.signal(signal.SIGALRM, expire)
-    signal.setitimer(signal.ITIMER_REAL, DEADLINE_SECONDS)
+    _signal.signal(_signal.SIGALRM, expire)
+    _signal.setitimer(_signal.ITIMER_REAL, DEADLINE_SECONDS)
 
 
 def _emit(answer: Answer) -> None:
@@ -391,9 +394,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         answer = held.refuse(refusal(code, detail))
     except Exception as exc:  # the boundary: an error of the gate's own refuses, never allows
         answer = held.refuse(refusal("GATE-AGENT-INTERNAL", f"{type(exc).__name__}: {exc}"))
-    import signal
-
-    signal.setitimer(signal.ITIMER_REAL, 0)
+    _signal.setitimer(_signal.ITIMER_REAL, 0)
     _emit(answer)
     return answer.exit_code
 

@@ -24,7 +24,6 @@ stage (`hooks/frozen_message.py`, hook id `gate-frozen-files-msg`).
 
 from __future__ import annotations
 
-import argparse
 from collections.abc import Sequence
 
 from gatecore.adapters import environment, gitlayout
@@ -41,6 +40,10 @@ from gatecore.signing.signatures import SignatureChecker
 
 from . import clientconfig
 from .common import ClientRepo, current_branch, git, open_repo, rev_commit, verdict_lines
+
+TYPE_CHECKING = False  # (typing's, as mypy reads it)
+if TYPE_CHECKING:
+    import argparse
 
 #: The commit id shown for the staged change (it has none yet).
 STAGED = "(staged)"
@@ -141,6 +144,8 @@ def check(policy_path: str | None, pusher: str, message: bytes = b"") -> tuple[i
 
 
 def parser() -> argparse.ArgumentParser:
+    import argparse  # (here: an agent's check imports this module for `commit_identities`, and not argparse)
+
     p = argparse.ArgumentParser(prog="gate-frozen-commit", description=(
         "pre-commit stage: reject a staged change that writes a frozen path for the identity that will "
         "commit it (docs/client.md)."))

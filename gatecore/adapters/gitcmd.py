@@ -10,6 +10,7 @@ unexpected status, is a `GateError`, never an empty answer.
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import re
 import select
@@ -74,20 +75,18 @@ def _spawn(args: Sequence[str], cwd: str | os.PathLike[str] | None, input: bytes
            timeout: float | None) -> GitResult:
     """git's status and output. Not starting git at all, or running past the hook's deadline
     (`timeout`), is the machine's fault whoever asked: those codes are fixed here. (git is started
-    by `spawn`, the hooks' way; one that must start in another directory, `cwd`, which `posix_spawn`
-    cannot give it, by `subprocess`: the trusted side's commands and the agents' check.)"""
+    by `spawn`, the hooks' way, without `subprocess`; one that must start in another directory,
+    `cwd`, which `posix_spawn` cannot give it, is told so by `git -C`, once that directory is known
+    to be one: a missing one is the same `OSError` a `chdir` would have raised.)"""
     try:
-        if cwd is None:
-            status, out, err = spawn.run(["git", *args], input, env, timeout)
-            return GitResult(status, out, err)
-        import subprocess
-
-        try:
-            proc = subprocess.run(["git", *args], cwd=cwd, input=input, capture_output=True, check=False, env=env,
-                                  timeout=timeout)
-        except subprocess.TimeoutExpired:
-            raise spawn.TimedOut from None
-        return GitResult(proc.returncode, proc.stdout, proc.stderr)
+        argv = ["git", *args]
+        if cwd is not None:
+            where = os.fspath(cwd)
+            if not os.path.isdir(where):
+                raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), where)
+            argv = ["git", "-C", where, *args]
+        status, out, err = spawn.run(argv, input, env, timeout)
+        return GitResult(status, out, err)
     except spawn.TimedOut:
         raise GateError("GATE-HOOK-DEADLINE", f"git {args[0]} ran out of time") from None
     except OSError as exc:

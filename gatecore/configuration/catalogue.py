@@ -27,9 +27,11 @@ authenticates: the catalogue only ever adds restrictions. docs/agents.md lists e
 
 from __future__ import annotations
 
-from typing import Any
-
 from ..valueclass import valueclass
+
+TYPE_CHECKING = False  # (not typing's: an agent's check reads the catalogue, and nothing of typing)
+if TYPE_CHECKING:
+    from typing import Any
 
 KNOWN_AGENTS = "@known-agents"
 AGENT_CONFIG = "@agent-config"

@@ -111,3 +111,30 @@ def test_the_receipt_hook_answers_a_plain_push_before_importing_the_engine(clone
     assert not (clone.path / ".git" / "refs" / "gate" / "receipts" / "a1").exists()
     code, names, err = _imported(clone.path, "hooks.receipt_push", env)
     assert "gatecore.reserved" in names, err
+
+
+#: What an agent's check imports on no road (issue 47's measure, on the road an agent runs before
+#: every tool call): `typing` (3 ms), `subprocess` (with `signal`'s enums, `selectors`, `locale`: 2-3 ms;
+#: git is started by `spawn`, a directory given by `git -C`), `importlib` (with `warnings`).
+AGENT_CHECK_BANNED = (*HEAVY, "typing", "subprocess", "signal", "locale", "importlib", "warnings", "dataclasses",
+                      "pathlib", "hashlib")
+
+
+@pytest.mark.parametrize("path,refused", [("src/new.py", False), ("ci/deploy.yml", True)])
+def test_an_agents_check_imports_none_of_the_costly_modules(clone: WorkRepo, path: str, refused: bool) -> None:
+    """`gate agents check` on Claude Code's `Write` payload, the policy's validated form cached by a
+    first run: allowed and refused alike import nothing of `AGENT_CHECK_BANNED`."""
+    import json
+
+    payload = json.dumps({"session_id": "s", "transcript_path": str(clone.path / "t.jsonl"), "cwd": str(clone.path),
+                          "permission_mode": "acceptEdits", "hook_event_name": "PreToolUse", "tool_name": "Write",
+                          "tool_input": {"file_path": str(clone.path / path), "content": "x\n"}}).encode()
+    program = "import sys; from gatecore.cli import main; sys.exit(main(['agents', 'check', '--agent', 'claude']))"
+    for _ in range(2):  # (the first run validates and caches the committed policy)
+        out = subprocess.run([sys.executable, "-X", "importtime", "-c", program], cwd=clone.path, env=git_env(AGENT),
+                             input=payload, capture_output=True, check=False)
+    err = out.stderr.decode(errors="replace")
+    assert out.returncode == (2 if refused else 0), err[-2000:]
+    names = {line.split("|")[-1].strip() for line in err.splitlines() if line.startswith("import time:")}
+    assert "gatecore.toolcalls.claude" in names, err[-2000:]
+    assert not names & set(AGENT_CHECK_BANNED), sorted(names & set(AGENT_CHECK_BANNED))

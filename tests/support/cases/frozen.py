@@ -548,4 +548,7 @@ def test_agent_push_to_reserved_namespaces_is_rejected(server: Any) -> None:
     assert server.ref("refs/gate/attempts/attempt-1") is None
 
 
-# --- which commits are new: the narrow exclusion must find exactly what the full one finds ---
+
+#: Every case and the fixture they share, for the runners that collect them all (`from
+#: support.cases.frozen import *`): a case added here runs in each of them.
+__all__ = [*sorted(name for name in globals() if name.startswith("test_")), "deep_commit"]  # noqa: PLE0604

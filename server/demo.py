@@ -40,7 +40,7 @@ mode = "enforce"
 
 [[freeze]]
 name = "governance"
-paths = ["ci/**", ".gate/**", "gate.toml", ".pre-commit-config.yaml"]
+paths = ["ci/**", ".gate/**", ".pre-commit-config.yaml"]
 authors = ["*@agents.example.com"]
 pushers = ["agent-*"]
 

@@ -243,7 +243,9 @@ class _DeferredInit:
         type.__setattr__(self.cls, "__init__", init)
         init(obj, *args, **kwargs)
 
-    def __call__(self, obj: Any, *args: Any, **kwargs: Any) -> None:
+    def __call__(self, obj: Any, /, *args: Any, **kwargs: Any) -> None:
+        # (`obj` positional-only: a field named `obj`, `args` or `kwargs` is one of `kwargs`, as the generated
+        # `__init__` takes it)
         self.made += 1
         if self.made > GENERATED_AFTER or len(args) > len(self.params) or not self.names.issuperset(kwargs):
             return self.generated(obj, args, kwargs)

@@ -196,6 +196,11 @@ class Objects:
 
         source: Iterable[WalkedCommit]
         if walked is not None:
+            # The tips are read as the walk below reads them (a tag chain by the grammar: deeper than
+            # MAX_TAG_DEPTH, or lying about its target, is refused), whatever git's walk made of them; a
+            # commit the walk printed is known already (`note_commits`), so this asks git nothing for it.
+            for t in tips:
+                self.peel_to_commit(t)
             source = walked if messages else (w._replace(message=b"") for w in walked)
         else:
             start = [c for c in (self.peel_to_commit(t) for t in tips) if c is not None]

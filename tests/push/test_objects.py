@@ -303,6 +303,27 @@ def test_a_deep_tag_chain_is_malformed_not_unreadable(olab: Lab) -> None:
     rejected_somehow(olab, before, olab.server.push(f"{target}:refs/tags/deep-{olab.fresh()}"), "GATE-GIT-MALFORMED")
 
 
+def test_a_deep_tag_chain_beside_a_branch_update_is_malformed_too(tmp_path: Path) -> None:
+    """The same chain pushed with a fast-forward of main: the push's quick walk (`pushcheck.QuickWalk`),
+    which git walks through any chain of tags, is the scope's walk then, and the tips are still read by
+    the gate's grammar (`Objects.walk` peels each): the chain is refused as it is alone."""
+    server = Server(tmp_path)
+    server.work.write("README", "hello\n")
+    base = server.work.commit("base")
+    assert server.push("main").returncode == 0
+    target, kind = base, "commit"
+    for i in range(40):
+        data = f"object {target}\ntype {kind}\ntag t{i}\ntagger Hana <hana@example.com> 1 +0000\n\nt\n".encode()
+        target = git_bytes(server.work.path, "hash-object", "-t", "tag", "-w", "--stdin", input=data).decode().strip()
+        kind = "tag"
+    server.work.write("README", "hello again\n")
+    server.work.commit("a human's change")
+    before = server.refs()
+    out = server.push("main", f"{target}:refs/tags/deep")
+    assert refused(out, "GATE-GIT-MALFORMED"), out.stderr
+    assert server.refs() == before
+
+
 def test_a_tag_lying_about_its_target_type_is_malformed(olab: Lab) -> None:
     """git's own client cannot even pack one (so it is read here, where it was written)."""
     from gatecore.adapters.gitrepo import GitRepo

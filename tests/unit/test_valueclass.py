@@ -314,3 +314,30 @@ def test_the_constructor_before_it_is_generated_makes_what_the_generated_one_mak
     import inspect
 
     assert inspect.signature(_pair(kind)[1].__init__) == inspect.signature(after.__init__)
+
+
+@pytest.mark.parametrize("kind", KINDS.values(), ids=list(KINDS))
+def test_a_field_named_as_the_deferred_constructor_s_own_parameters_is_given_by_keyword(kind: dict[str, bool]) -> None:
+    """The constructor before its generation binds the instance positionally only: a field named
+    `obj`, `args` or `kwargs` is given by keyword as the generated `__init__` (and dataclasses') takes it."""
+
+    def declared() -> type:
+        @vc.valueclass(**kind)
+        class Named:
+            obj: int
+            args: int = 0
+            kwargs: int = 0
+
+        return Named
+
+    fresh = declared()
+    assert type(fresh.__dict__["__init__"]).__name__ == "_DeferredInit"
+    made = fresh(obj=1, args=2, kwargs=3)
+    warm = declared()
+    for _ in range(vc.GENERATED_AFTER + 1):
+        warm(0)
+    assert (made.obj, made.args, made.kwargs) == (1, 2, 3) == tuple(vars_of(warm(obj=1, args=2, kwargs=3)))
+
+
+def vars_of(obj: Any) -> list[Any]:
+    return [getattr(obj, f.name) for f in vc.fields(obj)]

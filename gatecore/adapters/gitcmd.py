@@ -77,13 +77,15 @@ def _spawn(args: Sequence[str], cwd: str | os.PathLike[str] | None, input: bytes
     (`timeout`), is the machine's fault whoever asked: those codes are fixed here. (git is started
     by `spawn`, the hooks' way, without `subprocess`; one that must start in another directory,
     `cwd`, which `posix_spawn` cannot give it, is told so by `git -C`, once that directory is known
-    to be one: a missing one is the same `OSError` a `chdir` would have raised.)"""
+    to be one it can enter: a missing or closed one is the same `OSError` a `chdir` would have raised.)"""
     try:
         argv = ["git", *args]
         if cwd is not None:
             where = os.fspath(cwd)
             if not os.path.isdir(where):
                 raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), where)
+            if not os.access(where, os.X_OK):  # (one git could not enter: git's error would read as "no repository")
+                raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), where)
             argv = ["git", "-C", where, *args]
         status, out, err = spawn.run(argv, input, env, timeout)
         return GitResult(status, out, err)

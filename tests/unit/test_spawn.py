@@ -98,3 +98,28 @@ def test_a_child_is_polled_waited_and_killed_as_popen_is() -> None:
     sleeper.kill()  # (a second kill of a reaped child is nothing)
     out, err = sleeper.communicate(timeout=2)
     assert (out, err) == (b"", b"")
+
+
+def test_git_in_a_directory_is_started_there_and_a_missing_or_closed_one_is_the_machines_fault(tmp_path: Path) -> None:
+    """`run_git(cwd=...)` starts git by `spawn` with `git -C`: in the directory given, as `subprocess`'s
+    `cwd` would; one that is missing or that this process cannot enter is `GATE-GIT-REPOSITORY`, as a
+    `chdir` failing was (never git's "not a repository", which the agents' check reads as nothing to judge)."""
+    from gatecore.adapters.gitcmd import run_git
+    from gatecore.errors import GateError
+
+    (tmp_path / "w").mkdir()
+    subprocess.run(["git", "init", "-q", str(tmp_path / "w")], check=True)
+    out = run_git(["rev-parse", "--show-toplevel"], cwd=tmp_path / "w")
+    assert out.stdout.decode().strip() == str((tmp_path / "w").resolve())
+    with pytest.raises(GateError) as missing:
+        run_git(["rev-parse", "--show-toplevel"], cwd=tmp_path / "nowhere", ok=None)
+    assert missing.value.code == "GATE-GIT-REPOSITORY"
+    if os.geteuid() != 0:  # (root enters any directory)
+        closed = tmp_path / "closed"
+        closed.mkdir(mode=0o000)
+        try:
+            with pytest.raises(GateError) as shut:
+                run_git(["rev-parse", "--show-toplevel"], cwd=closed, ok=None)
+            assert shut.value.code == "GATE-GIT-REPOSITORY"
+        finally:
+            closed.chmod(0o700)

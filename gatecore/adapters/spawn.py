@@ -160,8 +160,25 @@ def _exchange(child: Child, data: bytes, until: float | None) -> tuple[bytes, by
                 del reading[fd]
     child.stdout.close()
     child.stderr.close()
-    child.wait()
+    if until is None:
+        child.wait()
+    else:
+        _wait_until(child, until)
     return b"".join(outs[0]), b"".join(outs[1])
+
+
+def _wait_until(child: Child, until: float) -> None:
+    """Wait for a child that closed its pipes, as long as the timeout leaves (one that closed them and
+    went on running is killed at it: `TimedOut`, as `subprocess.run` ends it)."""
+    delay = 0.0005
+    while child.poll() is None:
+        left = until - time.monotonic()
+        if left <= 0:
+            child.kill()
+            child.wait()
+            raise TimedOut
+        time.sleep(min(delay, left))
+        delay = min(delay * 2, 0.05)
 
 
 class _Feed:

@@ -58,6 +58,17 @@ def test_a_timeout_kills_the_child(tmp_path: Path) -> None:
     assert time.monotonic() - started < 10
 
 
+def test_a_child_that_closes_its_pipes_and_runs_on_is_killed_at_the_timeout() -> None:
+    """The timeout holds after the pipes end too (as `subprocess.run`'s does): a child that closes
+    stdout and stderr and goes on running is killed at it, never waited for without end. (It would
+    run 120 s: were the timeout not held there, the test fails then instead of hanging CI.)"""
+    program = "import os, time; os.close(1); os.close(2); time.sleep(120)"
+    child = spawn.Child([PY, "-c", program])
+    with pytest.raises(spawn.TimedOut):
+        child.communicate(b"", 0.5)
+    assert child.returncode == -signal.SIGKILL
+
+
 def test_a_child_that_cannot_start_is_an_os_error() -> None:
     with pytest.raises(OSError):
         spawn.run(["no-such-program-of-the-gate"], None, None, None)

@@ -10,6 +10,7 @@ the verdicts need the engine's `gate check`, and skip, saying so, while the buil
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import subprocess
 import sys
@@ -19,7 +20,7 @@ from typing import Any
 
 import pytest
 import yaml
-from support.forgerepo import HOSTILE_MODULES, Forge
+from support.forgerepo import HOSTILE_MODULES, POLICY, Forge, PullRequests
 from support.gitutil import ROOT, git
 
 GITLAB = ROOT / "forges" / "gitlab" / "push-gate.gitlab-ci.yml"
@@ -136,9 +137,11 @@ def judged(run: Run, forge: Forge, other: str) -> None:
         pytest.skip("`gate check` is not in this build yet: the verdict part of this test runs with it")
 
 
-def test_gitlab_a_merge_request_pipeline_is_judged_from_the_diff_base(forge: Forge, runs: dict[str, Run]) -> None:
+def test_gitlab_a_merge_request_pipeline_is_judged_from_the_targets_tip(forge: Forge, runs: dict[str, Run]) -> None:
+    """Not from the diff base (CI_MERGE_REQUEST_DIFF_BASE_SHA, where the source branched): the policy
+    is read from the other side, and the branch point is the author's choice (below)."""
     run = runs["gitlab-mr"]
-    judged(run, forge, "--base")
+    judged(run, forge, "--target")
     assert run.proc.returncode == 1, run.proc.stdout + run.proc.stderr
     assert "GATE-FROZEN-PATH" in (run.project / "gl-code-quality-report.json").read_text()
 
@@ -157,3 +160,27 @@ def test_bitbucket_a_pull_request_is_judged_on_its_source_commit(forge: Forge, r
     judged(run, forge, "target")
     assert run.proc.returncode == 1, run.proc.stdout + run.proc.stderr
     assert "GATE-FROZEN-PATH" in run.proc.stdout + run.proc.stderr
+
+
+def test_gitlab_a_merge_request_from_before_a_freeze_is_judged_by_the_targets_policy_now(
+        source: str, tmp_path: Path) -> None:
+    """The source branch forked from main before main froze docs/: the hook, whose policy is the one
+    installed now, refuses the agent's write there. The diff base (CI_MERGE_REQUEST_DIFF_BASE_SHA) is
+    that fork point, which the merge request's author chose: read from it, the policy of the fork
+    point would judge, so an agent could pick the policy it is judged by (any earlier one of main's).
+    The job judges from the target branch's tip instead (fetched: a merge request pipeline names it
+    in no variable)."""
+    (tmp_path / "mr").mkdir()
+    prs = PullRequests(tmp_path / "mr")
+    fork = prs.tip()
+    head = prs.branch("old-branch", {"docs/guide.md": "agent's guide\n"})
+    prs.advance({".gate/policy.toml": POLICY.replace('["ci/**"]', '["ci/**", "docs/**"]')})
+    script, _ = gitlab_script()
+    popen = start(script, prs.ci, tmp_path / "tmp",
+                  gitlab_env(prs.ci, source, head, CI_MERGE_REQUEST_DIFF_BASE_SHA=fork))
+    stdout, stderr = popen.communicate()
+    assert f"push-gate: judging {head} on refs/heads/main (--target {prs.tip()})" in stdout, stdout + stderr
+    assert popen.returncode == 1, stdout + stderr
+    assert f"(policy {prs.tip()[:12]}:.gate/policy.toml): reject" in stdout, stdout
+    [issue] = json.loads((prs.ci / "gl-code-quality-report.json").read_text())
+    assert (issue["check_name"], issue["location"]["path"]) == ("GATE-FROZEN-PATH", "docs/guide.md")

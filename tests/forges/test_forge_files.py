@@ -179,9 +179,11 @@ def test_the_gitlab_job_is_the_merge_requests_and_reports_code_quality() -> None
     assert gl[".push-gate"]["artifacts"]["reports"]["codequality"] == "gl-code-quality-report.json"
     assert gl[".push-gate"]["variables"]["GIT_DEPTH"] == "0"
     script = "\n".join(gl[".push-gate"]["script"])
-    for name in ("CI_MERGE_REQUEST_DIFF_BASE_SHA", "CI_MERGE_REQUEST_TARGET_BRANCH_SHA",
-                 "CI_MERGE_REQUEST_TARGET_BRANCH_NAME", "CI_COMMIT_SHA", "--format gitlab --report"):
+    for name in ("CI_MERGE_REQUEST_TARGET_BRANCH_SHA", "CI_MERGE_REQUEST_TARGET_BRANCH_NAME", "CI_COMMIT_SHA",
+                 "--format gitlab --report"):
         assert name in script
+    # never the diff base as the other side: the policy is read from it, and the author chose it
+    assert '"$CI_MERGE_REQUEST_DIFF_BASE_SHA"' not in script and 'side="--base"' not in script
 
 
 def test_the_bitbucket_step_runs_on_pull_requests_with_the_whole_history() -> None:

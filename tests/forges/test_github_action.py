@@ -16,9 +16,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from support.forgerepo import Forge
+from support.forgerepo import POLICY, Forge, make_forge
 from support.ghactions import Runner, install_action_tree, load_action
-from support.gitutil import ROOT, git
+from support.gitutil import HUMAN, ROOT, WorkRepo, git
 
 ACTION = ROOT / "forges" / "github" / "action.yml"
 @pytest.fixture(scope="module")
@@ -209,3 +209,24 @@ def test_a_merge_group_with_an_agents_frozen_write_fails(forge: Forge, action_pa
     runner, proc = run_check(forge, action_path, python_bin, tmp_path, gate_check, "merge_group", event)
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert runner.outputs["check"]["exit-code"] == "1" and "GATE-FROZEN-PATH" in runner.summary.read_text()
+
+
+def test_a_pull_request_is_judged_by_the_policy_of_its_base_branch_now(action_path: Path, python_bin: Path,
+                                                                      tmp_path: Path, gate_check: str) -> None:
+    """pull_request.base.sha can be as old as the pull request (GitHub sets it when the pull request is
+    opened or synchronized, and it does not follow the base branch): the base branch froze app.py
+    since, and the agent's write there is refused by the hook, whose policy is the one installed now.
+    Read from base.sha, the policy of then would judge; the action judges from the base branch's tip."""
+    (tmp_path / "forge").mkdir()
+    forge = make_forge(tmp_path / "forge")
+    work = WorkRepo(tmp_path / "forge" / "work")
+    work.git("checkout", "-q", "-f", "main")
+    work.write(".gate/policy.toml", POLICY.replace('["ci/**"]', '["ci/**", "app.py"]'))
+    tip = work.commit("freeze app.py", identity=HUMAN)
+    work.git("push", "-q", str(forge.origin), "main")
+    git(forge.workspace, "fetch", "-q", "origin")  # the checkout, made for this run
+    runner, proc = run_check(forge, action_path, python_bin, tmp_path / "run", gate_check, "pull_request",
+                             pull_request(forge.older_head, forge.main))  # base.sha: main before the freeze
+    assert runner.outputs["range"]["target"] == tip, proc.stdout
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "::error title=GATE-FROZEN-PATH,file=app.py::" in proc.stdout

@@ -162,25 +162,53 @@ def test_bitbucket_a_pull_request_is_judged_on_its_source_commit(forge: Forge, r
     assert "GATE-FROZEN-PATH" in run.proc.stdout + run.proc.stderr
 
 
+@pytest.mark.parametrize("pipeline", ["merge-request", "merged-results-retried"])
 def test_gitlab_a_merge_request_from_before_a_freeze_is_judged_by_the_targets_policy_now(
-        source: str, tmp_path: Path) -> None:
+        source: str, tmp_path: Path, pipeline: str) -> None:
     """The source branch forked from main before main froze docs/: the hook, whose policy is the one
     installed now, refuses the agent's write there. The diff base (CI_MERGE_REQUEST_DIFF_BASE_SHA) is
     that fork point, which the merge request's author chose: read from it, the policy of the fork
     point would judge, so an agent could pick the policy it is judged by (any earlier one of main's).
-    The job judges from the target branch's tip instead (fetched: a merge request pipeline names it
-    in no variable)."""
+    A merged results pipeline made before the freeze and retried after it keeps its variables: its
+    CI_MERGE_REQUEST_TARGET_BRANCH_SHA is the target of then. The job judges from the target branch's
+    tip, fetched."""
     (tmp_path / "mr").mkdir()
     prs = PullRequests(tmp_path / "mr")
     fork = prs.tip()
     head = prs.branch("old-branch", {"docs/guide.md": "agent's guide\n"})
     prs.advance({".gate/policy.toml": POLICY.replace('["ci/**"]', '["ci/**", "docs/**"]')})
+    extra = {"CI_MERGE_REQUEST_DIFF_BASE_SHA": fork}
+    if pipeline == "merged-results-retried":  # the merge GitLab made then, in the clone it fetched
+        git(prs.ci, "fetch", "-q", "origin", head)
+        head = git(prs.ci, "commit-tree", "-p", fork, "-p", head, "-m", "merged result",
+                   f"{head}^{{tree}}").stdout.strip()
+        extra.update(CI_MERGE_REQUEST_TARGET_BRANCH_SHA=fork, CI_MERGE_REQUEST_EVENT_TYPE="merged_result")
     script, _ = gitlab_script()
-    popen = start(script, prs.ci, tmp_path / "tmp",
-                  gitlab_env(prs.ci, source, head, CI_MERGE_REQUEST_DIFF_BASE_SHA=fork))
+    popen = start(script, prs.ci, tmp_path / "tmp", gitlab_env(prs.ci, source, head, **extra))
     stdout, stderr = popen.communicate()
     assert f"push-gate: judging {head} on refs/heads/main (--target {prs.tip()})" in stdout, stdout + stderr
     assert popen.returncode == 1, stdout + stderr
     assert f"(policy {prs.tip()[:12]}:.gate/policy.toml): reject" in stdout, stdout
     [issue] = json.loads((prs.ci / "gl-code-quality-report.json").read_text())
     assert (issue["check_name"], issue["location"]["path"]) == ("GATE-FROZEN-PATH", "docs/guide.md")
+
+
+def test_bitbucket_a_pull_request_is_judged_by_the_policy_of_its_destination_now(
+        source: str, tmp_path: Path) -> None:
+    """The destination froze docs/ after the commit BITBUCKET_PR_DESTINATION_COMMIT names (a pull
+    request's destination commit is the one recorded for it, which need not follow the branch): the
+    hook, whose policy is the one installed now, refuses the agent's write there. The step judges from
+    the destination branch's tip, fetched."""
+    (tmp_path / "pr").mkdir()
+    prs = PullRequests(tmp_path / "pr")
+    recorded = prs.tip()
+    head = prs.branch("old-branch", {"docs/guide.md": "agent's guide\n"})
+    prs.advance({".gate/policy.toml": POLICY.replace('["ci/**"]', '["ci/**", "docs/**"]')})
+    prs.fetch()  # the clone Pipelines made for the pull request
+    popen = start(bitbucket_script(), prs.ci, tmp_path / "tmp", {
+        "PUSH_GATE_SOURCE": source, "BITBUCKET_CLONE_DIR": str(prs.ci), "BITBUCKET_COMMIT": head,
+        "BITBUCKET_PR_DESTINATION_BRANCH": "main", "BITBUCKET_PR_DESTINATION_COMMIT": recorded[:12],
+        "BITBUCKET_REPO_FULL_NAME": "acme/project", "BITBUCKET_PR_ID": "8"})
+    stdout, stderr = popen.communicate()
+    assert f"push-gate: judging {head} on refs/heads/main (target {prs.tip()})" in stdout, stdout + stderr
+    assert popen.returncode == 1 and "GATE-FROZEN-PATH ref=refs/heads/main" in stdout, stdout + stderr

@@ -129,8 +129,9 @@ def test_a_forks_head_missing_from_the_checkout_is_fetched_by_its_id(forge: Forg
     assert runner.outputs["range"]["head"] == forge.fork_head
 
 
-def test_a_merge_group_is_judged_from_its_base_sha(forge: Forge, action_path: Path, python_bin: Path,
-                                                   tmp_path: Path) -> None:
+def test_a_merge_group_is_judged_from_its_base_branchs_tip(forge: Forge, action_path: Path, python_bin: Path,
+                                                           tmp_path: Path) -> None:
+    """The first entry of a queue: its base_sha is the branch's tip (behind another entry it is not: below)."""
     event = {"action": "checks_requested",
              "merge_group": {"head_sha": forge.agent_head, "head_ref": "refs/heads/gh-readonly-queue/main/pr-7-x",
                              "base_sha": forge.main, "base_ref": "refs/heads/main"}}
@@ -230,3 +231,36 @@ def test_a_pull_request_is_judged_by_the_policy_of_its_base_branch_now(action_pa
     assert runner.outputs["range"]["target"] == tip, proc.stdout
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert "::error title=GATE-FROZEN-PATH,file=app.py::" in proc.stdout
+
+
+def test_a_merge_group_behind_another_answers_for_what_it_lands(action_path: Path, python_bin: Path,
+                                                                tmp_path: Path, gate_check: str) -> None:
+    """The second entry of a merge queue: its group is built on the first entry's group, whose head is its
+    `base_sha` ("the merge group's parent commit"), not on the target branch. Where the queue may merge
+    a group whose head passed although an entry before it failed ("Require all queue entries to pass
+    required checks" off), the second group lands the first's commits too: an agent's frozen write there
+    (its pull request's check green from before a freeze, say) lands with a human's clean change behind
+    it. Judged from base_sha, the second group answers for its own merge only and passes; the action
+    judges every group from the target branch's tip, fetched, as the hook judges the push that lands it."""
+    (tmp_path / "forge").mkdir()
+    forge = make_forge(tmp_path / "forge")
+    work = WorkRepo(tmp_path / "forge" / "work")
+    queue = ("GitHub", "noreply@github.com")
+    first = work.git("commit-tree", "-p", forge.main, "-p", forge.agent_head, "-m", "Merge pull request #7",
+                     f"{forge.agent_head}^{{tree}}").stdout.strip()  # main + the agent's pull request
+    work.git("checkout", "-q", "-f", "-B", "docs", forge.main)
+    work.write("docs.md", "a human's page\n")
+    human = work.commit("human: docs", identity=HUMAN)
+    work.git("checkout", "-q", "-f", "-B", "group", first)
+    work.git("merge", "-q", "--no-ff", "--no-edit", human, identity=queue)
+    second = work.git("rev-parse", "HEAD").stdout.strip()
+    work.git("push", "-q", str(forge.origin), f"{first}:refs/heads/gh-readonly-queue/main/pr-7-{forge.main}",
+             f"{second}:refs/heads/gh-readonly-queue/main/pr-8-{first}")
+    git(forge.workspace, "fetch", "-q", "origin")
+    event = {"action": "checks_requested",
+             "merge_group": {"head_sha": second, "base_sha": first, "base_ref": "refs/heads/main",
+                             "head_ref": f"refs/heads/gh-readonly-queue/main/pr-8-{first}"}}
+    runner, proc = run_check(forge, action_path, python_bin, tmp_path / "run", gate_check, "merge_group", event)
+    assert runner.outputs["range"]["base"] == forge.main, proc.stdout
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "::error title=GATE-FROZEN-PATH,file=ci/deploy.yml::" in proc.stdout

@@ -20,6 +20,7 @@ from typing import Any
 
 import pytest
 import yaml
+from support.cli import cli
 from support.forgerepo import HOSTILE_MODULES, POLICY, Forge, PullRequests
 from support.gitutil import ROOT, git
 
@@ -212,3 +213,36 @@ def test_bitbucket_a_pull_request_is_judged_by_the_policy_of_its_destination_now
     stdout, stderr = popen.communicate()
     assert f"push-gate: judging {head} on refs/heads/main (target {prs.tip()})" in stdout, stdout + stderr
     assert popen.returncode == 1 and "GATE-FROZEN-PATH ref=refs/heads/main" in stdout, stdout + stderr
+
+
+def test_gitlab_a_withdrawn_approval_is_gone_from_a_cached_clone(source: str, tmp_path: Path) -> None:
+    """GitLab's runners keep the project's directory between jobs (GIT_STRATEGY fetch, the default), so
+    a job's clone holds the refs/gate/* an earlier job fetched. A maintainer's approval of an agent's
+    frozen write, withdrawn on the ledger (only a trusted pusher deletes one), must not outlive there:
+    the ledger's fetch prunes what the ledger no longer holds."""
+    (tmp_path / "pr").mkdir()
+    key = tmp_path / "approval-key"
+    made = cli("keys", "generate", "--alg", "ed25519", "--id", "approval", "--purpose", "approval", "--out", str(key))
+    assert made.returncode == 0, made.stderr
+    prs = PullRequests(tmp_path / "pr", policy=POLICY + '[approvals]\napprovers = ["alice"]\n',
+                       files={".gate/keyring.toml": made.stdout})
+    base = prs.tip()
+    head = prs.branch("agent", {"ci/deploy.yml": "deploy: approved\n"})
+    approved = cli("approve", "--repository-id", "acme/project", "--ref", "refs/heads/main", "--old", base, "--new",
+                   head, "--path", "ci/deploy.yml", "--approver", "alice", "--key", str(key), "--yes",
+                   "--repo", str(prs.work.path), "--remote", "origin")
+    assert approved.returncode == 0, approved.stdout + approved.stderr
+    [approval] = git(prs.origin, "for-each-ref", "--format=%(refname)", "refs/gate/approvals/").stdout.split()
+    script, _ = gitlab_script()
+
+    def job(n: int) -> subprocess.CompletedProcess[str]:
+        popen = start(script, prs.ci, tmp_path / f"tmp{n}", gitlab_env(prs.ci, source, head))
+        stdout, stderr = popen.communicate()
+        return subprocess.CompletedProcess(popen.args, popen.returncode, stdout, stderr)
+
+    first = job(1)
+    assert first.returncode == 0, first.stdout + first.stderr  # approved
+    git(prs.origin, "update-ref", "-d", approval)  # withdrawn
+    second = job(2)  # the same directory, as the runner keeps it
+    assert git(prs.ci, "rev-parse", "-q", "--verify", approval, check=False).returncode != 0, second.stdout
+    assert second.returncode == 1 and "GATE-FROZEN-PATH" in second.stdout, second.stdout + second.stderr

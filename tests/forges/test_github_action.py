@@ -264,3 +264,33 @@ def test_a_merge_group_behind_another_answers_for_what_it_lands(action_path: Pat
     assert runner.outputs["range"]["base"] == forge.main, proc.stdout
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert "::error title=GATE-FROZEN-PATH,file=ci/deploy.yml::" in proc.stdout
+
+
+@pytest.mark.xfail(strict=True, reason="a required check knows one account per run, github.actor: an agent's push "
+                                       "that a human's event follows (a reopen, 'Update branch', a commit on top) is "
+                                       "judged as the human's push, so a pushers rule alone cannot hold on a forge "
+                                       "(docs/forges.md, 'What changes from the hook': restrict by what commits carry)")
+def test_an_agents_push_is_not_laundered_by_a_humans_later_event(forge: Forge, action_path: Path, python_bin: Path,
+                                                                 tmp_path: Path, gate_check: str) -> None:
+    """The agent's account pushes a commit that names the human as its author and committer, writing
+    ci/ (the hook refuses the push: `pushers = ["agent-*"]` names agent-7). The run for that push,
+    whose actor is agent-7, fails; the human then reopens the pull request, and that run's actor is
+    the human: the same head passes."""
+    work = WorkRepo(forge.workspace.parent / "work")
+    work.git("checkout", "-q", "-f", "-B", "laundered", forge.main)
+    work.write("ci/deploy.yml", "deploy: pushed by agent-7 as the human\n")
+    head = work.commit("deploy", identity=HUMAN)
+    work.git("push", "-q", str(forge.origin), "laundered")
+    event = pull_request(head, forge.main, head_ref="laundered")
+    runner = make_runner(forge, action_path, python_bin, tmp_path / "push", "pull_request", event)
+    runner.actor = "agent-7"
+    assert runner.run("range").returncode == 0
+    runner.outputs["install"] = {"gate": gate_check}
+    assert runner.run("check").returncode == 1  # the agent's own push: refused, as the hook refuses it
+    event = {**event, "action": "reopened"}
+    runner = make_runner(forge, action_path, python_bin, tmp_path / "reopen", "pull_request", event)
+    runner.actor = "hana"
+    assert runner.run("range").returncode == 0
+    runner.outputs["install"] = {"gate": gate_check}
+    proc = runner.run("check")
+    assert proc.returncode == 1, proc.stdout  # XFAIL: passes, judged as hana's push

@@ -30,7 +30,8 @@ def check_cmd(
     ref: Annotated[str, Opt("--ref", help="Where it lands: the target branch (refs/heads/main), or a review ref "
                                           "(refs/heads/review/runner/ID), judged as it stands.")],
     base: Annotated[str | None, Opt("--base", help="The side already judged: commits it reaches are not (a merge "
-                                                   "group's base_sha; GitLab's CI_MERGE_REQUEST_DIFF_BASE_SHA).")]
+                                                   "group's base_sha). The policy is then read from it: never a "
+                                                   "branch point the change's author chose.")]
     = None,
     target: Annotated[str | None, Opt("--target", help="Instead of --base: the target branch's tip; the base is "
                                                        "its merge base with --head.")] = None,

@@ -214,7 +214,8 @@ def test_a_pull_request_from_before_a_freeze_is_judged_by_the_targets_policy_now
     assert out.returncode == 1 and found(out) == {("GATE-FROZEN-PATH", "docs/guide.md")}, out.stdout
     assert verdict(out)["base"] == prs.base  # the merge base: what is judged
     assert verdict(out)["policy"] == f"{prs.tip()[:12]}:.gate/policy.toml"  # the target: what judges
-    # given --base (GitLab's diff base), the base is all there is to read
+    # given --base, the base is all there is to read (so the GitLab job never gives its diff base, the
+    # branch point: tests/forges/test_ci_templates.py)
     out = check(prs, "--head", head, "--base", prs.base, "--ref", "refs/heads/main")
     assert out.returncode == 0 and verdict(out)["policy"] == f"{prs.base[:12]}:.gate/policy.toml"
 

@@ -10,6 +10,7 @@ the verdicts need the engine's `gate check`, and skip, saying so, while the buil
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import subprocess
 import sys
@@ -19,7 +20,8 @@ from typing import Any
 
 import pytest
 import yaml
-from support.forgerepo import HOSTILE_MODULES, Forge
+from support.cli import cli
+from support.forgerepo import HOSTILE_MODULES, POLICY, Forge, PullRequests
 from support.gitutil import ROOT, git
 
 GITLAB = ROOT / "forges" / "gitlab" / "push-gate.gitlab-ci.yml"
@@ -136,9 +138,11 @@ def judged(run: Run, forge: Forge, other: str) -> None:
         pytest.skip("`gate check` is not in this build yet: the verdict part of this test runs with it")
 
 
-def test_gitlab_a_merge_request_pipeline_is_judged_from_the_diff_base(forge: Forge, runs: dict[str, Run]) -> None:
+def test_gitlab_a_merge_request_pipeline_is_judged_from_the_targets_tip(forge: Forge, runs: dict[str, Run]) -> None:
+    """Not from the diff base (CI_MERGE_REQUEST_DIFF_BASE_SHA, where the source branched): the policy
+    is read from the other side, and the branch point is the author's choice (below)."""
     run = runs["gitlab-mr"]
-    judged(run, forge, "--base")
+    judged(run, forge, "--target")
     assert run.proc.returncode == 1, run.proc.stdout + run.proc.stderr
     assert "GATE-FROZEN-PATH" in (run.project / "gl-code-quality-report.json").read_text()
 
@@ -157,3 +161,88 @@ def test_bitbucket_a_pull_request_is_judged_on_its_source_commit(forge: Forge, r
     judged(run, forge, "target")
     assert run.proc.returncode == 1, run.proc.stdout + run.proc.stderr
     assert "GATE-FROZEN-PATH" in run.proc.stdout + run.proc.stderr
+
+
+@pytest.mark.parametrize("pipeline", ["merge-request", "merged-results-retried"])
+def test_gitlab_a_merge_request_from_before_a_freeze_is_judged_by_the_targets_policy_now(
+        source: str, tmp_path: Path, pipeline: str) -> None:
+    """The source branch forked from main before main froze docs/: the hook, whose policy is the one
+    installed now, refuses the agent's write there. The diff base (CI_MERGE_REQUEST_DIFF_BASE_SHA) is
+    that fork point, which the merge request's author chose: read from it, the policy of the fork
+    point would judge, so an agent could pick the policy it is judged by (any earlier one of main's).
+    A merged results pipeline made before the freeze and retried after it keeps its variables: its
+    CI_MERGE_REQUEST_TARGET_BRANCH_SHA is the target of then. The job judges from the target branch's
+    tip, fetched."""
+    (tmp_path / "mr").mkdir()
+    prs = PullRequests(tmp_path / "mr")
+    fork = prs.tip()
+    head = prs.branch("old-branch", {"docs/guide.md": "agent's guide\n"})
+    prs.advance({".gate/policy.toml": POLICY.replace('["ci/**"]', '["ci/**", "docs/**"]')})
+    extra = {"CI_MERGE_REQUEST_DIFF_BASE_SHA": fork}
+    if pipeline == "merged-results-retried":  # the merge GitLab made then, in the clone it fetched
+        git(prs.ci, "fetch", "-q", "origin", head)
+        head = git(prs.ci, "commit-tree", "-p", fork, "-p", head, "-m", "merged result",
+                   f"{head}^{{tree}}").stdout.strip()
+        extra.update(CI_MERGE_REQUEST_TARGET_BRANCH_SHA=fork, CI_MERGE_REQUEST_EVENT_TYPE="merged_result")
+    script, _ = gitlab_script()
+    popen = start(script, prs.ci, tmp_path / "tmp", gitlab_env(prs.ci, source, head, **extra))
+    stdout, stderr = popen.communicate()
+    assert f"push-gate: judging {head} on refs/heads/main (--target {prs.tip()})" in stdout, stdout + stderr
+    assert popen.returncode == 1, stdout + stderr
+    assert f"(policy {prs.tip()[:12]}:.gate/policy.toml): reject" in stdout, stdout
+    [issue] = json.loads((prs.ci / "gl-code-quality-report.json").read_text())
+    assert (issue["check_name"], issue["location"]["path"]) == ("GATE-FROZEN-PATH", "docs/guide.md")
+
+
+def test_bitbucket_a_pull_request_is_judged_by_the_policy_of_its_destination_now(
+        source: str, tmp_path: Path) -> None:
+    """The destination froze docs/ after the commit BITBUCKET_PR_DESTINATION_COMMIT names (a pull
+    request's destination commit is the one recorded for it, which need not follow the branch): the
+    hook, whose policy is the one installed now, refuses the agent's write there. The step judges from
+    the destination branch's tip, fetched."""
+    (tmp_path / "pr").mkdir()
+    prs = PullRequests(tmp_path / "pr")
+    recorded = prs.tip()
+    head = prs.branch("old-branch", {"docs/guide.md": "agent's guide\n"})
+    prs.advance({".gate/policy.toml": POLICY.replace('["ci/**"]', '["ci/**", "docs/**"]')})
+    prs.fetch()  # the clone Pipelines made for the pull request
+    popen = start(bitbucket_script(), prs.ci, tmp_path / "tmp", {
+        "PUSH_GATE_SOURCE": source, "BITBUCKET_CLONE_DIR": str(prs.ci), "BITBUCKET_COMMIT": head,
+        "BITBUCKET_PR_DESTINATION_BRANCH": "main", "BITBUCKET_PR_DESTINATION_COMMIT": recorded[:12],
+        "BITBUCKET_REPO_FULL_NAME": "acme/project", "BITBUCKET_PR_ID": "8"})
+    stdout, stderr = popen.communicate()
+    assert f"push-gate: judging {head} on refs/heads/main (target {prs.tip()})" in stdout, stdout + stderr
+    assert popen.returncode == 1 and "GATE-FROZEN-PATH ref=refs/heads/main" in stdout, stdout + stderr
+
+
+def test_gitlab_a_withdrawn_approval_is_gone_from_a_cached_clone(source: str, tmp_path: Path) -> None:
+    """GitLab's runners keep the project's directory between jobs (GIT_STRATEGY fetch, the default), so
+    a job's clone holds the refs/gate/* an earlier job fetched. A maintainer's approval of an agent's
+    frozen write, withdrawn on the ledger (only a trusted pusher deletes one), must not outlive there:
+    the ledger's fetch prunes what the ledger no longer holds."""
+    (tmp_path / "pr").mkdir()
+    key = tmp_path / "approval-key"
+    made = cli("keys", "generate", "--alg", "ed25519", "--id", "approval", "--purpose", "approval", "--out", str(key))
+    assert made.returncode == 0, made.stderr
+    prs = PullRequests(tmp_path / "pr", policy=POLICY + '[approvals]\napprovers = ["alice"]\n',
+                       files={".gate/keyring.toml": made.stdout})
+    base = prs.tip()
+    head = prs.branch("agent", {"ci/deploy.yml": "deploy: approved\n"})
+    approved = cli("approve", "--repository-id", "acme/project", "--ref", "refs/heads/main", "--old", base, "--new",
+                   head, "--path", "ci/deploy.yml", "--approver", "alice", "--key", str(key), "--yes",
+                   "--repo", str(prs.work.path), "--remote", "origin")
+    assert approved.returncode == 0, approved.stdout + approved.stderr
+    [approval] = git(prs.origin, "for-each-ref", "--format=%(refname)", "refs/gate/approvals/").stdout.split()
+    script, _ = gitlab_script()
+
+    def job(n: int) -> subprocess.CompletedProcess[str]:
+        popen = start(script, prs.ci, tmp_path / f"tmp{n}", gitlab_env(prs.ci, source, head))
+        stdout, stderr = popen.communicate()
+        return subprocess.CompletedProcess(popen.args, popen.returncode, stdout, stderr)
+
+    first = job(1)
+    assert first.returncode == 0, first.stdout + first.stderr  # approved
+    git(prs.origin, "update-ref", "-d", approval)  # withdrawn
+    second = job(2)  # the same directory, as the runner keeps it
+    assert git(prs.ci, "rev-parse", "-q", "--verify", approval, check=False).returncode != 0, second.stdout
+    assert second.returncode == 1 and "GATE-FROZEN-PATH" in second.stdout, second.stdout + second.stderr

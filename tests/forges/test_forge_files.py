@@ -179,9 +179,12 @@ def test_the_gitlab_job_is_the_merge_requests_and_reports_code_quality() -> None
     assert gl[".push-gate"]["artifacts"]["reports"]["codequality"] == "gl-code-quality-report.json"
     assert gl[".push-gate"]["variables"]["GIT_DEPTH"] == "0"
     script = "\n".join(gl[".push-gate"]["script"])
-    for name in ("CI_MERGE_REQUEST_DIFF_BASE_SHA", "CI_MERGE_REQUEST_TARGET_BRANCH_SHA",
-                 "CI_MERGE_REQUEST_TARGET_BRANCH_NAME", "CI_COMMIT_SHA", "--format gitlab --report"):
+    for name in ("CI_MERGE_REQUEST_TARGET_BRANCH_NAME", "CI_COMMIT_SHA", "--format gitlab --report"):
         assert name in script
+    # the other side is the target branch's tip, fetched: never the diff base (the author chose it) nor
+    # the pipeline's recorded target (a retry keeps it); the policy is read from that side
+    assert '"$CI_MERGE_REQUEST_DIFF_BASE_SHA"' not in script and '"$CI_MERGE_REQUEST_TARGET_BRANCH_SHA"' not in script
+    assert 'side="--base"' not in script
 
 
 def test_the_bitbucket_step_runs_on_pull_requests_with_the_whole_history() -> None:
@@ -189,6 +192,7 @@ def test_the_bitbucket_step_runs_on_pull_requests_with_the_whole_history() -> No
     assert bb["clone"] == {"depth": "full"}
     assert list(bb["pipelines"]) == ["pull-requests"]
     script = "\n".join(bb["definitions"]["steps"][0]["step"]["script"])
-    for name in ("BITBUCKET_COMMIT", "BITBUCKET_PR_DESTINATION_BRANCH", "BITBUCKET_PR_DESTINATION_COMMIT"):
+    for name in ("BITBUCKET_COMMIT", "BITBUCKET_PR_DESTINATION_BRANCH"):
         assert name in script
+    assert "${BITBUCKET_PR_DESTINATION_COMMIT" not in script  # the branch's tip judges, not the run's record
     assert "localhost:29418" in "\n".join(bb["definitions"]["steps"][0]["step"]["after-script"])

@@ -16,9 +16,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from support.forgerepo import Forge
+from support.forgerepo import POLICY, Forge, make_forge
 from support.ghactions import Runner, install_action_tree, load_action
-from support.gitutil import ROOT, git
+from support.gitutil import HUMAN, ROOT, WorkRepo, git
 
 ACTION = ROOT / "forges" / "github" / "action.yml"
 @pytest.fixture(scope="module")
@@ -129,8 +129,9 @@ def test_a_forks_head_missing_from_the_checkout_is_fetched_by_its_id(forge: Forg
     assert runner.outputs["range"]["head"] == forge.fork_head
 
 
-def test_a_merge_group_is_judged_from_its_base_sha(forge: Forge, action_path: Path, python_bin: Path,
-                                                   tmp_path: Path) -> None:
+def test_a_merge_group_is_judged_from_its_base_branchs_tip(forge: Forge, action_path: Path, python_bin: Path,
+                                                           tmp_path: Path) -> None:
+    """The first entry of a queue: its base_sha is the branch's tip (behind another entry it is not: below)."""
     event = {"action": "checks_requested",
              "merge_group": {"head_sha": forge.agent_head, "head_ref": "refs/heads/gh-readonly-queue/main/pr-7-x",
                              "base_sha": forge.main, "base_ref": "refs/heads/main"}}
@@ -209,3 +210,87 @@ def test_a_merge_group_with_an_agents_frozen_write_fails(forge: Forge, action_pa
     runner, proc = run_check(forge, action_path, python_bin, tmp_path, gate_check, "merge_group", event)
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert runner.outputs["check"]["exit-code"] == "1" and "GATE-FROZEN-PATH" in runner.summary.read_text()
+
+
+def test_a_pull_request_is_judged_by_the_policy_of_its_base_branch_now(action_path: Path, python_bin: Path,
+                                                                      tmp_path: Path, gate_check: str) -> None:
+    """pull_request.base.sha can be as old as the pull request (GitHub sets it when the pull request is
+    opened or synchronized, and it does not follow the base branch): the base branch froze app.py
+    since, and the agent's write there is refused by the hook, whose policy is the one installed now.
+    Read from base.sha, the policy of then would judge; the action judges from the base branch's tip."""
+    (tmp_path / "forge").mkdir()
+    forge = make_forge(tmp_path / "forge")
+    work = WorkRepo(tmp_path / "forge" / "work")
+    work.git("checkout", "-q", "-f", "main")
+    work.write(".gate/policy.toml", POLICY.replace('["ci/**"]', '["ci/**", "app.py"]'))
+    tip = work.commit("freeze app.py", identity=HUMAN)
+    work.git("push", "-q", str(forge.origin), "main")
+    git(forge.workspace, "fetch", "-q", "origin")  # the checkout, made for this run
+    runner, proc = run_check(forge, action_path, python_bin, tmp_path / "run", gate_check, "pull_request",
+                             pull_request(forge.older_head, forge.main))  # base.sha: main before the freeze
+    assert runner.outputs["range"]["target"] == tip, proc.stdout
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "::error title=GATE-FROZEN-PATH,file=app.py::" in proc.stdout
+
+
+def test_a_merge_group_behind_another_answers_for_what_it_lands(action_path: Path, python_bin: Path,
+                                                                tmp_path: Path, gate_check: str) -> None:
+    """The second entry of a merge queue: its group is built on the first entry's group, whose head is its
+    `base_sha` ("the merge group's parent commit"), not on the target branch. Where the queue may merge
+    a group whose head passed although an entry before it failed ("Require all queue entries to pass
+    required checks" off), the second group lands the first's commits too: an agent's frozen write there
+    (its pull request's check green from before a freeze, say) lands with a human's clean change behind
+    it. Judged from base_sha, the second group answers for its own merge only and passes; the action
+    judges every group from the target branch's tip, fetched, as the hook judges the push that lands it."""
+    (tmp_path / "forge").mkdir()
+    forge = make_forge(tmp_path / "forge")
+    work = WorkRepo(tmp_path / "forge" / "work")
+    queue = ("GitHub", "noreply@github.com")
+    first = work.git("commit-tree", "-p", forge.main, "-p", forge.agent_head, "-m", "Merge pull request #7",
+                     f"{forge.agent_head}^{{tree}}").stdout.strip()  # main + the agent's pull request
+    work.git("checkout", "-q", "-f", "-B", "docs", forge.main)
+    work.write("docs.md", "a human's page\n")
+    human = work.commit("human: docs", identity=HUMAN)
+    work.git("checkout", "-q", "-f", "-B", "group", first)
+    work.git("merge", "-q", "--no-ff", "--no-edit", human, identity=queue)
+    second = work.git("rev-parse", "HEAD").stdout.strip()
+    work.git("push", "-q", str(forge.origin), f"{first}:refs/heads/gh-readonly-queue/main/pr-7-{forge.main}",
+             f"{second}:refs/heads/gh-readonly-queue/main/pr-8-{first}")
+    git(forge.workspace, "fetch", "-q", "origin")
+    event = {"action": "checks_requested",
+             "merge_group": {"head_sha": second, "base_sha": first, "base_ref": "refs/heads/main",
+                             "head_ref": f"refs/heads/gh-readonly-queue/main/pr-8-{first}"}}
+    runner, proc = run_check(forge, action_path, python_bin, tmp_path / "run", gate_check, "merge_group", event)
+    assert runner.outputs["range"]["base"] == forge.main, proc.stdout
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "::error title=GATE-FROZEN-PATH,file=ci/deploy.yml::" in proc.stdout
+
+
+@pytest.mark.xfail(strict=True, reason="a required check knows one account per run, github.actor: an agent's push "
+                                       "that a human's event follows (a reopen, 'Update branch', a commit on top) is "
+                                       "judged as the human's push, so a pushers rule alone cannot hold on a forge "
+                                       "(docs/forges.md, 'What changes from the hook': restrict by what commits carry)")
+def test_an_agents_push_is_not_laundered_by_a_humans_later_event(forge: Forge, action_path: Path, python_bin: Path,
+                                                                 tmp_path: Path, gate_check: str) -> None:
+    """The agent's account pushes a commit that names the human as its author and committer, writing
+    ci/ (the hook refuses the push: `pushers = ["agent-*"]` names agent-7). The run for that push,
+    whose actor is agent-7, fails; the human then reopens the pull request, and that run's actor is
+    the human: the same head passes."""
+    work = WorkRepo(forge.workspace.parent / "work")
+    work.git("checkout", "-q", "-f", "-B", "laundered", forge.main)
+    work.write("ci/deploy.yml", "deploy: pushed by agent-7 as the human\n")
+    head = work.commit("deploy", identity=HUMAN)
+    work.git("push", "-q", str(forge.origin), "laundered")
+    event = pull_request(head, forge.main, head_ref="laundered")
+    runner = make_runner(forge, action_path, python_bin, tmp_path / "push", "pull_request", event)
+    runner.actor = "agent-7"
+    assert runner.run("range").returncode == 0
+    runner.outputs["install"] = {"gate": gate_check}
+    assert runner.run("check").returncode == 1  # the agent's own push: refused, as the hook refuses it
+    event = {**event, "action": "reopened"}
+    runner = make_runner(forge, action_path, python_bin, tmp_path / "reopen", "pull_request", event)
+    runner.actor = "hana"
+    assert runner.run("range").returncode == 0
+    runner.outputs["install"] = {"gate": gate_check}
+    proc = runner.run("check")
+    assert proc.returncode == 1, proc.stdout  # XFAIL: passes, judged as hana's push

@@ -35,7 +35,7 @@ TYPE_CHECKING = False  # (typing's, as mypy reads it: `typing` is not imported o
 if TYPE_CHECKING:
     import argparse
     import signal as _signal
-    from collections.abc import Callable, Sequence
+    from collections.abc import Sequence
 
     from gatecore.configuration.policy import Policy
     from gatecore.toolcalls.toolcall import Adapter
@@ -82,25 +82,28 @@ def _expand(base: str, path: str) -> list[str]:
 
 
 class Targets:
-    """The call's writes as paths of the work tree (a write through a symlink counted at both ends:
-    the path named and the file it reaches), and the writes that switch a hook off."""
+    """The call's writes as paths of the work trees they are in (a write through a symlink counted at
+    both ends: the path named and the file it reaches), and the writes that switch a hook off.
 
-    def __init__(self, top: str, git_dir: str, hook_files: Callable[[], Sequence[str]]) -> None:
-        self.top = os.path.realpath(top)
-        self.git_dir = os.path.realpath(git_dir)
-        self._hook_files = hook_files  # absolute: every agent's hook configuration, here and in the home
-        self._hooks: Sequence[str] | None = None
-        self.writes: list[tuple[str, str, bool]] = []  # (relative path, kind, tree)
+    The repository is the written path's, not the call's directory's (a session's directory follows
+    its `cd`s; a write may reach another work tree, an outer one, or a git directory): each path is
+    judged in every work tree found holding it (`Repositories`)."""
+
+    def __init__(self, repositories: Repositories) -> None:
+        self.repositories = repositories
+        self._hooks: dict[str | None, Sequence[str]] = {}
+        self.writes: dict[str, tuple[Where, list[tuple[str, str, bool]]]] = {}  # top -> (relative path, kind, tree)
         self.off: list[str] = []
 
-    def hook_files(self, full: str, tree: bool) -> Sequence[str]:
-        """The agents' hook files, listed once the first path that could be one, or hold one, is seen
-        (every one of them is below a directory whose name starts with a dot)."""
+    def hook_files(self, top: str | None, full: str, tree: bool) -> Sequence[str]:
+        """The agents' hook files (in the work tree `top`, and in the home), listed once the first path
+        that could be one, or hold one, is seen (every one of them is below a directory whose name
+        starts with a dot)."""
         if "/." not in full and not tree:
             return ()
-        if self._hooks is None:
-            self._hooks = self._hook_files()
-        return self._hooks
+        if top not in self._hooks:
+            self._hooks[top] = hook_files(top)
+        return self._hooks[top]
 
     def add(self, base: str, w: PathWrite) -> None:
         for full in _expand(base, w.path):
@@ -108,30 +111,48 @@ class Targets:
                 self._one(candidate, w)
 
     def _one(self, full: str, w: PathWrite) -> None:
-        inside_git = _relative(self.git_dir, full)
-        if inside_git is not None:
-            if inside_git == "" or any(inside_git == f or inside_git.startswith(f + "/") for f in GIT_DIR_HOOK_FILES):
-                self.off.append(f"a write to {full} (the git directory's hooks and configuration)")
-            return
-        if any(full == f.rstrip("/") or (f.endswith("/") and _relative(f.rstrip("/"), full))
-               or (w.tree and _relative(full, f.rstrip("/"))) for f in self.hook_files(full, w.tree)):
-            self.off.append(f"a write to {full} (an agent's hook configuration)")
-        rel = _relative(self.top, full)
-        if rel:
-            self.writes.append((rel, w.kind, w.tree))
-        elif rel == "" and w.tree:
-            self.writes.append(("", w.kind, True))
+        holders = self.repositories.of(full)
+        for where in holders:
+            inside_git = _inside_git_dir(where, full)
+            if inside_git is not None:
+                if inside_git == "" or any(inside_git == f or inside_git.startswith(f + "/")
+                                           for f in GIT_DIR_HOOK_FILES):
+                    self.off.append(f"a write to {full} (the git directory's hooks and configuration)")
+                return
+        tops: list[str | None] = [where.top for where in holders] or [None]
+        for top in tops:
+            if any(full == f.rstrip("/") or (f.endswith("/") and _relative(f.rstrip("/"), full))
+                   or (w.tree and _relative(full, f.rstrip("/"))) for f in self.hook_files(top, full, w.tree)):
+                self.off.append(f"a write to {full} (an agent's hook configuration)")
+        for where in holders:
+            rel = _relative(where.top, full)
+            if rel or (rel == "" and w.tree):
+                self.writes.setdefault(where.top, (where, []))[1].append((rel, w.kind, w.tree))
 
 
-def hook_files(top: str) -> list[str]:
-    """Every agent's hook configuration files: in the work tree `top`, and in the user's home."""
+def _inside_git_dir(where: Where, full: str) -> str | None:
+    """`full` relative to the repository's git directory, or to the common one a linked worktree
+    shares (its hooks and configuration: a linked worktree's own `config.worktree` below
+    `worktrees/NAME/` counted as one); None outside both."""
+    inside = _relative(where.git_dir, full)
+    if inside is not None:
+        return inside
+    inside = _relative(where.common_dir, full)
+    if inside is not None and inside.startswith("worktrees/") and inside.count("/") >= 2:
+        return inside.split("/", 2)[2]
+    return inside
+
+
+def hook_files(top: str | None) -> list[str]:
+    """Every agent's hook configuration files: in the work tree `top` (None: none), and in the user's home."""
     from gatecore.toolcalls.toolcall import AGENTS
 
     home = os.path.realpath(os.path.expanduser("~"))
     out = []
     for name in AGENTS:
         module = adapter(name)
-        out += [os.path.join(top, f) for f in module.PROJECT_FILES] + [os.path.join(home, f) for f in module.USER_FILES]
+        out += [os.path.join(top, f) for f in module.PROJECT_FILES if top is not None]
+        out += [os.path.join(home, f) for f in module.USER_FILES]
     return out
 
 
@@ -140,7 +161,8 @@ class Where:
     """The repository a tool call writes in, from one `git rev-parse`."""
 
     git_dir: str
-    top: str
+    common_dir: str  # the git directory a linked worktree shares with the main one (its hooks, its config)
+    top: str  # the work tree (its real path)
     object_format: str
     branch: str | None  # the checked-out branch (None: a detached HEAD)
     policy_blob: str | None  # `.gate/policy.toml` in HEAD (None: not there, or no HEAD yet)
@@ -151,22 +173,68 @@ def locate(base: str) -> Where | None:
     One git process when HEAD holds the policy, the common case; two otherwise."""
     from gatecore.adapters.gitcmd import run_git
 
-    asked = ["rev-parse", "--absolute-git-dir", "--show-toplevel", "--show-object-format"]
+    asked = ["rev-parse", "--absolute-git-dir", "--git-common-dir", "--show-toplevel", "--show-object-format"]
     out = run_git([*asked, f"HEAD:{POLICY_FILE}", "--symbolic-full-name", "HEAD"], cwd=base, ok=None)
     lines = out.stdout.decode("utf-8", "surrogateescape").splitlines()
     blob: str | None = None
-    if out.ok and len(lines) == 5:
-        git_dir, top, fmt, blob, head = lines
+    if out.ok and len(lines) == 6:
+        git_dir, common, top, fmt, blob, head = lines
     else:
         again = run_git([*asked, "--symbolic-full-name", "HEAD"], cwd=base, ok=None)
         if not again.ok and not again.stdout:
             return None  # not a repository, or no work tree: nothing the gate judges
         lines = again.stdout.decode("utf-8", "surrogateescape").splitlines()
-        if len(lines) < 3:
-            return None  # a bare repository: no work tree
-        git_dir, top, fmt = lines[:3]
-        head = lines[3] if again.ok and len(lines) > 3 else "HEAD"  # (no HEAD yet: an unborn branch)
-    return Where(git_dir, top, fmt, head if head.startswith("refs/") else None, blob)
+        if len(lines) < 4:
+            return None  # a bare repository, or inside a git directory: no work tree
+        git_dir, common, top, fmt = lines[:4]
+        head = lines[4] if again.ok and len(lines) > 4 else "HEAD"  # (no HEAD yet: an unborn branch)
+    real = os.path.realpath
+    return Where(real(git_dir), real(os.path.join(base, common)), real(top), fmt,
+                 head if head.startswith("refs/") else None, blob)
+
+
+class Repositories:
+    """The work trees that hold the paths a call writes, each found once by `locate`."""
+
+    def __init__(self) -> None:
+        self.known: list[Where] = []
+        self._asked: dict[str, Where | None] = {}
+
+    def at(self, directory: str) -> Where | None:
+        if directory not in self._asked:
+            where = self._asked[directory] = locate(directory)
+            if where is not None and all(k.top != where.top for k in self.known):
+                self.known.append(where)
+        return self._asked[directory]
+
+    def of(self, full: str) -> list[Where]:
+        """Every known work tree that holds `full` (absolute, normalised), and the innermost one, found
+        from the path's own directory: the work tree a `.git` in the path belongs to, else the
+        nearest directory of the path that exists."""
+        git_at = full.rfind("/.git/") if "/.git/" in full else (len(full) - 5 if full.endswith("/.git") else -1)
+        if git_at >= 0:
+            directory = full[:git_at] or "/"
+        else:
+            directory = full
+            while not os.path.isdir(directory) and directory != os.path.dirname(directory):
+                directory = os.path.dirname(directory)
+        holders = [w for w in self.known if _relative(w.top, directory) is not None
+                   or _relative(w.git_dir, full) is not None or _relative(w.common_dir, full) is not None]
+        if not any(not _nested(w.top, directory) for w in holders if _relative(w.top, directory) is not None):
+            found = self.at(directory)
+            if found is not None and all(h.top != found.top for h in holders):
+                holders.append(found)
+        return holders
+
+
+def _nested(top: str, directory: str) -> bool:
+    """Whether `directory`, in the work tree `top`, is in another repository below it (a `.git`
+    between them: a nested repository, a submodule, a linked worktree)."""
+    while directory != top and _relative(top, directory):
+        if os.path.lexists(os.path.join(directory, ".git")):
+            return True
+        directory = os.path.dirname(directory)
+    return False
 
 
 def judge_call(module: Adapter, call: ToolCall, policy_path: str | None) -> Answer:
@@ -184,23 +252,25 @@ def judge_call(module: Adapter, call: ToolCall, policy_path: str | None) -> Answ
     if not writes:
         return module.allow(call)
     base = os.path.realpath(call.cwd or os.getcwd())
-    where = locate(base)
-    if where is None:
-        return module.allow(call)
-    targets = Targets(where.top, where.git_dir, lambda: hook_files(os.path.realpath(where.top)))
+    repositories = Repositories()
+    if os.path.isdir(base):
+        repositories.at(base)  # the call's own work tree: judged for what it holds (a submodule's outer one)
+    targets = Targets(repositories)
     for w in writes:
         targets.add(base, w)
     if targets.off:
         return module.deny(call, refusal("GATE-AGENT-HOOKS-OFF", "; ".join(dict.fromkeys(targets.off))))
-    if not targets.writes:
-        return module.allow(call)
-    try:
-        policy = _policy(where, policy_path)
-    except GateError as exc:
-        raise GateError("GATE-AGENT-CONFIG", f"{exc.code}: {exc.detail}") from None
-    if not _freezes_any(policy, where.branch, targets.writes):
-        return module.allow(call)  # no rule freezes a path it writes: whoever writes it, no rule applies
-    return _judged(module, call, where, policy, targets.writes)
+    for where, written in targets.writes.values():
+        try:
+            policy = _policy(where, policy_path)
+        except GateError as exc:
+            raise GateError("GATE-AGENT-CONFIG", f"{exc.code}: {exc.detail}") from None
+        if not _freezes_any(policy, where.branch, written):
+            continue  # no rule freezes a path it writes: whoever writes it, no rule applies
+        reason = _judged(module, where, policy, written)
+        if reason is not None:
+            return module.deny(call, reason)
+    return module.allow(call)
 
 
 def _policy(where: Where, explicit: str | None) -> Policy:
@@ -260,9 +330,9 @@ def _patch_writes(base: str, patches: Sequence[str]) -> list[PathWrite]:
     return out
 
 
-def _judged(module: Adapter, call: ToolCall, where: Where, policy: Policy,
-            writes: Sequence[tuple[str, str, bool]]) -> Answer:
-    """The writes judged by the engine as the commit they would become (`pipeline.judge` on `Writes`)."""
+def _judged(module: Adapter, where: Where, policy: Policy, writes: Sequence[tuple[str, str, bool]]) -> str | None:
+    """The writes judged by the engine as the commit they would become (`pipeline.judge` on `Writes`):
+    the refusal's reason, or None (allowed)."""
     from gatecore.adapters import environment
     from gatecore.checks.frozen import ProposedWrite, writer_for
     from gatecore.git.objects import Objects
@@ -285,7 +355,7 @@ def _judged(module: Adapter, call: ToolCall, where: Where, policy: Policy,
     finally:
         repo.close()
     if judged.verdict.exit_code == 0:
-        return module.allow(call)
+        return None
     lines = []
     for v in judged.violations:
         why = (v.evidence or "").split("; ")[0]  # the strongest reason (the rest are other marks of the same agent)
@@ -297,7 +367,7 @@ def _judged(module: Adapter, call: ToolCall, where: Where, policy: Policy,
     reason = "\n".join(lines) + f"\nWhat to do: do not write {'it' if len(lines) == 1 else 'them'} from this " \
         f"session. {hint}" + "\n(push-gate's agent check: the server refuses the same commit at push; " \
         "docs/agent-hooks.md)"
-    return module.deny(call, reason)
+    return reason
 
 
 USAGE = "usage: gate agents check [--agent NAME] [--policy FILE] < PAYLOAD"

@@ -1,0 +1,136 @@
+"""`gate agents check` against the tool calls an adversarial session would try (issue: the agent
+check's holes): each a write the server refuses at push, or one that switches a hook off, that the
+check let through. The check is run as the agent runs it (the console script, a payload on stdin) in
+real repositories; the answer is read as the agent reads it (exit status 2: refused)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from support.gitutil import git
+
+GATE = str(Path(sys.executable).parent / "gate")
+BOT = ("Agent Bot", "bot@agents.example.com")
+POLICY = """\
+[[freeze]]
+name = "governance"
+paths = ["ci/**", ".gate/**", "@agent-config"]
+authors = ["*@agents.example.com"]
+"""
+
+
+def _project(path: Path) -> Path:
+    path.mkdir(parents=True)
+    git(path, "init", "-q", "-b", "main")
+    git(path, "config", "user.name", BOT[0])
+    git(path, "config", "user.email", BOT[1])
+    (path / ".gate").mkdir()
+    (path / ".gate" / "policy.toml").write_text(POLICY)
+    (path / "ci").mkdir()
+    (path / "ci" / "deploy.yml").write_text("stages: [deploy]\n")
+    (path / "src").mkdir()
+    (path / "src" / "app.py").write_text("print(1)\n")
+    git(path, "add", "-A")
+    git(path, "commit", "-q", "-m", "init")
+    return path
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    return _project(tmp_path / "project")
+
+
+def check(payload: dict[str, Any], agent: str, cwd: Path, home: Path | None = None) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    if home is not None:
+        env["HOME"] = str(home)
+    return subprocess.run([GATE, "agents", "check", "--agent", agent], input=json.dumps(payload), capture_output=True,
+                          text=True, cwd=cwd, env=env, check=False)
+
+
+def write(path: str, cwd: Path) -> dict[str, Any]:
+    return {"hook_event_name": "PreToolUse", "cwd": str(cwd), "tool_name": "Write",
+            "tool_input": {"file_path": path, "content": ""}}
+
+
+def bash(command: str, cwd: Path) -> dict[str, Any]:
+    return {"hook_event_name": "PreToolUse", "cwd": str(cwd), "tool_name": "Bash", "tool_input": {"command": command}}
+
+
+def refused(proc: subprocess.CompletedProcess[str], code: str) -> str:
+    assert proc.returncode == 2, proc
+    assert proc.stderr.startswith(code), proc
+    return proc.stderr
+
+
+def allowed(proc: subprocess.CompletedProcess[str]) -> None:
+    assert proc.returncode == 0 and proc.stderr == "", proc
+
+
+# --- the repository is the written path's, not the call's directory's --------------------------
+
+def test_a_write_into_a_repository_from_a_directory_outside_it_is_judged_there(project: Path, tmp_path: Path) -> None:
+    """The session's directory is elsewhere (Claude Code's `cwd` follows a `cd`): the path it writes is
+    still in the project, frozen there."""
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    target = str(project / "ci" / "deploy.yml")
+    assert "ci/deploy.yml" in refused(check(write(target, outside), "claude", outside), "GATE-FROZEN-PATH")
+    refused(check(write("../project/ci/deploy.yml", outside), "claude", outside), "GATE-FROZEN-PATH")
+    refused(check(bash(f"echo x > {target}", outside), "claude", outside), "GATE-FROZEN-PATH")
+    refused(check(bash(f"cd {project} && echo x > ci/deploy.yml", outside), "claude", outside), "GATE-FROZEN-PATH")
+    allowed(check(write(str(project / "src" / "app.py"), outside), "claude", outside))
+    allowed(check(write(str(outside / "notes.txt"), outside), "claude", outside))
+
+
+def test_a_write_from_a_nested_repository_into_the_outer_one_is_judged_in_the_outer(project: Path) -> None:
+    nested = project / "vendor" / "lib"
+    nested.mkdir(parents=True)
+    git(nested, "init", "-q", "-b", "main")
+    refused(check(write("../../ci/deploy.yml", nested), "claude", nested), "GATE-FROZEN-PATH")
+    refused(check(write(str(project / "ci" / "deploy.yml"), nested), "claude", nested), "GATE-FROZEN-PATH")
+
+
+def test_a_write_from_inside_the_git_directory_is_judged(project: Path) -> None:
+    git_dir = project / ".git"
+    refused(check(write("../ci/deploy.yml", git_dir), "claude", git_dir), "GATE-FROZEN-PATH")
+    refused(check(write("hooks/pre-commit", git_dir), "claude", git_dir), "GATE-AGENT-HOOKS-OFF")
+    refused(check(write("config", git_dir), "claude", git_dir), "GATE-AGENT-HOOKS-OFF")
+
+
+def test_the_git_directorys_hooks_are_refused_from_outside_the_work_tree(project: Path, tmp_path: Path) -> None:
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    refused(check(write(str(project / ".git" / "hooks" / "pre-commit"), outside), "claude", outside),
+            "GATE-AGENT-HOOKS-OFF")
+    refused(check(bash(f"rm -rf {project}/.git/hooks", outside), "claude", outside), "GATE-AGENT-HOOKS-OFF")
+
+
+def test_a_linked_worktree_cannot_write_the_hooks_and_config_it_shares(project: Path, tmp_path: Path) -> None:
+    """A linked worktree's git directory is `.git/worktrees/NAME`; the hooks and the configuration it
+    runs with are the main repository's (`--git-common-dir`)."""
+    linked = tmp_path / "linked"
+    git(project, "worktree", "add", "-q", "-b", "side", str(linked))
+    for target in (project / ".git" / "hooks" / "pre-commit", project / ".git" / "config"):
+        refused(check(write(str(target), linked), "claude", linked), "GATE-AGENT-HOOKS-OFF")
+        relative = os.path.relpath(target, linked)
+        refused(check(bash(f"echo x > {relative}", linked), "claude", linked), "GATE-AGENT-HOOKS-OFF")
+    refused(check(write("ci/deploy.yml", linked), "claude", linked), "GATE-FROZEN-PATH")
+    allowed(check(write("src/app.py", linked), "claude", linked))
+
+
+def test_an_agents_hook_file_in_the_home_is_refused_from_outside_any_repository(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    (home / ".claude").mkdir(parents=True)
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    proc = check(write(str(home / ".claude" / "settings.json"), outside), "claude", outside, home=home)
+    refused(proc, "GATE-AGENT-HOOKS-OFF")
+    refused(check(bash("echo '{}' > ~/.gemini/settings.json", outside), "claude", outside, home=home),
+            "GATE-AGENT-HOOKS-OFF")

@@ -8,6 +8,8 @@ module reads the command the way a careful reviewer would, with `shlex` and no s
   `dd of=`, `curl -o`, `wget -O`: their targets;
 * `git checkout|restore -- PATH`, `git rm`, `git mv`, `git apply FILE`, `patch`: the paths they
   write (a patch file is named in `patches`: the caller reads it, `patch_paths` reads the diff);
+* Codex's `apply_patch` (which Codex runs itself from its shell tool): the files its patch names,
+  the patch given as its argument, in a heredoc or here-string, or piped from a heredoc;
 * wrappers (`sudo`, `env`, `nohup`, `time`, `command`, `exec`, `timeout`, `nice`), `VAR=value`
   prefixes, `cd DIR` before later commands, and `bash -c '...'` (read as a command of its own);
 * what switches a gate hook off (`off`): `git commit|push|merge|... --no-verify` (`-n` for
@@ -27,7 +29,7 @@ from __future__ import annotations
 import posixpath
 import re
 import shlex
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 from ..valueclass import valueclass
 from .toolcall import DELETE, MODE, MODIFY, WRITE, PathWrite
@@ -75,6 +77,8 @@ class _Reader:
         self.unread: list[str] = []
         self.patches: list[str] = []
         self.cwd = ""  # relative to the call's directory ("" itself), or absolute after `cd /x`
+        self.stdin: str | None = None  # the heredoc or here-string the command being read is given
+        self.heredocs: Sequence[str] = ()  # every heredoc's body in the command
 
     def at(self, path: str) -> str:
         """`path` as the command names it, seen from the call's directory (after any `cd`)."""
@@ -103,22 +107,28 @@ def read_command(command: str) -> ShellReading:
 
 
 def _without_heredoc_bodies(command: str) -> tuple[str, list[str]]:
-    """The command with every heredoc's body taken out (its lines are data, not commands)."""
+    """The command with every heredoc's body taken out (its lines are data, not commands), and the
+    bodies, one per heredoc in the order the command opens them."""
     lines = command.split("\n")
     out: list[str] = []
     pending: list[tuple[str, bool]] = []
-    skipped: list[str] = []
+    bodies: list[str] = []
+    body: list[str] = []
     for line in lines:
         if pending:
             delimiter, strip = pending[0]
             if (line.lstrip("\t") if strip else line) == delimiter:
                 pending.pop(0)
+                bodies.append("\n".join(body))
+                body = []
             else:
-                skipped.append(line)
+                body.append(line.lstrip("\t") if strip else line)
             continue
         out.append(line)
         pending += [(m.group(3), m.group(1) == "-") for m in _HEREDOC.finditer(line)]
-    return "\n".join(out), skipped
+    if pending:
+        bodies.append("\n".join(body))  # (a body the command does not close: the shell reads it to the end)
+    return "\n".join(out), bodies
 
 
 def _without_comments(command: str) -> str:
@@ -159,36 +169,53 @@ def _tokens(command: str) -> list[str]:
 
 
 def _read_into(reader: _Reader, command: str, depth: int) -> None:
-    text, _ = _without_heredoc_bodies(command)
+    text, bodies = _without_heredoc_bodies(command)
     try:
         tokens = _tokens(text)
     except ValueError as exc:
         reader.unread.append(f"a command shlex cannot split ({exc})")
         return
     words: list[str] = []
+    heredocs = iter(bodies)
+    stdin: str | None = None  # what a heredoc or a here-string gives the simple command being read
     i = 0
     while i <= len(tokens):
         token = tokens[i] if i < len(tokens) else ";"
         if token in _SEPARATORS:
             if words:
+                reader.stdin, reader.heredocs = stdin, bodies
                 _simple(reader, words, depth)
+                reader.stdin = None
             words = []
+            stdin = None
         elif token in _WRITE_REDIRECTS or token in _READ_REDIRECTS or token in _DUP_REDIRECTS:
             if words and words[-1].isdigit():
                 words.pop()  # the redirected descriptor (`2>`)
             target = tokens[i + 1] if i + 1 < len(tokens) else ""
             if target in _SEPARATORS or target in _WRITE_REDIRECTS or target in _READ_REDIRECTS:
                 target = ""
-            if token in _WRITE_REDIRECTS:
-                reader.write(target)
-            elif token in _DUP_REDIRECTS and target and not target.isdigit() and target != "-":
-                reader.write(target)  # `>& FILE`: both streams to a file
-            elif token == "<" and words and posixpath.basename(words[0]) == "patch":  # noqa: S105 - an operator
-                reader.patches.append(reader.at(target))
+            stdin = _redirect(reader, token, target, words, heredocs, stdin)
             i += 1 if target else 0
         else:
             words.append(token)
         i += 1
+
+
+def _redirect(reader: _Reader, token: str, target: str, words: Sequence[str], heredocs: Iterator[str],
+              stdin: str | None) -> str | None:
+    """One redirection: the file it writes, the diff it gives `patch`; what the command then reads
+    on its standard input (a heredoc's body, a here-string), as far as the reading knows."""
+    if token in _WRITE_REDIRECTS:
+        reader.write(target)
+    elif token in _DUP_REDIRECTS and target and not target.isdigit() and target != "-":
+        reader.write(target)  # `>& FILE`: both streams to a file
+    elif token == "<" and words and posixpath.basename(words[0]) == "patch":  # noqa: S105 - an operator
+        reader.patches.append(reader.at(target))
+    elif token in ("<<", "<<-"):
+        return next(heredocs, None)
+    elif token == "<<<":  # noqa: S105 - an operator
+        return target
+    return stdin
 
 
 def _unwrap(words: list[str], reader: _Reader) -> list[str]:
@@ -340,6 +367,21 @@ def _patch(reader: _Reader, name: str, args: list[str], depth: int) -> None:
         reader.unread.append("patch reads its diff from stdin")
 
 
+def _apply_patch(reader: _Reader, name: str, args: list[str], depth: int) -> None:
+    """Codex's `apply_patch` (which Codex runs itself when its shell tool is given it, and puts on the
+    shell's PATH): the patch is its argument, else its standard input (a heredoc, a here-string; else
+    any heredoc of the command that holds a patch, as `cat <<EOF | apply_patch` gives one)."""
+    from .applypatch import patch_writes
+
+    texts = [args[0]] if args else [reader.stdin] if reader.stdin is not None else \
+        [b for b in reader.heredocs if "*** Begin Patch" in b]
+    if not texts:
+        reader.unread.append(f"{name} reads a patch it is not given here")
+    for text in texts:
+        for w in patch_writes(text):
+            reader.write(w.path, w.kind)
+
+
 def _pre_commit(reader: _Reader, name: str, args: list[str], depth: int) -> None:
     if args[:1] == ["uninstall"]:
         reader.off.append("pre-commit uninstall removes the client hooks")
@@ -454,7 +496,7 @@ _PROGRAMS: dict[str, Callable[[_Reader, str, list[str], int], None]] = {
     "cd": _cd, **dict.fromkeys(_SHELLS, _shell), "tee": _tee, "sed": _in_place, "perl": _in_place,
     **dict.fromkeys(("cp", "mv", "install", "ln"), _copy), "rm": _rm, "truncate": _touch, "touch": _touch,
     "chmod": _chmod, "dd": _dd, "curl": _download, "wget": _download, "git": _git, "patch": _patch,
-    "pre-commit": _pre_commit,
+    "pre-commit": _pre_commit, "apply_patch": _apply_patch, "applypatch": _apply_patch,
 }
 
 _DIFF_GIT = re.compile(r"^diff --git (\S+) (\S+)$")

@@ -134,3 +134,41 @@ def test_an_agents_hook_file_in_the_home_is_refused_from_outside_any_repository(
     refused(proc, "GATE-AGENT-HOOKS-OFF")
     refused(check(bash("echo '{}' > ~/.gemini/settings.json", outside), "claude", outside, home=home),
             "GATE-AGENT-HOOKS-OFF")
+
+
+# --- Codex's patches -----------------------------------------------------------------------------
+
+def codex_bash(command: str, cwd: Path) -> dict[str, Any]:
+    return {"hook_event_name": "PreToolUse", "turn_id": "t", "cwd": str(cwd), "tool_name": "Bash",
+            "tool_input": {"command": command}}
+
+
+def codex_patch(patch: str, cwd: Path) -> dict[str, Any]:
+    return {"hook_event_name": "PreToolUse", "turn_id": "t", "cwd": str(cwd), "tool_name": "apply_patch",
+            "tool_input": {"command": patch}}
+
+
+@pytest.mark.parametrize("command", [
+    "apply_patch <<'EOF'\n*** Begin Patch\n*** Update File: ci/deploy.yml\n@@\n-stages: [deploy]\n+stages: []\n"
+    "*** End Patch\nEOF",  # tests/agents/payloads/codex/bash-apply_patch-heredoc.json, as Codex records it
+    "cd ci && apply_patch <<'EOF'\n*** Begin Patch\n*** Add File: new.yml\n+x\n*** End Patch\nEOF",
+    "apply_patch '*** Begin Patch\n*** Delete File: ci/deploy.yml\n*** End Patch'",
+    "cat <<'EOF' | apply_patch\n*** Begin Patch\n*** Add File: ci/new.yml\n+x\n*** End Patch\nEOF",
+])
+def test_a_patch_codex_applies_through_the_shell_is_read(project: Path, command: str) -> None:
+    """Codex runs `apply_patch` given through its shell tool itself (the hook sees `Bash`): the patch's
+    files are the writes, as for its `apply_patch` tool."""
+    refused(check(codex_bash(command, project), "codex", project), "GATE-FROZEN-PATH")
+
+
+def test_a_harmless_patch_through_the_shell_is_allowed(project: Path) -> None:
+    command = "apply_patch <<'EOF'\n*** Begin Patch\n*** Add File: src/new.py\n+x\n*** End Patch\nEOF"
+    allowed(check(codex_bash(command, project), "codex", project))
+
+
+def test_an_indented_patch_header_is_read_as_codex_reads_it(project: Path) -> None:
+    """Codex trims a hunk's header line before reading it (codex-rs apply-patch, parse_one_hunk): an
+    indented `*** Add File:` is a file it writes."""
+    patch = "*** Begin Patch\n*** Add File: src/ok.py\n+x\n  *** Add File: ci/deploy.yml\n+y\n*** End Patch"
+    refused(check(codex_patch(patch, project), "codex", project), "GATE-FROZEN-PATH")
+

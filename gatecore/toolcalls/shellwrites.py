@@ -12,9 +12,10 @@ module reads the command the way a careful reviewer would, with `shlex` and no s
   the patch given as its argument, in a heredoc or here-string, or piped from a heredoc;
 * wrappers (`sudo`, `env`, `nohup`, `time`, `command`, `exec`, `timeout`, `nice`), `VAR=value`
   prefixes, `cd DIR` before later commands, and `bash -c '...'` (read as a command of its own);
-* what switches a gate hook off (`off`): `git commit|push|merge|... --no-verify` (`-n` for
-  commit), `git -c core.hooksPath=...`, `git config core.hooksPath ...`, `pre-commit
-  uninstall`, pre-commit's `SKIP=` naming a gate hook.
+* what switches a gate hook off (`off`): `git commit|push|merge|... --no-verify` (or a prefix
+  git takes for it; `-n` for commit), `git -c core.hooksPath=...` (`--config-env` too), `git config
+  core.hooksPath ...`, `pre-commit uninstall`, pre-commit's `SKIP=` naming a gate hook and git's
+  `GIT_CONFIG_KEY_N`/`GIT_CONFIG_PARAMETERS` setting `core.hooksPath` (before a command, or `export`ed).
 
 What it cannot read it says in `unread` and does not guess: a target that needs the shell to
 expand it (`$VAR`, `$(...)`), a program that writes where its own code says (`python -c`,
@@ -223,9 +224,7 @@ def _unwrap(words: list[str], reader: _Reader) -> list[str]:
     while words:
         head = words[0]
         if _ASSIGNMENT.match(head):
-            name, _, value = head.partition("=")
-            if name == "SKIP" and any(h in value.split(",") for h in GATE_HOOK_IDS):
-                reader.off.append(f"SKIP={value} skips the gate's client hook")
+            _assignment(reader, head)
             words = words[1:]
             continue
         base = posixpath.basename(head)
@@ -237,11 +236,30 @@ def _unwrap(words: list[str], reader: _Reader) -> list[str]:
             if rest[0] in _WRAPPER_VALUES.get(base, ()):
                 rest = rest[2:]
             else:
-                if _ASSIGNMENT.match(rest[0]) and rest[0].startswith("SKIP="):
-                    _unwrap([rest[0], "true"], reader)
+                if _ASSIGNMENT.match(rest[0]):
+                    _assignment(reader, rest[0])
                 rest = rest[1:]
         words = rest
     return words
+
+
+def _assignment(reader: _Reader, word: str) -> None:
+    """`NAME=value` (before a command, given to `env` or `export`): what switches a hook off, pre-commit's
+    `SKIP` naming a gate hook, and git's configuration from the environment setting `core.hooksPath`
+    (`GIT_CONFIG_KEY_N`, `GIT_CONFIG_PARAMETERS`)."""
+    name, _, value = word.partition("=")
+    if name == "SKIP" and any(h in value.split(",") for h in GATE_HOOK_IDS):
+        reader.off.append(f"SKIP={value} skips the gate's client hook")
+    elif (name.startswith("GIT_CONFIG_KEY_") and value.strip("'\"").casefold() == "core.hookspath") or \
+            (name == "GIT_CONFIG_PARAMETERS" and "core.hookspath" in value.casefold()):
+        reader.off.append(f"{name}={value} makes git run other hooks than the repository's")
+
+
+def _export(reader: _Reader, name: str, args: list[str], depth: int) -> None:
+    """`export`, `declare`, `typeset`, `readonly`: the assignments they make, for the commands after them."""
+    for a in args:
+        if _ASSIGNMENT.match(a):
+            _assignment(reader, a)
 
 
 def _operands(args: Sequence[str], with_value: frozenset[str] = frozenset()) -> tuple[list[str], set[str]]:
@@ -434,20 +452,21 @@ def _git(reader: _Reader, name: str, args: list[str], depth: int = 0) -> None:  
         a = args[i]
         if a in _GIT_OPTIONS_WITH_VALUE and i + 1 < len(args):
             value = args[i + 1]
-            if a == "-c" and value.split("=", 1)[0].casefold() == "core.hookspath":
-                reader.off.append(f"git -c {value} runs other hooks than the repository's")
+            if a in ("-c", "--config-env") and value.split("=", 1)[0].casefold() == "core.hookspath":
+                reader.off.append(f"git {a} {value} runs other hooks than the repository's")
             if a == "-C":
                 reader.cwd = value if value.startswith("/") else posixpath.normpath(posixpath.join(reader.cwd, value))
             i += 2
             continue
-        if a.startswith("-c") and len(a) > 2 and a[2:].split("=", 1)[0].casefold() == "core.hookspath":
+        setting = a[2:] if a.startswith("-c") else a[len("--config-env="):] if a.startswith("--config-env=") else ""
+        if setting.split("=", 1)[0].casefold() == "core.hookspath":
             reader.off.append(f"git {a} runs other hooks than the repository's")
         i += 1
     if i >= len(args):
         reader.cwd = saved
         return
     sub, rest = args[i], args[i + 1:]
-    if "--no-verify" in rest or (sub == "commit" and _short_flag(rest, "n", "mFCctS")):
+    if any(_no_verify(a) for a in rest) or (sub == "commit" and _short_flag(rest, "n", "mFCctS")):
         reader.off.append(f"git {sub} --no-verify skips the client hooks")
     if sub == "config" and any(a.casefold() == "core.hookspath" for a in rest) and "--unset" not in rest:
         reader.off.append("git config core.hooksPath makes git run other hooks than the repository's")
@@ -469,6 +488,12 @@ def _git(reader: _Reader, name: str, args: list[str], depth: int = 0) -> None:  
             if not ops:
                 reader.unread.append("git apply reads its diff from stdin")
     reader.cwd = saved
+
+
+def _no_verify(arg: str) -> bool:
+    """`--no-verify`, or a prefix of it git takes for it (git reads a long option's unambiguous prefix:
+    `--no-veri`; a prefix git finds ambiguous fails there, and is counted too)."""
+    return len(arg) >= len("--no-v") and "--no-verify".startswith(arg)
 
 
 def _short_flag(args: Sequence[str], flag: str, with_value: str) -> bool:
@@ -497,6 +522,7 @@ _PROGRAMS: dict[str, Callable[[_Reader, str, list[str], int], None]] = {
     **dict.fromkeys(("cp", "mv", "install", "ln"), _copy), "rm": _rm, "truncate": _touch, "touch": _touch,
     "chmod": _chmod, "dd": _dd, "curl": _download, "wget": _download, "git": _git, "patch": _patch,
     "pre-commit": _pre_commit, "apply_patch": _apply_patch, "applypatch": _apply_patch,
+    **dict.fromkeys(("export", "declare", "typeset", "readonly", "local"), _export),
 }
 
 _DIFF_GIT = re.compile(r"^diff --git (\S+) (\S+)$")

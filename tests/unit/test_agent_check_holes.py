@@ -172,3 +172,26 @@ def test_an_indented_patch_header_is_read_as_codex_reads_it(project: Path) -> No
     patch = "*** Begin Patch\n*** Add File: src/ok.py\n+x\n  *** Add File: ci/deploy.yml\n+y\n*** End Patch"
     refused(check(codex_patch(patch, project), "codex", project), "GATE-FROZEN-PATH")
 
+
+
+# --- switching the client hooks off --------------------------------------------------------------
+
+@pytest.mark.parametrize("command", [
+    "git commit --no-veri -m x",  # git takes an unambiguous prefix of a long option
+    "git commit --no-verif -am x",
+    "git push --no-verif origin main",
+    "git --config-env=core.hooksPath=EMPTY commit -m x",
+    "git --config-env core.hooksPath=EMPTY commit -m x",
+    "GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=core.hooksPath GIT_CONFIG_VALUE_0=/dev/null git commit -m x",
+    "GIT_CONFIG_PARAMETERS=\"'core.hooksPath'='/dev/null'\" git commit -m x",
+    "export GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=core.hookspath GIT_CONFIG_VALUE_0=/dev/null; git commit -m x",
+    "export SKIP=gate-frozen-files; git commit -m x",
+])
+def test_every_spelling_that_switches_a_hook_off_is_refused(project: Path, command: str) -> None:
+    refused(check(bash(command, project), "claude", project), "GATE-AGENT-HOOKS-OFF")
+
+
+@pytest.mark.parametrize("command", ["git commit --verbose -m x", "git push --verify", "git config --unset core.hooksPath",
+                                     "export PATH=/usr/bin:$PATH; git commit -m x"])
+def test_what_keeps_the_hooks_on_is_allowed(project: Path, command: str) -> None:
+    allowed(check(bash(command, project), "claude", project))

@@ -195,3 +195,16 @@ def test_every_spelling_that_switches_a_hook_off_is_refused(project: Path, comma
                                      "export PATH=/usr/bin:$PATH; git commit -m x"])
 def test_what_keeps_the_hooks_on_is_allowed(project: Path, command: str) -> None:
     allowed(check(bash(command, project), "claude", project))
+
+
+# --- a shell tool's own working directory ---------------------------------------------------------
+
+@pytest.mark.parametrize("dir_path", ["ci", "{project}/ci", "./src/../ci"])
+def test_gemini_s_shell_runs_in_its_dir_path(project: Path, dir_path: str) -> None:
+    """Gemini CLI's `run_shell_command` takes `dir_path`, the command's working directory (absolute or
+    relative to the workspace: tests/agents/payloads/gemini/documented-run_shell_command.json)."""
+    payload = {"hook_event_name": "BeforeTool", "cwd": str(project), "tool_name": "run_shell_command",
+               "tool_input": {"command": "echo x > deploy.yml", "dir_path": dir_path.format(project=project)}}
+    refused(check(payload, "gemini", project), "GATE-FROZEN-PATH")
+    payload["tool_input"]["command"] = "echo x > ../src/notes.txt"
+    allowed(check(payload, "gemini", project))

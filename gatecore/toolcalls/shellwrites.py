@@ -11,7 +11,11 @@ module reads the command the way a careful reviewer would, with `shlex` and no s
 * Codex's `apply_patch` (which Codex runs itself from its shell tool): the files its patch names,
   the patch given as its argument, in a heredoc or here-string, or piped from a heredoc;
 * wrappers (`sudo`, `env`, `nohup`, `time`, `command`, `exec`, `timeout`, `nice`), `VAR=value`
-  prefixes, `cd DIR` before later commands, and `bash -c '...'` (read as a command of its own);
+  prefixes, reserved words (`then`, `do`, `{`), `cd DIR` and `pushd` before later commands, and
+  `bash -c '...'`, subshells and process substitutions (each read as a command of its own);
+* where a command runs: a `cd` holds for what `&&` chains after it; past `;`, `||`, `|`, `&`, or
+  the end of the subshell or `bash -c` it ran in, it may have failed, been skipped or ended, and
+  the paths are read from each directory the command may be in (`_Reader.alts`);
 * what switches a gate hook off (`off`): `git commit|push|merge|... --no-verify` (or a prefix
   git takes for it; `-n` for commit), `git -c core.hooksPath=...` (`--config-env` too), `git config
   core.hooksPath ...`, `pre-commit uninstall`, pre-commit's `SKIP=` naming a gate hook and git's
@@ -78,14 +82,22 @@ class _Reader:
         self.unread: list[str] = []
         self.patches: list[str] = []
         self.cwd = ""  # relative to the call's directory ("" itself), or absolute after `cd /x`
+        #: the other directories the command may be in: before a `cd` that may not have run, or not
+        #: here (after `;`, `||`, `|`, `&`: a `cd` that failed, was skipped, ran in a subshell)
+        self.alts: list[str] = []
+        #: the directories before a `cd` whose later commands run only if it did (`cd X && ...`)
+        self.pending: list[str] = []
+        self.oldpwd: str | None = None  # `cd -`'s
+        self.scopes: list[tuple[str, list[str], list[str]]] = []  # the state at each open `(`
         self.stdin: str | None = None  # the heredoc or here-string the command being read is given
         self.heredocs: Sequence[str] = ()  # every heredoc's body in the command
 
-    def at(self, path: str) -> str:
+    def at(self, path: str, cwd: str | None = None) -> str:
         """`path` as the command names it, seen from the call's directory (after any `cd`)."""
         if path.startswith("~"):
             return path
-        return posixpath.normpath(path if path.startswith("/") else posixpath.join(self.cwd, path))
+        return posixpath.normpath(path if path.startswith("/") else posixpath.join(self.cwd if cwd is None else cwd,
+                                                                                   path))
 
     def write(self, path: str, kind: str = WRITE, tree: bool = False) -> None:
         if not path or path == "-":
@@ -93,7 +105,36 @@ class _Reader:
         if "$" in path or "`" in path:
             self.unread.append(f"a target the shell would expand: {path}")
             return
-        self.writes.append(PathWrite(self.at(path), kind, tree))
+        for cwd in dict.fromkeys([self.cwd, *self.alts]):
+            self.writes.append(PathWrite(self.at(path, cwd), kind, tree))
+
+    def state(self) -> tuple[str, list[str], list[str]]:
+        return self.cwd, list(self.alts), list(self.pending)
+
+    def restore(self, state: tuple[str, list[str], list[str]]) -> None:
+        self.cwd, self.alts, self.pending = state[0], list(state[1]), list(state[2])
+
+    def enter(self, target: str) -> None:
+        """The command's directory moved to `target` (and every other it may be in with it)."""
+        self.cwd = self.at(target) if not target.startswith("~") else target
+        self.alts = [self.at(target, a) if not target.startswith("~") else target for a in self.alts]
+
+    def chdir(self, target: str) -> None:
+        """`cd TARGET`: later commands run there, but where the `cd` may not apply (it fails, is
+        skipped, runs in a subshell) also where they were (`separator`)."""
+        self.pending += [self.cwd, *self.alts]
+        self.oldpwd = self.cwd
+        self.enter(target)
+
+    def separator(self, token: str) -> None:
+        """After a command: past anything but `&&`, the directories before a `cd` may be the command's."""
+        if token != "&&":  # noqa: S105 - an operator
+            self.alts = [a for a in dict.fromkeys(self.alts + self.pending) if a != self.cwd]
+            self.pending = []
+        if token == "(":  # noqa: S105 - an operator
+            self.scopes.append(self.state())
+        elif token == ")" and self.scopes:  # noqa: S105 - an operator
+            self.restore(self.scopes.pop())  # a subshell's `cd` ends with it
 
     def reading(self) -> ShellReading:
         return ShellReading(tuple(self.writes), tuple(dict.fromkeys(self.off)), tuple(dict.fromkeys(self.unread)),
@@ -161,12 +202,27 @@ def _without_comments(command: str) -> str:
     return "".join(out)
 
 
+#: The shell's operators, longest first (a run of operator characters is split into them: `;>x`).
+_OPERATORS = ("&>>", "<<<", "&&", "||", ";;", ";&", "|&", ">>", ">|", "&>", "<>", ">&", "<&", "<<", ">", "<", ";",
+              "&", "|", "(", ")", "\n")
+_OPERATOR_CHARS = frozenset(";&|<>()\n")
+
+
 def _tokens(command: str) -> list[str]:
     lexer = shlex.shlex(_without_comments(command), posix=True, punctuation_chars=";&|<>()\n")
     lexer.whitespace = " \t\r"
     lexer.whitespace_split = True
     lexer.commenters = ""
-    return list(lexer)
+    out: list[str] = []
+    for word in lexer:
+        rest = word
+        while rest and set(rest) <= _OPERATOR_CHARS and rest not in _OPERATORS:
+            op = next(o for o in _OPERATORS if rest.startswith(o))
+            out.append(op)
+            rest = rest[len(op):]
+        if rest:
+            out.append(rest)
+    return out
 
 
 def _read_into(reader: _Reader, command: str, depth: int) -> None:
@@ -176,17 +232,40 @@ def _read_into(reader: _Reader, command: str, depth: int) -> None:
     except ValueError as exc:
         reader.unread.append(f"a command shlex cannot split ({exc})")
         return
+    _read_tokens(reader, tokens, iter(bodies), bodies, depth)
+
+
+def _closing(tokens: Sequence[str], i: int) -> int:
+    """The index of the `)` that closes the `(` at `i` (the end when none does)."""
+    level = 0
+    for j in range(i, len(tokens)):
+        level += 1 if tokens[j] == "(" else -1 if tokens[j] == ")" else 0
+        if level == 0:
+            return j
+    return len(tokens)
+
+
+def _read_tokens(reader: _Reader, tokens: Sequence[str], heredocs: Iterator[str], bodies: Sequence[str],
+                 depth: int) -> None:
     words: list[str] = []
-    heredocs = iter(bodies)
     stdin: str | None = None  # what a heredoc or a here-string gives the simple command being read
     i = 0
     while i <= len(tokens):
         token = tokens[i] if i < len(tokens) else ";"
+        if token in ("<", ">") and i + 1 < len(tokens) and tokens[i + 1] == "(":
+            end = _closing(tokens, i + 1)  # a process substitution: a command of its own, a file to this one
+            saved = reader.state()
+            _read_tokens(reader, tokens[i + 2:end], heredocs, bodies, depth)
+            reader.restore(saved)
+            words.append("/dev/fd/63")
+            i = end + 1
+            continue
         if token in _SEPARATORS:
             if words:
                 reader.stdin, reader.heredocs = stdin, bodies
                 _simple(reader, words, depth)
                 reader.stdin = None
+            reader.separator(token)
             words = []
             stdin = None
         elif token in _WRITE_REDIRECTS or token in _READ_REDIRECTS or token in _DUP_REDIRECTS:
@@ -219,10 +298,17 @@ def _redirect(reader: _Reader, token: str, target: str, words: Sequence[str], he
     return stdin
 
 
+#: The shell's words that open a compound command or a list in one: the command follows them.
+_RESERVED = frozenset({"if", "then", "else", "elif", "do", "while", "until", "{", "!"})
+
+
 def _unwrap(words: list[str], reader: _Reader) -> list[str]:
-    """The command under its `VAR=value` prefixes and wrappers."""
+    """The command under its reserved words (`then`, `do`, `{`), `VAR=value` prefixes and wrappers."""
     while words:
         head = words[0]
+        if head in _RESERVED:
+            words = words[1:]
+            continue
         if _ASSIGNMENT.match(head):
             _assignment(reader, head)
             words = words[1:]
@@ -316,8 +402,20 @@ def _simple(reader: _Reader, words: list[str], depth: int) -> None:
 
 
 def _cd(reader: _Reader, name: str, args: list[str], depth: int) -> None:
-    target = args[0] if args else "~"
-    reader.cwd = target if target.startswith(("/", "~")) else posixpath.normpath(posixpath.join(reader.cwd, target))
+    """`cd`, `pushd` (`popd`: back where the command was before, as far as the reading knows)."""
+    ops = [a for a in args if not (a.startswith("-") and a != "-")] if name != "popd" else []
+    target = ops[0] if ops else "~" if name == "cd" else None
+    if target == "-" or target is None:
+        if reader.oldpwd is None:
+            reader.alts = list(dict.fromkeys([*reader.alts, reader.cwd, ""]))  # somewhere it was: the start too
+            return
+        back = reader.oldpwd  # (as the reading holds it: from the call's directory)
+        reader.pending += [reader.cwd, *reader.alts]
+        reader.oldpwd, reader.cwd = reader.cwd, back
+        return
+    if "$" in target or "`" in target:
+        reader.unread.append(f"{name} to a directory the shell would expand: {target}")
+    reader.chdir(target)
 
 
 def _shell(reader: _Reader, name: str, args: list[str], depth: int) -> None:
@@ -326,7 +424,9 @@ def _shell(reader: _Reader, name: str, args: list[str], depth: int) -> None:
         if depth >= MAX_DEPTH:
             reader.unread.append(f"{name} -c nested deeper than {MAX_DEPTH}")
         else:
+            saved = reader.state()
             _read_into(reader, ops[0], depth + 1)
+            reader.restore(saved)  # (a `cd` in it ends with it)
     elif ops:
         reader.unread.append(f"{name} runs the script {ops[0]}")
 
@@ -447,7 +547,7 @@ def _copy(reader: _Reader, name: str, args: list[str], depth: int = 0) -> None:
 def _git(reader: _Reader, name: str, args: list[str], depth: int = 0) -> None:  # noqa: PLR0912 - one branch per subcommand
     """git's global options, then the subcommands that write paths or switch hooks off."""
     i = 0
-    saved = reader.cwd
+    saved = reader.state()
     while i < len(args) and args[i].startswith("-"):
         a = args[i]
         if a in _GIT_OPTIONS_WITH_VALUE and i + 1 < len(args):
@@ -455,7 +555,7 @@ def _git(reader: _Reader, name: str, args: list[str], depth: int = 0) -> None:  
             if a in ("-c", "--config-env") and value.split("=", 1)[0].casefold() == "core.hookspath":
                 reader.off.append(f"git {a} {value} runs other hooks than the repository's")
             if a == "-C":
-                reader.cwd = value if value.startswith("/") else posixpath.normpath(posixpath.join(reader.cwd, value))
+                reader.enter(value)
             i += 2
             continue
         setting = a[2:] if a.startswith("-c") else a[len("--config-env="):] if a.startswith("--config-env=") else ""
@@ -463,7 +563,7 @@ def _git(reader: _Reader, name: str, args: list[str], depth: int = 0) -> None:  
             reader.off.append(f"git {a} runs other hooks than the repository's")
         i += 1
     if i >= len(args):
-        reader.cwd = saved
+        reader.restore(saved)
         return
     sub, rest = args[i], args[i + 1:]
     if any(_no_verify(a) for a in rest) or (sub == "commit" and _short_flag(rest, "n", "mFCctS")):
@@ -487,7 +587,7 @@ def _git(reader: _Reader, name: str, args: list[str], depth: int = 0) -> None:  
             reader.patches += [reader.at(p) for p in ops]
             if not ops:
                 reader.unread.append("git apply reads its diff from stdin")
-    reader.cwd = saved
+    reader.restore(saved)
 
 
 def _no_verify(arg: str) -> bool:
@@ -518,7 +618,8 @@ def _short_flag(args: Sequence[str], flag: str, with_value: str) -> bool:
 
 #: program -> its reader (every reader takes the reader, the program's name, its arguments, the depth)
 _PROGRAMS: dict[str, Callable[[_Reader, str, list[str], int], None]] = {
-    "cd": _cd, **dict.fromkeys(_SHELLS, _shell), "tee": _tee, "sed": _in_place, "perl": _in_place,
+    "cd": _cd, "pushd": _cd, "popd": _cd, **dict.fromkeys(_SHELLS, _shell), "tee": _tee, "sed": _in_place,
+    "perl": _in_place,
     **dict.fromkeys(("cp", "mv", "install", "ln"), _copy), "rm": _rm, "truncate": _touch, "touch": _touch,
     "chmod": _chmod, "dd": _dd, "curl": _download, "wget": _download, "git": _git, "patch": _patch,
     "pre-commit": _pre_commit, "apply_patch": _apply_patch, "applypatch": _apply_patch,

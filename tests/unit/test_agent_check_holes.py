@@ -208,3 +208,40 @@ def test_gemini_s_shell_runs_in_its_dir_path(project: Path, dir_path: str) -> No
     refused(check(payload, "gemini", project), "GATE-FROZEN-PATH")
     payload["tool_input"]["command"] = "echo x > ../src/notes.txt"
     allowed(check(payload, "gemini", project))
+
+
+# --- the shell's grammar: where a command runs, what is a command ---------------------------------
+
+@pytest.mark.parametrize("command", [
+    "bash -c 'cd /tmp'; echo x > ci/deploy.yml",  # the `cd` ends with the shell it ran in
+    "(cd /tmp && true) && echo x > ci/deploy.yml",  # ... with the subshell
+    "cd /tmp | true; echo x > ci/deploy.yml",  # ... with the pipeline's subshell
+    "true || cd /tmp; echo x > ci/deploy.yml",  # a `cd` that did not run
+    "cd /nonexistent-dir; echo x > ci/deploy.yml",  # a `cd` that failed
+    "cd /tmp & echo x > ci/deploy.yml",
+    "cd ci && cd /tmp && cd - && echo x > deploy.yml",
+    "pushd ci && echo x > deploy.yml",
+    "true;>ci/deploy.yml",  # operators written together
+    "true&&>ci/deploy.yml",
+    "true|>ci/deploy.yml",
+    "(>ci/deploy.yml)",
+    "true||(tee ci/deploy.yml)",
+    "{ tee ci/deploy.yml; }",  # reserved words before the command
+    "if true; then tee ci/deploy.yml; fi",
+    "if true;then rm -f ci/deploy.yml;fi",
+    "for f in a; do cp /etc/hostname ci/deploy.yml; done",
+    "while false; do :; done; ! sed -i s/a/b/ ci/deploy.yml",
+    "echo x | tee >(cat) ci/deploy.yml",  # a process substitution is a file to the command
+    "cat <(true) > ci/deploy.yml",
+    "diff <(cd /tmp) <(true); echo x > ci/deploy.yml",
+])
+def test_the_shell_grammar_does_not_hide_a_write(project: Path, command: str) -> None:
+    refused(check(bash(command, project), "claude", project), "GATE-FROZEN-PATH")
+
+
+@pytest.mark.parametrize("command", [
+    "cd ci && cd .. && echo x > notes.txt", "cd src && echo x > deploy.yml", "(cd ci && ls) && echo x > src/notes.txt",
+    "if true; then tee src/notes.txt; fi", "{ echo a; echo b; } > src/notes.txt", "echo ')' > src/notes.txt",
+])
+def test_ordinary_commands_stay_allowed(project: Path, command: str) -> None:
+    allowed(check(bash(command, project), "claude", project))

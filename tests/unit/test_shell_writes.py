@@ -47,7 +47,10 @@ TABLE: list[tuple[str, dict[str, str], bool, bool]] = [
     ("curl -fsSL -o ci/tool https://example.com/tool", {"ci/tool": W}, False, False),
     ("wget -O ci/tool https://example.com/tool", {"ci/tool": W}, False, False),
     ("cd ci && echo x > deploy.yml", {"ci/deploy.yml": W}, False, False),
-    ("cd src; cd ../ci; rm deploy.yml", {"ci/deploy.yml": D}, False, False),
+    # (after `;` a `cd` may have failed: each directory the command may then be in)
+    ("cd src; cd ../ci; rm deploy.yml", {"ci/deploy.yml": D, "../ci/deploy.yml": D, "src/deploy.yml": D,
+                                         "deploy.yml": D}, False, False),
+    ("cd src && cd ../ci && rm deploy.yml", {"ci/deploy.yml": D}, False, False),
     ("sudo -u root tee ci/x.yml", {"ci/x.yml": W}, False, False),
     ("env FOO=1 nohup timeout 5 tee ci/x.yml", {"ci/x.yml": W}, False, False),
     ("bash -c 'echo x > ci/x.yml'", {"ci/x.yml": W}, False, False),

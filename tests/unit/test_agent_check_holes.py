@@ -245,3 +245,29 @@ def test_the_shell_grammar_does_not_hide_a_write(project: Path, command: str) ->
 ])
 def test_ordinary_commands_stay_allowed(project: Path, command: str) -> None:
     allowed(check(bash(command, project), "claude", project))
+
+
+# --- Cline's run_commands ---------------------------------------------------------------------------
+
+def cline_commands(commands: Any, cwd: Path) -> dict[str, Any]:
+    return {"hookName": "tool_call", "workspaceRoots": [str(cwd)],
+            "tool_call": {"id": "t", "name": "run_commands", "input": {"commands": commands}},
+            "preToolUse": {"toolName": "run_commands", "parameters": {"commands": json.dumps(commands)}}}
+
+
+@pytest.mark.parametrize("commands", [
+    ["cd /tmp", "echo x > ci/deploy.yml"],  # each runs on its own, from the workspace root
+    [{"command": "cp", "args": ["/etc/hostname", "ci/deploy.yml"]}],  # an argv, run without a shell
+    ["ls", {"command": "rm", "args": ["-f", "ci/deploy.yml"]}],
+])
+def test_each_of_cline_s_commands_is_read_from_the_workspace(project: Path, commands: list[Any]) -> None:
+    """Cline's `run_commands` runs each command by itself (concurrently, in the workspace root), a
+    string through the shell or a `{command, args}` argv without one (cline/cline sdk
+    extensions/tools/definitions.ts, schemas.ts)."""
+    proc = check(cline_commands(commands, project), "cline", project)
+    assert json.loads(proc.stdout)["cancel"] is True, proc
+
+
+def test_cline_s_harmless_commands_are_allowed(project: Path) -> None:
+    proc = check(cline_commands(["cd ci", "ls", {"command": "git", "args": ["status"]}], project), "cline", project)
+    assert json.loads(proc.stdout) == {"cancel": False}, proc

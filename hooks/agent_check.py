@@ -51,13 +51,21 @@ GIT_DIR_HOOK_FILES = ("hooks", "config", "config.worktree", "info/attributes")
 _GLOB = frozenset("*?[")
 
 
+def plain(text: str) -> str:
+    """`text` on one line, as the model is shown what the tool call named: line breaks, controls and
+    other unprintable characters (bidirectional overrides) escaped, so it adds no line of its own."""
+    if text.isprintable():
+        return text
+    return "".join(ch if ch.isprintable() else ch.encode("unicode_escape").decode("ascii") for ch in text)
+
+
 def refusal(code: str, detail: str, hint: str | None = None) -> str:
     """The reason the model reads: the code, what is refused, and what to do instead."""
     if hint is None:
         from gatecore import codes
 
         hint = codes.CODES[code].hint if code in codes.CODES else ""
-    return f"{code}: {detail}" + (f"\nWhat to do: {hint}" if hint else "") + \
+    return f"{code}: {plain(detail)}" + (f"\nWhat to do: {hint}" if hint else "") + \
         "\n(push-gate's agent check, run before each tool call: docs/agent-hooks.md)"
 
 
@@ -359,8 +367,8 @@ def _judged(module: Adapter, where: Where, policy: Policy, writes: Sequence[tupl
     lines = []
     for v in judged.violations:
         why = (v.evidence or "").split("; ")[0]  # the strongest reason (the rest are other marks of the same agent)
-        lines.append(f"{v.code}: {v.path}: {v.detail} under rule {v.rule}, which restricts this agent's commits "
-                     f"({why})")
+        lines.append(plain(f"{v.code}: {v.path}: {v.detail} under rule {v.rule}, which restricts this agent's "
+                           f"commits ({why})"))
     from gatecore import codes
 
     hint = codes.CODES["GATE-FROZEN-PATH"].hint

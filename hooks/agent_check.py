@@ -28,7 +28,7 @@ import os
 import sys
 
 from gatecore.errors import GateError
-from gatecore.toolcalls.toolcall import Answer, PathWrite, ToolCall, adapter, detect, read_payload
+from gatecore.toolcalls.toolcall import MODIFY, Answer, PathWrite, ToolCall, adapter, detect, read_payload
 from gatecore.valueclass import valueclass
 
 TYPE_CHECKING = False  # (typing's, as mypy reads it: `typing` is not imported on this road)
@@ -115,10 +115,16 @@ class Targets:
 
     def add(self, base: str, w: PathWrite) -> None:
         for full in _expand(base, w.path):
+            spread = _spread(base, full, w) if w.tree else None
             for candidate in sorted({full, os.path.realpath(full)}):
-                self._one(candidate, w)
+                self._one(candidate, w, spread is None)
+            flat = PathWrite(w.path, w.kind)
+            for path in spread or ():
+                for candidate in sorted({path, os.path.realpath(path)}):
+                    self._one(candidate, flat)
 
-    def _one(self, full: str, w: PathWrite) -> None:
+    def _one(self, full: str, w: PathWrite, judged: bool = True) -> None:
+        """One path: a write that switches a hook off, and (`judged`) a write of the work trees holding it."""
         holders = self.repositories.of(full)
         for where in holders:
             inside_git = _inside_git_dir(where, full)
@@ -132,10 +138,64 @@ class Targets:
             if any(full == f.rstrip("/") or (f.endswith("/") and _relative(f.rstrip("/"), full))
                    or (w.tree and _relative(full, f.rstrip("/"))) for f in self.hook_files(top, full, w.tree)):
                 self.off.append(f"a write to {full} (an agent's hook configuration)")
-        for where in holders:
+        for where in holders if judged else ():
             rel = _relative(where.top, full)
             if rel or (rel == "" and w.tree):
                 self.writes.setdefault(where.top, (where, []))[1].append((rel, w.kind, w.tree))
+            if rel and not w.tree:
+                for other in _hard_links(where.top, full):  # (the same file under other names: written too)
+                    self.writes[where.top][1].append((other, MODIFY, False))
+
+
+def _hard_links(top: str, full: str) -> list[str]:
+    """The other names of the regular file `full` in the work tree `top` (relative to it), where it
+    has more than one: a write to it is a write to each."""
+    try:
+        st = os.lstat(full)
+    except OSError:
+        return []
+    if st.st_nlink < 2 or not os.path.isfile(full) or os.path.islink(full):
+        return []
+    out = []
+    for root, dirs, files in os.walk(top):
+        dirs[:] = [d for d in dirs if d != ".git"]
+        for name in files:
+            path = os.path.join(root, name)
+            if path != full:
+                try:
+                    other = os.lstat(path)
+                except OSError:
+                    continue
+                if (other.st_dev, other.st_ino) == (st.st_dev, st.st_ino):
+                    out.append(os.path.relpath(path, top))
+    return out
+
+
+#: How many files below a directory a write that reaches below it is judged by, one by one (past it:
+#: the directory as a whole, where any rule that may match below it counts).
+MAX_TREE_FILES = 20000
+
+
+def _spread(base: str, full: str, w: PathWrite) -> list[str] | None:
+    """A write that reaches below a directory as the paths it reaches: the path itself, and the files
+    below its `source` (a copy, a move: as they will be below it) or, without one, below it (a
+    recursive delete, a mode change). None where that is not on disk to be read (or is larger than
+    `MAX_TREE_FILES`): the directory is then judged whole."""
+    source = os.path.normpath(os.path.join(base, os.path.expanduser(w.source))) if w.source else None
+    origin = source if source is not None and os.path.lexists(source) else None if source is not None else full
+    if origin is None or not os.path.lexists(origin):
+        # nothing there: nothing below it to reach, but what a checkout brings back (or a copy of what is not there yet)
+        return [full] if source is None and w.kind != MODIFY else None
+    if os.path.islink(origin) or not os.path.isdir(origin):
+        return [full]
+    out = [full]
+    for root, dirs, files in os.walk(origin):
+        dirs[:] = [d for d in dirs if d != ".git"]  # (a git directory: no work tree's files)
+        for name in files + [d for d in dirs if os.path.islink(os.path.join(root, d))]:
+            out.append(os.path.join(full, os.path.relpath(os.path.join(root, name), origin)))
+            if len(out) > MAX_TREE_FILES:
+                return None
+    return out
 
 
 def _inside_git_dir(where: Where, full: str) -> str | None:

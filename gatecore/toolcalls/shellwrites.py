@@ -99,14 +99,14 @@ class _Reader:
         return posixpath.normpath(path if path.startswith("/") else posixpath.join(self.cwd if cwd is None else cwd,
                                                                                    path))
 
-    def write(self, path: str, kind: str = WRITE, tree: bool = False) -> None:
+    def write(self, path: str, kind: str = WRITE, tree: bool = False, source: str = "") -> None:
         if not path or path == "-":
             return
         if "$" in path or "`" in path:
             self.unread.append(f"a target the shell would expand: {path}")
             return
         for cwd in dict.fromkeys([self.cwd, *self.alts]):
-            self.writes.append(PathWrite(self.at(path, cwd), kind, tree))
+            self.writes.append(PathWrite(self.at(path, cwd), kind, tree, self.at(source, cwd) if source else ""))
 
     def state(self) -> tuple[str, list[str], list[str]]:
         return self.cwd, list(self.alts), list(self.pending)
@@ -528,6 +528,7 @@ def _copy(reader: _Reader, name: str, args: list[str], depth: int = 0) -> None:
     tree = bool(opts & {"-r", "-R", "-a", "--recursive", "--archive"}) or name == "mv"
     if name == "ln" and target_dir is None and len(ops) == 1:
         reader.write(posixpath.basename(ops[0].rstrip("/")))
+        _linked(reader, name, opts, ops, "")
         return
     if target_dir is not None:
         sources, dest = ops, target_dir
@@ -536,12 +537,30 @@ def _copy(reader: _Reader, name: str, args: list[str], depth: int = 0) -> None:
     else:
         return
     into = target_dir is not None or len(sources) > 1 or dest.endswith("/")
+    _linked(reader, name, opts, sources, dest if into else posixpath.dirname(dest))
     if not into:
-        reader.write(dest, WRITE, tree)  # the destination itself, a file or a new directory
+        reader.write(dest, WRITE, tree, sources[0])  # the destination itself, a file or a new directory
     for src in sources:
-        reader.write(posixpath.join(dest, posixpath.basename(src.rstrip("/"))), WRITE, tree)
+        reader.write(posixpath.join(dest, posixpath.basename(src.rstrip("/"))), WRITE, tree, src)
         if name == "mv":
             reader.write(src, DELETE, True)
+
+
+def _linked(reader: _Reader, name: str, opts: set[str], sources: Sequence[str], where: str) -> None:
+    """`ln` and `cp -l`/`cp -s`: what a link makes writable from its own name, counted as written. A
+    hard link shares its source's content (a write to the link is one to the source); a symbolic
+    link's target, relative to the directory the link is in (`where`), is reached through it (by
+    the writes after it in the same command: the file system does not hold it yet)."""
+    symbolic = bool(opts & {"-s", "--symbolic"}) if name == "ln" else bool(opts & {"-s", "--symbolic-link"})
+    if name != "ln" and not symbolic and not opts & {"-l", "--link"}:
+        return
+    for src in sources:
+        if not symbolic:
+            reader.write(src, MODIFY)
+        elif name == "ln" and not src.startswith(("/", "~")):
+            reader.write(posixpath.join(where, src), WRITE, True)
+        else:
+            reader.write(src, WRITE, True)
 
 
 def _git(reader: _Reader, name: str, args: list[str], depth: int = 0) -> None:  # noqa: PLR0912 - one branch per subcommand

@@ -288,3 +288,38 @@ def test_the_reason_says_only_what_the_check_says(project: Path, command: str) -
     lines = reason.rstrip("\n").split("\n")
     assert len(lines) == 3 and [ln.startswith("What to do:") for ln in lines] == [False, True, False], reason
     assert all(ch.isprintable() for ch in reason.replace("\n", "")), reason
+
+
+# --- links, and what a write reaches below a directory ----------------------------------------------
+
+@pytest.mark.parametrize("command", [
+    "ln -s ci evil && echo x > evil/deploy.yml",  # a symbolic link made and written through in one call
+    "ln -s ../ci/deploy.yml src/d.yml; echo x > src/d.yml",
+    "ln ci/deploy.yml src/hard && echo x > src/hard",  # a hard link shares the file
+    "cp -l ci/deploy.yml src/hard",
+])
+def test_a_link_to_a_frozen_file_is_a_write_to_it(project: Path, command: str) -> None:
+    refused(check(bash(command, project), "claude", project), "GATE-FROZEN-PATH")
+
+
+def test_a_write_to_a_hard_link_of_a_frozen_file_is_a_write_to_it(project: Path) -> None:
+    os.link(project / "ci" / "deploy.yml", project / "src" / "shared.yml")
+    reason = refused(check(write(str(project / "src" / "shared.yml"), project), "claude", project), "GATE-FROZEN-PATH")
+    assert "ci/deploy.yml" in reason
+
+
+@pytest.mark.parametrize("command", [
+    "mv src/app.py src/main.py", "mv src lib", "rm -rf build", "rm -rf src", "cp -r src src2", "chmod -R 755 src",
+    "git checkout -- src", "ln -s ../src/app.py src/alias.py", "rm -rf node_modules dist",
+])
+def test_ordinary_moves_copies_and_deletes_are_allowed(project: Path, command: str) -> None:
+    """Under a policy freezing `@agent-config` (patterns such as `**/.claude/**`, which may match below
+    any directory), a write that reaches below a directory is judged by the files it reaches."""
+    allowed(check(bash(command, project), "claude", project))
+
+
+@pytest.mark.parametrize("command", ["rm -rf ci", "mv ci old-ci", "cp -r src ci", "mv src/app.py ci/",
+                                     "cp -r src/ .claude", "rm -rf .", "chmod -R 700 ."])
+def test_a_move_copy_or_delete_reaching_a_frozen_file_is_refused(project: Path, command: str) -> None:
+    proc = check(bash(command, project), "claude", project)
+    assert proc.returncode == 2 and proc.stderr.startswith(("GATE-FROZEN-PATH", "GATE-AGENT-HOOKS-OFF")), proc

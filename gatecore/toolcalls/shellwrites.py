@@ -21,9 +21,10 @@ module reads the command the way a careful reviewer would, with `shlex` and no s
   core.hooksPath ...`, `pre-commit uninstall`, pre-commit's `SKIP=` naming a gate hook and git's
   `GIT_CONFIG_KEY_N`/`GIT_CONFIG_PARAMETERS` setting `core.hooksPath` (before a command, or `export`ed).
 
-What it cannot read it says in `unread` and does not guess: a target that needs the shell to
-expand it (`$VAR`, `$(...)`), a program that writes where its own code says (`python -c`,
-`xargs`, `eval`, `tar -x`), a command `shlex` cannot split. Those calls are allowed, and the
+The commands a command substitutes (`$(...)`, backquotes, in double quotes too) and `eval`'s words
+are read as commands of their own. What it cannot read it says in `unread` and does not guess: a
+target that needs the shell to expand it (`$VAR`, `$(...)`), a program that writes where its own
+code says (`python -c`, `xargs`, `tar -x`), a command `shlex` cannot split. Those calls are allowed, and the
 docs say that the server, at push, is where the rule is enforced. Paths come back as the
 command names them (relative to the call's directory, after any `cd`, or absolute); globs are
 left for the caller, which can look at the work tree (`PathWrite.path` holds them as written).
@@ -58,7 +59,7 @@ _WRAPPER_VALUES = {"sudo": ("-u", "-g", "-C", "-D", "-h", "-p", "-U", "-r", "-t"
                    "nice": ("-n",), "ionice": ("-c", "-n")}
 _SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "ash"})
 #: Programs whose writes their own code decides (inline code, or names read from elsewhere).
-_OPAQUE = frozenset({"python", "python3", "node", "ruby", "php", "lua", "deno", "bun", "xargs", "eval", "source",
+_OPAQUE = frozenset({"python", "python3", "node", "ruby", "php", "lua", "deno", "bun", "xargs", "source",
                      ".", "awk", "gawk", "find", "make", "tar", "unzip", "rsync", "parallel"})
 #: `git` subcommands after which `--no-verify` skips a hook.
 _GIT_OPTIONS_WITH_VALUE = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace", "--exec-path",
@@ -233,6 +234,53 @@ def _read_into(reader: _Reader, command: str, depth: int) -> None:
         reader.unread.append(f"a command shlex cannot split ({exc})")
         return
     _read_tokens(reader, tokens, iter(bodies), bodies, depth)
+    for inner in _substitutions(text) if depth < MAX_DEPTH else ():
+        saved = reader.state()
+        _read_into(reader, inner, depth + 1)  # (its own `cd`s end with it)
+        reader.restore(saved)
+
+
+def _substitutions(text: str) -> list[str]:
+    """The commands substituted into `text` (`$(...)`, backquotes), outside single quotes: inside
+    double quotes too, where the words around them do not split them out."""
+    out: list[str] = []
+    quote = ""
+    i = 0
+    while i < len(text):
+        ch = text[i]
+        if ch == "\\" and quote != "'":
+            i += 2
+            continue
+        if quote == "'":
+            quote = "" if ch == "'" else quote
+        elif ch == "'" and not quote:
+            quote = "'"
+        elif ch == '"':
+            quote = "" if quote == '"' else '"'
+        elif ch == "`":
+            end = text.find("`", i + 1)
+            end = len(text) if end < 0 else end
+            out.append(text[i + 1:end])
+            i = end
+        elif text.startswith("$(", i) and not text.startswith("$((", i):
+            level, j = 0, i + 1
+            while j < len(text):
+                level += 1 if text[j] == "(" else -1 if text[j] == ")" else 0
+                if level == 0:
+                    break
+                j += 1
+            out.append(text[i + 2:j])
+            i = j
+        i += 1
+    return out
+
+
+def _eval(reader: _Reader, name: str, args: list[str], depth: int) -> None:
+    """`eval WORDS`: the words, joined, read as a command of its own."""
+    if depth >= MAX_DEPTH:
+        reader.unread.append(f"eval nested deeper than {MAX_DEPTH}")
+    elif args:
+        _read_into(reader, " ".join(args), depth + 1)
 
 
 def _closing(tokens: Sequence[str], i: int) -> int:
@@ -641,7 +689,7 @@ _PROGRAMS: dict[str, Callable[[_Reader, str, list[str], int], None]] = {
     "perl": _in_place,
     **dict.fromkeys(("cp", "mv", "install", "ln"), _copy), "rm": _rm, "truncate": _touch, "touch": _touch,
     "chmod": _chmod, "dd": _dd, "curl": _download, "wget": _download, "git": _git, "patch": _patch,
-    "pre-commit": _pre_commit, "apply_patch": _apply_patch, "applypatch": _apply_patch,
+    "pre-commit": _pre_commit, "apply_patch": _apply_patch, "applypatch": _apply_patch, "eval": _eval,
     **dict.fromkeys(("export", "declare", "typeset", "readonly", "local"), _export),
 }
 

@@ -323,3 +323,13 @@ def test_ordinary_moves_copies_and_deletes_are_allowed(project: Path, command: s
 def test_a_move_copy_or_delete_reaching_a_frozen_file_is_refused(project: Path, command: str) -> None:
     proc = check(bash(command, project), "claude", project)
     assert proc.returncode == 2 and proc.stderr.startswith(("GATE-FROZEN-PATH", "GATE-AGENT-HOOKS-OFF")), proc
+
+
+@pytest.mark.parametrize("command", [
+    'echo "$(tee ci/deploy.yml < /dev/null)"',  # a substitution in double quotes
+    "echo `rm -f ci/deploy.yml`",
+    "eval 'echo x > ci/deploy.yml'",
+    'out="$(cd /tmp; true)"; echo x > ci/deploy.yml',
+])
+def test_substituted_and_evaluated_commands_are_read(project: Path, command: str) -> None:
+    refused(check(bash(command, project), "claude", project), "GATE-FROZEN-PATH")

@@ -136,7 +136,8 @@ class Targets:
         tops: list[str | None] = [where.top for where in holders] or [None]
         for top in tops:
             if any(full == f.rstrip("/") or (f.endswith("/") and _relative(f.rstrip("/"), full))
-                   or (w.tree and _relative(full, f.rstrip("/"))) for f in self.hook_files(top, full, w.tree)):
+                   or (w.tree and _relative(full, f.rstrip("/")) and os.path.lexists(f))
+                   for f in self.hook_files(top, full, w.tree)):
                 self.off.append(f"a write to {full} (an agent's hook configuration)")
         for where in holders if judged else ():
             rel = _relative(where.top, full)

@@ -53,14 +53,18 @@ _HEREDOC = re.compile(r"<<(-?)\s*(['\"]?)([A-Za-z0-9_.-]+)\2")
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
 #: Programs that only run the rest of the command line (their own options skipped: `_unwrap`).
 _WRAPPERS = frozenset({"sudo", "doas", "env", "nohup", "time", "command", "builtin", "exec", "nice", "timeout",
-                       "stdbuf", "ionice", "chronic", "unbuffer"})
+                       "stdbuf", "ionice", "chronic", "unbuffer", "busybox", "xargs"})
 #: A wrapper's options that take the next word.
 _WRAPPER_VALUES = {"sudo": ("-u", "-g", "-C", "-D", "-h", "-p", "-U", "-r", "-t"), "doas": ("-u", "-C"),
-                   "nice": ("-n",), "ionice": ("-c", "-n")}
+                   "nice": ("-n",), "ionice": ("-c", "-n"), "env": ("-u", "--unset", "-C", "--chdir", "-S",
+                                                               "--split-string"),
+                   "timeout": ("-s", "--signal", "-k", "--kill-after"), "stdbuf": ("-i", "-o", "-e"),
+                   "xargs": ("-I", "-n", "-P", "-L", "-d", "-E", "-s", "-a", "--arg-file", "--delimiter",
+                             "--max-args", "--max-procs", "--max-lines", "--eof", "--max-chars")}
 _SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "ash"})
 #: Programs whose writes their own code decides (inline code, or names read from elsewhere).
-_OPAQUE = frozenset({"python", "python3", "node", "ruby", "php", "lua", "deno", "bun", "xargs", "source",
-                     ".", "awk", "gawk", "find", "make", "tar", "unzip", "rsync", "parallel"})
+_OPAQUE = frozenset({"python", "python3", "node", "ruby", "php", "lua", "deno", "bun", "source",
+                     ".", "awk", "gawk", "make", "tar", "unzip", "rsync", "parallel"})
 #: `git` subcommands after which `--no-verify` skips a hook.
 _GIT_OPTIONS_WITH_VALUE = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace", "--exec-path",
                                      "--config-env", "--super-prefix"})
@@ -329,6 +333,12 @@ def _read_tokens(reader: _Reader, tokens: Sequence[str], heredocs: Iterator[str]
         i += 1
 
 
+def _applies_a_patch(words: Sequence[str]) -> bool:
+    """Whether the command reads a diff on its standard input (`patch`, `git apply`)."""
+    names = [posixpath.basename(w) for w in words]
+    return "patch" in names or ("git" in names and "apply" in words)
+
+
 def _redirect(reader: _Reader, token: str, target: str, words: Sequence[str], heredocs: Iterator[str],
               stdin: str | None) -> str | None:
     """One redirection: the file it writes, the diff it gives `patch`; what the command then reads
@@ -337,7 +347,7 @@ def _redirect(reader: _Reader, token: str, target: str, words: Sequence[str], he
         reader.write(target)
     elif token in _DUP_REDIRECTS and target and not target.isdigit() and target != "-":
         reader.write(target)  # `>& FILE`: both streams to a file
-    elif token == "<" and words and posixpath.basename(words[0]) == "patch":  # noqa: S105 - an operator
+    elif token == "<" and _applies_a_patch(words):  # noqa: S105 - an operator
         reader.patches.append(reader.at(target))
     elif token in ("<<", "<<-"):
         return next(heredocs, None)
@@ -368,11 +378,15 @@ def _unwrap(words: list[str], reader: _Reader) -> list[str]:
         while rest and (rest[0].startswith("-") or _ASSIGNMENT.match(rest[0])
                         or (base == "timeout" and rest[0][:1].isdigit())):
             if rest[0] in _WRAPPER_VALUES.get(base, ()):
+                if base == "env" and rest[0] in ("-C", "--chdir") and len(rest) > 1:
+                    reader.enter(rest[1])  # (for this command only: `_simple` puts it back)
                 rest = rest[2:]
             else:
                 if _ASSIGNMENT.match(rest[0]):
                     _assignment(reader, rest[0])
                 rest = rest[1:]
+        if base == "xargs":
+            reader.unread.append("xargs adds the arguments it reads to the command")
         words = rest
     return words
 
@@ -438,7 +452,18 @@ def _value(options: set[str], *names: str) -> str | None:
 
 def _simple(reader: _Reader, words: list[str], depth: int) -> None:
     """One simple command: its program's reader (`_PROGRAMS`), after its prefixes and wrappers."""
+    saved = reader.state()
     words = _unwrap(words, reader)
+    if (reader.cwd, reader.alts) != saved[:2]:
+        moved = reader.state()  # `env -C DIR`: the command runs there, and what follows where it was
+        _program(reader, words, depth)
+        if (reader.cwd, reader.alts) == moved[:2]:
+            reader.restore(saved)
+        return
+    _program(reader, words, depth)
+
+
+def _program(reader: _Reader, words: list[str], depth: int) -> None:
     if not words:
         return
     name = posixpath.basename(words[0])
@@ -511,12 +536,22 @@ def _dd(reader: _Reader, name: str, args: list[str], depth: int) -> None:
 
 
 def _download(reader: _Reader, name: str, args: list[str], depth: int) -> None:
-    """`curl -o FILE`, `wget -O FILE`."""
+    """`curl -o FILE`, `wget -O FILE`; `curl -O` and `wget` (into `-P DIR`) name the file after the URL."""
     names = ("-o", "--output", "--output-document") if name == "curl" else ("-O", "--output-document")
-    _, opts = _operands(args, frozenset(names))
+    valued = {"-P", "--directory-prefix", "-H", "--header", "-d", "--data", "-u", "--user", "-X", "--request", "-A",
+              "-e", "-T", "-w", "-b", "-c", "-F", "-x", "--url", "--output-dir", *names}
+    ops, opts = _operands(args, frozenset(valued - ({"-O"} if name == "curl" else set())))
     out = _value(opts, *names)
     if out:
         reader.write(out)
+        return
+    remote = name == "wget" or bool(opts & {"-O", "--remote-name", "--remote-name-all"})
+    if remote:
+        folder = _value(opts, "-P", "--directory-prefix", "--output-dir") or ""
+        for url in ops + ([_value(opts, "--url") or ""] if name == "curl" else []):
+            file = posixpath.basename(url.split("?", 1)[0].split("#", 1)[0].rstrip("/")) if "/" in url else ""
+            if file and "://" not in file:
+                reader.write(posixpath.join(folder, file))
 
 
 def _patch(reader: _Reader, name: str, args: list[str], depth: int) -> None:
@@ -529,8 +564,36 @@ def _patch(reader: _Reader, name: str, args: list[str], depth: int) -> None:
         reader.write(ops[0], MODIFY)
         if len(ops) > 1:
             reader.patches.append(reader.at(ops[1]))
-    if not patch and len(ops) < 2:
+    if not patch and len(ops) < 2 and not _stdin_patch(reader):
         reader.unread.append("patch reads its diff from stdin")
+
+
+def _stdin_patch(reader: _Reader) -> bool:
+    """The diff a heredoc or here-string gives `patch` or `git apply`: its paths written."""
+    if reader.stdin is None:
+        return False
+    for w in patch_paths(reader.stdin):
+        reader.write(w.path, w.kind)
+    return True
+
+
+def _find(reader: _Reader, name: str, args: list[str], depth: int) -> None:
+    """`find PATH... -delete` without a test: everything below its paths. What its tests choose, and
+    what its `-exec` runs, is its own expression's: unread."""
+    paths = []
+    for a in args:
+        if a.startswith(("-", "(", "!")):
+            break
+        paths.append(a)
+    expression = args[len(paths):]
+    if "-delete" in expression and set(expression) <= {"-delete", "-depth", "-xdev", "-mount"}:
+        for path in paths or ["."]:
+            reader.write(path, DELETE, True)
+    elif any(a in _FIND_ACTIONS for a in expression):
+        reader.unread.append("find deletes, runs or writes what its expression chooses")
+
+
+_FIND_ACTIONS = frozenset({"-delete", "-exec", "-execdir", "-ok", "-okdir", "-fprint", "-fprint0", "-fprintf", "-fls"})
 
 
 def _apply_patch(reader: _Reader, name: str, args: list[str], depth: int) -> None:
@@ -652,7 +715,7 @@ def _git(reader: _Reader, name: str, args: list[str], depth: int = 0) -> None:  
         ops, opts = _operands(rest, frozenset({"-p", "-C", "--directory", "--exclude", "--include"}))
         if "--check" not in opts and "--stat" not in opts:
             reader.patches += [reader.at(p) for p in ops]
-            if not ops:
+            if not ops and not _stdin_patch(reader):
                 reader.unread.append("git apply reads its diff from stdin")
     reader.restore(saved)
 
@@ -689,7 +752,7 @@ _PROGRAMS: dict[str, Callable[[_Reader, str, list[str], int], None]] = {
     "perl": _in_place,
     **dict.fromkeys(("cp", "mv", "install", "ln"), _copy), "rm": _rm, "truncate": _touch, "touch": _touch,
     "chmod": _chmod, "dd": _dd, "curl": _download, "wget": _download, "git": _git, "patch": _patch,
-    "pre-commit": _pre_commit, "apply_patch": _apply_patch, "applypatch": _apply_patch, "eval": _eval,
+    "pre-commit": _pre_commit, "apply_patch": _apply_patch, "applypatch": _apply_patch, "eval": _eval, "find": _find,
     **dict.fromkeys(("export", "declare", "typeset", "readonly", "local"), _export),
 }
 

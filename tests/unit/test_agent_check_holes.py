@@ -333,3 +333,28 @@ def test_a_move_copy_or_delete_reaching_a_frozen_file_is_refused(project: Path, 
 ])
 def test_substituted_and_evaluated_commands_are_read(project: Path, command: str) -> None:
     refused(check(bash(command, project), "claude", project), "GATE-FROZEN-PATH")
+
+
+@pytest.mark.parametrize("command", [
+    "env -u HOME tee ci/deploy.yml",  # wrappers' options that take a value
+    "env -C ci tee deploy.yml",  # ... and env's own directory
+    "timeout -s KILL 5 tee ci/deploy.yml",
+    "busybox tee ci/deploy.yml",
+    "ls | xargs -I{} cp {} ci/deploy.yml",
+    "git apply < {patch}",  # a diff on git apply's standard input
+    "git apply <<'EOF'\n--- a/ci/deploy.yml\n+++ b/ci/deploy.yml\n@@ -1 +1 @@\n-stages: [deploy]\n+x\nEOF",
+    "cd ci && curl -fsSLO https://example.com/deploy.yml",  # named after the URL
+    "cd ci && wget -q https://example.com/deploy.yml",
+    "wget -P ci https://example.com/deploy.yml",
+    "find ci -delete",
+])
+def test_documented_programs_under_their_other_spellings(project: Path, tmp_path: Path, command: str) -> None:
+    diff = tmp_path / "change.diff"
+    diff.write_text("--- a/ci/deploy.yml\n+++ b/ci/deploy.yml\n@@ -1 +1 @@\n-stages: [deploy]\n+x\n")
+    refused(check(bash(command.replace("{patch}", str(diff)), project), "claude", project), "GATE-FROZEN-PATH")
+
+
+@pytest.mark.parametrize("command", ["find . -name '*.pyc' -delete", "curl -fsSLO https://example.com/tool.tgz",
+                                     "env -C src tee notes.txt", "env -C ci true; tee notes.txt"])
+def test_their_harmless_uses_are_allowed(project: Path, command: str) -> None:
+    allowed(check(bash(command, project), "claude", project))

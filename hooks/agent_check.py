@@ -44,6 +44,11 @@ else:
 
 #: How long the check may take before it refuses the call (well inside every agent's hook time-out).
 DEADLINE_SECONDS = 20.0
+#: git's variables that point it at a repository other than the one a path is in: the check finds each
+#: path's repository from the path (and judges the one they name as well).
+GIT_REPOSITORY_VARIABLES = ("GIT_DIR", "GIT_WORK_TREE", "GIT_COMMON_DIR", "GIT_CEILING_DIRECTORIES",
+                            "GIT_DISCOVERY_ACROSS_FILESYSTEM", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY",
+                            "GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_NAMESPACE", "GIT_PREFIX")
 #: The policy the client hooks read, as committed.
 POLICY_FILE = ".gate/policy.toml"
 #: Writes into the git directory that switch the client hooks off (relative to the git directory).
@@ -237,19 +242,20 @@ class Where:
     policy_blob: str | None  # `.gate/policy.toml` in HEAD (None: not there, or no HEAD yet)
 
 
-def locate(base: str) -> Where | None:
+def locate(base: str, env: dict[str, str] | None = None) -> Where | None:
     """The work tree `base` is in (None: none, a bare repository: the writes are not the gate's).
-    One git process when HEAD holds the policy, the common case; two otherwise."""
+    One git process when HEAD holds the policy, the common case; two otherwise. (`env`: git's
+    variables that name a repository, where the agent's environment sets them.)"""
     from gatecore.adapters.gitcmd import run_git
 
     asked = ["rev-parse", "--absolute-git-dir", "--git-common-dir", "--show-toplevel", "--show-object-format"]
-    out = run_git([*asked, f"HEAD:{POLICY_FILE}", "--symbolic-full-name", "HEAD"], cwd=base, ok=None)
+    out = run_git([*asked, f"HEAD:{POLICY_FILE}", "--symbolic-full-name", "HEAD"], cwd=base, ok=None, env=env)
     lines = out.stdout.decode("utf-8", "surrogateescape").splitlines()
     blob: str | None = None
     if out.ok and len(lines) == 6:
         git_dir, common, top, fmt, blob, head = lines
     else:
-        again = run_git([*asked, "--symbolic-full-name", "HEAD"], cwd=base, ok=None)
+        again = run_git([*asked, "--symbolic-full-name", "HEAD"], cwd=base, ok=None, env=env)
         if not again.ok and not again.stdout:
             return None  # not a repository, or no work tree: nothing the gate judges
         lines = again.stdout.decode("utf-8", "surrogateescape").splitlines()
@@ -263,11 +269,19 @@ def locate(base: str) -> Where | None:
 
 
 class Repositories:
-    """The work trees that hold the paths a call writes, each found once by `locate`."""
+    """The work trees that hold the paths a call writes, each found once by `locate`, from the paths
+    themselves (git's variables that name a repository taken out of the environment first:
+    `GIT_REPOSITORY_VARIABLES`)."""
 
     def __init__(self) -> None:
         self.known: list[Where] = []
         self._asked: dict[str, Where | None] = {}
+
+    def named(self, base: str, env: dict[str, str]) -> None:
+        """The repository `GIT_DIR`/`GIT_WORK_TREE` in the agent's environment name, known too."""
+        where = locate(base, env)
+        if where is not None and all(k.top != where.top for k in self.known):
+            self.known.append(where)
 
     def at(self, directory: str) -> Where | None:
         if directory not in self._asked:
@@ -321,9 +335,12 @@ def judge_call(module: Adapter, call: ToolCall, policy_path: str | None) -> Answ
     if not writes:
         return module.allow(call)
     base = os.path.realpath(call.cwd or os.getcwd())
+    named = {k: os.environ.pop(k) for k in GIT_REPOSITORY_VARIABLES if k in os.environ}
     repositories = Repositories()
     if os.path.isdir(base):
         repositories.at(base)  # the call's own work tree: judged for what it holds (a submodule's outer one)
+        if "GIT_DIR" in named or "GIT_WORK_TREE" in named:  # the one the agent's git would commit to as well
+            repositories.named(base, {k: os.path.abspath(named[k]) for k in ("GIT_DIR", "GIT_WORK_TREE") if k in named})
     targets = Targets(repositories)
     for w in writes:
         targets.add(base, w)
@@ -366,7 +383,7 @@ def _blob(where: Where, blob: str) -> bytes:
     from gatecore.adapters.gitcmd import run_git
     from gatecore.configuration.policy import MAX_POLICY_BYTES
 
-    data = run_git(["cat-file", "blob", blob], cwd=where.top).stdout
+    data = run_git([f"--git-dir={where.git_dir}", "cat-file", "blob", blob]).stdout
     if len(data) > MAX_POLICY_BYTES:
         raise GateError("GATE-CONFIG-POLICY", f"HEAD:{POLICY_FILE} is larger than {MAX_POLICY_BYTES} bytes")
     return data

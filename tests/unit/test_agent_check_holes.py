@@ -358,3 +358,21 @@ def test_documented_programs_under_their_other_spellings(project: Path, tmp_path
                                      "env -C src tee notes.txt", "env -C ci true; tee notes.txt"])
 def test_their_harmless_uses_are_allowed(project: Path, command: str) -> None:
     allowed(check(bash(command, project), "claude", project))
+
+
+# --- the agent's environment ------------------------------------------------------------------------
+
+@pytest.mark.parametrize("variables", [
+    {"GIT_DIR": "/nonexistent"},  # git's discovery pointed elsewhere: "not a repository"
+    {"GIT_DIR": "{other}/.git", "GIT_WORK_TREE": "{other}"},  # ... at a repository without the policy
+])
+def test_gits_variables_in_the_environment_do_not_hide_the_repository(project: Path, tmp_path: Path,
+                                                                       variables: dict[str, str]) -> None:
+    other = tmp_path / "other"
+    git(tmp_path, "init", "-q", str(other))
+    env = {k: v.format(other=other, project=project) for k, v in variables.items()}
+    proc = subprocess.run([GATE, "agents", "check", "--agent", "claude"],
+                          input=json.dumps(write(str(project / "ci" / "deploy.yml"), project)), capture_output=True,
+                          text=True, cwd=project, env={**{k: v for k, v in os.environ.items()
+                                                          if not k.startswith("GIT_")}, **env}, check=False)
+    refused(proc, "GATE-FROZEN-PATH")

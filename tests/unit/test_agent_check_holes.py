@@ -376,3 +376,14 @@ def test_gits_variables_in_the_environment_do_not_hide_the_repository(project: P
                           text=True, cwd=project, env={**{k: v for k, v in os.environ.items()
                                                           if not k.startswith("GIT_")}, **env}, check=False)
     refused(proc, "GATE-FROZEN-PATH")
+
+
+# --- no false refusals --------------------------------------------------------------------------------
+
+@pytest.mark.parametrize(("command", "refuses"), [("view", False), ("create", True), ("str_replace", True),
+                                                   ("insert", True), ("undo_edit", True)])
+def test_copilot_s_str_replace_editor_reads_with_view(project: Path, command: str, refuses: bool) -> None:
+    payload = {"cwd": str(project), "toolName": "str_replace_editor",
+               "toolArgs": json.dumps({"command": command, "path": str(project / "ci" / "deploy.yml")})}
+    proc = check(payload, "copilot", project)
+    assert proc.returncode == (2 if refuses else 0), proc

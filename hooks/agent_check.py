@@ -131,26 +131,38 @@ class Targets:
     def _one(self, full: str, w: PathWrite, judged: bool = True) -> None:
         """One path: a write that switches a hook off, and (`judged`) a write of the work trees holding it."""
         holders = self.repositories.of(full)
+        if self._switches_off(full, w, holders) or not judged:
+            return
+        if w.tree:  # a work tree below the directory, whole (its files past `MAX_TREE_FILES`)
+            for where in self.repositories.known:
+                if _relative(full, where.top) and where not in holders:
+                    self.writes.setdefault(where.top, (where, []))[1].append(("", w.kind, True))
         for where in holders:
-            inside_git = _inside_git_dir(where, full)
-            if inside_git is not None:
-                if inside_git == "" or any(inside_git == f or inside_git.startswith(f + "/")
-                                           for f in GIT_DIR_HOOK_FILES):
-                    self.off.append(f"a write to {full} (the git directory's hooks and configuration)")
-                return
-        tops: list[str | None] = [where.top for where in holders] or [None]
-        for top in tops:
-            if any(full == f.rstrip("/") or (f.endswith("/") and _relative(f.rstrip("/"), full))
-                   or (w.tree and _relative(full, f.rstrip("/")) and os.path.lexists(f))
-                   for f in self.hook_files(top, full, w.tree)):
-                self.off.append(f"a write to {full} (an agent's hook configuration)")
-        for where in holders if judged else ():
             rel = _relative(where.top, full)
             if rel or (rel == "" and w.tree):
                 self.writes.setdefault(where.top, (where, []))[1].append((rel, w.kind, w.tree))
             if rel and not w.tree:
                 for other in _hard_links(where.top, full):  # (the same file under other names: written too)
                     self.writes[where.top][1].append((other, MODIFY, False))
+
+    def _switches_off(self, full: str, w: PathWrite, holders: Sequence[Where]) -> bool:
+        """Note a write that switches a hook off; True for one in a git directory (no work tree's)."""
+        if _runs_the_check(full, w.tree):
+            self.off.append(f"a write to {full} (what runs this check: the gate program, its Python)")
+        for where in holders:
+            inside_git = _inside_git_dir(where, full)
+            if inside_git is not None:
+                if inside_git == "" or any(inside_git == f or inside_git.startswith(f + "/")
+                                           for f in GIT_DIR_HOOK_FILES):
+                    self.off.append(f"a write to {full} (the git directory's hooks and configuration)")
+                return True
+        tops: list[str | None] = [where.top for where in holders] or [None]
+        for top in tops:
+            if any(full == f.rstrip("/") or (f.endswith("/") and _relative(f.rstrip("/"), full))
+                   or (w.tree and _relative(full, f.rstrip("/")) and os.path.lexists(f))
+                   for f in self.hook_files(top, full, w.tree)):
+                self.off.append(f"a write to {full} (an agent's hook configuration)")
+        return False
 
 
 def _hard_links(top: str, full: str) -> list[str]:
@@ -215,6 +227,32 @@ def _inside_git_dir(where: Where, full: str) -> str | None:
     if inside is not None and inside.startswith("worktrees/") and inside.count("/") >= 2:
         return inside.split("/", 2)[2]
     return inside
+
+
+_OWN: list[str] = []
+
+
+def _runs_the_check(full: str, tree: bool) -> bool:
+    """Whether a write to `full` changes what the agent's hook runs for this check (below it, for a
+    `tree` write): the `gate` program, a `gate` put in a directory of PATH ahead of it, the Python
+    environment it runs in (its site-packages: the gate's code, the `.pth` files run at every start;
+    the standard library). (The gate's code installed editable, from a checkout, is the checkout's
+    to freeze in its policy.)"""
+    if not _OWN:
+        import site
+        import sys
+
+        program = [sys.argv[0]] if os.path.basename(sys.argv[0]) == "gate" else []
+        found = [*program, sys.executable, *site.getsitepackages(), site.getusersitepackages(),
+                 os.path.dirname(os.__file__)]
+        _OWN.extend(dict.fromkeys(p for f in found if f for p in (os.path.abspath(f), os.path.realpath(f))))
+    if any(full == f or _relative(f, full) or (tree and _relative(full, f)) for f in _OWN):
+        return True
+    if os.path.basename(full) == "gate":
+        folder = os.path.dirname(full)
+        return any(folder in (os.path.abspath(d), os.path.realpath(d))
+                   for d in os.environ.get("PATH", "").split(os.pathsep) if d)
+    return False
 
 
 def hook_files(top: str | None) -> list[str]:

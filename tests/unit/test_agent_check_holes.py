@@ -387,3 +387,28 @@ def test_copilot_s_str_replace_editor_reads_with_view(project: Path, command: st
                "toolArgs": json.dumps({"command": command, "path": str(project / "ci" / "deploy.yml")})}
     proc = check(payload, "copilot", project)
     assert proc.returncode == (2 if refuses else 0), proc
+
+
+# --- what runs the check ------------------------------------------------------------------------------
+
+def test_the_gate_program_and_its_python_are_not_writable(project: Path, tmp_path: Path) -> None:
+    """The hook runs `gate` from PATH in its Python environment: a write that replaced it, shadowed it,
+    or added code Python runs at start (a `.pth` file in site-packages) would switch the check off."""
+    import site
+
+    for target in (GATE, os.path.join(site.getsitepackages()[0], "zz-off.pth")):
+        refused(check(write(target, project), "claude", project), "GATE-AGENT-HOOKS-OFF")
+    ahead = tmp_path / "bin"
+    ahead.mkdir()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    env["PATH"] = f"{ahead}{os.pathsep}{env.get('PATH', '')}"
+    proc = subprocess.run([GATE, "agents", "check", "--agent", "claude"],
+                          input=json.dumps(bash(f"printf '#!/bin/sh\\nexit 0\\n' > {ahead}/gate", project)),
+                          capture_output=True, text=True, cwd=project, env=env, check=False)
+    refused(proc, "GATE-AGENT-HOOKS-OFF")
+    allowed(check(write(str(ahead / "notes.txt"), project), "claude", project))
+
+
+def test_a_delete_above_the_work_tree_reaches_it(project: Path) -> None:
+    refused(check(bash("rm -rf ..", project), "claude", project), "GATE-FROZEN-PATH")
+    refused(check(bash(f"rm -rf {project.parent}", project), "claude", project), "GATE-FROZEN-PATH")

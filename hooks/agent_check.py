@@ -218,7 +218,7 @@ def _spread(base: str, full: str, w: PathWrite) -> list[str] | None:
 
 def _inside_git_dir(where: Where, full: str) -> str | None:
     """`full` relative to the repository's git directory, or to the common one a linked worktree
-    shares (its hooks and configuration: a linked worktree's own `config.worktree` below
+    shares (its hooks and configuration: a linked worktree's own config.worktree below
     `worktrees/NAME/` counted as one); None outside both."""
     inside = _relative(where.git_dir, full)
     if inside is not None:

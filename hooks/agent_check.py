@@ -157,9 +157,10 @@ class Targets:
                     self.off.append(f"a write to {full} (the git directory's hooks and configuration)")
                 return True
         tops: list[str | None] = [where.top for where in holders] or [None]
+        key = _fold(full)
         for top in tops:
-            if any(full == f.rstrip("/") or (f.endswith("/") and _relative(f.rstrip("/"), full))
-                   or (w.tree and _relative(full, f.rstrip("/")) and os.path.lexists(f))
+            if any(key == _fold(f.rstrip("/")) or (f.endswith("/") and _relative(_fold(f.rstrip("/")), key))
+                   or (w.tree and _relative(key, _fold(f.rstrip("/"))) and os.path.lexists(f))
                    for f in self.hook_files(top, full, w.tree)):
                 self.off.append(f"a write to {full} (an agent's hook configuration)")
         return False
@@ -216,14 +217,23 @@ def _spread(base: str, full: str, w: PathWrite) -> list[str] | None:
     return out
 
 
+def _fold(path: str) -> str:
+    """`path` as a case-insensitive, normalising file system may take it (macOS: `.GIT/HOOKS` is
+    `.git/hooks`): the frozen paths' comparison (`normalize_path`), for what is always refused."""
+    from gatecore.configuration.policy import normalize_path
+
+    return normalize_path(path)
+
+
 def _inside_git_dir(where: Where, full: str) -> str | None:
     """`full` relative to the repository's git directory, or to the common one a linked worktree
     shares (its hooks and configuration: a linked worktree's own config.worktree below
     `worktrees/NAME/` counted as one); None outside both."""
-    inside = _relative(where.git_dir, full)
+    key = _fold(full)
+    inside = _relative(_fold(where.git_dir), key)
     if inside is not None:
         return inside
-    inside = _relative(where.common_dir, full)
+    inside = _relative(_fold(where.common_dir), key)
     if inside is not None and inside.startswith("worktrees/") and inside.count("/") >= 2:
         return inside.split("/", 2)[2]
     return inside
@@ -245,12 +255,13 @@ def _runs_the_check(full: str, tree: bool) -> bool:
         program = [sys.argv[0]] if os.path.basename(sys.argv[0]) == "gate" else []
         found = [*program, sys.executable, *site.getsitepackages(), site.getusersitepackages(),
                  os.path.dirname(os.__file__)]
-        _OWN.extend(dict.fromkeys(p for f in found if f for p in (os.path.abspath(f), os.path.realpath(f))))
-    if any(full == f or _relative(f, full) or (tree and _relative(full, f)) for f in _OWN):
+        _OWN.extend(dict.fromkeys(_fold(p) for f in found if f for p in (os.path.abspath(f), os.path.realpath(f))))
+    key = _fold(full)
+    if any(key == f or _relative(f, key) or (tree and _relative(key, f)) for f in _OWN):
         return True
-    if os.path.basename(full) == "gate":
-        folder = os.path.dirname(full)
-        return any(folder in (os.path.abspath(d), os.path.realpath(d))
+    if os.path.basename(key) == "gate":
+        folder = os.path.dirname(key)
+        return any(folder in (_fold(os.path.abspath(d)), _fold(os.path.realpath(d)))
                    for d in os.environ.get("PATH", "").split(os.pathsep) if d)
     return False
 
@@ -332,15 +343,16 @@ class Repositories:
         """Every known work tree that holds `full` (absolute, normalised), and the innermost one, found
         from the path's own directory: the work tree a `.git` in the path belongs to, else the
         nearest directory of the path that exists."""
-        git_at = full.rfind("/.git/") if "/.git/" in full else (len(full) - 5 if full.endswith("/.git") else -1)
-        if git_at >= 0:
-            directory = full[:git_at] or "/"
+        parts = full.split("/")
+        git_at = next((i for i in range(len(parts) - 1, 0, -1) if _fold(parts[i]) == ".git"), -1)
+        if git_at >= 0:  # (as the file system may take it: `.GIT` is `.git` on macOS)
+            directory = "/".join(parts[:git_at]) or "/"
         else:
             directory = full
             while not os.path.isdir(directory) and directory != os.path.dirname(directory):
                 directory = os.path.dirname(directory)
         holders = [w for w in self.known if _relative(w.top, directory) is not None
-                   or _relative(w.git_dir, full) is not None or _relative(w.common_dir, full) is not None]
+                   or _inside_git_dir(w, full) is not None]
         if not any(not _nested(w.top, directory) for w in holders if _relative(w.top, directory) is not None):
             found = self.at(directory)
             if found is not None and all(h.top != found.top for h in holders):

@@ -412,3 +412,12 @@ def test_the_gate_program_and_its_python_are_not_writable(project: Path, tmp_pat
 def test_a_delete_above_the_work_tree_reaches_it(project: Path) -> None:
     refused(check(bash("rm -rf ..", project), "claude", project), "GATE-FROZEN-PATH")
     refused(check(bash(f"rm -rf {project.parent}", project), "claude", project), "GATE-FROZEN-PATH")
+
+
+@pytest.mark.parametrize("path", [".GIT/hooks/pre-commit", ".git/HOOKS/pre-commit", ".git/Config",
+                                  ".Claude/settings.json", ".claude/Settings.JSON", ".git\u200c/hooks/pre-commit",
+                                  ".GitHub/hooks/gate.json"])
+def test_what_is_always_refused_is_compared_as_macos_names_files(project: Path, path: str) -> None:
+    """On a case-insensitive, normalising file system (macOS, Windows) these name the git hooks and
+    configuration and the agents' hook files: refused there, and so everywhere."""
+    refused(check(write(path, project), "claude", project), "GATE-AGENT-HOOKS-OFF")

@@ -149,6 +149,13 @@ class Targets:
         """Note a write that switches a hook off; True for one in a git directory (no work tree's)."""
         if _runs_the_check(full, w.tree):
             self.off.append(f"a write to {full} (what runs this check: the gate program, its Python)")
+        key = _fold(full)
+        for where in self.repositories.known:  # `core.hooksPath`: a directory of the work tree, or any
+            hooks = _fold(where.hooks_dir)
+            if _inside_git_dir(where, where.hooks_dir) is None and (
+                    _relative(hooks, key) is not None or (w.tree and _relative(key, hooks)
+                                                          and os.path.lexists(where.hooks_dir))):
+                self.off.append(f"a write to {full} (the directory git runs the hooks from: core.hooksPath)")
         for where in holders:
             inside_git = _inside_git_dir(where, full)
             if inside_git is not None:
@@ -157,7 +164,6 @@ class Targets:
                     self.off.append(f"a write to {full} (the git directory's hooks and configuration)")
                 return True
         tops: list[str | None] = [where.top for where in holders] or [None]
-        key = _fold(full)
         for top in tops:
             if any(key == _fold(f.rstrip("/")) or (f.endswith("/") and _relative(_fold(f.rstrip("/")), key))
                    or (w.tree and _relative(key, _fold(f.rstrip("/"))) and os.path.lexists(f))
@@ -285,6 +291,7 @@ class Where:
 
     git_dir: str
     common_dir: str  # the git directory a linked worktree shares with the main one (its hooks, its config)
+    hooks_dir: str  # where git runs hooks from (`core.hooksPath`, else the common directory's `hooks`)
     top: str  # the work tree (its real path)
     object_format: str
     branch: str | None  # the checked-out branch (None: a detached HEAD)
@@ -297,23 +304,24 @@ def locate(base: str, env: dict[str, str] | None = None) -> Where | None:
     variables that name a repository, where the agent's environment sets them.)"""
     from gatecore.adapters.gitcmd import run_git
 
-    asked = ["rev-parse", "--absolute-git-dir", "--git-common-dir", "--show-toplevel", "--show-object-format"]
+    asked = ["rev-parse", "--absolute-git-dir", "--git-common-dir", "--show-toplevel", "--show-object-format",
+             "--git-path", "hooks"]
     out = run_git([*asked, f"HEAD:{POLICY_FILE}", "--symbolic-full-name", "HEAD"], cwd=base, ok=None, env=env)
     lines = out.stdout.decode("utf-8", "surrogateescape").splitlines()
     blob: str | None = None
-    if out.ok and len(lines) == 6:
-        git_dir, common, top, fmt, blob, head = lines
+    if out.ok and len(lines) == 7:
+        git_dir, common, top, fmt, hooks, blob, head = lines
     else:
         again = run_git([*asked, "--symbolic-full-name", "HEAD"], cwd=base, ok=None, env=env)
         if not again.ok and not again.stdout:
             return None  # not a repository, or no work tree: nothing the gate judges
         lines = again.stdout.decode("utf-8", "surrogateescape").splitlines()
-        if len(lines) < 4:
+        if len(lines) < 5:
             return None  # a bare repository, or inside a git directory: no work tree
-        git_dir, common, top, fmt = lines[:4]
-        head = lines[4] if again.ok and len(lines) > 4 else "HEAD"  # (no HEAD yet: an unborn branch)
+        git_dir, common, top, fmt, hooks = lines[:5]
+        head = lines[5] if again.ok and len(lines) > 5 else "HEAD"  # (no HEAD yet: an unborn branch)
     real = os.path.realpath
-    return Where(real(git_dir), real(os.path.join(base, common)), real(top), fmt,
+    return Where(real(git_dir), real(os.path.join(base, common)), real(os.path.join(base, hooks)), real(top), fmt,
                  head if head.startswith("refs/") else None, blob)
 
 

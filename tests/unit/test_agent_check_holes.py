@@ -421,3 +421,15 @@ def test_what_is_always_refused_is_compared_as_macos_names_files(project: Path, 
     """On a case-insensitive, normalising file system (macOS, Windows) these name the git hooks and
     configuration and the agents' hook files: refused there, and so everywhere."""
     refused(check(write(path, project), "claude", project), "GATE-AGENT-HOOKS-OFF")
+
+
+@pytest.mark.parametrize("hooks_path", [".husky", "{outside}"])
+def test_the_hooks_directory_core_hooks_path_names_is_refused(project: Path, tmp_path: Path, hooks_path: str) -> None:
+    """With `core.hooksPath` set, git runs the hooks (the gate's client hooks among them) from there."""
+    outside = tmp_path / "hooks"
+    outside.mkdir()
+    git(project, "config", "core.hooksPath", hooks_path.format(outside=outside))
+    folder = project / ".husky" if hooks_path == ".husky" else outside
+    refused(check(write(str(folder / "pre-commit"), project), "claude", project), "GATE-AGENT-HOOKS-OFF")
+    refused(check(bash(f"rm -rf {folder}", project), "claude", project), "GATE-AGENT-HOOKS-OFF")
+    allowed(check(write(str(project / "src" / "app.py"), project), "claude", project))

@@ -150,6 +150,8 @@ class Targets:
         if _runs_the_check(full, w.tree):
             self.off.append(f"a write to {full} (what runs this check: the gate program, its Python)")
         key = _fold(full)
+        if any(key == f or (w.tree and _relative(key, f)) for f in _git_config_files()):
+            self.off.append(f"a write to {full} (git's own configuration, which can name other hooks)")
         for where in self.repositories.known:  # `core.hooksPath`: a directory of the work tree, or any
             hooks = _fold(where.hooks_dir)
             if _inside_git_dir(where, where.hooks_dir) is None and (
@@ -246,6 +248,19 @@ def _inside_git_dir(where: Where, full: str) -> str | None:
 
 
 _OWN: list[str] = []
+_GIT_CONFIG: list[str] = []
+
+
+def _git_config_files() -> list[str]:
+    """git's configuration outside the repositories (folded: `_fold`): the user's (`~/.gitconfig`,
+    the XDG one, `GIT_CONFIG_GLOBAL`) and the system's, any of which can set `core.hooksPath`."""
+    if not _GIT_CONFIG:
+        xdg = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
+        found = [os.path.join(os.path.expanduser("~"), ".gitconfig"), os.path.join(xdg, "git", "config"),
+                 os.environ.get("GIT_CONFIG_GLOBAL", ""), os.environ.get("GIT_CONFIG_SYSTEM", ""), "/etc/gitconfig"]
+        _GIT_CONFIG.extend(dict.fromkeys(_fold(p) for f in found if f for p in (os.path.abspath(f),
+                                                                              os.path.realpath(f))))
+    return _GIT_CONFIG
 
 
 def _runs_the_check(full: str, tree: bool) -> bool:

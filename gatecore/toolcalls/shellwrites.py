@@ -18,8 +18,9 @@ module reads the command the way a careful reviewer would, with `shlex` and no s
   the paths are read from each directory the command may be in (`_Reader.alts`);
 * what switches a gate hook off (`off`): `git commit|push|merge|... --no-verify` (or a prefix
   git takes for it; `-n` for commit), `git -c core.hooksPath=...` (`--config-env` too), `git config
-  core.hooksPath ...`, `pre-commit uninstall`, pre-commit's `SKIP=` naming a gate hook and git's
-  `GIT_CONFIG_KEY_N`/`GIT_CONFIG_PARAMETERS` setting `core.hooksPath` (before a command, or `export`ed).
+  core.hooksPath ...` (`include.path`, `includeIf.*.path` too), `pre-commit uninstall`,
+  pre-commit's `SKIP=` naming a gate hook and git's `GIT_CONFIG_KEY_N`/`GIT_CONFIG_PARAMETERS`
+  setting `core.hooksPath` (before a command, or `export`ed).
 
 The commands a command substitutes (`$(...)`, backquotes, in double quotes too) and `eval`'s words
 are read as commands of their own. What it cannot read it says in `unread` and does not guess: a
@@ -682,14 +683,14 @@ def _git(reader: _Reader, name: str, args: list[str], depth: int = 0) -> None:  
         a = args[i]
         if a in _GIT_OPTIONS_WITH_VALUE and i + 1 < len(args):
             value = args[i + 1]
-            if a in ("-c", "--config-env") and value.split("=", 1)[0].casefold() == "core.hookspath":
+            if a in ("-c", "--config-env") and _names_hooks(value.split("=", 1)[0]):
                 reader.off.append(f"git {a} {value} runs other hooks than the repository's")
             if a == "-C":
                 reader.enter(value)
             i += 2
             continue
         setting = a[2:] if a.startswith("-c") else a[len("--config-env="):] if a.startswith("--config-env=") else ""
-        if setting.split("=", 1)[0].casefold() == "core.hookspath":
+        if setting and _names_hooks(setting.split("=", 1)[0]):
             reader.off.append(f"git {a} runs other hooks than the repository's")
         i += 1
     if i >= len(args):
@@ -698,8 +699,9 @@ def _git(reader: _Reader, name: str, args: list[str], depth: int = 0) -> None:  
     sub, rest = args[i], args[i + 1:]
     if any(_no_verify(a) for a in rest) or (sub == "commit" and _short_flag(rest, "n", "mFCctS")):
         reader.off.append(f"git {sub} --no-verify skips the client hooks")
-    if sub == "config" and any(a.casefold() == "core.hookspath" for a in rest) and "--unset" not in rest:
-        reader.off.append("git config core.hooksPath makes git run other hooks than the repository's")
+    if sub == "config" and any(_names_hooks(a) for a in rest) and not any(a.startswith("--unset") for a in rest):
+        reader.off.append("git config core.hooksPath (or a file it includes) makes git run other hooks than the "
+                          "repository's")
     if sub in ("checkout", "restore"):
         ops, opts = _operands(rest, frozenset({"-s", "--source", "-b", "-B", "--orphan", "--conflict"}))
         paths = rest[rest.index("--") + 1:] if "--" in rest else (ops if sub == "restore" else ops[1:])
@@ -718,6 +720,13 @@ def _git(reader: _Reader, name: str, args: list[str], depth: int = 0) -> None:  
             if not ops and not _stdin_patch(reader):
                 reader.unread.append("git apply reads its diff from stdin")
     reader.restore(saved)
+
+
+def _names_hooks(key: str) -> bool:
+    """A configuration key that can set where git runs hooks from: `core.hooksPath`, or a file of
+    configuration included (`include.path`, `includeIf.<condition>.path`), which may set it."""
+    key = key.casefold()
+    return key in ("core.hookspath", "include.path") or (key.startswith("includeif.") and key.endswith(".path"))
 
 
 def _no_verify(arg: str) -> bool:

@@ -433,3 +433,17 @@ def test_the_hooks_directory_core_hooks_path_names_is_refused(project: Path, tmp
     refused(check(write(str(folder / "pre-commit"), project), "claude", project), "GATE-AGENT-HOOKS-OFF")
     refused(check(bash(f"rm -rf {folder}", project), "claude", project), "GATE-AGENT-HOOKS-OFF")
     allowed(check(write(str(project / "src" / "app.py"), project), "claude", project))
+
+
+@pytest.mark.parametrize("command", [
+    "printf '[core]\\n\\thooksPath = /dev/null\\n' >> ~/.gitconfig",  # the user's git configuration
+    "mkdir -p ~/.config/git && printf '[core]\\nhooksPath=/x\\n' > ~/.config/git/config",
+    "git config --global include.path /tmp/off.cfg",  # a file of configuration that may set it
+    "git config includeIf.gitdir:/.path /tmp/off.cfg",
+    "git -c include.path=/tmp/off.cfg commit -m x",
+])
+def test_git_s_configuration_elsewhere_cannot_name_other_hooks(project: Path, tmp_path: Path, command: str) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    refused(check(bash(command, project), "claude", project, home=home), "GATE-AGENT-HOOKS-OFF")
+    allowed(check(bash("git config user.name Bot", project), "claude", project, home=home))

@@ -256,7 +256,7 @@ def _git_config_files() -> list[str]:
     the XDG one, `GIT_CONFIG_GLOBAL`) and the system's, any of which can set `core.hooksPath`."""
     if not _GIT_CONFIG:
         xdg = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
-        found = [os.path.join(os.path.expanduser("~"), ".gitconfig"), os.path.join(xdg, "git", "config"),
+        found = [os.path.join(os.path.expanduser("~"), ".gitconfig"), os.path.join(xdg, "git/config"),
                  os.environ.get("GIT_CONFIG_GLOBAL", ""), os.environ.get("GIT_CONFIG_SYSTEM", ""), "/etc/gitconfig"]
         _GIT_CONFIG.extend(dict.fromkeys(_fold(p) for f in found if f for p in (os.path.abspath(f),
                                                                               os.path.realpath(f))))

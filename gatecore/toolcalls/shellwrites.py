@@ -65,7 +65,7 @@ _WRAPPER_VALUES = {"sudo": ("-u", "-g", "-C", "-D", "-h", "-p", "-U", "-r", "-t"
 _SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "ash"})
 #: Programs whose writes their own code decides (inline code, or names read from elsewhere).
 _OPAQUE = frozenset({"python", "python3", "node", "ruby", "php", "lua", "deno", "bun", "source",
-                     ".", "awk", "gawk", "make", "tar", "unzip", "rsync", "parallel"})
+                     ".", "awk", "gawk", "make", "tar", "unzip", "parallel"})
 #: `git` subcommands after which `--no-verify` skips a hook.
 _GIT_OPTIONS_WITH_VALUE = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace", "--exec-path",
                                      "--config-env", "--super-prefix"})
@@ -99,7 +99,9 @@ class _Reader:
         self.heredocs: Sequence[str] = ()  # every heredoc's body in the command
 
     def at(self, path: str, cwd: str | None = None) -> str:
-        """`path` as the command names it, seen from the call's directory (after any `cd`)."""
+        """`path` as the command names it, seen from the call's directory (after any `cd`; `~+` is it)."""
+        if path == "~+" or path.startswith("~+/"):
+            path = "." + path[2:]
         if path.startswith("~"):
             return path
         return posixpath.normpath(path if path.startswith("/") else posixpath.join(self.cwd if cwd is None else cwd,
@@ -288,6 +290,43 @@ def _eval(reader: _Reader, name: str, args: list[str], depth: int) -> None:
         _read_into(reader, " ".join(args), depth + 1)
 
 
+_BRACE = re.compile(r"\{([^{}]*)\}")
+_SEQUENCE = re.compile(r"(-?\d+|[A-Za-z])\.\.(-?\d+|[A-Za-z])(?:\.\.(-?\d+))?")
+#: How many words one word's brace expansion is read as, at most.
+MAX_BRACE_WORDS = 256
+
+
+def _braces(word: str) -> list[str]:
+    """The shell's brace expansion of `word` (`{a,b}` lists and `{a..z}` sequences, nested ones from
+    the inside out), as far as `MAX_BRACE_WORDS` words."""
+    out = [word]
+    while len(out) <= MAX_BRACE_WORDS:
+        grown: list[str] = []
+        for w in out:
+            m = next((m for m in _BRACE.finditer(w) if "," in m.group(1) or _SEQUENCE.fullmatch(m.group(1))), None)
+            if m is None:
+                grown.append(w)
+                continue
+            seq = _SEQUENCE.fullmatch(m.group(1))
+            items = _sequence(*seq.groups()) if seq else m.group(1).split(",")
+            grown += [w[:m.start()] + item + w[m.end():] for item in items]
+        if grown == out:
+            break
+        out = grown
+    return out[:MAX_BRACE_WORDS]
+
+
+def _sequence(first: str, last: str, step: str | None) -> list[str]:
+    by = abs(int(step)) if step and step.lstrip("-").isdigit() and int(step) else 1
+    if first.lstrip("-").isdigit() and last.lstrip("-").isdigit():
+        a, b = int(first), int(last)
+        return [str(n) for n in range(a, b + (1 if b >= a else -1), by if b >= a else -by)][:MAX_BRACE_WORDS]
+    if len(first) == 1 and len(last) == 1 and not first.isdigit() and not last.isdigit():
+        a, b = ord(first), ord(last)
+        return [chr(n) for n in range(a, b + (1 if b >= a else -1), by if b >= a else -by)][:MAX_BRACE_WORDS]
+    return [f"{first}..{last}"]
+
+
 def _closing(tokens: Sequence[str], i: int) -> int:
     """The index of the `)` that closes the `(` at `i` (the end when none does)."""
     level = 0
@@ -330,7 +369,7 @@ def _read_tokens(reader: _Reader, tokens: Sequence[str], heredocs: Iterator[str]
             stdin = _redirect(reader, token, target, words, heredocs, stdin)
             i += 1 if target else 0
         else:
-            words.append(token)
+            words += _braces(token) if "{" in token and "}" in token else [token]
         i += 1
 
 
@@ -578,6 +617,23 @@ def _stdin_patch(reader: _Reader) -> bool:
     return True
 
 
+def _unlink(reader: _Reader, name: str, args: list[str], depth: int) -> None:
+    """`unlink FILE`, `shred -u FILE...` (without `-u` it overwrites them), `sort -o FILE`, `rsync SRC... DEST`."""
+    if name == "rsync":
+        _copy(reader, "cp", [a for a in args if not a.startswith("-")] + (["-r"] if any(
+            a in ("-r", "-a", "--recursive", "--archive") or (a.startswith("-") and not a.startswith("--")
+                                                              and ("r" in a or "a" in a)) for a in args) else []))
+        return
+    if name == "sort":
+        out = _value(_operands(args, frozenset({"-o", "--output", "-k", "-t", "-S", "-T"}))[1], "-o", "--output")
+        if out:
+            reader.write(out)
+        return
+    ops, opts = _operands(args, frozenset({"-n", "--iterations", "-s", "--size", "--random-source"}))
+    for path in ops:
+        reader.write(path, DELETE if name == "unlink" or "-u" in opts or "--remove" in opts else MODIFY)
+
+
 def _find(reader: _Reader, name: str, args: list[str], depth: int) -> None:
     """`find PATH... -delete` without a test: everything below its paths. What its tests choose, and
     what its `-exec` runs, is its own expression's: unread."""
@@ -762,6 +818,7 @@ _PROGRAMS: dict[str, Callable[[_Reader, str, list[str], int], None]] = {
     **dict.fromkeys(("cp", "mv", "install", "ln"), _copy), "rm": _rm, "truncate": _touch, "touch": _touch,
     "chmod": _chmod, "dd": _dd, "curl": _download, "wget": _download, "git": _git, "patch": _patch,
     "pre-commit": _pre_commit, "apply_patch": _apply_patch, "applypatch": _apply_patch, "eval": _eval, "find": _find,
+    **dict.fromkeys(("unlink", "shred", "sort", "rsync"), _unlink),
     **dict.fromkeys(("export", "declare", "typeset", "readonly", "local"), _export),
 }
 

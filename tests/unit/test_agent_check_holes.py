@@ -447,3 +447,21 @@ def test_git_s_configuration_elsewhere_cannot_name_other_hooks(project: Path, tm
     home.mkdir()
     refused(check(bash(command, project), "claude", project, home=home), "GATE-AGENT-HOOKS-OFF")
     allowed(check(bash("git config user.name Bot", project), "claude", project, home=home))
+
+
+@pytest.mark.parametrize("command", [
+    "tee c{i,x}/deploy.yml",  # brace expansion
+    "rm -f {src,ci}/deploy.yml",
+    "tee c{h..j}/deploy.yml",
+    "echo x > ~+/ci/deploy.yml",  # `~+` is the directory the shell is in
+    "unlink ci/deploy.yml", "shred -u ci/deploy.yml", "sort -o ci/deploy.yml src/app.py",
+    "rsync -a src/ ci/", "rsync /etc/hostname ci/deploy.yml",
+])
+def test_brace_expansion_and_more_programs_are_read(project: Path, command: str) -> None:
+    refused(check(bash(command, project), "claude", project), "GATE-FROZEN-PATH")
+
+
+@pytest.mark.parametrize("command", ["echo {a,b} > src/notes.txt", "rsync -av src/ backup/", "sort src/app.py",
+                                     "cp /etc/hostname {ci,src}/deploy.yml"])  # (ci/deploy.yml: a source there)
+def test_their_ordinary_uses_are_allowed(project: Path, command: str) -> None:
+    allowed(check(bash(command, project), "claude", project))

@@ -213,13 +213,16 @@ def _spread(base: str, full: str, w: PathWrite) -> list[str] | None:
     if origin is None or not os.path.lexists(origin):
         # nothing there: nothing below it to reach, but what a checkout brings back (or a copy of what is not there yet)
         return [full] if source is None and w.kind != MODIFY else None
-    if os.path.islink(origin) or not os.path.isdir(origin):
+    if not os.path.isdir(origin):
         return [full]
+    # a link to a directory: what is below its target (`rm -rf link/` empties the target), as named there
+    walked, named = (os.path.realpath(origin), full if source is not None else os.path.realpath(full)) \
+        if os.path.islink(origin) else (origin, full)
     out = [full]
-    for root, dirs, files in os.walk(origin):
+    for root, dirs, files in os.walk(walked):
         dirs[:] = [d for d in dirs if d != ".git"]  # (a git directory: no work tree's files)
         for name in files + [d for d in dirs if os.path.islink(os.path.join(root, d))]:
-            out.append(os.path.join(full, os.path.relpath(os.path.join(root, name), origin)))
+            out.append(os.path.join(named, os.path.relpath(os.path.join(root, name), walked)))
             if len(out) > MAX_TREE_FILES:
                 return None
     return out

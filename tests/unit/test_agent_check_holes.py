@@ -465,3 +465,10 @@ def test_brace_expansion_and_more_programs_are_read(project: Path, command: str)
                                      "cp /etc/hostname {ci,src}/deploy.yml"])  # (ci/deploy.yml: a source there)
 def test_their_ordinary_uses_are_allowed(project: Path, command: str) -> None:
     allowed(check(bash(command, project), "claude", project))
+
+
+def test_a_delete_through_a_link_to_a_frozen_directory_is_refused(project: Path) -> None:
+    """`rm -rf link/` (the slash resolves the link) empties the directory the link reaches."""
+    (project / "src" / "pipelines").symlink_to(project / "ci")
+    refused(check(bash("rm -rf src/pipelines/", project), "claude", project), "GATE-FROZEN-PATH")
+    refused(check(bash("chmod -R 777 src/pipelines/", project), "claude", project), "GATE-FROZEN-PATH")

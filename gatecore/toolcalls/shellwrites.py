@@ -38,6 +38,7 @@ import re
 import shlex
 from collections.abc import Callable, Iterator, Sequence
 
+from ..errors import GateError
 from ..valueclass import valueclass
 from .toolcall import DELETE, MODE, MODIFY, WRITE, PathWrite
 
@@ -292,15 +293,16 @@ def _eval(reader: _Reader, name: str, args: list[str], depth: int) -> None:
 
 _BRACE = re.compile(r"\{([^{}]*)\}")
 _SEQUENCE = re.compile(r"(-?\d+|[A-Za-z])\.\.(-?\d+|[A-Za-z])(?:\.\.(-?\d+))?")
-#: How many words one word's brace expansion is read as, at most.
-MAX_BRACE_WORDS = 256
+#: How many words one word's brace expansion is read as, at most (past it, the command is refused).
+MAX_BRACE_WORDS = 4096
 
 
 def _braces(word: str) -> list[str]:
     """The shell's brace expansion of `word` (`{a,b}` lists and `{a..z}` sequences, nested ones from
-    the inside out), as far as `MAX_BRACE_WORDS` words."""
+    the inside out); GATE-AGENT-PAYLOAD past `MAX_BRACE_WORDS` words (what it would name is not read
+    in part: a frozen name may be among the rest)."""
     out = [word]
-    while len(out) <= MAX_BRACE_WORDS:
+    while True:
         grown: list[str] = []
         for w in out:
             m = next((m for m in _BRACE.finditer(w) if "," in m.group(1) or _SEQUENCE.fullmatch(m.group(1))), None)
@@ -311,19 +313,24 @@ def _braces(word: str) -> list[str]:
             items = _sequence(*seq.groups()) if seq else m.group(1).split(",")
             grown += [w[:m.start()] + item + w[m.end():] for item in items]
         if grown == out:
-            break
+            return out
+        if len(grown) > MAX_BRACE_WORDS:
+            raise GateError("GATE-AGENT-PAYLOAD", f"a word the shell expands to more than {MAX_BRACE_WORDS} words: "
+                                                  f"{word[:80]}")
         out = grown
-    return out[:MAX_BRACE_WORDS]
 
 
 def _sequence(first: str, last: str, step: str | None) -> list[str]:
     by = abs(int(step)) if step and step.lstrip("-").isdigit() and int(step) else 1
     if first.lstrip("-").isdigit() and last.lstrip("-").isdigit():
         a, b = int(first), int(last)
-        return [str(n) for n in range(a, b + (1 if b >= a else -1), by if b >= a else -by)][:MAX_BRACE_WORDS]
+        if abs(b - a) // by >= MAX_BRACE_WORDS:
+            raise GateError("GATE-AGENT-PAYLOAD", f"a sequence the shell expands to more than {MAX_BRACE_WORDS} "
+                                                  f"words: {{{first}..{last}}}")
+        return [str(n) for n in range(a, b + (1 if b >= a else -1), by if b >= a else -by)]
     if len(first) == 1 and len(last) == 1 and not first.isdigit() and not last.isdigit():
         a, b = ord(first), ord(last)
-        return [chr(n) for n in range(a, b + (1 if b >= a else -1), by if b >= a else -by)][:MAX_BRACE_WORDS]
+        return [chr(n) for n in range(a, b + (1 if b >= a else -1), by if b >= a else -by)]
     return [f"{first}..{last}"]
 
 

@@ -472,3 +472,9 @@ def test_a_delete_through_a_link_to_a_frozen_directory_is_refused(project: Path)
     (project / "src" / "pipelines").symlink_to(project / "ci")
     refused(check(bash("rm -rf src/pipelines/", project), "claude", project), "GATE-FROZEN-PATH")
     refused(check(bash("chmod -R 777 src/pipelines/", project), "claude", project), "GATE-FROZEN-PATH")
+
+
+def test_a_brace_expansion_is_read_whole_or_refused(project: Path) -> None:
+    """A frozen name late in a long expansion is read; one too long to read is refused, not read in part."""
+    refused(check(bash("tee {z..a}{z..a}/deploy.yml", project), "claude", project), "GATE-FROZEN-PATH")
+    refused(check(bash("tee {a..z}{a..z}{a..z}/deploy.yml", project), "claude", project), "GATE-AGENT-PAYLOAD")

@@ -28,14 +28,14 @@ import os
 import sys
 
 from gatecore.errors import GateError
-from gatecore.toolcalls.toolcall import Answer, PathWrite, ToolCall, adapter, detect, read_payload
+from gatecore.toolcalls.toolcall import MODIFY, Answer, PathWrite, ToolCall, adapter, detect, read_payload
 from gatecore.valueclass import valueclass
 
 TYPE_CHECKING = False  # (typing's, as mypy reads it: `typing` is not imported on this road)
 if TYPE_CHECKING:
     import argparse
     import signal as _signal
-    from collections.abc import Callable, Sequence
+    from collections.abc import Sequence
 
     from gatecore.configuration.policy import Policy
     from gatecore.toolcalls.toolcall import Adapter
@@ -44,11 +44,24 @@ else:
 
 #: How long the check may take before it refuses the call (well inside every agent's hook time-out).
 DEADLINE_SECONDS = 20.0
+#: git's variables that point it at a repository other than the one a path is in: the check finds each
+#: path's repository from the path (and judges the one they name as well).
+GIT_REPOSITORY_VARIABLES = ("GIT_DIR", "GIT_WORK_TREE", "GIT_COMMON_DIR", "GIT_CEILING_DIRECTORIES",
+                            "GIT_DISCOVERY_ACROSS_FILESYSTEM", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY",
+                            "GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_NAMESPACE", "GIT_PREFIX")
 #: The policy the client hooks read, as committed.
 POLICY_FILE = ".gate/policy.toml"
 #: Writes into the git directory that switch the client hooks off (relative to the git directory).
 GIT_DIR_HOOK_FILES = ("hooks", "config", "config.worktree", "info/attributes")
 _GLOB = frozenset("*?[")
+
+
+def plain(text: str) -> str:
+    """`text` on one line, as the model is shown what the tool call named: line breaks, controls and
+    other unprintable characters (bidirectional overrides) escaped, so it adds no line of its own."""
+    if text.isprintable():
+        return text
+    return "".join(ch if ch.isprintable() else ch.encode("unicode_escape").decode("ascii") for ch in text)
 
 
 def refusal(code: str, detail: str, hint: str | None = None) -> str:
@@ -57,7 +70,7 @@ def refusal(code: str, detail: str, hint: str | None = None) -> str:
         from gatecore import codes
 
         hint = codes.CODES[code].hint if code in codes.CODES else ""
-    return f"{code}: {detail}" + (f"\nWhat to do: {hint}" if hint else "") + \
+    return f"{code}: {plain(detail)}" + (f"\nWhat to do: {hint}" if hint else "") + \
         "\n(push-gate's agent check, run before each tool call: docs/agent-hooks.md)"
 
 
@@ -82,56 +95,211 @@ def _expand(base: str, path: str) -> list[str]:
 
 
 class Targets:
-    """The call's writes as paths of the work tree (a write through a symlink counted at both ends:
-    the path named and the file it reaches), and the writes that switch a hook off."""
+    """The call's writes as paths of the work trees they are in (a write through a symlink counted at
+    both ends: the path named and the file it reaches), and the writes that switch a hook off.
 
-    def __init__(self, top: str, git_dir: str, hook_files: Callable[[], Sequence[str]]) -> None:
-        self.top = os.path.realpath(top)
-        self.git_dir = os.path.realpath(git_dir)
-        self._hook_files = hook_files  # absolute: every agent's hook configuration, here and in the home
-        self._hooks: Sequence[str] | None = None
-        self.writes: list[tuple[str, str, bool]] = []  # (relative path, kind, tree)
+    The repository is the written path's, not the call's directory's (a session's directory follows
+    its `cd`s; a write may reach another work tree, an outer one, or a git directory): each path is
+    judged in every work tree found holding it (`Repositories`)."""
+
+    def __init__(self, repositories: Repositories) -> None:
+        self.repositories = repositories
+        self._hooks: dict[str | None, Sequence[str]] = {}
+        self.writes: dict[str, tuple[Where, list[tuple[str, str, bool]]]] = {}  # top -> (relative path, kind, tree)
         self.off: list[str] = []
 
-    def hook_files(self, full: str, tree: bool) -> Sequence[str]:
-        """The agents' hook files, listed once the first path that could be one, or hold one, is seen
-        (every one of them is below a directory whose name starts with a dot)."""
+    def hook_files(self, top: str | None, full: str, tree: bool) -> Sequence[str]:
+        """The agents' hook files (in the work tree `top`, and in the home), listed once the first path
+        that could be one, or hold one, is seen (every one of them is below a directory whose name
+        starts with a dot)."""
         if "/." not in full and not tree:
             return ()
-        if self._hooks is None:
-            self._hooks = self._hook_files()
-        return self._hooks
+        if top not in self._hooks:
+            self._hooks[top] = hook_files(top)
+        return self._hooks[top]
 
     def add(self, base: str, w: PathWrite) -> None:
         for full in _expand(base, w.path):
+            spread = _spread(base, full, w) if w.tree else None
             for candidate in sorted({full, os.path.realpath(full)}):
-                self._one(candidate, w)
+                self._one(candidate, w, spread is None)
+            flat = PathWrite(w.path, w.kind)
+            for path in spread or ():
+                for candidate in sorted({path, os.path.realpath(path)}):
+                    self._one(candidate, flat)
 
-    def _one(self, full: str, w: PathWrite) -> None:
-        inside_git = _relative(self.git_dir, full)
-        if inside_git is not None:
-            if inside_git == "" or any(inside_git == f or inside_git.startswith(f + "/") for f in GIT_DIR_HOOK_FILES):
-                self.off.append(f"a write to {full} (the git directory's hooks and configuration)")
+    def _one(self, full: str, w: PathWrite, judged: bool = True) -> None:
+        """One path: a write that switches a hook off, and (`judged`) a write of the work trees holding it."""
+        holders = self.repositories.of(full)
+        if self._switches_off(full, w, holders) or not judged:
             return
-        if any(full == f.rstrip("/") or (f.endswith("/") and _relative(f.rstrip("/"), full))
-               or (w.tree and _relative(full, f.rstrip("/"))) for f in self.hook_files(full, w.tree)):
-            self.off.append(f"a write to {full} (an agent's hook configuration)")
-        rel = _relative(self.top, full)
-        if rel:
-            self.writes.append((rel, w.kind, w.tree))
-        elif rel == "" and w.tree:
-            self.writes.append(("", w.kind, True))
+        if w.tree:  # a work tree below the directory, whole (its files past `MAX_TREE_FILES`)
+            for where in self.repositories.known:
+                if _relative(full, where.top) and where not in holders:
+                    self.writes.setdefault(where.top, (where, []))[1].append(("", w.kind, True))
+        for where in holders:
+            rel = _relative(where.top, full)
+            if rel or (rel == "" and w.tree):
+                self.writes.setdefault(where.top, (where, []))[1].append((rel, w.kind, w.tree))
+            if rel and not w.tree:
+                for other in _hard_links(where.top, full):  # (the same file under other names: written too)
+                    self.writes[where.top][1].append((other, MODIFY, False))
+
+    def _switches_off(self, full: str, w: PathWrite, holders: Sequence[Where]) -> bool:
+        """Note a write that switches a hook off; True for one in a git directory (no work tree's)."""
+        if _runs_the_check(full, w.tree):
+            self.off.append(f"a write to {full} (what runs this check: the gate program, its Python)")
+        key = _fold(full)
+        if any(key == f or (w.tree and _relative(key, f)) for f in _git_config_files()):
+            self.off.append(f"a write to {full} (git's own configuration, which can name other hooks)")
+        for where in self.repositories.known:  # `core.hooksPath`: a directory of the work tree, or any
+            hooks = _fold(where.hooks_dir)
+            if _inside_git_dir(where, where.hooks_dir) is None and (
+                    _relative(hooks, key) is not None or (w.tree and _relative(key, hooks)
+                                                          and os.path.lexists(where.hooks_dir))):
+                self.off.append(f"a write to {full} (the directory git runs the hooks from: core.hooksPath)")
+        for where in holders:
+            inside_git = _inside_git_dir(where, full)
+            if inside_git is not None:
+                if inside_git == "" or any(inside_git == f or inside_git.startswith(f + "/")
+                                           for f in GIT_DIR_HOOK_FILES):
+                    self.off.append(f"a write to {full} (the git directory's hooks and configuration)")
+                return True
+        tops: list[str | None] = [where.top for where in holders] or [None]
+        for top in tops:
+            if any(key == _fold(f.rstrip("/")) or (f.endswith("/") and _relative(_fold(f.rstrip("/")), key))
+                   or (w.tree and _relative(key, _fold(f.rstrip("/"))) and os.path.lexists(f))
+                   for f in self.hook_files(top, full, w.tree)):
+                self.off.append(f"a write to {full} (an agent's hook configuration)")
+        return False
 
 
-def hook_files(top: str) -> list[str]:
-    """Every agent's hook configuration files: in the work tree `top`, and in the user's home."""
+def _hard_links(top: str, full: str) -> list[str]:
+    """The other names of the regular file `full` in the work tree `top` (relative to it), where it
+    has more than one: a write to it is a write to each."""
+    try:
+        st = os.lstat(full)
+    except OSError:
+        return []
+    if st.st_nlink < 2 or not os.path.isfile(full) or os.path.islink(full):
+        return []
+    out = []
+    for root, dirs, files in os.walk(top):
+        dirs[:] = [d for d in dirs if d != ".git"]
+        for name in files:
+            path = os.path.join(root, name)
+            if path != full:
+                try:
+                    other = os.lstat(path)
+                except OSError:
+                    continue
+                if (other.st_dev, other.st_ino) == (st.st_dev, st.st_ino):
+                    out.append(os.path.relpath(path, top))
+    return out
+
+
+#: How many files below a directory a write that reaches below it is judged by, one by one (past it:
+#: the directory as a whole, where any rule that may match below it counts).
+MAX_TREE_FILES = 20000
+
+
+def _spread(base: str, full: str, w: PathWrite) -> list[str] | None:
+    """A write that reaches below a directory as the paths it reaches: the path itself, and the files
+    below its `source` (a copy, a move: as they will be below it) or, without one, below it (a
+    recursive delete, a mode change). None where that is not on disk to be read (or is larger than
+    `MAX_TREE_FILES`): the directory is then judged whole."""
+    source = os.path.normpath(os.path.join(base, os.path.expanduser(w.source))) if w.source else None
+    origin = source if source is not None and os.path.lexists(source) else None if source is not None else full
+    if origin is None or not os.path.lexists(origin):
+        # nothing there: nothing below it to reach, but what a checkout brings back (or a copy of what is not there yet)
+        return [full] if source is None and w.kind != MODIFY else None
+    if not os.path.isdir(origin):
+        return [full]
+    # a link to a directory: what is below its target (`rm -rf link/` empties the target), as named there
+    walked, named = (os.path.realpath(origin), full if source is not None else os.path.realpath(full)) \
+        if os.path.islink(origin) else (origin, full)
+    out = [full]
+    for root, dirs, files in os.walk(walked):
+        dirs[:] = [d for d in dirs if d != ".git"]  # (a git directory: no work tree's files)
+        for name in files + [d for d in dirs if os.path.islink(os.path.join(root, d))]:
+            out.append(os.path.join(named, os.path.relpath(os.path.join(root, name), walked)))
+            if len(out) > MAX_TREE_FILES:
+                return None
+    return out
+
+
+def _fold(path: str) -> str:
+    """`path` as a case-insensitive, normalising file system may take it (macOS: `.GIT/HOOKS` is
+    `.git/hooks`): the frozen paths' comparison (`normalize_path`), for what is always refused."""
+    from gatecore.configuration.policy import normalize_path
+
+    return normalize_path(path)
+
+
+def _inside_git_dir(where: Where, full: str) -> str | None:
+    """`full` relative to the repository's git directory, or to the common one a linked worktree
+    shares (its hooks and configuration: a linked worktree's own config.worktree below
+    `worktrees/NAME/` counted as one); None outside both."""
+    key = _fold(full)
+    inside = _relative(_fold(where.git_dir), key)
+    if inside is not None:
+        return inside
+    inside = _relative(_fold(where.common_dir), key)
+    if inside is not None and inside.startswith("worktrees/") and inside.count("/") >= 2:
+        return inside.split("/", 2)[2]
+    return inside
+
+
+_OWN: list[str] = []
+_GIT_CONFIG: list[str] = []
+
+
+def _git_config_files() -> list[str]:
+    """git's configuration outside the repositories (folded: `_fold`): the user's (`~/.gitconfig`,
+    the XDG one, `GIT_CONFIG_GLOBAL`) and the system's, any of which can set `core.hooksPath`."""
+    if not _GIT_CONFIG:
+        xdg = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
+        found = [os.path.join(os.path.expanduser("~"), ".gitconfig"), os.path.join(xdg, "git/config"),
+                 os.environ.get("GIT_CONFIG_GLOBAL", ""), os.environ.get("GIT_CONFIG_SYSTEM", ""), "/etc/gitconfig"]
+        _GIT_CONFIG.extend(dict.fromkeys(_fold(p) for f in found if f for p in (os.path.abspath(f),
+                                                                              os.path.realpath(f))))
+    return _GIT_CONFIG
+
+
+def _runs_the_check(full: str, tree: bool) -> bool:
+    """Whether a write to `full` changes what the agent's hook runs for this check (below it, for a
+    `tree` write): the `gate` program, a `gate` put in a directory of PATH ahead of it, the Python
+    environment it runs in (its site-packages: the gate's code, the `.pth` files run at every start;
+    the standard library). (The gate's code installed editable, from a checkout, is the checkout's
+    to freeze in its policy.)"""
+    if not _OWN:
+        import site
+        import sys
+
+        program = [sys.argv[0]] if os.path.basename(sys.argv[0]) == "gate" else []
+        found = [*program, sys.executable, *site.getsitepackages(), site.getusersitepackages(),
+                 os.path.dirname(os.__file__)]
+        _OWN.extend(dict.fromkeys(_fold(p) for f in found if f for p in (os.path.abspath(f), os.path.realpath(f))))
+    key = _fold(full)
+    if any(key == f or _relative(f, key) or (tree and _relative(key, f)) for f in _OWN):
+        return True
+    if os.path.basename(key) == "gate":
+        folder = os.path.dirname(key)
+        return any(folder in (_fold(os.path.abspath(d)), _fold(os.path.realpath(d)))
+                   for d in os.environ.get("PATH", "").split(os.pathsep) if d)
+    return False
+
+
+def hook_files(top: str | None) -> list[str]:
+    """Every agent's hook configuration files: in the work tree `top` (None: none), and in the user's home."""
     from gatecore.toolcalls.toolcall import AGENTS
 
     home = os.path.realpath(os.path.expanduser("~"))
     out = []
     for name in AGENTS:
         module = adapter(name)
-        out += [os.path.join(top, f) for f in module.PROJECT_FILES] + [os.path.join(home, f) for f in module.USER_FILES]
+        out += [os.path.join(top, f) for f in module.PROJECT_FILES if top is not None]
+        out += [os.path.join(home, f) for f in module.USER_FILES]
     return out
 
 
@@ -140,33 +308,92 @@ class Where:
     """The repository a tool call writes in, from one `git rev-parse`."""
 
     git_dir: str
-    top: str
+    common_dir: str  # the git directory a linked worktree shares with the main one (its hooks, its config)
+    hooks_dir: str  # where git runs hooks from (`core.hooksPath`, else the common directory's `hooks`)
+    top: str  # the work tree (its real path)
     object_format: str
     branch: str | None  # the checked-out branch (None: a detached HEAD)
     policy_blob: str | None  # `.gate/policy.toml` in HEAD (None: not there, or no HEAD yet)
 
 
-def locate(base: str) -> Where | None:
+def locate(base: str, env: dict[str, str] | None = None) -> Where | None:
     """The work tree `base` is in (None: none, a bare repository: the writes are not the gate's).
-    One git process when HEAD holds the policy, the common case; two otherwise."""
+    One git process when HEAD holds the policy, the common case; two otherwise. (`env`: git's
+    variables that name a repository, where the agent's environment sets them.)"""
     from gatecore.adapters.gitcmd import run_git
 
-    asked = ["rev-parse", "--absolute-git-dir", "--show-toplevel", "--show-object-format"]
-    out = run_git([*asked, f"HEAD:{POLICY_FILE}", "--symbolic-full-name", "HEAD"], cwd=base, ok=None)
+    asked = ["rev-parse", "--absolute-git-dir", "--git-common-dir", "--show-toplevel", "--show-object-format",
+             "--git-path", "hooks"]
+    out = run_git([*asked, f"HEAD:{POLICY_FILE}", "--symbolic-full-name", "HEAD"], cwd=base, ok=None, env=env)
     lines = out.stdout.decode("utf-8", "surrogateescape").splitlines()
     blob: str | None = None
-    if out.ok and len(lines) == 5:
-        git_dir, top, fmt, blob, head = lines
+    if out.ok and len(lines) == 7:
+        git_dir, common, top, fmt, hooks, blob, head = lines
     else:
-        again = run_git([*asked, "--symbolic-full-name", "HEAD"], cwd=base, ok=None)
+        again = run_git([*asked, "--symbolic-full-name", "HEAD"], cwd=base, ok=None, env=env)
         if not again.ok and not again.stdout:
             return None  # not a repository, or no work tree: nothing the gate judges
         lines = again.stdout.decode("utf-8", "surrogateescape").splitlines()
-        if len(lines) < 3:
-            return None  # a bare repository: no work tree
-        git_dir, top, fmt = lines[:3]
-        head = lines[3] if again.ok and len(lines) > 3 else "HEAD"  # (no HEAD yet: an unborn branch)
-    return Where(git_dir, top, fmt, head if head.startswith("refs/") else None, blob)
+        if len(lines) < 5:
+            return None  # a bare repository, or inside a git directory: no work tree
+        git_dir, common, top, fmt, hooks = lines[:5]
+        head = lines[5] if again.ok and len(lines) > 5 else "HEAD"  # (no HEAD yet: an unborn branch)
+    real = os.path.realpath
+    return Where(real(git_dir), real(os.path.join(base, common)), real(os.path.join(base, hooks)), real(top), fmt,
+                 head if head.startswith("refs/") else None, blob)
+
+
+class Repositories:
+    """The work trees that hold the paths a call writes, each found once by `locate`, from the paths
+    themselves (git's variables that name a repository taken out of the environment first:
+    `GIT_REPOSITORY_VARIABLES`)."""
+
+    def __init__(self) -> None:
+        self.known: list[Where] = []
+        self._asked: dict[str, Where | None] = {}
+
+    def named(self, base: str, env: dict[str, str]) -> None:
+        """The repository `GIT_DIR`/`GIT_WORK_TREE` in the agent's environment name, known too."""
+        where = locate(base, env)
+        if where is not None and all(k.top != where.top for k in self.known):
+            self.known.append(where)
+
+    def at(self, directory: str) -> Where | None:
+        if directory not in self._asked:
+            where = self._asked[directory] = locate(directory)
+            if where is not None and all(k.top != where.top for k in self.known):
+                self.known.append(where)
+        return self._asked[directory]
+
+    def of(self, full: str) -> list[Where]:
+        """Every known work tree that holds `full` (absolute, normalised), and the innermost one, found
+        from the path's own directory: the work tree a `.git` in the path belongs to, else the
+        nearest directory of the path that exists."""
+        parts = full.split("/")
+        git_at = next((i for i in range(len(parts) - 1, 0, -1) if _fold(parts[i]) == ".git"), -1)
+        if git_at >= 0:  # (as the file system may take it: `.GIT` is `.git` on macOS)
+            directory = "/".join(parts[:git_at]) or "/"
+        else:
+            directory = full
+            while not os.path.isdir(directory) and directory != os.path.dirname(directory):
+                directory = os.path.dirname(directory)
+        holders = [w for w in self.known if _relative(w.top, directory) is not None
+                   or _inside_git_dir(w, full) is not None]
+        if not any(not _nested(w.top, directory) for w in holders if _relative(w.top, directory) is not None):
+            found = self.at(directory)
+            if found is not None and all(h.top != found.top for h in holders):
+                holders.append(found)
+        return holders
+
+
+def _nested(top: str, directory: str) -> bool:
+    """Whether `directory`, in the work tree `top`, is in another repository below it (a `.git`
+    between them: a nested repository, a submodule, a linked worktree)."""
+    while directory != top and _relative(top, directory):
+        if os.path.lexists(os.path.join(directory, ".git")):
+            return True
+        directory = os.path.dirname(directory)
+    return False
 
 
 def judge_call(module: Adapter, call: ToolCall, policy_path: str | None) -> Answer:
@@ -184,23 +411,28 @@ def judge_call(module: Adapter, call: ToolCall, policy_path: str | None) -> Answ
     if not writes:
         return module.allow(call)
     base = os.path.realpath(call.cwd or os.getcwd())
-    where = locate(base)
-    if where is None:
-        return module.allow(call)
-    targets = Targets(where.top, where.git_dir, lambda: hook_files(os.path.realpath(where.top)))
+    named = {k: os.environ.pop(k) for k in GIT_REPOSITORY_VARIABLES if k in os.environ}
+    repositories = Repositories()
+    if os.path.isdir(base):
+        repositories.at(base)  # the call's own work tree: judged for what it holds (a submodule's outer one)
+        if "GIT_DIR" in named or "GIT_WORK_TREE" in named:  # the one the agent's git would commit to as well
+            repositories.named(base, {k: os.path.abspath(named[k]) for k in ("GIT_DIR", "GIT_WORK_TREE") if k in named})
+    targets = Targets(repositories)
     for w in writes:
         targets.add(base, w)
     if targets.off:
         return module.deny(call, refusal("GATE-AGENT-HOOKS-OFF", "; ".join(dict.fromkeys(targets.off))))
-    if not targets.writes:
-        return module.allow(call)
-    try:
-        policy = _policy(where, policy_path)
-    except GateError as exc:
-        raise GateError("GATE-AGENT-CONFIG", f"{exc.code}: {exc.detail}") from None
-    if not _freezes_any(policy, where.branch, targets.writes):
-        return module.allow(call)  # no rule freezes a path it writes: whoever writes it, no rule applies
-    return _judged(module, call, where, policy, targets.writes)
+    for where, written in targets.writes.values():
+        try:
+            policy = _policy(where, policy_path)
+        except GateError as exc:
+            raise GateError("GATE-AGENT-CONFIG", f"{exc.code}: {exc.detail}") from None
+        if not _freezes_any(policy, where.branch, written):
+            continue  # no rule freezes a path it writes: whoever writes it, no rule applies
+        reason = _judged(module, where, policy, written)
+        if reason is not None:
+            return module.deny(call, reason)
+    return module.allow(call)
 
 
 def _policy(where: Where, explicit: str | None) -> Policy:
@@ -227,7 +459,7 @@ def _blob(where: Where, blob: str) -> bytes:
     from gatecore.adapters.gitcmd import run_git
     from gatecore.configuration.policy import MAX_POLICY_BYTES
 
-    data = run_git(["cat-file", "blob", blob], cwd=where.top).stdout
+    data = run_git([f"--git-dir={where.git_dir}", "cat-file", "blob", blob]).stdout
     if len(data) > MAX_POLICY_BYTES:
         raise GateError("GATE-CONFIG-POLICY", f"HEAD:{POLICY_FILE} is larger than {MAX_POLICY_BYTES} bytes")
     return data
@@ -260,9 +492,9 @@ def _patch_writes(base: str, patches: Sequence[str]) -> list[PathWrite]:
     return out
 
 
-def _judged(module: Adapter, call: ToolCall, where: Where, policy: Policy,
-            writes: Sequence[tuple[str, str, bool]]) -> Answer:
-    """The writes judged by the engine as the commit they would become (`pipeline.judge` on `Writes`)."""
+def _judged(module: Adapter, where: Where, policy: Policy, writes: Sequence[tuple[str, str, bool]]) -> str | None:
+    """The writes judged by the engine as the commit they would become (`pipeline.judge` on `Writes`):
+    the refusal's reason, or None (allowed)."""
     from gatecore.adapters import environment
     from gatecore.checks.frozen import ProposedWrite, writer_for
     from gatecore.git.objects import Objects
@@ -285,19 +517,19 @@ def _judged(module: Adapter, call: ToolCall, where: Where, policy: Policy,
     finally:
         repo.close()
     if judged.verdict.exit_code == 0:
-        return module.allow(call)
+        return None
     lines = []
     for v in judged.violations:
         why = (v.evidence or "").split("; ")[0]  # the strongest reason (the rest are other marks of the same agent)
-        lines.append(f"{v.code}: {v.path}: {v.detail} under rule {v.rule}, which restricts this agent's commits "
-                     f"({why})")
+        lines.append(plain(f"{v.code}: {v.path}: {v.detail} under rule {v.rule}, which restricts this agent's "
+                           f"commits ({why})"))
     from gatecore import codes
 
     hint = codes.CODES["GATE-FROZEN-PATH"].hint
     reason = "\n".join(lines) + f"\nWhat to do: do not write {'it' if len(lines) == 1 else 'them'} from this " \
         f"session. {hint}" + "\n(push-gate's agent check: the server refuses the same commit at push; " \
         "docs/agent-hooks.md)"
-    return module.deny(call, reason)
+    return reason
 
 
 USAGE = "usage: gate agents check [--agent NAME] [--policy FILE] < PAYLOAD"

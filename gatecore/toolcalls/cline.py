@@ -4,8 +4,9 @@
 Payload (cline/cline, hooks; tests/agents/payloads/cline/; checked 2026-12-06): `hookName`,
 `workspaceRoots`, and `preToolUse` with `toolName` and `parameters` (string values): the write tools
 `write_to_file` and `replace_in_file` (`path`, relative to the workspace root), the CLI's `editor`
-(`path`) and `apply_patch` (`input`, Codex's envelope); `execute_command` runs `command`. The CLI
-also sends `tool_call.input`, with the same paths.
+(`path`) and `apply_patch` (`input`, Codex's envelope); `execute_command` runs `command`, the CLI's
+`run_commands` each of its `commands` by itself from the workspace root (a string through the shell,
+a `{command, args}` argv without one). The CLI also sends `tool_call.input`, with the same paths.
 
 Answer: a JSON object on stdout, `{"cancel": true, "errorMessage": ...}` to refuse (any exit
 status); Cline lets through what gives no such answer, so the allow says `{"cancel": false}`.
@@ -39,6 +40,24 @@ def _real_input(payload: dict[str, Any]) -> dict[str, Any]:
     return given if isinstance(given, dict) else {}
 
 
+def _commands(commands: Any) -> str:
+    """`run_commands`' commands as one script: each a subshell of its own (Cline runs each by itself,
+    from the workspace root), a `{command, args}` argv (run without a shell) quoted as one."""
+    import shlex
+
+    out = []
+    for entry in commands if isinstance(commands, list) else [commands]:
+        text = entry
+        if isinstance(entry, dict) and isinstance(entry.get("command"), str) and \
+                all(isinstance(a, str) for a in entry.get("args") or []):
+            text = shlex.join([entry["command"], *(entry.get("args") or [])])
+        if not isinstance(text, str):
+            raise GateError("GATE-AGENT-PAYLOAD", "run_commands holds a command that is neither a string nor "
+                                                  "{command, args}")
+        out.append(f"(\n{text}\n)")
+    return "\n".join(out)
+
+
 def read(payload: dict[str, Any]) -> ToolCall:
     pre = member(payload, "preToolUse", dict, "payload")
     tool = member(pre, "toolName", str, "preToolUse")
@@ -63,8 +82,8 @@ def read(payload: dict[str, Any]) -> ToolCall:
                 commands = json.loads(commands)
             except ValueError:
                 commands = [commands]
-        if command is None and isinstance(commands, list):
-            command = "\n".join(c for c in commands if isinstance(c, str))
+        if command is None and commands is not None:
+            command = _commands(commands)
         if not isinstance(command, str):
             raise GateError("GATE-AGENT-PAYLOAD", f"{tool}'s parameters hold no command")
         return ToolCall(NAME, tool, cwd, command=command, event="PreToolUse")

@@ -60,6 +60,8 @@ def read(payload: dict[str, Any]) -> ToolCall:
     if tool in PATH_KEYS:
         if not isinstance(args, dict):
             raise GateError("GATE-AGENT-PAYLOAD", f"toolArgs of {tool} is not an object")
+        if tool == "str_replace_editor" and args.get("command") == "view":
+            return ToolCall(NAME, tool, cwd, event="preToolUse")  # (its one command that writes nothing)
         path = path_of(args, PATH_KEYS[tool], "toolArgs", tool)
         return ToolCall(NAME, tool, cwd, (PathWrite(path, WRITE if tool == "create" else MODIFY),), event="preToolUse")
     if tool == "apply_patch":

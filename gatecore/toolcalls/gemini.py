@@ -3,7 +3,8 @@
 Payload (geminicli.com/docs/hooks, checked 2026-12-06, and recorded from Gemini CLI 0.61.0:
 tests/agents/payloads/gemini/): `hook_event_name: "BeforeTool"`, `tool_name`, `tool_input`, `cwd`,
 `session_id`. The write tools: `write_file` and `replace` (`file_path`, absolute); the shell tool
-`run_shell_command` (`command`). Other tools are not the gate's.
+`run_shell_command` (`command`, run in `dir_path` when it names one: absolute, or relative to the
+workspace). Other tools are not the gate's.
 
 Answer: exit status 2 blocks the call, stderr is the reason the model is given ("Tool execution
 blocked: ..."); the JSON form (`{"decision": "deny", "reason": ...}`) is printed beside it.
@@ -38,6 +39,11 @@ def read(payload: dict[str, Any]) -> ToolCall:
         return ToolCall(NAME, tool, cwd, (PathWrite(path, WRITE if tool == "write_file" else MODIFY),), event=event)
     if tool in SHELL_TOOLS:
         args = member(payload, "tool_input", dict, "payload")
+        where = member(args, "dir_path", str, "tool_input", optional=True)
+        if where:  # the command's own directory: absolute, or relative to the workspace
+            import posixpath
+
+            cwd = posixpath.join(cwd, where) if cwd else where
         return ToolCall(NAME, tool, cwd, command=member(args, "command", str, "tool_input"), event=event)
     return ToolCall(NAME, tool, cwd, event=event)
 

@@ -30,12 +30,14 @@ ADD, MODIFY, DELETE, WRITE, MODE = "add", "modify", "delete", "write", "mode"
 @valueclass(frozen=True, slots=True)
 class PathWrite:
     """A path a tool would write, as the payload gives it (absolute, or relative to the call's
-    directory), and how. `tree`: the path is a directory and the write reaches below it (a
-    recursive delete, a copy into it)."""
+    directory), and how. `tree`: the path may be a directory and the write reaches below it (a
+    recursive delete, a copy into it). `source`: what a copy or a move puts there (named as
+    `path` is), whose files appear below `path` when it is a directory ("": none)."""
 
     path: str
     kind: str = WRITE
     tree: bool = False
+    source: str = ""
 
 
 @valueclass(frozen=True, slots=True)

@@ -36,7 +36,9 @@ TABLE: list[tuple[str, dict[str, str], bool, bool]] = [
     ("mv ci/deploy.yml old/", {"old/deploy.yml": W, "ci/deploy.yml": D}, False, False),
     ("rm ci/deploy.yml", {"ci/deploy.yml": D}, False, False),
     ("rm -rf ci", {"ci": D}, False, False),
-    ("ln -sf ../secrets ci/link", {"ci/link": W, "ci/link/secrets": W}, False, False),
+    # (a symbolic link's target, from the link's directory, is reached through it)
+    ("ln -sf ../secrets ci/link", {"ci/link": W, "ci/link/secrets": W, "secrets": W}, False, False),
+    ("ln ci/deploy.yml hard", {"hard": W, "hard/deploy.yml": W, "ci/deploy.yml": M}, False, False),
     ("install -m 755 build/tool ci/tool", {"ci/tool": W, "ci/tool/tool": W}, False, False),
     ("install -d ci/new", {}, False, False),
     ("truncate -s 0 ci/deploy.yml", {"ci/deploy.yml": M}, False, False),
@@ -47,7 +49,10 @@ TABLE: list[tuple[str, dict[str, str], bool, bool]] = [
     ("curl -fsSL -o ci/tool https://example.com/tool", {"ci/tool": W}, False, False),
     ("wget -O ci/tool https://example.com/tool", {"ci/tool": W}, False, False),
     ("cd ci && echo x > deploy.yml", {"ci/deploy.yml": W}, False, False),
-    ("cd src; cd ../ci; rm deploy.yml", {"ci/deploy.yml": D}, False, False),
+    # (after `;` a `cd` may have failed: each directory the command may then be in)
+    ("cd src; cd ../ci; rm deploy.yml", {"ci/deploy.yml": D, "../ci/deploy.yml": D, "src/deploy.yml": D,
+                                         "deploy.yml": D}, False, False),
+    ("cd src && cd ../ci && rm deploy.yml", {"ci/deploy.yml": D}, False, False),
     ("sudo -u root tee ci/x.yml", {"ci/x.yml": W}, False, False),
     ("env FOO=1 nohup timeout 5 tee ci/x.yml", {"ci/x.yml": W}, False, False),
     ("bash -c 'echo x > ci/x.yml'", {"ci/x.yml": W}, False, False),

@@ -288,6 +288,7 @@ class FreezeRule:
         so the rule restricts every commit whatever the commit says of itself. Who wrote one is then
         read only to report a violation of it (its identity and evidence), not to decide."""
         return any(g.pattern and not g.pattern.strip("*") for g in self.authors)
+
     def applies_to_ref(self, ref: str) -> bool:
         return self.refs is None or any(g.matches(ref) for g in self.refs)
 

@@ -35,7 +35,7 @@ TYPE_CHECKING = False  # (typing's, as mypy reads it: `typing` is not imported o
 if TYPE_CHECKING:
     import argparse
     import signal as _signal
-    from collections.abc import Sequence
+    from collections.abc import Iterator, Sequence
 
     from gatecore.configuration.policy import Policy
     from gatecore.toolcalls.toolcall import Adapter
@@ -184,17 +184,20 @@ def _hard_links(top: str, full: str) -> list[str]:
     if st.st_nlink < 2 or not os.path.isfile(full) or os.path.islink(full):
         return []
     out = []
-    for root, dirs, files in os.walk(top):
-        dirs[:] = [d for d in dirs if d != ".git"]
-        for name in files:
-            path = os.path.join(root, name)
-            if path != full:
-                try:
-                    other = os.lstat(path)
-                except OSError:
-                    continue
-                if (other.st_dev, other.st_ino) == (st.st_dev, st.st_ino):
-                    out.append(os.path.relpath(path, top))
+    try:
+        for root, _dirs, files in _walk(top):
+            for name in files:
+                path = os.path.join(root, name)
+                if path != full:
+                    try:
+                        other = os.lstat(path)
+                    except OSError:
+                        continue
+                    if (other.st_dev, other.st_ino) == (st.st_dev, st.st_ino):
+                        out.append(os.path.relpath(path, top))
+    except OSError as exc:  # (an unreadable directory may hold another name of it: not proven none)
+        raise GateError("GATE-AGENT-CONFIG", f"the work tree {top} cannot be read whole to find the other names "
+                                             f"of the hard-linked file {full}: {exc}") from None
     return out
 
 
@@ -219,13 +222,27 @@ def _spread(base: str, full: str, w: PathWrite) -> list[str] | None:
     walked, named = (os.path.realpath(origin), full if source is not None else os.path.realpath(full)) \
         if os.path.islink(origin) else (origin, full)
     out = [full]
-    for root, dirs, files in os.walk(walked):
-        dirs[:] = [d for d in dirs if d != ".git"]  # (a git directory: no work tree's files)
-        for name in files + [d for d in dirs if os.path.islink(os.path.join(root, d))]:
-            out.append(os.path.join(named, os.path.relpath(os.path.join(root, name), walked)))
-            if len(out) > MAX_TREE_FILES:
-                return None
+    try:
+        for root, dirs, files in _walk(walked):
+            for name in files + [d for d in dirs if os.path.islink(os.path.join(root, d))]:
+                out.append(os.path.join(named, os.path.relpath(os.path.join(root, name), walked)))
+                if len(out) > MAX_TREE_FILES:
+                    return None
+    except OSError:
+        return None  # a directory below it that cannot be read: what it holds is not known, the whole is judged
     return out
+
+
+def _walk(top: str) -> Iterator[tuple[str, list[str], list[str]]]:
+    """`os.walk(top)` past the git directories (no work tree's files), raising the OSError of a
+    directory it cannot read (`os.walk` alone skips one silently: its files would go unjudged)."""
+    for root, dirs, files in os.walk(top, onerror=_raise):
+        dirs[:] = [d for d in dirs if d != ".git"]
+        yield root, dirs, files
+
+
+def _raise(exc: OSError) -> None:
+    raise exc
 
 
 def _fold(path: str) -> str:

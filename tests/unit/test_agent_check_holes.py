@@ -478,3 +478,44 @@ def test_a_brace_expansion_is_read_whole_or_refused(project: Path) -> None:
     """A frozen name late in a long expansion is read; one too long to read is refused, not read in part."""
     refused(check(bash("tee {z..a}{z..a}/deploy.yml", project), "claude", project), "GATE-FROZEN-PATH")
     refused(check(bash("tee {a..z}{a..z}{a..z}/deploy.yml", project), "claude", project), "GATE-AGENT-PAYLOAD")
+
+
+# --- review: a walk that cannot read, rsync as it copies, a large delete ------------------------
+
+def test_a_directory_below_a_recursive_write_that_cannot_be_read_judges_it_whole(
+        project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`os.walk` skips a directory it cannot read without a word: the files below it would go unjudged
+    (`mv pkg old` renames `pkg/locked/CLAUDE.md` without reading `pkg/locked`); the directory is judged
+    whole instead, and a hard link's other names are not taken for none."""
+    from gatecore.errors import GateError
+    from gatecore.toolcalls.toolcall import DELETE, PathWrite
+    from hooks import agent_check
+
+    (project / "pkg" / "locked").mkdir(parents=True)
+    (project / "pkg" / "a.py").write_text("")
+    real_scandir = os.scandir
+
+    def scandir(path: Any = ".") -> Any:
+        if str(path).endswith("locked"):
+            raise PermissionError(13, "Permission denied", str(path))
+        return real_scandir(path)
+
+    monkeypatch.setattr(os, "scandir", scandir)
+    assert agent_check._spread(str(project), str(project / "pkg"), PathWrite("pkg", DELETE, True)) is None
+    os.link(project / "ci" / "deploy.yml", project / "src" / "shared.yml")
+    with pytest.raises(GateError) as err:
+        agent_check._hard_links(str(project / "pkg"), str(project / "src" / "shared.yml"))
+    assert err.value.code == "GATE-AGENT-CONFIG"
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root reads a directory of mode 000")
+def test_an_unreadable_directory_below_a_move_is_refused(project: Path) -> None:
+    (project / "pkg" / "locked").mkdir(parents=True)
+    (project / "pkg" / "locked" / "CLAUDE.md").write_text("x\n")
+    git(project, "add", "-A")
+    git(project, "commit", "-q", "-m", "pkg")
+    (project / "pkg" / "locked").chmod(0)
+    try:
+        refused(check(bash("mv pkg old", project), "claude", project), "GATE-FROZEN-PATH")
+    finally:
+        (project / "pkg" / "locked").chmod(0o755)

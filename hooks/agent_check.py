@@ -28,7 +28,7 @@ import os
 import sys
 
 from gatecore.errors import GateError
-from gatecore.toolcalls.toolcall import MODIFY, Answer, PathWrite, ToolCall, adapter, detect, read_payload
+from gatecore.toolcalls.toolcall import DELETE, MODIFY, Answer, PathWrite, ToolCall, adapter, detect, read_payload
 from gatecore.valueclass import valueclass
 
 TYPE_CHECKING = False  # (typing's, as mypy reads it: `typing` is not imported on this road)
@@ -141,7 +141,7 @@ class Targets:
             rel = _relative(where.top, full)
             if rel or (rel == "" and w.tree):
                 self.writes.setdefault(where.top, (where, []))[1].append((rel, w.kind, w.tree))
-            if rel and not w.tree:
+            if rel and not w.tree and w.kind != DELETE:  # (a delete unlinks this name only: the others keep it)
                 for other in _hard_links(where.top, full):  # (the same file under other names: written too)
                     self.writes[where.top][1].append((other, MODIFY, False))
 

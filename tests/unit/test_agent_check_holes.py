@@ -519,3 +519,9 @@ def test_an_unreadable_directory_below_a_move_is_refused(project: Path) -> None:
         refused(check(bash("mv pkg old", project), "claude", project), "GATE-FROZEN-PATH")
     finally:
         (project / "pkg" / "locked").chmod(0o755)
+
+
+def test_deleting_one_name_of_a_hard_linked_frozen_file_leaves_it_as_it_is(project: Path) -> None:
+    os.link(project / "ci" / "deploy.yml", project / "src" / "shared.yml")
+    allowed(check(bash("rm src/shared.yml", project), "claude", project))
+    refused(check(bash("chmod +x src/shared.yml", project), "claude", project), "GATE-FROZEN-PATH")

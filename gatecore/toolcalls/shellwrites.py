@@ -627,9 +627,7 @@ def _stdin_patch(reader: _Reader) -> bool:
 def _unlink(reader: _Reader, name: str, args: list[str], depth: int) -> None:
     """`unlink FILE`, `shred -u FILE...` (without `-u` it overwrites them), `sort -o FILE`, `rsync SRC... DEST`."""
     if name == "rsync":
-        _copy(reader, "cp", [a for a in args if not a.startswith("-")] + (["-r"] if any(
-            a in ("-r", "-a", "--recursive", "--archive") or (a.startswith("-") and not a.startswith("--")
-                                                              and ("r" in a or "a" in a)) for a in args) else []))
+        _rsync(reader, args)
         return
     if name == "sort":
         out = _value(_operands(args, frozenset({"-o", "--output", "-k", "-t", "-S", "-T"}))[1], "-o", "--output")
@@ -639,6 +637,40 @@ def _unlink(reader: _Reader, name: str, args: list[str], depth: int) -> None:
     ops, opts = _operands(args, frozenset({"-n", "--iterations", "-s", "--size", "--random-source"}))
     for path in ops:
         reader.write(path, DELETE if name == "unlink" or "-u" in opts or "--remove" in opts else MODIFY)
+
+
+#: rsync's options that take the next word (`--opt=VALUE` too): not a source or the destination.
+_RSYNC_VALUES = frozenset({
+    "-e", "--rsh", "-f", "--filter", "--exclude", "--include", "--exclude-from", "--include-from", "--files-from",
+    "-T", "--temp-dir", "--partial-dir", "--backup-dir", "--compare-dest", "--copy-dest", "--link-dest", "-B",
+    "--block-size", "--suffix", "--chmod", "--chown", "--usermap", "--groupmap", "-M", "--remote-option",
+    "--rsync-path", "--password-file", "--log-file", "--log-file-format", "--out-format", "--timeout",
+    "--contimeout", "--bwlimit", "--max-size", "--min-size", "--max-delete", "--modify-window", "--port",
+    "--address", "--sockopts", "--iconv", "--info", "--debug", "--protocol", "--checksum-choice", "--cc",
+    "--compress-choice", "--zc", "--compress-level", "--zl", "--skip-compress", "--outbuf", "--stop-after",
+    "--stop-at", "--write-batch", "--only-write-batch", "--read-batch", "--checksum-seed", "--mkpath-mode"})
+
+
+def _rsync(reader: _Reader, args: list[str]) -> None:
+    """`rsync [OPTIONS] SRC... DEST` as `cp` reads it: a source ending in `/` copies what is in it (as
+    `cp -r SRC/. DEST`); `--delete*` removes what DEST holds that the sources lack (DEST's files
+    counted as deleted); `--log-file`, `--write-batch` write their file."""
+    ops, opts = _operands(args, _RSYNC_VALUES)
+    for option in ("--log-file", "--write-batch", "--only-write-batch"):
+        out = _value(opts, option)
+        if out:
+            reader.write(out)
+    recursive = bool(opts & {"-r", "-a", "--recursive", "--archive"})
+    if len(ops) < 2:
+        return
+    sources = [f"{s}." if s.endswith("/") else s for s in ops[:-1]]
+    dest = ops[-1]
+    if any(o == "--del" or o.startswith("--delete") for o in opts):
+        reader.write(dest, DELETE, True)
+    if "--remove-source-files" in opts:
+        for src in ops[:-1]:
+            reader.write(src, DELETE, True)
+    _copy(reader, "cp", [*sources, dest] + (["-r"] if recursive else []))
 
 
 def _find(reader: _Reader, name: str, args: list[str], depth: int) -> None:

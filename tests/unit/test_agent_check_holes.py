@@ -525,3 +525,29 @@ def test_deleting_one_name_of_a_hard_linked_frozen_file_leaves_it_as_it_is(proje
     os.link(project / "ci" / "deploy.yml", project / "src" / "shared.yml")
     allowed(check(bash("rm src/shared.yml", project), "claude", project))
     refused(check(bash("chmod +x src/shared.yml", project), "claude", project), "GATE-FROZEN-PATH")
+
+
+@pytest.mark.parametrize("command", [
+    "rsync -a {evil}/ ./",  # a source's trailing slash: what is in it, into the destination itself
+    "rsync -a src/ ci/ --exclude foo",  # an option's value is not the destination
+    "rsync -a -e ssh --exclude x src/ ci/",
+    "rsync -a --delete {empty}/ docs/",  # removes docs/CLAUDE.md
+    "rsync --log-file=ci/log -a src/ {tmp}/out/",
+    "rsync -a --remove-source-files ci/ {tmp}/out/",
+])
+def test_rsync_is_read_as_it_copies(project: Path, tmp_path: Path, command: str) -> None:
+    (project / "docs").mkdir()
+    (project / "docs" / "CLAUDE.md").write_text("x\n")
+    git(project, "add", "-A")
+    git(project, "commit", "-q", "-m", "docs")
+    (tmp_path / "evil").mkdir()
+    (tmp_path / "evil" / ".mcp.json").write_text("{}\n")
+    (tmp_path / "empty").mkdir()
+    command = command.format(evil=tmp_path / "evil", empty=tmp_path / "empty", tmp=tmp_path)
+    refused(check(bash(command, project), "claude", project), "GATE-FROZEN-PATH")
+
+
+@pytest.mark.parametrize("command", ["rsync -a src/ src2/", "rsync -av --delete --delay-updates src/ {tmp}/backup/",
+                                     "rsync -a -e ssh src/ host:/srv/x"])
+def test_rsync_s_ordinary_uses_are_allowed(project: Path, tmp_path: Path, command: str) -> None:
+    allowed(check(bash(command.format(tmp=tmp_path), project), "claude", project))

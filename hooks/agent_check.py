@@ -121,12 +121,40 @@ class Targets:
     def add(self, base: str, w: PathWrite) -> None:
         for full in _expand(base, w.path):
             spread = _spread(base, full, w) if w.tree else None
+            if spread is None and w.tree and w.kind == DELETE and not w.source:
+                spread = self._tracked_below(full)
             for candidate in sorted({full, os.path.realpath(full)}):
                 self._one(candidate, w, spread is None)
             flat = PathWrite(w.path, w.kind)
             for path in spread or ():
                 for candidate in sorted({path, os.path.realpath(path)}):
                     self._one(candidate, flat)
+
+    def _tracked_below(self, full: str) -> list[str] | None:
+        """A recursive delete of a directory too large to judge file by file (`MAX_TREE_FILES`: a
+        `node_modules`, a `.venv`) as what it changes in a commit: the directory and the files git
+        tracks below it (deleting an untracked file changes no commit). None where that is not known:
+        a link, a directory in no work tree or in several, a repository below it, a directory that
+        cannot be read, git failing, or more than `MAX_TREE_FILES` tracked files."""
+        from gatecore.adapters.gitcmd import run_git
+
+        if os.path.islink(full) or not os.path.isdir(full):
+            return None
+        holders = self.repositories.of(full)
+        rel = _relative(holders[0].top, full) if len(holders) == 1 else None
+        if not rel or _inside_git_dir(holders[0], full) is not None:
+            return None
+        try:
+            for _root, dirs, files in os.walk(full, onerror=_raise):
+                if ".git" in dirs or ".git" in files:
+                    return None  # a nested repository, a submodule: its own files, its own policy
+        except OSError:
+            return None
+        out = run_git(["--literal-pathspecs", "ls-files", "-z", "--", rel], cwd=holders[0].top, ok=None)
+        tracked = [p for p in out.stdout.decode("utf-8", "surrogateescape").split("\0") if p]
+        if not out.ok or len(tracked) > MAX_TREE_FILES:
+            return None
+        return [full] + [os.path.join(holders[0].top, p) for p in tracked]
 
     def _one(self, full: str, w: PathWrite, judged: bool = True) -> None:
         """One path: a write that switches a hook off, and (`judged`) a write of the work trees holding it."""

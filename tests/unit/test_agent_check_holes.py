@@ -551,3 +551,23 @@ def test_rsync_is_read_as_it_copies(project: Path, tmp_path: Path, command: str)
                                      "rsync -a -e ssh src/ host:/srv/x"])
 def test_rsync_s_ordinary_uses_are_allowed(project: Path, tmp_path: Path, command: str) -> None:
     allowed(check(bash(command.format(tmp=tmp_path), project), "claude", project))
+
+
+def test_a_delete_of_a_directory_too_large_to_list_is_judged_by_what_git_tracks(project: Path) -> None:
+    """`rm -rf node_modules` past `MAX_TREE_FILES` files was judged as the directory whole, where
+    `@agent-config`'s `**/CLAUDE.md` may match: refused, every time. A delete changes a commit only by
+    what git tracks below it."""
+    from hooks.agent_check import MAX_TREE_FILES
+
+    (project / ".gitignore").write_text("node_modules/\n")
+    for i in range(MAX_TREE_FILES // 100 + 1):
+        (project / "node_modules" / f"p{i}").mkdir(parents=True)
+        for j in range(100):
+            (project / "node_modules" / f"p{i}" / f"f{j}.js").touch()
+    (project / "node_modules" / "p0" / "CLAUDE.md").write_text("x\n")  # untracked: no commit deletes it
+    allowed(check(bash("rm -rf node_modules", project), "claude", project))
+    git(project, "add", "-f", "node_modules/p0/CLAUDE.md")
+    refused(check(bash("rm -rf node_modules", project), "claude", project), "GATE-FROZEN-PATH")
+    git(project, "rm", "-q", "--cached", "node_modules/p0/CLAUDE.md")
+    git(project, "init", "-q", str(project / "node_modules" / "p1"))  # a repository below: its files unknown
+    refused(check(bash("rm -rf node_modules", project), "claude", project), "GATE-FROZEN-PATH")

@@ -405,10 +405,23 @@ class Repositories:
 
     def at(self, directory: str) -> Where | None:
         if directory not in self._asked:
-            where = self._asked[directory] = locate(directory)
+            where = self._asked[directory] = None if self._outside(directory) else locate(directory)
             if where is not None and all(k.top != where.top for k in self.known):
                 self.known.append(where)
         return self._asked[directory]
+
+    def _outside(self, directory: str) -> bool:
+        """Whether `directory` is below one found in no work tree, with no `.git` between them: git finds
+        none from it either (it looks no further than that `.git` and the directories above it), and is
+        not asked again (a recursive write outside any repository: one directory asked, not each)."""
+        while not os.path.lexists(os.path.join(directory, ".git")):
+            parent = os.path.dirname(directory)
+            if parent == directory:
+                return False
+            if parent in self._asked:
+                return self._asked[parent] is None
+            directory = parent
+        return False
 
     def of(self, full: str) -> list[Where]:
         """Every known work tree that holds `full` (absolute, normalised), and the innermost one, found

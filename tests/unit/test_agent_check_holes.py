@@ -571,3 +571,32 @@ def test_a_delete_of_a_directory_too_large_to_list_is_judged_by_what_git_tracks(
     git(project, "rm", "-q", "--cached", "node_modules/p0/CLAUDE.md")
     git(project, "init", "-q", str(project / "node_modules" / "p1"))  # a repository below: its files unknown
     refused(check(bash("rm -rf node_modules", project), "claude", project), "GATE-FROZEN-PATH")
+
+
+def test_a_recursive_write_outside_any_repository_asks_git_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+                                                                ) -> None:
+    """`rm -rf ~/.cache/x` with thousands of directories started two git processes for each (3 ms a
+    directory: past the deadline, refused); below a directory in no work tree, only a `.git` makes one."""
+    from hooks import agent_check
+
+    cache = tmp_path / "cache"
+    for i in range(50):
+        (cache / f"d{i}" / "e").mkdir(parents=True)
+        (cache / f"d{i}" / "e" / "f").touch()
+    asked: list[str] = []
+    real = agent_check.locate
+    monkeypatch.setattr(agent_check, "locate", lambda base, env=None: asked.append(base) or real(base, env))
+    repositories = agent_check.Repositories()
+    assert repositories.of(str(cache)) == []
+    assert all(repositories.of(str(cache / f"d{i}" / "e" / "f")) == [] for i in range(50))
+    assert asked == [str(cache)]
+    inner = _project(cache / "d7" / "e" / "project")
+    assert [w.top for w in repositories.of(str(inner / "ci" / "deploy.yml"))] == [os.path.realpath(inner)]
+
+
+def test_a_delete_outside_the_session_s_repository_reaches_one_below_it(tmp_path: Path) -> None:
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    _project(tmp_path / "outer" / "a" / "b" / "project")
+    refused(check(bash(f"rm -rf {tmp_path / 'outer'}", outside), "claude", outside), "GATE-FROZEN-PATH")
+    allowed(check(bash(f"rm -rf {tmp_path / 'outer' / 'a' / 'c'}", outside), "claude", outside))

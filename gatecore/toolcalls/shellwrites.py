@@ -217,8 +217,39 @@ _OPERATORS = ("&>>", "<<<", "&&", "||", ";;", ";&", "|&", ">>", ">|", "&>", "<>"
 _OPERATOR_CHARS = frozenset(";&|<>()\n")
 
 
+#: The characters of a brace expansion, where quotes or a backslash keep them literal: masked while the
+#: command is split (private-use characters), so that only the shell's own braces are expanded.
+_MASK = str.maketrans({"{": "\ue000", "}": "\ue001", ",": "\ue002"})
+_UNMASK = str.maketrans({"\ue000": "{", "\ue001": "}", "\ue002": ","})
+
+
+def _quoted_braces_masked(command: str) -> str:
+    """`command` with the `{`, `}` and `,` in quotes or after a backslash masked (`_MASK`): the shell
+    does not brace-expand `'{"a":1,"b":2}'` (a JSON body, an awk program), and neither does the reading."""
+    out: list[str] = []
+    quote = ""
+    i = 0
+    while i < len(command):
+        ch = command[i]
+        if quote == "'":
+            quote = "" if ch == "'" else quote
+        elif ch == "\\" and i + 1 < len(command):
+            out.append(ch + command[i + 1].translate(_MASK))
+            i += 2
+            continue
+        elif ch == "'" and not quote:
+            quote = "'"
+        elif ch == '"':
+            quote = "" if quote else '"'
+        out.append(ch.translate(_MASK) if quote else ch)
+        i += 1
+    return "".join(out)
+
+
 def _tokens(command: str) -> list[str]:
-    lexer = shlex.shlex(_without_comments(command), posix=True, punctuation_chars=";&|<>()\n")
+    """The command's words and operators, each word brace-expanded as the shell would (`_braces`)."""
+    lexer = shlex.shlex(_quoted_braces_masked(_without_comments(command)), posix=True,
+                        punctuation_chars=";&|<>()\n")
     lexer.whitespace = " \t\r"
     lexer.whitespace_split = True
     lexer.commenters = ""
@@ -230,7 +261,8 @@ def _tokens(command: str) -> list[str]:
             out.append(op)
             rest = rest[len(op):]
         if rest:
-            out.append(rest)
+            out += [w.translate(_UNMASK) for w in _braces(rest)] if "{" in rest and "}" in rest else \
+                [rest.translate(_UNMASK)]
     return out
 
 
@@ -376,7 +408,7 @@ def _read_tokens(reader: _Reader, tokens: Sequence[str], heredocs: Iterator[str]
             stdin = _redirect(reader, token, target, words, heredocs, stdin)
             i += 1 if target else 0
         else:
-            words += _braces(token) if "{" in token and "}" in token else [token]
+            words.append(token)
         i += 1
 
 

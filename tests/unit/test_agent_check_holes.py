@@ -600,3 +600,22 @@ def test_a_delete_outside_the_session_s_repository_reaches_one_below_it(tmp_path
     _project(tmp_path / "outer" / "a" / "b" / "project")
     refused(check(bash(f"rm -rf {tmp_path / 'outer'}", outside), "claude", outside), "GATE-FROZEN-PATH")
     allowed(check(bash(f"rm -rf {tmp_path / 'outer' / 'a' / 'c'}", outside), "claude", outside))
+
+
+@pytest.mark.parametrize("command", [
+    "curl -s -X POST -d '{body}' http://localhost:8080/api",  # 13 objects: 2**13 words if expanded
+    "echo '{body}' > src/data.json",
+    "awk -F, '{{print $1,$2}}' src/app.py > src/out.txt",
+    "tee 'c{{i,x}}/deploy.yml' < /dev/null",  # the literal name: no brace expansion in quotes
+    "tee c\\{{i,x\\}}/deploy.yml < /dev/null",
+])
+def test_quoted_braces_are_not_expanded(project: Path, command: str) -> None:
+    """The shell expands only unquoted braces: a JSON body in single quotes was read as 8,192 words
+    and refused (GATE-AGENT-PAYLOAD)."""
+    body = json.dumps([{"id": i, "v": i} for i in range(13)])
+    allowed(check(bash(command.format(body=body), project), "claude", project))
+
+
+@pytest.mark.parametrize("command", ['tee "c"{i,x}/deploy.yml', "echo x | tee {src,ci}/deploy.yml"])
+def test_unquoted_braces_beside_quotes_are_expanded(project: Path, command: str) -> None:
+    refused(check(bash(command, project), "claude", project), "GATE-FROZEN-PATH")

@@ -105,6 +105,7 @@ class Targets:
     def __init__(self, repositories: Repositories) -> None:
         self.repositories = repositories
         self._hooks: dict[str | None, Sequence[str]] = {}
+        self._links: dict[str, dict[tuple[int, int], list[str]]] = {}  # `_hard_links`'
         self.writes: dict[str, tuple[Where, list[tuple[str, str, bool]]]] = {}  # top -> (relative path, kind, tree)
         self.off: list[str] = []
 
@@ -170,7 +171,7 @@ class Targets:
             if rel or (rel == "" and w.tree):
                 self.writes.setdefault(where.top, (where, []))[1].append((rel, w.kind, w.tree))
             if rel and not w.tree and w.kind != DELETE:  # (a delete unlinks this name only: the others keep it)
-                for other in _hard_links(where.top, full):  # (the same file under other names: written too)
+                for other in _hard_links(where.top, full, self._links):  # (the same file, other names: written too)
                     self.writes[where.top][1].append((other, MODIFY, False))
 
     def _switches_off(self, full: str, w: PathWrite, holders: Sequence[Where]) -> bool:
@@ -202,31 +203,40 @@ class Targets:
         return False
 
 
-def _hard_links(top: str, full: str) -> list[str]:
+def _hard_links(top: str, full: str, indexes: dict[str, dict[tuple[int, int], list[str]]]) -> list[str]:
     """The other names of the regular file `full` in the work tree `top` (relative to it), where it
-    has more than one: a write to it is a write to each."""
+    has more than one: a write to it is a write to each. (`indexes`: each work tree's hard-linked
+    files by inode, `_hard_link_index`, read once for the call: not a walk of the work tree per file.)"""
     try:
         st = os.lstat(full)
     except OSError:
         return []
     if st.st_nlink < 2 or not os.path.isfile(full) or os.path.islink(full):
         return []
-    out = []
+    if top not in indexes:
+        indexes[top] = _hard_link_index(top, full)
+    return [p for p in indexes[top].get((st.st_dev, st.st_ino), ()) if os.path.join(top, p) != full]
+
+
+def _hard_link_index(top: str, full: str) -> dict[tuple[int, int], list[str]]:
+    """The regular files of the work tree `top` with more than one name, by (device, inode)."""
+    import stat
+
+    index: dict[tuple[int, int], list[str]] = {}
     try:
         for root, _dirs, files in _walk(top):
             for name in files:
                 path = os.path.join(root, name)
-                if path != full:
-                    try:
-                        other = os.lstat(path)
-                    except OSError:
-                        continue
-                    if (other.st_dev, other.st_ino) == (st.st_dev, st.st_ino):
-                        out.append(os.path.relpath(path, top))
+                try:
+                    other = os.lstat(path)
+                except OSError:
+                    continue
+                if other.st_nlink > 1 and stat.S_ISREG(other.st_mode):
+                    index.setdefault((other.st_dev, other.st_ino), []).append(os.path.relpath(path, top))
     except OSError as exc:  # (an unreadable directory may hold another name of it: not proven none)
         raise GateError("GATE-AGENT-CONFIG", f"the work tree {top} cannot be read whole to find the other names "
                                              f"of the hard-linked file {full}: {exc}") from None
-    return out
+    return index
 
 
 #: How many files below a directory a write that reaches below it is judged by, one by one (past it:

@@ -504,7 +504,7 @@ def test_a_directory_below_a_recursive_write_that_cannot_be_read_judges_it_whole
     assert agent_check._spread(str(project), str(project / "pkg"), PathWrite("pkg", DELETE, True)) is None
     os.link(project / "ci" / "deploy.yml", project / "src" / "shared.yml")
     with pytest.raises(GateError) as err:
-        agent_check._hard_links(str(project / "pkg"), str(project / "src" / "shared.yml"))
+        agent_check._hard_links(str(project / "pkg"), str(project / "src" / "shared.yml"), {})
     assert err.value.code == "GATE-AGENT-CONFIG"
 
 
@@ -619,3 +619,26 @@ def test_quoted_braces_are_not_expanded(project: Path, command: str) -> None:
 @pytest.mark.parametrize("command", ['tee "c"{i,x}/deploy.yml', "echo x | tee {src,ci}/deploy.yml"])
 def test_unquoted_braces_beside_quotes_are_expanded(project: Path, command: str) -> None:
     refused(check(bash(command, project), "claude", project), "GATE-FROZEN-PATH")
+
+
+def test_a_tree_of_hard_links_is_read_once_not_once_a_file(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`chmod -R 755 hl` over 1,500 hard-linked files walked the work tree once for each (20 s in a
+    small repository, past the deadline in one with a `node_modules`: refused, GATE-AGENT-INTERNAL).
+    One walk for the call; a frozen name among them still counts."""
+    from gatecore.toolcalls.toolcall import MODE, PathWrite
+    from hooks import agent_check
+
+    (project / "store").mkdir()
+    (project / "hl").mkdir()
+    for i in range(300):
+        (project / "store" / f"f{i}").write_text(f"{i}\n")
+        os.link(project / "store" / f"f{i}", project / "hl" / f"f{i}")
+    allowed(check(bash("chmod -R 755 hl", project), "claude", project))
+    walks: list[str] = []
+    real = agent_check._walk
+    monkeypatch.setattr(agent_check, "_walk", lambda top: walks.append(top) or real(top))
+    targets = agent_check.Targets(agent_check.Repositories())
+    targets.add(str(project), PathWrite("hl", MODE, True))
+    assert len(walks) == 2  # the directory's files, and the work tree's hard links once
+    os.link(project / "ci" / "deploy.yml", project / "hl" / "deploy.yml")
+    assert "ci/deploy.yml" in refused(check(bash("chmod -R 755 hl", project), "claude", project), "GATE-FROZEN-PATH")

@@ -285,10 +285,17 @@ def _raise(exc: OSError) -> None:
 
 def _fold(path: str) -> str:
     """`path` as a case-insensitive, normalising file system may take it (macOS: `.GIT/HOOKS` is
-    `.git/hooks`): the frozen paths' comparison (`normalize_path`), for what is always refused."""
-    from gatecore.configuration.policy import normalize_path
+    `.git/hooks`): the frozen paths' comparison (`normalize_path`), for what is always refused.
+    (Remembered: the same directories and names come back for each file of a tree.)"""
+    folded = _FOLDED.get(path)
+    if folded is None:
+        from gatecore.configuration.policy import normalize_path
 
-    return normalize_path(path)
+        folded = _FOLDED[path] = normalize_path(path)
+    return folded
+
+
+_FOLDED: dict[str, str] = {}
 
 
 def _inside_git_dir(where: Where, full: str) -> str | None:
@@ -406,6 +413,7 @@ class Repositories:
     def __init__(self) -> None:
         self.known: list[Where] = []
         self._asked: dict[str, Where | None] = {}
+        self._of: dict[tuple[str, int], list[Where]] = {}  # (directory, work trees known) -> those holding it
 
     def named(self, base: str, env: dict[str, str]) -> None:
         """The repository `GIT_DIR`/`GIT_WORK_TREE` in the agent's environment name, known too."""
@@ -445,13 +453,15 @@ class Repositories:
             directory = full
             while not os.path.isdir(directory) and directory != os.path.dirname(directory):
                 directory = os.path.dirname(directory)
-        holders = [w for w in self.known if _relative(w.top, directory) is not None
-                   or _inside_git_dir(w, full) is not None]
-        if not any(not _nested(w.top, directory) for w in holders if _relative(w.top, directory) is not None):
-            found = self.at(directory)
-            if found is not None and all(h.top != found.top for h in holders):
-                holders.append(found)
-        return holders
+        holders = self._of.get((directory, len(self.known)))  # (a tree's files: their directory's, once)
+        if holders is None:
+            holders = [w for w in self.known if _relative(w.top, directory) is not None]
+            if not any(not _nested(w.top, directory) for w in holders):
+                found = self.at(directory)
+                if found is not None and all(h.top != found.top for h in holders):
+                    holders.append(found)
+            self._of[(directory, len(self.known))] = holders
+        return holders + [w for w in self.known if w not in holders and _inside_git_dir(w, full) is not None]
 
 
 def _nested(top: str, directory: str) -> bool:

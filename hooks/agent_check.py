@@ -494,7 +494,8 @@ def judge_call(module: Adapter, call: ToolCall, policy_path: str | None) -> Answ
     if os.path.isdir(base):
         repositories.at(base)  # the call's own work tree: judged for what it holds (a submodule's outer one)
         if "GIT_DIR" in named or "GIT_WORK_TREE" in named:  # the one the agent's git would commit to as well
-            repositories.named(base, {k: os.path.abspath(named[k]) for k in ("GIT_DIR", "GIT_WORK_TREE") if k in named})
+            repositories.named(base, {k: os.path.normpath(os.path.join(base, named[k]))  # (as the agent's git: from
+                                      for k in ("GIT_DIR", "GIT_WORK_TREE") if k in named})  # the call's directory)
     targets = Targets(repositories)
     for w in writes:
         targets.add(base, w)
@@ -583,7 +584,11 @@ def _judged(module: Adapter, where: Where, policy: Policy, writes: Sequence[tupl
     from .frozen_commit import commit_identities
 
     os.chdir(where.top)
-    (author, _), (committer, _) = commit_identities()
+    os.environ["GIT_DIR"] = where.git_dir  # (its configuration: a work tree GIT_DIR names has no .git to find)
+    try:
+        (author, _), (committer, _) = commit_identities()
+    finally:
+        del os.environ["GIT_DIR"]
     pusher = environment.client_env().get("GATE_PUSHER", "").strip() or None
     agents = [a for a in policy.agents if a.id in module.CATALOGUE]
     writer = writer_for((author.name, author.email), (committer.name, committer.email), pusher, agents)

@@ -642,3 +642,24 @@ def test_a_tree_of_hard_links_is_read_once_not_once_a_file(project: Path, monkey
     assert len(walks) == 2  # the directory's files, and the work tree's hard links once
     os.link(project / "ci" / "deploy.yml", project / "hl" / "deploy.yml")
     assert "ci/deploy.yml" in refused(check(bash("chmod -R 755 hl", project), "claude", project), "GATE-FROZEN-PATH")
+
+
+@pytest.mark.parametrize("relative", [False, True])
+def test_a_work_tree_git_dir_names_is_judged_with_its_configuration(project: Path, tmp_path: Path,
+                                                                    relative: bool) -> None:
+    """`GIT_DIR=../gd GIT_WORK_TREE=.` (a work tree with no `.git`): the identity is the named
+    repository's configuration's (it was read without it: the bot's user.email unseen, allowed), and a
+    relative name is read from the call's directory, as the agent's git reads it, not from wherever
+    the hook process was started."""
+    work = tmp_path / "work"
+    (project / ".git").rename(tmp_path / "gd")
+    project.rename(work)
+    elsewhere = tmp_path / "a" / "b"
+    elsewhere.mkdir(parents=True)
+    names = {"GIT_DIR": "../gd", "GIT_WORK_TREE": "."} if relative else \
+        {"GIT_DIR": str(tmp_path / "gd"), "GIT_WORK_TREE": str(work)}
+    env = {**{k: v for k, v in os.environ.items() if not k.startswith("GIT_")}, **names}
+    proc = subprocess.run([GATE, "agents", "check", "--agent", "claude"],
+                          input=json.dumps(write(str(work / "ci" / "deploy.yml"), work)), capture_output=True,
+                          text=True, cwd=elsewhere if relative else work, env=env, check=False)
+    refused(proc, "GATE-FROZEN-PATH")

@@ -248,8 +248,11 @@ def _quoted_braces_masked(command: str) -> str:
 
 def _tokens(command: str) -> list[str]:
     """The command's words and operators, each word brace-expanded as the shell would (`_braces`)."""
-    lexer = shlex.shlex(_quoted_braces_masked(_without_comments(command)), posix=True,
-                        punctuation_chars=";&|<>()\n")
+    text = _without_comments(command)
+    # (a command holding the masks' own characters is not masked: every brace in it read as unquoted)
+    masked = set(text).isdisjoint("\ue000\ue001\ue002")
+    unmask = _UNMASK if masked else {}
+    lexer = shlex.shlex(_quoted_braces_masked(text) if masked else text, posix=True, punctuation_chars=";&|<>()\n")
     lexer.whitespace = " \t\r"
     lexer.whitespace_split = True
     lexer.commenters = ""
@@ -261,8 +264,8 @@ def _tokens(command: str) -> list[str]:
             out.append(op)
             rest = rest[len(op):]
         if rest:
-            out += [w.translate(_UNMASK) for w in _braces(rest)] if "{" in rest and "}" in rest else \
-                [rest.translate(_UNMASK)]
+            out += [w.translate(unmask) for w in _braces(rest)] if "{" in rest and "}" in rest else \
+                [rest.translate(unmask)]
     return out
 
 

@@ -663,3 +663,13 @@ def test_a_work_tree_git_dir_names_is_judged_with_its_configuration(project: Pat
                           input=json.dumps(write(str(work / "ci" / "deploy.yml"), work)), capture_output=True,
                           text=True, cwd=elsewhere if relative else work, env=env, check=False)
     refused(proc, "GATE-FROZEN-PATH")
+
+
+def test_a_command_holding_the_brace_masks_is_read_unmasked() -> None:
+    """The quoted braces are masked with private-use characters while the command is split; a
+    command that holds those characters itself keeps its names as written, its braces all expanded."""
+    from gatecore.toolcalls.shellwrites import read_command
+
+    paths = [w.path for w in read_command("tee c\ue000i,x\ue001/deploy.yml '{a,b}'").writes]
+    assert paths == ["c\ue000i,x\ue001/deploy.yml", "a", "b"]
+    assert [w.path for w in read_command("tee '{a,b}' {c,d}").writes] == ["{a,b}", "c", "d"]

@@ -702,7 +702,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if held.module is None:
             held.module = adapter(detect(payload))
         held.call = held.module.read(payload)
-        answer = judge_call(held.module, held.call, policy)
+        # (`--policy` from where the hook started: `_judged` moves into each work tree it judges)
+        answer = judge_call(held.module, held.call, None if policy is None else os.path.abspath(policy))
     except GateError as exc:
         code = exc.code if exc.code.startswith("GATE-AGENT-") else "GATE-AGENT-CONFIG"
         detail = exc.detail if code == exc.code else f"{exc.code}: {exc.detail}"

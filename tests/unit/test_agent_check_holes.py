@@ -673,3 +673,21 @@ def test_a_command_holding_the_brace_masks_is_read_unmasked() -> None:
     paths = [w.path for w in read_command("tee c\ue000i,x\ue001/deploy.yml '{a,b}'").writes]
     assert paths == ["c\ue000i,x\ue001/deploy.yml", "a", "b"]
     assert [w.path for w in read_command("tee '{a,b}' {c,d}").writes] == ["{a,b}", "c", "d"]
+
+
+def test_a_relative_policy_is_read_from_where_the_hook_started_for_every_repository(tmp_path: Path) -> None:
+    """`--policy pol.toml` with writes in two repositories: the first judged (a human's, allowed) moved
+    the check into its work tree, and the second's policy was read from there: a `pol.toml` the agent
+    may write in the first, freezing nothing, let the second's frozen write through."""
+    human = _project(tmp_path / "human")
+    git(human, "config", "user.email", "dev@example.com")
+    bot = _project(tmp_path / "bot")
+    (human / "pol.toml").write_text('[[freeze]]\nname = "none"\npaths = ["nothing/**"]\nauthors = ["*"]\n')
+    hook = tmp_path / "hook"
+    hook.mkdir()
+    (hook / "pol.toml").write_text(POLICY)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    proc = subprocess.run([GATE, "agents", "check", "--agent", "claude", "--policy", "pol.toml"],
+                          input=json.dumps(bash(f"touch {human}/ci/x {bot}/ci/x", hook)), capture_output=True,
+                          text=True, cwd=hook, env=env, check=False)
+    refused(proc, "GATE-FROZEN-PATH")

@@ -529,9 +529,25 @@ def _policy(where: Where, explicit: str | None) -> Policy:
 
     repo = ClientRepo(where.git_dir, where.top, where.object_format)
     try:
-        return clientconfig.load_policy(repo, ["HEAD"], explicit)[0]
+        with _GitDir(where.git_dir):  # (its HEAD, not the HEAD of the repository the hook started in)
+            return clientconfig.load_policy(repo, ["HEAD"], explicit)[0]
     finally:
         repo.close()
+
+
+class _GitDir:
+    """The git processes started inside read the repository of `git_dir` (`GIT_DIR`), not the one
+    the check's own directory is in (`HEAD` resolved, `git var`'s configuration: a work tree that
+    `GIT_DIR` names has no `.git` to be found by)."""
+
+    def __init__(self, git_dir: str) -> None:
+        self.git_dir = git_dir
+
+    def __enter__(self) -> None:
+        os.environ["GIT_DIR"] = self.git_dir
+
+    def __exit__(self, *_exc: object) -> None:
+        os.environ.pop("GIT_DIR", None)
 
 
 def _blob(where: Where, blob: str) -> bytes:
@@ -584,11 +600,8 @@ def _judged(module: Adapter, where: Where, policy: Policy, writes: Sequence[tupl
     from .frozen_commit import commit_identities
 
     os.chdir(where.top)
-    os.environ["GIT_DIR"] = where.git_dir  # (its configuration: a work tree GIT_DIR names has no .git to find)
-    try:
+    with _GitDir(where.git_dir):
         (author, _), (committer, _) = commit_identities()
-    finally:
-        del os.environ["GIT_DIR"]
     pusher = environment.client_env().get("GATE_PUSHER", "").strip() or None
     agents = [a for a in policy.agents if a.id in module.CATALOGUE]
     writer = writer_for((author.name, author.email), (committer.name, committer.email), pusher, agents)

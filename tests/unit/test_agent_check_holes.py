@@ -691,3 +691,20 @@ def test_a_relative_policy_is_read_from_where_the_hook_started_for_every_reposit
                           input=json.dumps(bash(f"touch {human}/ci/x {bot}/ci/x", hook)), capture_output=True,
                           text=True, cwd=hook, env=env, check=False)
     refused(proc, "GATE-FROZEN-PATH")
+
+
+def test_a_second_repository_s_policy_is_read_from_its_own_head(project: Path, tmp_path: Path) -> None:
+    """A write into another repository whose HEAD holds no policy: the policy is its work tree's copy,
+    found past its own HEAD (the HEAD of the repository the check started in was looked up in it:
+    GATE-GIT-UNREADABLE, 'object ... is not in the repository')."""
+    other = tmp_path / "other"
+    git(tmp_path, "init", "-q", "-b", "main", str(other))
+    git(other, "config", "user.name", BOT[0])
+    git(other, "config", "user.email", BOT[1])
+    (other / "README").write_text("x\n")
+    git(other, "add", "-A")
+    git(other, "commit", "-q", "-m", "init")
+    (other / ".gate").mkdir()
+    (other / ".gate" / "policy.toml").write_text(POLICY)  # not committed yet
+    refused(check(bash(f"echo x > {other}/ci/deploy.yml", project), "claude", project), "GATE-FROZEN-PATH")
+    allowed(check(bash(f"echo x > {other}/notes.md", project), "claude", project))

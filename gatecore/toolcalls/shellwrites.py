@@ -42,7 +42,8 @@ from ..errors import GateError
 from ..valueclass import valueclass
 from .toolcall import DELETE, MODE, MODIFY, WRITE, PathWrite
 
-#: How deep `bash -c '...'` is followed.
+#: How deep `bash -c '...'`, `eval` and command substitutions are followed (past it, the command is
+#: refused: what it would write is not read in part).
 MAX_DEPTH = 4
 #: The ids of the gate's client hooks (.pre-commit-hooks.yaml): `SKIP=` naming one switches it off.
 GATE_HOOK_IDS = ("gate-frozen-files", "gate-frozen-files-msg", "gate-frozen-push", "gate-receipt-push")
@@ -277,7 +278,9 @@ def _read_into(reader: _Reader, command: str, depth: int) -> None:
         reader.unread.append(f"a command shlex cannot split ({exc})")
         return
     _read_tokens(reader, tokens, iter(bodies), bodies, depth)
-    for inner in _substitutions(text) if depth < MAX_DEPTH else ():
+    for inner in _substitutions(text):
+        if depth >= MAX_DEPTH:
+            _too_deep("a command substitution")
         saved = reader.state()
         _read_into(reader, inner, depth + 1)  # (its own `cd`s end with it)
         reader.restore(saved)
@@ -321,9 +324,15 @@ def _substitutions(text: str) -> list[str]:
 def _eval(reader: _Reader, name: str, args: list[str], depth: int) -> None:
     """`eval WORDS`: the words, joined, read as a command of its own."""
     if depth >= MAX_DEPTH:
-        reader.unread.append(f"eval nested deeper than {MAX_DEPTH}")
-    elif args:
+        _too_deep("eval")
+    if args:
         _read_into(reader, " ".join(args), depth + 1)
+
+
+def _too_deep(what: str) -> None:
+    """A command nested past `MAX_DEPTH`: refused (GATE-AGENT-PAYLOAD), not allowed unread."""
+    raise GateError("GATE-AGENT-PAYLOAD", f"{what} nested deeper than {MAX_DEPTH} levels: the check does not read "
+                                          "that far")
 
 
 _BRACE = re.compile(r"\{([^{}]*)\}")
@@ -577,11 +586,10 @@ def _shell(reader: _Reader, name: str, args: list[str], depth: int) -> None:
     ops, opts = _operands(args)
     if "-c" in opts and ops:
         if depth >= MAX_DEPTH:
-            reader.unread.append(f"{name} -c nested deeper than {MAX_DEPTH}")
-        else:
-            saved = reader.state()
-            _read_into(reader, ops[0], depth + 1)
-            reader.restore(saved)  # (a `cd` in it ends with it)
+            _too_deep(f"{name} -c")
+        saved = reader.state()
+        _read_into(reader, ops[0], depth + 1)
+        reader.restore(saved)  # (a `cd` in it ends with it)
     elif ops:
         reader.unread.append(f"{name} runs the script {ops[0]}")
 

@@ -708,3 +708,17 @@ def test_a_second_repository_s_policy_is_read_from_its_own_head(project: Path, t
     (other / ".gate" / "policy.toml").write_text(POLICY)  # not committed yet
     refused(check(bash(f"echo x > {other}/ci/deploy.yml", project), "claude", project), "GATE-FROZEN-PATH")
     allowed(check(bash(f"echo x > {other}/notes.md", project), "claude", project))
+
+
+@pytest.mark.parametrize("command", [
+    "eval eval eval eval eval eval eval eval eval tee ci/deploy.yml",  # past the depth: was unread, allowed
+    "bash -c 'bash -c \"bash -c \\\"bash -c \\\\\\\"bash -c \\\\\\\\\\\\\\\"tee ci/deploy.yml\\\\\\\\\\\\\\\"\\\\\\\"\\\"\"'",
+])
+def test_a_command_nested_past_the_reading_s_depth_is_refused(project: Path, command: str) -> None:
+    refused(check(bash(command, project), "claude", project), "GATE-AGENT-PAYLOAD")
+
+
+@pytest.mark.parametrize("command", ['echo "$(dirname "$(dirname "$(readlink -f src/app.py)")")"',
+                                     "bash -c 'bash -c \"ls src\"'", "eval eval echo hi"])
+def test_ordinary_nesting_is_read(project: Path, command: str) -> None:
+    allowed(check(bash(command, project), "claude", project))

@@ -28,14 +28,14 @@ import os
 import sys
 
 from gatecore.errors import GateError
-from gatecore.toolcalls.toolcall import MODIFY, Answer, PathWrite, ToolCall, adapter, detect, read_payload
+from gatecore.toolcalls.toolcall import DELETE, MODIFY, Answer, PathWrite, ToolCall, adapter, detect, read_payload
 from gatecore.valueclass import valueclass
 
 TYPE_CHECKING = False  # (typing's, as mypy reads it: `typing` is not imported on this road)
 if TYPE_CHECKING:
     import argparse
     import signal as _signal
-    from collections.abc import Sequence
+    from collections.abc import Iterator, Sequence
 
     from gatecore.configuration.policy import Policy
     from gatecore.toolcalls.toolcall import Adapter
@@ -105,6 +105,7 @@ class Targets:
     def __init__(self, repositories: Repositories) -> None:
         self.repositories = repositories
         self._hooks: dict[str | None, Sequence[str]] = {}
+        self._links: dict[str, dict[tuple[int, int], list[str]]] = {}  # `_hard_links`'
         self.writes: dict[str, tuple[Where, list[tuple[str, str, bool]]]] = {}  # top -> (relative path, kind, tree)
         self.off: list[str] = []
 
@@ -121,12 +122,40 @@ class Targets:
     def add(self, base: str, w: PathWrite) -> None:
         for full in _expand(base, w.path):
             spread = _spread(base, full, w) if w.tree else None
+            if spread is None and w.tree and w.kind == DELETE and not w.source:
+                spread = self._tracked_below(full)
             for candidate in sorted({full, os.path.realpath(full)}):
                 self._one(candidate, w, spread is None)
             flat = PathWrite(w.path, w.kind)
             for path in spread or ():
                 for candidate in sorted({path, os.path.realpath(path)}):
                     self._one(candidate, flat)
+
+    def _tracked_below(self, full: str) -> list[str] | None:
+        """A recursive delete of a directory too large to judge file by file (`MAX_TREE_FILES`: a
+        `node_modules`, a `.venv`) as what it changes in a commit: the directory and the files git
+        tracks below it (deleting an untracked file changes no commit). None where that is not known:
+        a link, a directory in no work tree or in several, a repository below it, a directory that
+        cannot be read, git failing, or more than `MAX_TREE_FILES` tracked files."""
+        from gatecore.adapters.gitcmd import run_git
+
+        if os.path.islink(full) or not os.path.isdir(full):
+            return None
+        holders = self.repositories.of(full)
+        rel = _relative(holders[0].top, full) if len(holders) == 1 else None
+        if not rel or _inside_git_dir(holders[0], full) is not None:
+            return None
+        try:
+            for _root, dirs, files in os.walk(full, onerror=_raise):
+                if ".git" in dirs or ".git" in files:
+                    return None  # a nested repository, a submodule: its own files, its own policy
+        except OSError:
+            return None
+        out = run_git(["--literal-pathspecs", "ls-files", "-z", "--", rel], cwd=holders[0].top, ok=None)
+        tracked = [p for p in out.stdout.decode("utf-8", "surrogateescape").split("\0") if p]
+        if not out.ok or len(tracked) > MAX_TREE_FILES:
+            return None
+        return [full] + [os.path.join(holders[0].top, p) for p in tracked]
 
     def _one(self, full: str, w: PathWrite, judged: bool = True) -> None:
         """One path: a write that switches a hook off, and (`judged`) a write of the work trees holding it."""
@@ -141,8 +170,8 @@ class Targets:
             rel = _relative(where.top, full)
             if rel or (rel == "" and w.tree):
                 self.writes.setdefault(where.top, (where, []))[1].append((rel, w.kind, w.tree))
-            if rel and not w.tree:
-                for other in _hard_links(where.top, full):  # (the same file under other names: written too)
+            if rel and not w.tree and w.kind != DELETE:  # (a delete unlinks this name only: the others keep it)
+                for other in _hard_links(where.top, full, self._links):  # (the same file, other names: written too)
                     self.writes[where.top][1].append((other, MODIFY, False))
 
     def _switches_off(self, full: str, w: PathWrite, holders: Sequence[Where]) -> bool:
@@ -174,28 +203,40 @@ class Targets:
         return False
 
 
-def _hard_links(top: str, full: str) -> list[str]:
+def _hard_links(top: str, full: str, indexes: dict[str, dict[tuple[int, int], list[str]]]) -> list[str]:
     """The other names of the regular file `full` in the work tree `top` (relative to it), where it
-    has more than one: a write to it is a write to each."""
+    has more than one: a write to it is a write to each. (`indexes`: each work tree's hard-linked
+    files by inode, `_hard_link_index`, read once for the call: not a walk of the work tree per file.)"""
     try:
         st = os.lstat(full)
     except OSError:
         return []
     if st.st_nlink < 2 or not os.path.isfile(full) or os.path.islink(full):
         return []
-    out = []
-    for root, dirs, files in os.walk(top):
-        dirs[:] = [d for d in dirs if d != ".git"]
-        for name in files:
-            path = os.path.join(root, name)
-            if path != full:
+    if top not in indexes:
+        indexes[top] = _hard_link_index(top, full)
+    return [p for p in indexes[top].get((st.st_dev, st.st_ino), ()) if os.path.join(top, p) != full]
+
+
+def _hard_link_index(top: str, full: str) -> dict[tuple[int, int], list[str]]:
+    """The regular files of the work tree `top` with more than one name, by (device, inode)."""
+    import stat
+
+    index: dict[tuple[int, int], list[str]] = {}
+    try:
+        for root, _dirs, files in _walk(top):
+            for name in files:
+                path = os.path.join(root, name)
                 try:
                     other = os.lstat(path)
                 except OSError:
                     continue
-                if (other.st_dev, other.st_ino) == (st.st_dev, st.st_ino):
-                    out.append(os.path.relpath(path, top))
-    return out
+                if other.st_nlink > 1 and stat.S_ISREG(other.st_mode):
+                    index.setdefault((other.st_dev, other.st_ino), []).append(os.path.relpath(path, top))
+    except OSError as exc:  # (an unreadable directory may hold another name of it: not proven none)
+        raise GateError("GATE-AGENT-CONFIG", f"the work tree {top} cannot be read whole to find the other names "
+                                             f"of the hard-linked file {full}: {exc}") from None
+    return index
 
 
 #: How many files below a directory a write that reaches below it is judged by, one by one (past it:
@@ -219,21 +260,42 @@ def _spread(base: str, full: str, w: PathWrite) -> list[str] | None:
     walked, named = (os.path.realpath(origin), full if source is not None else os.path.realpath(full)) \
         if os.path.islink(origin) else (origin, full)
     out = [full]
-    for root, dirs, files in os.walk(walked):
-        dirs[:] = [d for d in dirs if d != ".git"]  # (a git directory: no work tree's files)
-        for name in files + [d for d in dirs if os.path.islink(os.path.join(root, d))]:
-            out.append(os.path.join(named, os.path.relpath(os.path.join(root, name), walked)))
-            if len(out) > MAX_TREE_FILES:
-                return None
+    try:
+        for root, dirs, files in _walk(walked):
+            for name in files + [d for d in dirs if os.path.islink(os.path.join(root, d))]:
+                out.append(os.path.join(named, os.path.relpath(os.path.join(root, name), walked)))
+                if len(out) > MAX_TREE_FILES:
+                    return None
+    except OSError:
+        return None  # a directory below it that cannot be read: what it holds is not known, the whole is judged
     return out
+
+
+def _walk(top: str) -> Iterator[tuple[str, list[str], list[str]]]:
+    """`os.walk(top)` past the git directories (no work tree's files), raising the OSError of a
+    directory it cannot read (`os.walk` alone skips one silently: its files would go unjudged)."""
+    for root, dirs, files in os.walk(top, onerror=_raise):
+        dirs[:] = [d for d in dirs if d != ".git"]
+        yield root, dirs, files
+
+
+def _raise(exc: OSError) -> None:
+    raise exc
 
 
 def _fold(path: str) -> str:
     """`path` as a case-insensitive, normalising file system may take it (macOS: `.GIT/HOOKS` is
-    `.git/hooks`): the frozen paths' comparison (`normalize_path`), for what is always refused."""
-    from gatecore.configuration.policy import normalize_path
+    `.git/hooks`): the frozen paths' comparison (`normalize_path`), for what is always refused.
+    (Remembered: the same directories and names come back for each file of a tree.)"""
+    folded = _FOLDED.get(path)
+    if folded is None:
+        from gatecore.configuration.policy import normalize_path
 
-    return normalize_path(path)
+        folded = _FOLDED[path] = normalize_path(path)
+    return folded
+
+
+_FOLDED: dict[str, str] = {}
 
 
 def _inside_git_dir(where: Where, full: str) -> str | None:
@@ -351,6 +413,7 @@ class Repositories:
     def __init__(self) -> None:
         self.known: list[Where] = []
         self._asked: dict[str, Where | None] = {}
+        self._of: dict[tuple[str, int], list[Where]] = {}  # (directory, work trees known) -> those holding it
 
     def named(self, base: str, env: dict[str, str]) -> None:
         """The repository `GIT_DIR`/`GIT_WORK_TREE` in the agent's environment name, known too."""
@@ -360,10 +423,23 @@ class Repositories:
 
     def at(self, directory: str) -> Where | None:
         if directory not in self._asked:
-            where = self._asked[directory] = locate(directory)
+            where = self._asked[directory] = None if self._outside(directory) else locate(directory)
             if where is not None and all(k.top != where.top for k in self.known):
                 self.known.append(where)
         return self._asked[directory]
+
+    def _outside(self, directory: str) -> bool:
+        """Whether `directory` is below one found in no work tree, with no `.git` between them: git finds
+        none from it either (it looks no further than that `.git` and the directories above it), and is
+        not asked again (a recursive write outside any repository: one directory asked, not each)."""
+        while not os.path.lexists(os.path.join(directory, ".git")):
+            parent = os.path.dirname(directory)
+            if parent == directory:
+                return False
+            if parent in self._asked:
+                return self._asked[parent] is None
+            directory = parent
+        return False
 
     def of(self, full: str) -> list[Where]:
         """Every known work tree that holds `full` (absolute, normalised), and the innermost one, found
@@ -377,13 +453,15 @@ class Repositories:
             directory = full
             while not os.path.isdir(directory) and directory != os.path.dirname(directory):
                 directory = os.path.dirname(directory)
-        holders = [w for w in self.known if _relative(w.top, directory) is not None
-                   or _inside_git_dir(w, full) is not None]
-        if not any(not _nested(w.top, directory) for w in holders if _relative(w.top, directory) is not None):
-            found = self.at(directory)
-            if found is not None and all(h.top != found.top for h in holders):
-                holders.append(found)
-        return holders
+        holders = self._of.get((directory, len(self.known)))  # (a tree's files: their directory's, once)
+        if holders is None:
+            holders = [w for w in self.known if _relative(w.top, directory) is not None]
+            if not any(not _nested(w.top, directory) for w in holders):
+                found = self.at(directory)
+                if found is not None and all(h.top != found.top for h in holders):
+                    holders.append(found)
+            self._of[(directory, len(self.known))] = holders
+        return holders + [w for w in self.known if w not in holders and _inside_git_dir(w, full) is not None]
 
 
 def _nested(top: str, directory: str) -> bool:
@@ -416,7 +494,8 @@ def judge_call(module: Adapter, call: ToolCall, policy_path: str | None) -> Answ
     if os.path.isdir(base):
         repositories.at(base)  # the call's own work tree: judged for what it holds (a submodule's outer one)
         if "GIT_DIR" in named or "GIT_WORK_TREE" in named:  # the one the agent's git would commit to as well
-            repositories.named(base, {k: os.path.abspath(named[k]) for k in ("GIT_DIR", "GIT_WORK_TREE") if k in named})
+            repositories.named(base, {k: os.path.normpath(os.path.join(base, named[k]))  # (as the agent's git: from
+                                      for k in ("GIT_DIR", "GIT_WORK_TREE") if k in named})  # the call's directory)
     targets = Targets(repositories)
     for w in writes:
         targets.add(base, w)
@@ -450,9 +529,25 @@ def _policy(where: Where, explicit: str | None) -> Policy:
 
     repo = ClientRepo(where.git_dir, where.top, where.object_format)
     try:
-        return clientconfig.load_policy(repo, ["HEAD"], explicit)[0]
+        with _GitDir(where.git_dir):  # (its HEAD, not the HEAD of the repository the hook started in)
+            return clientconfig.load_policy(repo, ["HEAD"], explicit)[0]
     finally:
         repo.close()
+
+
+class _GitDir:
+    """The git processes started inside read the repository of `git_dir` (`GIT_DIR`), not the one
+    the check's own directory is in (`HEAD` resolved, `git var`'s configuration: a work tree that
+    `GIT_DIR` names has no `.git` to be found by)."""
+
+    def __init__(self, git_dir: str) -> None:
+        self.git_dir = git_dir
+
+    def __enter__(self) -> None:
+        os.environ["GIT_DIR"] = self.git_dir
+
+    def __exit__(self, *_exc: object) -> None:
+        os.environ.pop("GIT_DIR", None)
 
 
 def _blob(where: Where, blob: str) -> bytes:
@@ -505,7 +600,8 @@ def _judged(module: Adapter, where: Where, policy: Policy, writes: Sequence[tupl
     from .frozen_commit import commit_identities
 
     os.chdir(where.top)
-    (author, _), (committer, _) = commit_identities()
+    with _GitDir(where.git_dir):
+        (author, _), (committer, _) = commit_identities()
     pusher = environment.client_env().get("GATE_PUSHER", "").strip() or None
     agents = [a for a in policy.agents if a.id in module.CATALOGUE]
     writer = writer_for((author.name, author.email), (committer.name, committer.email), pusher, agents)
@@ -619,7 +715,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if held.module is None:
             held.module = adapter(detect(payload))
         held.call = held.module.read(payload)
-        answer = judge_call(held.module, held.call, policy)
+        # (`--policy` from where the hook started: `_judged` moves into each work tree it judges)
+        answer = judge_call(held.module, held.call, None if policy is None else os.path.abspath(policy))
     except GateError as exc:
         code = exc.code if exc.code.startswith("GATE-AGENT-") else "GATE-AGENT-CONFIG"
         detail = exc.detail if code == exc.code else f"{exc.code}: {exc.detail}"

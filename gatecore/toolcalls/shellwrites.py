@@ -42,7 +42,8 @@ from ..errors import GateError
 from ..valueclass import valueclass
 from .toolcall import DELETE, MODE, MODIFY, WRITE, PathWrite
 
-#: How deep `bash -c '...'` is followed.
+#: How deep `bash -c '...'`, `eval` and command substitutions are followed (past it, the command is
+#: refused: what it would write is not read in part).
 MAX_DEPTH = 4
 #: The ids of the gate's client hooks (.pre-commit-hooks.yaml): `SKIP=` naming one switches it off.
 GATE_HOOK_IDS = ("gate-frozen-files", "gate-frozen-files-msg", "gate-frozen-push", "gate-receipt-push")
@@ -217,8 +218,42 @@ _OPERATORS = ("&>>", "<<<", "&&", "||", ";;", ";&", "|&", ">>", ">|", "&>", "<>"
 _OPERATOR_CHARS = frozenset(";&|<>()\n")
 
 
+#: The characters of a brace expansion, where quotes or a backslash keep them literal: masked while the
+#: command is split (private-use characters), so that only the shell's own braces are expanded.
+_MASK = str.maketrans({"{": "\ue000", "}": "\ue001", ",": "\ue002"})
+_UNMASK = str.maketrans({"\ue000": "{", "\ue001": "}", "\ue002": ","})
+
+
+def _quoted_braces_masked(command: str) -> str:
+    """`command` with the `{`, `}` and `,` in quotes or after a backslash masked (`_MASK`): the shell
+    does not brace-expand `'{"a":1,"b":2}'` (a JSON body, an awk program), and neither does the reading."""
+    out: list[str] = []
+    quote = ""
+    i = 0
+    while i < len(command):
+        ch = command[i]
+        if quote == "'":
+            quote = "" if ch == "'" else quote
+        elif ch == "\\" and i + 1 < len(command):
+            out.append(ch + command[i + 1].translate(_MASK))
+            i += 2
+            continue
+        elif ch == "'" and not quote:
+            quote = "'"
+        elif ch == '"':
+            quote = "" if quote else '"'
+        out.append(ch.translate(_MASK) if quote else ch)
+        i += 1
+    return "".join(out)
+
+
 def _tokens(command: str) -> list[str]:
-    lexer = shlex.shlex(_without_comments(command), posix=True, punctuation_chars=";&|<>()\n")
+    """The command's words and operators, each word brace-expanded as the shell would (`_braces`)."""
+    text = _without_comments(command)
+    # (a command holding the masks' own characters is not masked: every brace in it read as unquoted)
+    masked = set(text).isdisjoint("\ue000\ue001\ue002")
+    unmask = _UNMASK if masked else {}
+    lexer = shlex.shlex(_quoted_braces_masked(text) if masked else text, posix=True, punctuation_chars=";&|<>()\n")
     lexer.whitespace = " \t\r"
     lexer.whitespace_split = True
     lexer.commenters = ""
@@ -230,7 +265,8 @@ def _tokens(command: str) -> list[str]:
             out.append(op)
             rest = rest[len(op):]
         if rest:
-            out.append(rest)
+            out += [w.translate(unmask) for w in _braces(rest)] if "{" in rest and "}" in rest else \
+                [rest.translate(unmask)]
     return out
 
 
@@ -242,7 +278,9 @@ def _read_into(reader: _Reader, command: str, depth: int) -> None:
         reader.unread.append(f"a command shlex cannot split ({exc})")
         return
     _read_tokens(reader, tokens, iter(bodies), bodies, depth)
-    for inner in _substitutions(text) if depth < MAX_DEPTH else ():
+    for inner in _substitutions(text):
+        if depth >= MAX_DEPTH:
+            _too_deep("a command substitution")
         saved = reader.state()
         _read_into(reader, inner, depth + 1)  # (its own `cd`s end with it)
         reader.restore(saved)
@@ -286,9 +324,15 @@ def _substitutions(text: str) -> list[str]:
 def _eval(reader: _Reader, name: str, args: list[str], depth: int) -> None:
     """`eval WORDS`: the words, joined, read as a command of its own."""
     if depth >= MAX_DEPTH:
-        reader.unread.append(f"eval nested deeper than {MAX_DEPTH}")
-    elif args:
+        _too_deep("eval")
+    if args:
         _read_into(reader, " ".join(args), depth + 1)
+
+
+def _too_deep(what: str) -> None:
+    """A command nested past `MAX_DEPTH`: refused (GATE-AGENT-PAYLOAD), not allowed unread."""
+    raise GateError("GATE-AGENT-PAYLOAD", f"{what} nested deeper than {MAX_DEPTH} levels: the check does not read "
+                                          "that far")
 
 
 _BRACE = re.compile(r"\{([^{}]*)\}")
@@ -376,7 +420,7 @@ def _read_tokens(reader: _Reader, tokens: Sequence[str], heredocs: Iterator[str]
             stdin = _redirect(reader, token, target, words, heredocs, stdin)
             i += 1 if target else 0
         else:
-            words += _braces(token) if "{" in token and "}" in token else [token]
+            words.append(token)
         i += 1
 
 
@@ -542,11 +586,10 @@ def _shell(reader: _Reader, name: str, args: list[str], depth: int) -> None:
     ops, opts = _operands(args)
     if "-c" in opts and ops:
         if depth >= MAX_DEPTH:
-            reader.unread.append(f"{name} -c nested deeper than {MAX_DEPTH}")
-        else:
-            saved = reader.state()
-            _read_into(reader, ops[0], depth + 1)
-            reader.restore(saved)  # (a `cd` in it ends with it)
+            _too_deep(f"{name} -c")
+        saved = reader.state()
+        _read_into(reader, ops[0], depth + 1)
+        reader.restore(saved)  # (a `cd` in it ends with it)
     elif ops:
         reader.unread.append(f"{name} runs the script {ops[0]}")
 
@@ -627,9 +670,7 @@ def _stdin_patch(reader: _Reader) -> bool:
 def _unlink(reader: _Reader, name: str, args: list[str], depth: int) -> None:
     """`unlink FILE`, `shred -u FILE...` (without `-u` it overwrites them), `sort -o FILE`, `rsync SRC... DEST`."""
     if name == "rsync":
-        _copy(reader, "cp", [a for a in args if not a.startswith("-")] + (["-r"] if any(
-            a in ("-r", "-a", "--recursive", "--archive") or (a.startswith("-") and not a.startswith("--")
-                                                              and ("r" in a or "a" in a)) for a in args) else []))
+        _rsync(reader, args)
         return
     if name == "sort":
         out = _value(_operands(args, frozenset({"-o", "--output", "-k", "-t", "-S", "-T"}))[1], "-o", "--output")
@@ -639,6 +680,40 @@ def _unlink(reader: _Reader, name: str, args: list[str], depth: int) -> None:
     ops, opts = _operands(args, frozenset({"-n", "--iterations", "-s", "--size", "--random-source"}))
     for path in ops:
         reader.write(path, DELETE if name == "unlink" or "-u" in opts or "--remove" in opts else MODIFY)
+
+
+#: rsync's options that take the next word (`--opt=VALUE` too): not a source or the destination.
+_RSYNC_VALUES = frozenset({
+    "-e", "--rsh", "-f", "--filter", "--exclude", "--include", "--exclude-from", "--include-from", "--files-from",
+    "-T", "--temp-dir", "--partial-dir", "--backup-dir", "--compare-dest", "--copy-dest", "--link-dest", "-B",
+    "--block-size", "--suffix", "--chmod", "--chown", "--usermap", "--groupmap", "-M", "--remote-option",
+    "--rsync-path", "--password-file", "--log-file", "--log-file-format", "--out-format", "--timeout",
+    "--contimeout", "--bwlimit", "--max-size", "--min-size", "--max-delete", "--modify-window", "--port",
+    "--address", "--sockopts", "--iconv", "--info", "--debug", "--protocol", "--checksum-choice", "--cc",
+    "--compress-choice", "--zc", "--compress-level", "--zl", "--skip-compress", "--outbuf", "--stop-after",
+    "--stop-at", "--write-batch", "--only-write-batch", "--read-batch", "--checksum-seed", "--mkpath-mode"})
+
+
+def _rsync(reader: _Reader, args: list[str]) -> None:
+    """`rsync [OPTIONS] SRC... DEST` as `cp` reads it: a source ending in `/` copies what is in it (as
+    `cp -r SRC/. DEST`); `--delete*` removes what DEST holds that the sources lack (DEST's files
+    counted as deleted); `--log-file`, `--write-batch` write their file."""
+    ops, opts = _operands(args, _RSYNC_VALUES)
+    for option in ("--log-file", "--write-batch", "--only-write-batch"):
+        out = _value(opts, option)
+        if out:
+            reader.write(out)
+    recursive = bool(opts & {"-r", "-a", "--recursive", "--archive"})
+    if len(ops) < 2:
+        return
+    sources = [f"{s}." if s.endswith("/") else s for s in ops[:-1]]
+    dest = ops[-1]
+    if any(o == "--del" or o.startswith("--delete") for o in opts):
+        reader.write(dest, DELETE, True)
+    if "--remove-source-files" in opts:
+        for src in ops[:-1]:
+            reader.write(src, DELETE, True)
+    _copy(reader, "cp", [*sources, dest] + (["-r"] if recursive else []))
 
 
 def _find(reader: _Reader, name: str, args: list[str], depth: int) -> None:

@@ -478,3 +478,247 @@ def test_a_brace_expansion_is_read_whole_or_refused(project: Path) -> None:
     """A frozen name late in a long expansion is read; one too long to read is refused, not read in part."""
     refused(check(bash("tee {z..a}{z..a}/deploy.yml", project), "claude", project), "GATE-FROZEN-PATH")
     refused(check(bash("tee {a..z}{a..z}{a..z}/deploy.yml", project), "claude", project), "GATE-AGENT-PAYLOAD")
+
+
+# --- review: a walk that cannot read, rsync as it copies, a large delete ------------------------
+
+def test_a_directory_below_a_recursive_write_that_cannot_be_read_judges_it_whole(
+        project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`os.walk` skips a directory it cannot read without a word: the files below it would go unjudged
+    (`mv pkg old` renames `pkg/locked/CLAUDE.md` without reading `pkg/locked`); the directory is judged
+    whole instead, and a hard link's other names are not taken for none."""
+    from gatecore.errors import GateError
+    from gatecore.toolcalls.toolcall import DELETE, PathWrite
+    from hooks import agent_check
+
+    (project / "pkg" / "locked").mkdir(parents=True)
+    (project / "pkg" / "a.py").write_text("")
+    real_scandir = os.scandir
+
+    def scandir(path: Any = ".") -> Any:
+        if str(path).endswith("locked"):
+            raise PermissionError(13, "Permission denied", str(path))
+        return real_scandir(path)
+
+    monkeypatch.setattr(os, "scandir", scandir)
+    assert agent_check._spread(str(project), str(project / "pkg"), PathWrite("pkg", DELETE, True)) is None
+    os.link(project / "ci" / "deploy.yml", project / "src" / "shared.yml")
+    with pytest.raises(GateError) as err:
+        agent_check._hard_links(str(project / "pkg"), str(project / "src" / "shared.yml"), {})
+    assert err.value.code == "GATE-AGENT-CONFIG"
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root reads a directory of mode 000")
+def test_an_unreadable_directory_below_a_move_is_refused(project: Path) -> None:
+    (project / "pkg" / "locked").mkdir(parents=True)
+    (project / "pkg" / "locked" / "CLAUDE.md").write_text("x\n")
+    git(project, "add", "-A")
+    git(project, "commit", "-q", "-m", "pkg")
+    (project / "pkg" / "locked").chmod(0)
+    try:
+        refused(check(bash("mv pkg old", project), "claude", project), "GATE-FROZEN-PATH")
+    finally:
+        (project / "pkg" / "locked").chmod(0o755)
+
+
+def test_deleting_one_name_of_a_hard_linked_frozen_file_leaves_it_as_it_is(project: Path) -> None:
+    os.link(project / "ci" / "deploy.yml", project / "src" / "shared.yml")
+    allowed(check(bash("rm src/shared.yml", project), "claude", project))
+    refused(check(bash("chmod +x src/shared.yml", project), "claude", project), "GATE-FROZEN-PATH")
+
+
+@pytest.mark.parametrize("command", [
+    "rsync -a {evil}/ ./",  # a source's trailing slash: what is in it, into the destination itself
+    "rsync -a src/ ci/ --exclude foo",  # an option's value is not the destination
+    "rsync -a -e ssh --exclude x src/ ci/",
+    "rsync -a --delete {empty}/ docs/",  # removes docs/CLAUDE.md
+    "rsync --log-file=ci/log -a src/ {tmp}/out/",
+    "rsync -a --remove-source-files ci/ {tmp}/out/",
+])
+def test_rsync_is_read_as_it_copies(project: Path, tmp_path: Path, command: str) -> None:
+    (project / "docs").mkdir()
+    (project / "docs" / "CLAUDE.md").write_text("x\n")
+    git(project, "add", "-A")
+    git(project, "commit", "-q", "-m", "docs")
+    (tmp_path / "evil").mkdir()
+    (tmp_path / "evil" / ".mcp.json").write_text("{}\n")
+    (tmp_path / "empty").mkdir()
+    command = command.format(evil=tmp_path / "evil", empty=tmp_path / "empty", tmp=tmp_path)
+    refused(check(bash(command, project), "claude", project), "GATE-FROZEN-PATH")
+
+
+@pytest.mark.parametrize("command", ["rsync -a src/ src2/", "rsync -av --delete --delay-updates src/ {tmp}/backup/",
+                                     "rsync -a -e ssh src/ host:/srv/x"])
+def test_rsync_s_ordinary_uses_are_allowed(project: Path, tmp_path: Path, command: str) -> None:
+    allowed(check(bash(command.format(tmp=tmp_path), project), "claude", project))
+
+
+def test_a_delete_of_a_directory_too_large_to_list_is_judged_by_what_git_tracks(project: Path) -> None:
+    """`rm -rf node_modules` past `MAX_TREE_FILES` files was judged as the directory whole, where
+    `@agent-config`'s `**/CLAUDE.md` may match: refused, every time. A delete changes a commit only by
+    what git tracks below it."""
+    from hooks.agent_check import MAX_TREE_FILES
+
+    (project / ".gitignore").write_text("node_modules/\n")
+    for i in range(MAX_TREE_FILES // 100 + 1):
+        (project / "node_modules" / f"p{i}").mkdir(parents=True)
+        for j in range(100):
+            (project / "node_modules" / f"p{i}" / f"f{j}.js").touch()
+    (project / "node_modules" / "p0" / "CLAUDE.md").write_text("x\n")  # untracked: no commit deletes it
+    allowed(check(bash("rm -rf node_modules", project), "claude", project))
+    git(project, "add", "-f", "node_modules/p0/CLAUDE.md")
+    refused(check(bash("rm -rf node_modules", project), "claude", project), "GATE-FROZEN-PATH")
+    git(project, "rm", "-q", "--cached", "node_modules/p0/CLAUDE.md")
+    git(project, "init", "-q", str(project / "node_modules" / "p1"))  # a repository below: its files unknown
+    refused(check(bash("rm -rf node_modules", project), "claude", project), "GATE-FROZEN-PATH")
+
+
+def test_a_recursive_write_outside_any_repository_asks_git_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+                                                                ) -> None:
+    """`rm -rf ~/.cache/x` with thousands of directories started two git processes for each (3 ms a
+    directory: past the deadline, refused); below a directory in no work tree, only a `.git` makes one."""
+    from hooks import agent_check
+
+    cache = tmp_path / "cache"
+    for i in range(50):
+        (cache / f"d{i}" / "e").mkdir(parents=True)
+        (cache / f"d{i}" / "e" / "f").touch()
+    asked: list[str] = []
+    real = agent_check.locate
+    monkeypatch.setattr(agent_check, "locate", lambda base, env=None: asked.append(base) or real(base, env))
+    repositories = agent_check.Repositories()
+    assert repositories.of(str(cache)) == []
+    assert all(repositories.of(str(cache / f"d{i}" / "e" / "f")) == [] for i in range(50))
+    assert asked == [str(cache)]
+    inner = _project(cache / "d7" / "e" / "project")
+    assert [w.top for w in repositories.of(str(inner / "ci" / "deploy.yml"))] == [os.path.realpath(inner)]
+
+
+def test_a_delete_outside_the_session_s_repository_reaches_one_below_it(tmp_path: Path) -> None:
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    _project(tmp_path / "outer" / "a" / "b" / "project")
+    refused(check(bash(f"rm -rf {tmp_path / 'outer'}", outside), "claude", outside), "GATE-FROZEN-PATH")
+    allowed(check(bash(f"rm -rf {tmp_path / 'outer' / 'a' / 'c'}", outside), "claude", outside))
+
+
+@pytest.mark.parametrize("command", [
+    "curl -s -X POST -d '{body}' http://localhost:8080/api",  # 13 objects: 2**13 words if expanded
+    "echo '{body}' > src/data.json",
+    "awk -F, '{{print $1,$2}}' src/app.py > src/out.txt",
+    "tee 'c{{i,x}}/deploy.yml' < /dev/null",  # the literal name: no brace expansion in quotes
+    "tee c\\{{i,x\\}}/deploy.yml < /dev/null",
+])
+def test_quoted_braces_are_not_expanded(project: Path, command: str) -> None:
+    """The shell expands only unquoted braces: a JSON body in single quotes was read as 8,192 words
+    and refused (GATE-AGENT-PAYLOAD)."""
+    body = json.dumps([{"id": i, "v": i} for i in range(13)])
+    allowed(check(bash(command.format(body=body), project), "claude", project))
+
+
+@pytest.mark.parametrize("command", ['tee "c"{i,x}/deploy.yml', "echo x | tee {src,ci}/deploy.yml"])
+def test_unquoted_braces_beside_quotes_are_expanded(project: Path, command: str) -> None:
+    refused(check(bash(command, project), "claude", project), "GATE-FROZEN-PATH")
+
+
+def test_a_tree_of_hard_links_is_read_once_not_once_a_file(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`chmod -R 755 hl` over 1,500 hard-linked files walked the work tree once for each (20 s in a
+    small repository, past the deadline in one with a `node_modules`: refused, GATE-AGENT-INTERNAL).
+    One walk for the call; a frozen name among them still counts."""
+    from gatecore.toolcalls.toolcall import MODE, PathWrite
+    from hooks import agent_check
+
+    (project / "store").mkdir()
+    (project / "hl").mkdir()
+    for i in range(300):
+        (project / "store" / f"f{i}").write_text(f"{i}\n")
+        os.link(project / "store" / f"f{i}", project / "hl" / f"f{i}")
+    allowed(check(bash("chmod -R 755 hl", project), "claude", project))
+    walks: list[str] = []
+    real = agent_check._walk
+    monkeypatch.setattr(agent_check, "_walk", lambda top: walks.append(top) or real(top))
+    targets = agent_check.Targets(agent_check.Repositories())
+    targets.add(str(project), PathWrite("hl", MODE, True))
+    assert len(walks) == 2  # the directory's files, and the work tree's hard links once
+    os.link(project / "ci" / "deploy.yml", project / "hl" / "deploy.yml")
+    assert "ci/deploy.yml" in refused(check(bash("chmod -R 755 hl", project), "claude", project), "GATE-FROZEN-PATH")
+
+
+@pytest.mark.parametrize("relative", [False, True])
+def test_a_work_tree_git_dir_names_is_judged_with_its_configuration(project: Path, tmp_path: Path,
+                                                                    relative: bool) -> None:
+    """`GIT_DIR=../gd GIT_WORK_TREE=.` (a work tree with no `.git`): the identity is the named
+    repository's configuration's (it was read without it: the bot's user.email unseen, allowed), and a
+    relative name is read from the call's directory, as the agent's git reads it, not from wherever
+    the hook process was started."""
+    work = tmp_path / "work"
+    (project / ".git").rename(tmp_path / "gd")
+    project.rename(work)
+    elsewhere = tmp_path / "a" / "b"
+    elsewhere.mkdir(parents=True)
+    names = {"GIT_DIR": "../gd", "GIT_WORK_TREE": "."} if relative else \
+        {"GIT_DIR": str(tmp_path / "gd"), "GIT_WORK_TREE": str(work)}
+    env = {**{k: v for k, v in os.environ.items() if not k.startswith("GIT_")}, **names}
+    proc = subprocess.run([GATE, "agents", "check", "--agent", "claude"],
+                          input=json.dumps(write(str(work / "ci" / "deploy.yml"), work)), capture_output=True,
+                          text=True, cwd=elsewhere if relative else work, env=env, check=False)
+    refused(proc, "GATE-FROZEN-PATH")
+
+
+def test_a_command_holding_the_brace_masks_is_read_unmasked() -> None:
+    """The quoted braces are masked with private-use characters while the command is split; a
+    command that holds those characters itself keeps its names as written, its braces all expanded."""
+    from gatecore.toolcalls.shellwrites import read_command
+
+    paths = [w.path for w in read_command("tee c\ue000i,x\ue001/deploy.yml '{a,b}'").writes]
+    assert paths == ["c\ue000i,x\ue001/deploy.yml", "a", "b"]
+    assert [w.path for w in read_command("tee '{a,b}' {c,d}").writes] == ["{a,b}", "c", "d"]
+
+
+def test_a_relative_policy_is_read_from_where_the_hook_started_for_every_repository(tmp_path: Path) -> None:
+    """`--policy pol.toml` with writes in two repositories: the first judged (a human's, allowed) moved
+    the check into its work tree, and the second's policy was read from there: a `pol.toml` the agent
+    may write in the first, freezing nothing, let the second's frozen write through."""
+    human = _project(tmp_path / "human")
+    git(human, "config", "user.email", "dev@example.com")
+    bot = _project(tmp_path / "bot")
+    (human / "pol.toml").write_text('[[freeze]]\nname = "none"\npaths = ["nothing/**"]\nauthors = ["*"]\n')
+    hook = tmp_path / "hook"
+    hook.mkdir()
+    (hook / "pol.toml").write_text(POLICY)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    proc = subprocess.run([GATE, "agents", "check", "--agent", "claude", "--policy", "pol.toml"],
+                          input=json.dumps(bash(f"touch {human}/ci/x {bot}/ci/x", hook)), capture_output=True,
+                          text=True, cwd=hook, env=env, check=False)
+    refused(proc, "GATE-FROZEN-PATH")
+
+
+def test_a_second_repository_s_policy_is_read_from_its_own_head(project: Path, tmp_path: Path) -> None:
+    """A write into another repository whose HEAD holds no policy: the policy is its work tree's copy,
+    found past its own HEAD (the HEAD of the repository the check started in was looked up in it:
+    GATE-GIT-UNREADABLE, 'object ... is not in the repository')."""
+    other = tmp_path / "other"
+    git(tmp_path, "init", "-q", "-b", "main", str(other))
+    git(other, "config", "user.name", BOT[0])
+    git(other, "config", "user.email", BOT[1])
+    (other / "README").write_text("x\n")
+    git(other, "add", "-A")
+    git(other, "commit", "-q", "-m", "init")
+    (other / ".gate").mkdir()
+    (other / ".gate" / "policy.toml").write_text(POLICY)  # not committed yet
+    refused(check(bash(f"echo x > {other}/ci/deploy.yml", project), "claude", project), "GATE-FROZEN-PATH")
+    allowed(check(bash(f"echo x > {other}/notes.md", project), "claude", project))
+
+
+@pytest.mark.parametrize("command", [
+    "eval eval eval eval eval eval eval eval eval tee ci/deploy.yml",  # past the depth: was unread, allowed
+    "bash -c 'bash -c \"bash -c \\\"bash -c \\\\\\\"bash -c \\\\\\\\\\\\\\\"tee ci/deploy.yml\\\\\\\\\\\\\\\"\\\\\\\"\\\"\"'",
+])
+def test_a_command_nested_past_the_reading_s_depth_is_refused(project: Path, command: str) -> None:
+    refused(check(bash(command, project), "claude", project), "GATE-AGENT-PAYLOAD")
+
+
+@pytest.mark.parametrize("command", ['echo "$(dirname "$(dirname "$(readlink -f src/app.py)")")"',
+                                     "bash -c 'bash -c \"ls src\"'", "eval eval echo hi"])
+def test_ordinary_nesting_is_read(project: Path, command: str) -> None:
+    allowed(check(bash(command, project), "claude", project))

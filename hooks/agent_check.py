@@ -496,22 +496,32 @@ def judge_call(module: Adapter, call: ToolCall, policy_path: str | None) -> Answ
         if "GIT_DIR" in named or "GIT_WORK_TREE" in named:  # the one the agent's git would commit to as well
             repositories.named(base, {k: os.path.normpath(os.path.join(base, named[k]))  # (as the agent's git: from
                                       for k in ("GIT_DIR", "GIT_WORK_TREE") if k in named})  # the call's directory)
+    own = {where.top for where in repositories.known}  # (the call's own work tree, and the one git's variables name)
     targets = Targets(repositories)
     for w in writes:
         targets.add(base, w)
     if targets.off:
         return module.deny(call, refusal("GATE-AGENT-HOOKS-OFF", "; ".join(dict.fromkeys(targets.off))))
     for where, written in targets.writes.values():
-        try:
-            policy = _policy(where, policy_path)
-        except GateError as exc:
-            raise GateError("GATE-AGENT-CONFIG", f"{exc.code}: {exc.detail}") from None
-        if not _freezes_any(policy, where.branch, written):
+        policy = _policy_of(where, policy_path, where.top in own)
+        if policy is None or not _freezes_any(policy, where.branch, written):
             continue  # no rule freezes a path it writes: whoever writes it, no rule applies
         reason = _judged(module, where, policy, written)
         if reason is not None:
             return module.deny(call, reason)
     return module.allow(call)
+
+
+def _policy_of(where: Where, explicit: str | None, own: bool) -> Policy | None:
+    """`_policy`, a failure `GATE-AGENT-CONFIG`; None for a repository the call does not work in (`own`
+    False: a clone elsewhere, a nested one) that has no policy: no rule of its own applies, and what it
+    holds inside the call's own work tree is judged there too."""
+    try:
+        return _policy(where, explicit)
+    except GateError as exc:
+        if exc.code == "GATE-CLIENT-NO-POLICY" and not own:
+            return None
+        raise GateError("GATE-AGENT-CONFIG", f"{exc.code}: {exc.detail}") from None
 
 
 def _policy(where: Where, explicit: str | None) -> Policy:

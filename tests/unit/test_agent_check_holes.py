@@ -97,6 +97,26 @@ def test_a_write_from_a_nested_repository_into_the_outer_one_is_judged_in_the_ou
     refused(check(write(str(project / "ci" / "deploy.yml"), nested), "claude", nested), "GATE-FROZEN-PATH")
 
 
+def test_a_repository_the_call_does_not_work_in_and_that_has_no_policy_is_not_the_gates(project: Path,
+                                                                                          tmp_path: Path) -> None:
+    """A clone elsewhere (`/tmp/x`) or a nested repository without a policy: no rule of theirs applies, so a
+    write there is allowed; what a nested one holds inside the project is still judged by the project's
+    policy, and the call's own repository without a policy still refuses (`GATE-CLIENT-NO-POLICY`)."""
+    clone = tmp_path / "scratch"
+    clone.mkdir()
+    git(clone, "init", "-q", "-b", "main")
+    allowed(check(write(str(clone / "ci" / "deploy.yml"), project), "claude", project))
+    allowed(check(bash(f"echo x > {clone}/ci/deploy.yml", project), "claude", project))
+    nested = project / "vendor" / "lib"
+    nested.mkdir(parents=True)
+    git(nested, "init", "-q", "-b", "main")
+    allowed(check(write(str(nested / "ci" / "deploy.yml"), project), "claude", project))
+    (project / "ci" / "sub").mkdir()
+    git(project / "ci" / "sub", "init", "-q", "-b", "main")  # a repository made inside a frozen directory
+    refused(check(write(str(project / "ci" / "sub" / "x.yml"), project), "claude", project), "GATE-FROZEN-PATH")
+    refused(check(write(str(clone / "ci" / "deploy.yml"), clone), "claude", clone), "GATE-AGENT-CONFIG")
+
+
 def test_a_write_from_inside_the_git_directory_is_judged(project: Path) -> None:
     git_dir = project / ".git"
     refused(check(write("../ci/deploy.yml", git_dir), "claude", git_dir), "GATE-FROZEN-PATH")

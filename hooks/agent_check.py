@@ -638,9 +638,6 @@ def _judged(module: Adapter, where: Where, policy: Policy, writes: Sequence[tupl
     return reason
 
 
-USAGE = "usage: gate agents check [--agent NAME] [--policy FILE] < PAYLOAD"
-
-
 def arguments(argv: Sequence[str]) -> tuple[str | None, str | None]:
     """(--agent, --policy), read without argparse (an agent runs this before every tool call);
     `--help` and a command line it does not take go to argparse, for its messages."""

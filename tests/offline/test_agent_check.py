@@ -16,12 +16,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support.agentproject import BOT, agent_project
 from support.gitutil import ROOT, git
 
 from gatecore.toolcalls.toolcall import AGENTS
 
 GATE = str(Path(sys.executable).parent / "gate")
-BOT = ("Agent Bot", "bot@agents.example.com")
 POLICY = """\
 [[freeze]]
 name = "governance"
@@ -32,19 +32,7 @@ trailers = ["@known-agents"]
 
 
 def _project(path: Path, identity: tuple[str, str] = BOT) -> Path:
-    path.mkdir(parents=True)
-    git(path, "init", "-q", "-b", "main")
-    git(path, "config", "user.name", identity[0])
-    git(path, "config", "user.email", identity[1])
-    (path / ".gate").mkdir()
-    (path / ".gate" / "policy.toml").write_text(POLICY)
-    (path / "ci").mkdir()
-    (path / "ci" / "deploy.yml").write_text("stages: [deploy]\n")
-    (path / "src").mkdir()
-    (path / "src" / "app.py").write_text("print(1)\n")
-    git(path, "add", "-A")
-    git(path, "commit", "-q", "-m", "init")
-    return path
+    return agent_project(path, POLICY, identity)
 
 
 @pytest.fixture(scope="module")

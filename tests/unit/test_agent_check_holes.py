@@ -13,10 +13,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support.agentproject import BOT, agent_project
 from support.gitutil import git
 
 GATE = str(Path(sys.executable).parent / "gate")
-BOT = ("Agent Bot", "bot@agents.example.com")
 POLICY = """\
 [[freeze]]
 name = "governance"
@@ -26,19 +26,7 @@ authors = ["*@agents.example.com"]
 
 
 def _project(path: Path) -> Path:
-    path.mkdir(parents=True)
-    git(path, "init", "-q", "-b", "main")
-    git(path, "config", "user.name", BOT[0])
-    git(path, "config", "user.email", BOT[1])
-    (path / ".gate").mkdir()
-    (path / ".gate" / "policy.toml").write_text(POLICY)
-    (path / "ci").mkdir()
-    (path / "ci" / "deploy.yml").write_text("stages: [deploy]\n")
-    (path / "src").mkdir()
-    (path / "src" / "app.py").write_text("print(1)\n")
-    git(path, "add", "-A")
-    git(path, "commit", "-q", "-m", "init")
-    return path
+    return agent_project(path, POLICY)
 
 
 @pytest.fixture

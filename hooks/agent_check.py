@@ -639,23 +639,12 @@ def _judged(module: Adapter, where: Where, policy: Policy, writes: Sequence[tupl
 
 
 def arguments(argv: Sequence[str]) -> tuple[str | None, str | None]:
-    """(--agent, --policy), read without argparse (an agent runs this before every tool call);
-    `--help` and a command line it does not take go to argparse, for its messages."""
-    agent = policy = None
-    rest = list(argv)
-    while rest:
-        arg = rest.pop(0)
-        name, eq, value = arg.partition("=")
-        if name in ("--agent", "--policy") and (eq or rest):
-            value = value if eq else rest.pop(0)
-            if name == "--agent":
-                agent = value
-            else:
-                policy = value
-        else:
-            parser().parse_args(argv)  # --help, or a usage error: argparse says so and exits
-            raise SystemExit(2)  # pragma: no cover - argparse exits above
-    return agent, policy
+    """(--agent, --policy), read without argparse (an agent runs this before every tool call:
+    `hooks.argv`); `--help` and a command line it does not take go to argparse, for its messages."""
+    from .argv import read_options
+
+    options, _ = read_options(argv, ("--agent", "--policy"), parser)
+    return options["--agent"], options["--policy"]
 
 
 def parser() -> argparse.ArgumentParser:

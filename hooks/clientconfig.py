@@ -69,11 +69,22 @@ def find(repo: ClientRepo, path: str, revisions: Sequence[str], explicit: str | 
                              f"is {where}")
 
 
-def load_policy(repo: ClientRepo, revisions: Sequence[str], explicit: str | None) -> tuple[Policy, str]:
-    found = find(repo, POLICY_FILE, revisions, explicit, code="GATE-CONFIG-POLICY", missing="GATE-CLIENT-NO-POLICY",
-                 what="policy", cap=MAX_POLICY_BYTES)
+def load_policy(repo: ClientRepo, revisions: Sequence[str], explicit: str | None,
+                blob: str | None = None) -> tuple[Policy, str]:
+    """The policy (`find`), and where it was found. `blob`: the object `revisions[0]` holds at
+    POLICY_FILE, where the caller knows it (`common.at_head`): while the validated form of that blob is
+    kept, nothing is read (the cache names it); otherwise it is found and read as without it."""
+
+    def found() -> Found:
+        return find(repo, POLICY_FILE, revisions, explicit, code="GATE-CONFIG-POLICY",
+                    missing="GATE-CLIENT-NO-POLICY", what="policy", cap=MAX_POLICY_BYTES)
+
     cache = os.path.join(repo.path, "gate", "client-policy.toml")
-    return config.policy_from_bytes_cached(found.data, found.origin, cache), found.origin
+    if blob is not None and explicit is None:
+        origin = f"{revisions[0]}:{POLICY_FILE}"
+        return config.policy_from_blob_cached(blob, lambda: found().data, origin, cache), origin
+    got = found()
+    return config.policy_from_bytes_cached(got.data, got.origin, cache), got.origin
 
 
 def load_keyring(repo: ClientRepo, revisions: Sequence[str], explicit: str | None) -> Keyring:

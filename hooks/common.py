@@ -26,6 +26,7 @@ from gatecore.checks.verdict import verdict_on
 from gatecore.configuration.policy import Policy
 from gatecore.errors import GateError
 from gatecore.findings import Violation
+from gatecore.ids import OID_RE
 
 #: Printed with every rejection: the client check is advice, the server decides.
 ADVICE = "gate: note: this is the client check (advice); the server's pre-receive hook is the enforcement point"
@@ -48,6 +49,8 @@ class ClientRepo(GitStream):
     def __init__(self, git_dir: str, workdir: str | None, object_format: str | None = None) -> None:
         super().__init__(git_dir, workdir=workdir, object_format=object_format)
         self._rows: dict[bytes, tuple[bytes, bytes]] | None = None
+        #: What `rev_commit` answered already (`at_head` asks for HEAD with the repository's layout).
+        self.known_commits: dict[str, str | None] = {}
 
     def _listing(self) -> dict[bytes, tuple[bytes, bytes]]:
         """name -> (id, symref target or b""); a symbolic ref's id is its target's."""
@@ -82,7 +85,9 @@ class ClientRepo(GitStream):
     def commit_of(self, rev: str) -> str | None:
         """`rev_commit(rev)`, from the listing for a full ref name (a symbolic one included)."""
         if not rev.startswith("refs/"):
-            return rev_commit(rev)
+            if rev not in self.known_commits:
+                self.known_commits[rev] = rev_commit(rev)
+            return self.known_commits[rev]
         row = self._listing().get(rev.encode("utf-8", "surrogateescape"))
         if row is None:
             return None
@@ -91,15 +96,46 @@ class ClientRepo(GitStream):
         return Objects(self).peel_to_commit(row[0].decode("ascii"))
 
 
+#: What `open_repo` asks `git rev-parse`: the git directory, the object format, and the work tree.
+_LAYOUT = ("rev-parse", "--absolute-git-dir", "--show-object-format", "--is-inside-work-tree", "--show-cdup")
+
+
+def _opened(lines: Sequence[str]) -> tuple[ClientRepo, int]:
+    """The repository `_LAYOUT`'s answer names, and how many of its lines that answer took
+    (`--show-cdup` prints no line outside a work tree)."""
+    inside = len(lines) > 3 and lines[2] == "true"
+    repo = ClientRepo(lines[0], os.path.abspath(lines[3] or ".") if inside else None, lines[1])
+    atexit.register(repo.close)
+    return repo, 4 if inside else 3
+
+
 def open_repo() -> ClientRepo:
     """The repository the hook runs in (GIT_DIR, else found from the current directory, as git
     finds it), with its work tree if it has one; its git processes end with the hook."""
-    _, out = git("rev-parse", "--absolute-git-dir", "--show-object-format", "--is-inside-work-tree", "--show-cdup")
-    lines = out.split("\n")
-    workdir = os.path.abspath(lines[3] or ".") if len(lines) > 3 and lines[2] == "true" else None
-    repo = ClientRepo(lines[0], workdir, lines[1])
-    atexit.register(repo.close)
-    return repo
+    _, out = git(*_LAYOUT)
+    return _opened(out.split("\n"))[0]
+
+
+def at_head(committed: str | None = None) -> tuple[ClientRepo, str | None, str | None, str | None]:
+    """`open_repo()`, HEAD's commit (`rev_commit("HEAD")`, None on an unborn branch), the checked-out
+    branch (`current_branch()`, None on a detached HEAD) and the object the path `committed` names in
+    HEAD (None: not asked, or not known): one `git rev-parse` when HEAD is a commit holding that path,
+    the common case; the questions one by one otherwise (an unborn branch, a path not in HEAD)."""
+    asked = [f"HEAD:{committed}"] if committed is not None else []
+    got = run_git([*_LAYOUT, "HEAD^{commit}", *asked, "--symbolic-full-name", "HEAD"], ok=None)
+    lines = got.stdout.decode("utf-8", "surrogateescape").split("\n")
+    if got.returncode == 0 and len(lines) > 3:
+        repo, used = _opened(lines)
+        answers = lines[used:]
+        if len(answers) == len(asked) + 3 and all(OID_RE.fullmatch(a) for a in answers[:-2]):
+            repo.known_commits["HEAD"] = answers[0]
+            name = answers[-2]
+            return repo, answers[0], name if name.startswith("refs/") else None, answers[1] if asked else None
+        repo.close()
+    head, branch = rev_commit("HEAD"), current_branch()
+    repo = open_repo()
+    repo.known_commits["HEAD"] = head
+    return repo, head, branch, None
 
 
 def current_branch() -> str | None:

@@ -39,7 +39,7 @@ from gatecore.ids import OID_RE
 from gatecore.signing.signatures import SignatureChecker
 
 from . import clientconfig
-from .common import ClientRepo, current_branch, git, open_repo, rev_commit, verdict_lines
+from .common import ClientRepo, at_head, git, verdict_lines
 
 TYPE_CHECKING = False  # (typing's, as mypy reads it)
 if TYPE_CHECKING:
@@ -131,11 +131,9 @@ def staged_violations(repo: ClientRepo, policy: Policy, tree: str, parents: Sequ
 def check(policy_path: str | None, pusher: str, message: bytes = b"") -> tuple[int, list[str]]:
     tree = staged_tree()  # first: fails on an unmerged index before anything else is read
     author, committer = commit_identities()
-    head = rev_commit("HEAD")
-    branch = current_branch()
-    repo = open_repo()
+    repo, head, branch, blob = at_head(clientconfig.POLICY_FILE if policy_path is None else None)
     parents = ([head] if head else []) + merge_heads(repo.path)
-    policy, origin = clientconfig.load_policy(repo, ["HEAD"], policy_path)
+    policy, origin = clientconfig.load_policy(repo, ["HEAD"], policy_path, blob)
     violations = staged_violations(repo, policy, tree, parents, author, committer, pusher, branch, message,
                                    commit_encoding())
     notes = [f"gate: note: policy {origin}; author {author[0].email}, committer {committer[0].email}, "
@@ -156,11 +154,14 @@ def parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    import sys
+
+    from .argv import read_options
     from .common import run
 
-    args = parser().parse_args(argv)
+    options, _files = read_options(sys.argv[1:] if argv is None else argv, ("--policy",), parser, "filenames")
     pusher = environment.client_env().get("GATE_PUSHER", "").strip()
-    return run(lambda: check(args.policy, pusher), "commit")
+    return run(lambda: check(options["--policy"], pusher), "commit")
 
 
 if __name__ == "__main__":

@@ -12,7 +12,7 @@ message). pre-commit passes the message file as the one argument.
 
 from __future__ import annotations
 
-import argparse
+import sys
 from collections.abc import Sequence
 
 from gatecore.adapters.environment import client_env
@@ -31,6 +31,11 @@ def read_message(path: str) -> bytes:
     return run_git(["stripspace", "--strip-comments"], input=raw).stdout
 
 
+TYPE_CHECKING = False  # (typing's, as mypy reads it)
+if TYPE_CHECKING:
+    import argparse
+
+
 def parser() -> argparse.ArgumentParser:
     """The pre-commit stage's options (`--policy`); the one file is the message."""
     p = frozen_commit.parser()
@@ -41,16 +46,17 @@ def parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    from .argv import read_options
     from .common import run
 
-    args = parser().parse_args(argv)
+    options, filenames = read_options(sys.argv[1:] if argv is None else argv, ("--policy",), parser, "filenames")
     pusher = client_env().get("GATE_PUSHER", "").strip()
 
     def check() -> tuple[int, list[str]]:
-        if len(args.filenames) != 1:
+        if len(filenames) != 1:
             raise GateError("GATE-INPUT-ARGUMENT", "the commit-msg stage takes one file, the commit message "
-                                                   f"(got {len(args.filenames)})")
-        return frozen_commit.check(args.policy, pusher, read_message(args.filenames[0]))
+                                                   f"(got {len(filenames)})")
+        return frozen_commit.check(options["--policy"], pusher, read_message(filenames[0]))
 
     return run(check, "commit")
 

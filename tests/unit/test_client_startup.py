@@ -138,3 +138,58 @@ def test_an_agents_check_imports_none_of_the_costly_modules(clone: WorkRepo, pat
     names = {line.split("|")[-1].strip() for line in err.splitlines() if line.startswith("import time:")}
     assert "gatecore.toolcalls.claude" in names, err[-2000:]
     assert not names & set(AGENT_CHECK_BANNED), sorted(names & set(AGENT_CHECK_BANNED))
+
+
+def _git_commands(trace: Path) -> list[str]:
+    """The git commands a hook started, as each traced its own start (`GIT_TRACE` to a file)."""
+    return [line.split("trace: built-in: ", 1)[1] for line in trace.read_text().splitlines()
+            if "trace: built-in: git " in line]
+
+
+def test_the_commit_hook_asks_git_six_questions(clone: WorkRepo, tmp_path: Path) -> None:
+    """Issue 47: the staged tree, the two identities, the repository with HEAD's commit, the branch and
+    the committed policy's blob (one `rev-parse`, whose validated form the cache names: the blob is not
+    read again), the commit encoding, and one `cat-file --batch` for the trees compared."""
+    env = git_env(AGENT)
+    assert _imported(clone.path, "hooks.frozen_commit", env)[0] == 0  # (the first run caches the policy)
+    trace = tmp_path / "trace"
+    code, _, err = _imported(clone.path, "hooks.frozen_commit", {**env, "GIT_TRACE": str(trace)})
+    assert code == 0, err
+    ran = _git_commands(trace)
+    assert [" ".join(c.split()[:2]) for c in ran] == ["git write-tree", "git var", "git var", "git rev-parse",
+                                                      "git config", "git cat-file"], ran
+    assert "HEAD:.gate/policy.toml" in ran[3] and ran[5].endswith("cat-file --batch"), ran
+
+
+@pytest.mark.parametrize("state", ["branch", "detached", "unborn", "no-policy", "file-named-HEAD", "subdirectory",
+                                   "git-directory"])
+def test_one_rev_parse_answers_as_the_questions_one_by_one(clone: WorkRepo, state: str,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """`common.at_head`'s one `rev-parse` (or its fallback) answers what `open_repo`, `rev_commit("HEAD")`
+    and `current_branch` answer, and the blob is HEAD's `.gate/policy.toml`."""
+    from hooks import common
+
+    where = clone.path
+    if state == "detached":
+        clone.git("checkout", "-q", "--detach")
+    elif state == "unborn":
+        clone.git("checkout", "-q", "--orphan", "fresh")
+    elif state == "no-policy":
+        clone.git("rm", "-q", ".gate/policy.toml")
+        clone.commit("no policy")
+    elif state == "file-named-HEAD":
+        clone.write("HEAD", "a file\n")
+    elif state == "subdirectory":
+        where = clone.path / "src"
+    elif state == "git-directory":
+        where = clone.path / ".git"
+    monkeypatch.chdir(where)
+    repo, head, branch, blob = common.at_head(".gate/policy.toml")
+    alone = common.open_repo()
+    assert (repo.path, repo.workdir, repo.object_format) == (alone.path, alone.workdir, alone.object_format)
+    assert (head, branch) == (common.rev_commit("HEAD"), common.current_branch())
+    assert repo.commit_of("HEAD") == head
+    held = git(clone.path, "rev-parse", "-q", "--verify", "HEAD:.gate/policy.toml", check=False).stdout.strip()
+    assert blob in (None, held) and (blob is None) == (state in ("unborn", "no-policy")), blob
+    repo.close()
+    alone.close()

@@ -203,6 +203,34 @@ def test_merge_takes_a_humans_frozen_change_without_writing_it(gated: Server, pc
     assert client_verdict(out) == Verdict(1, frozenset({"GATE-FROZEN-PATH"})), text(out)
 
 
+def test_an_agents_git_merge_is_judged_at_the_commit_msg_stage(gated: Server, pc_home: Path) -> None:
+    """`git merge` starts `pre-merge-commit` and `commit-msg`, never `pre-commit`: the commit-msg hook,
+    the one the README configures, stops an agent's merge whose result writes a frozen path (both
+    sides changed the file, so the merged file differs from each parent), as the server would."""
+    w = gated.work
+    env = pc_env(pc_home)
+    w.write("ci/deploy.yml", "one\ntwo\nthree\nfour\nfive\n")
+    git(w.path, "add", "-A")
+    assert commit(w, "human ci", HUMAN, env).returncode == 0
+    git(w.path, "checkout", "-q", "-b", "side")
+    w.write("ci/deploy.yml", "ONE\ntwo\nthree\nfour\nfive\n")
+    git(w.path, "add", "-A")
+    assert commit(w, "human ci, side", HUMAN, env).returncode == 0
+    git(w.path, "checkout", "-q", "main")
+    w.write("ci/deploy.yml", "one\ntwo\nthree\nfour\nFIVE\n")
+    git(w.path, "add", "-A")
+    assert commit(w, "human ci, main", HUMAN, env).returncode == 0
+    before = w.head()
+    out = git(w.path, "merge", "--no-edit", "side", identity=AGENT, env=env, check=False)
+    assert out.returncode != 0 and w.head() == before, text(out)
+    assert "hook id: gate-frozen-files-msg" in text(out) and "hook id: gate-frozen-files\n" not in text(out)
+    assert client_verdict(out) == Verdict(1, frozenset({"GATE-FROZEN-PATH"})), text(out)
+    git(w.path, "merge", "--abort")
+    git(w.path, "merge", "-q", "--no-edit", "--no-verify", "side", identity=AGENT)
+    client, server, _ = push_both(gated, "main", env=env)
+    assert client == server == Verdict(1, frozenset({"GATE-FROZEN-PATH"}))
+
+
 def test_evaluate_mode_reports_and_accepts(tmp_path: Path, hook_repo: HookRepo, pc_home: Path) -> None:
     w = WorkRepo(tmp_path / "work")
     w.write("ci/deploy.yml", "a\n")

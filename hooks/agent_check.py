@@ -641,10 +641,10 @@ def _judged(module: Adapter, where: Where, policy: Policy, writes: Sequence[tupl
 def arguments(argv: Sequence[str]) -> tuple[str | None, str | None]:
     """(--agent, --policy), read without argparse (an agent runs this before every tool call:
     `hooks.argv`); `--help` and a command line it does not take go to argparse, for its messages."""
-    from .argv import read_options
+    from .argv import namespace
 
-    options, _ = read_options(argv, ("--agent", "--policy"), parser)
-    return options["--agent"], options["--policy"]
+    read = namespace(argv, parser, ("--agent", "--policy"))
+    return read.agent, read.policy
 
 
 def parser() -> argparse.ArgumentParser:

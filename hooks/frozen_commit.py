@@ -156,10 +156,10 @@ def parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     import sys
 
-    from .argv import read_options
+    from .argv import options_and_files
     from .common import run
 
-    options, _files = read_options(sys.argv[1:] if argv is None else argv, ("--policy",), parser, "filenames")
+    options, _files = options_and_files(sys.argv[1:] if argv is None else argv, parser, ("--policy",))
     pusher = environment.client_env().get("GATE_PUSHER", "").strip()
     return run(lambda: check(options["--policy"], pusher), "commit")
 

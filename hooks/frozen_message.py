@@ -46,10 +46,10 @@ def parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from .argv import read_options
+    from .argv import options_and_files
     from .common import run
 
-    options, filenames = read_options(sys.argv[1:] if argv is None else argv, ("--policy",), parser, "filenames")
+    options, filenames = options_and_files(sys.argv[1:] if argv is None else argv, parser, ("--policy",))
     pusher = client_env().get("GATE_PUSHER", "").strip()
 
     def check() -> tuple[int, list[str]]:

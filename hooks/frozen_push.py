@@ -12,10 +12,8 @@ frozen changes, and the policy's deletion and force rules. Reserved refs
 
 from __future__ import annotations
 
-import argparse
 import time
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING
 
 from gatecore.configuration.policy import Policy
 from gatecore.errors import GateError, unreadable
@@ -26,7 +24,11 @@ from gatecore.pipeline import RULES, RULES_AND_APPROVALS, Push, PushInput, judge
 from . import clientconfig, pushset
 from .common import ClientRepo, open_repo, verdict_lines
 
+TYPE_CHECKING = False  # (typing's, as mypy reads it)
 if TYPE_CHECKING:
+    import argparse
+    from types import SimpleNamespace
+
     from gatecore.signing.allowedsigners import AllowedSigners
     from gatecore.signing.keys import Keyring
     from gatecore.signing.signatures import TrustedKeys
@@ -85,7 +87,7 @@ def coverage_note(push: pushset.PushInput, extra: Sequence[RefUpdate]) -> list[s
     return [text + "; pre-commit passes hooks only the first ref of a push (docs/client.md)"]
 
 
-def check(args: argparse.Namespace, env: Mapping[str, str], stdin: bytes) -> tuple[int, list[str]]:
+def check(args: SimpleNamespace, env: Mapping[str, str], stdin: bytes) -> tuple[int, list[str]]:
     now = int(time.time())  # the one reading of the clock for this check
     repo = open_repo()
     cache: dict[str, dict[bytes, str]] = {}
@@ -140,6 +142,8 @@ def _ssh_signers(repo: ClientRepo) -> AllowedSigners | None:
 
 
 def parser() -> argparse.ArgumentParser:
+    import argparse
+
     p = argparse.ArgumentParser(prog="gate-frozen-push", description=(
         "pre-push stage: reject a push the server would reject for frozen files or ref rules (docs/client.md)."))
     p.add_argument("remote", nargs="?", default=None, help="the remote (git passes it to a pre-push hook)")
@@ -155,7 +159,8 @@ def parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    return pushset.run_push_hook(parser(), check, argv)
+    return pushset.run_push_hook(parser, check, argv, options=("--policy", "--repository-id"),
+                                 flags=("--named-ref-only",))
 
 
 if __name__ == "__main__":

@@ -20,7 +20,6 @@ an exact answer.
 
 from __future__ import annotations
 
-import argparse
 import sys
 from collections.abc import Callable, Mapping, Sequence
 
@@ -31,6 +30,11 @@ from gatecore.ids import OID_RE
 from gatecore.valueclass import valueclass
 
 from .common import ClientRepo, current_branch, git, rev_commit, run
+
+TYPE_CHECKING = False  # (typing's, as mypy reads it)
+if TYPE_CHECKING:
+    import argparse
+    from types import SimpleNamespace
 
 #: Local refs that `pending_local` treats as possibly pushed.
 LOCAL_PREFIXES = (b"refs/heads/", b"refs/tags/")
@@ -201,14 +205,18 @@ def pending_local(repo: ClientRepo, tracking: Mapping[bytes, str], already: Sequ
             for name, (tip, commit) in candidates.items() if commit in new]
 
 
-def run_push_hook(arg_parser: argparse.ArgumentParser,
-                  check: Callable[[argparse.Namespace, dict[str, str], bytes], tuple[int, list[str]]],
-                  argv: Sequence[str] | None, stdin: bytes | None = None) -> int:
-    """The shared `main` of the pre-push hooks: arguments, environment, stdin (unless read
-    already: capped here either way), one boundary."""
+def run_push_hook(arg_parser: Callable[[], argparse.ArgumentParser],
+                  check: Callable[[SimpleNamespace, dict[str, str], bytes], tuple[int, list[str]]],
+                  argv: Sequence[str] | None, stdin: bytes | None = None, *, options: Sequence[str],
+                  flags: Sequence[str] = ()) -> int:
+    """The shared `main` of the pre-push hooks: arguments (`arg_parser`'s, whose `options` take a
+    value and `flags` none, read by `hooks.argv` where it can: git's remote and URL as `remote`
+    and `url`), environment, stdin (unless read already: capped here either way), one boundary."""
     from gatecore.adapters.environment import client_env
 
-    args = arg_parser.parse_args(argv)
+    from .argv import namespace
+
+    args = namespace(sys.argv[1:] if argv is None else argv, arg_parser, options, flags, ("remote", "url"))
     env = client_env()
 
     def checked() -> tuple[int, list[str]]:

@@ -4,7 +4,6 @@ stage; see receipt_push.py for what it needs and how the push's refs are found).
 
 from __future__ import annotations
 
-import argparse
 import time
 from collections.abc import Mapping, Sequence
 
@@ -29,6 +28,11 @@ from gatecore.valueclass import replace
 
 from . import clientconfig, pushset
 from .common import ClientRepo, open_repo, verdict_lines
+
+TYPE_CHECKING = False  # (typing's, as mypy reads it)
+if TYPE_CHECKING:
+    import argparse
+    from types import SimpleNamespace
 
 FETCH_LEDGER = "git fetch {remote} '+refs/gate/*:refs/gate/*'"
 
@@ -152,7 +156,7 @@ def explain_missing(violations: Sequence[Violation], remote: str) -> list[Violat
             for v in violations]
 
 
-def reserved_violations(repo: ClientRepo, args: argparse.Namespace, env: Mapping[str, str], remote: str,
+def reserved_violations(repo: ClientRepo, args: SimpleNamespace, env: Mapping[str, str], remote: str,
                         special: Sequence[RefUpdate], updates: Sequence[RefUpdate], remote_now: Mapping[bytes, str],
                         now: int) -> tuple[int, list[str]]:
     """The server's check of the reserved updates `special` (`updates`: the whole push, for the config revisions)."""
@@ -177,7 +181,7 @@ def reserved_violations(repo: ClientRepo, args: argparse.Namespace, env: Mapping
     return verdict_lines(violations, policy, "push", notes)
 
 
-def push_updates(repo: ClientRepo, args: argparse.Namespace, env: Mapping[str, str],
+def push_updates(repo: ClientRepo, args: SimpleNamespace, env: Mapping[str, str],
                  stdin: bytes) -> tuple[str, list[RefUpdate], dict[bytes, str]]:
     """(remote, every update of the push the hook can know of, the remote's reserved refs now)."""
     cache: dict[str, dict[bytes, str]] = {}
@@ -193,7 +197,7 @@ def push_updates(repo: ClientRepo, args: argparse.Namespace, env: Mapping[str, s
     return push.remote, updates, remote_now
 
 
-def check(args: argparse.Namespace, env: Mapping[str, str], stdin: bytes) -> tuple[int, list[str]]:
+def check(args: SimpleNamespace, env: Mapping[str, str], stdin: bytes) -> tuple[int, list[str]]:
     repo = open_repo()
     remote, updates, remote_now = push_updates(repo, args, env, stdin)
     # Approvals (refs/gate/approvals/*) are the server's to judge: signed by the maintainer
@@ -212,6 +216,8 @@ def check(args: argparse.Namespace, env: Mapping[str, str], stdin: bytes) -> tup
 
 
 def parser() -> argparse.ArgumentParser:
+    import argparse
+
     p = argparse.ArgumentParser(prog="gate-receipt-push", description=(
         "pre-push stage: check a push to refs/heads/review/runner/* (and the ledger) as the server would "
         "(docs/client.md)."))
@@ -228,4 +234,4 @@ def parser() -> argparse.ArgumentParser:
 
 def run(argv: Sequence[str], stdin: bytes) -> int:
     """The whole check (what `gate-receipt-push` runs unless nothing reserved can be pushed)."""
-    return pushset.run_push_hook(parser(), check, argv, stdin)
+    return pushset.run_push_hook(parser, check, argv, stdin, options=("--policy", "--keyring", "--repository-id"))

@@ -3,10 +3,12 @@ argparse parsers give, on the forms the hand reader takes and on those it hands 
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pytest
 
-from hooks import agent_check, frozen_commit, frozen_message
-from hooks.argv import read_options
+from hooks import agent_check, frozen_commit, frozen_message, frozen_push, receipt_check
+from hooks.argv import namespace, options_and_files, read_options
 
 CASES = [
     [], ["msg"], ["a", "b"], ["--policy", "p.toml"], ["--policy=p.toml"], ["--policy="], ["--policy", ""],
@@ -18,8 +20,9 @@ CASES = [
 @pytest.mark.parametrize("argv", CASES)
 @pytest.mark.parametrize("module", [frozen_commit, frozen_message])
 def test_the_commit_hooks_read_as_argparse_reads(argv: list[str], module: object) -> None:
-    parsed = vars(module.parser().parse_args(argv))  # type: ignore[attr-defined]
-    assert read_options(argv, ("--policy",), module.parser, "filenames") == (  # type: ignore[attr-defined]
+    parser: Callable[[], object] = module.parser  # type: ignore[attr-defined]
+    parsed = vars(parser().parse_args(argv))  # type: ignore[attr-defined]
+    assert options_and_files(argv, parser, ("--policy",)) == (  # type: ignore[arg-type]
         {"--policy": parsed["policy"]}, parsed["filenames"])
 
 
@@ -30,10 +33,36 @@ def test_the_agents_check_reads_as_argparse_reads(argv: list[str]) -> None:
     assert agent_check.arguments(argv) == (parsed["agent"], parsed["policy"])
 
 
-@pytest.mark.parametrize("argv", [["--policy"], ["--policy", "-x"], ["--nope"], ["--help"]])
+PUSH_CASES = [
+    [], ["origin"], ["origin", "ssh://h/r.git"], ["--named-ref-only"], ["origin", "url", "--named-ref-only"],
+    ["--repository-id", "org/p", "origin", "url"], ["--repository-id=org/p"], ["--policy", "p", "--policy=q"],
+    ["--named"], ["--repo", "x"], ["--", "origin"], ["origin", "--", "url"],
+]
+
+
+@pytest.mark.parametrize("argv", PUSH_CASES)
+def test_the_push_hooks_read_as_argparse_reads(argv: list[str]) -> None:
+    parsed = vars(frozen_push.parser().parse_args(argv))
+    assert vars(namespace(argv, frozen_push.parser, ("--policy", "--repository-id"), ("--named-ref-only",),
+                          ("remote", "url"))) == parsed
+    if "--named" not in " ".join(argv):
+        parsed = vars(receipt_check.parser().parse_args(argv))
+        assert vars(namespace(argv, receipt_check.parser, ("--policy", "--keyring", "--repository-id"), (),
+                              ("remote", "url"))) == parsed
+
+
+def test_what_the_hand_reader_leaves_to_argparse() -> None:
+    assert read_options(["a", "b", "c"], ("--policy",), plain=2) is None  # argparse: unrecognized arguments
+    assert read_options(["--policy"], ("--policy",)) is None
+    assert read_options(["--policy", "-x"], ("--policy",)) is None
+    assert read_options(["--help"], ("--policy",)) is None
+    assert read_options(["--named-ref-only=yes"], (), ("--named-ref-only",)) is None
+
+
+@pytest.mark.parametrize("argv", [["--policy"], ["--policy", "-x"], ["--nope"], ["--help"], ["a", "b", "c"]])
 def test_what_argparse_refuses_or_answers_it_still_does(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as ended:
-        read_options(argv, ("--policy",), frozen_commit.parser, "filenames")
+        namespace(argv, frozen_push.parser, ("--policy", "--repository-id"), ("--named-ref-only",), ("remote", "url"))
     assert ended.value.code == (0 if argv == ["--help"] else 2)
     said = capsys.readouterr()
-    assert "usage: gate-frozen-commit" in (said.out if argv == ["--help"] else said.err)
+    assert "usage: gate-frozen-push" in (said.out if argv == ["--help"] else said.err)

@@ -73,7 +73,10 @@ def _no_local_receipts() -> bool:
     git lists them (one `for-each-ref`, in any ref backend; nothing is read from the directory).
     git is started with `os.posix_spawnp` (`subprocess`, with `locale` and `re`, costs this path
     11 ms to import); anything that goes wrong says False, and the whole check runs."""
-    import _signal  # (the C module under `signal`: its numbers, without the enums)
+    if TYPE_CHECKING:
+        import signal as _signal
+    else:
+        import _signal  # (the C module under `signal`: its numbers, without the enums)
 
     argv = ["git", "for-each-ref", "--count=1", "--format=%(refname)", "refs/gate/receipts/"]
     r, w = os.pipe()

@@ -17,8 +17,8 @@ from .gitenv import Git, base_env
 from .scenarios import FULL, QUICK, Bench, Case, clean_env_for_process
 
 HERE = Path(__file__).resolve().parent
-SCENARIOS = ("small", "large", "wide", "real", "policies", "refs", "review", "signed", "client", "ledger", "reftable",
-             "agent")
+SCENARIOS = ("small", "large", "wide", "widepolicies", "real", "policies", "refs", "review", "signed", "client",
+             "ledger", "reftable", "agent")
 
 
 def _log(text: str) -> None:

@@ -34,7 +34,7 @@ from .scenarios import FULL, QUICK, Bench, clean_env_for_process
 def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m bench.profile", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("scenario", choices=("small", "large", "wide", "real", "policies", "refs", "review"))
+    p.add_argument("scenario", choices=("small", "large", "wide", "widepolicies", "real", "policies", "refs", "review"))
     p.add_argument("--quick", action="store_true", help="smoke sizes")
     p.add_argument("--runs", type=int, default=5)
     p.add_argument("--cprofile", action="store_true")

@@ -11,14 +11,15 @@ import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
+from .. import hooks
 from ..gitenv import Git, link_copy
-from .core import READ_ALL_ENV, BenchCore, Case, PushSpec, _k
+from .core import POLICY_ENV, READ_ALL_ENV, BenchCore, Case, PushSpec, _k
 
 
 class Pushes(BenchCore):
     def specs(self, scenario: str) -> list[PushSpec]:
         """The pushes of the small, large, wide and refs scenarios."""
-        if scenario not in ("small", "large", "wide", "refs"):
+        if scenario not in ("small", "large", "wide", "widepolicies", "refs"):
             return super().specs(scenario)
         s = self.sizes
         all4 = ("none", "floor", "peer", "gate")
@@ -47,6 +48,8 @@ class Pushes(BenchCore):
             return [PushSpec("wide", label, None, client, ["refs/heads/*:refs/heads/*"], all4, size=s.wide_commits,
                              note="first", env=READ_ALL_ENV, read_all=True,
                              short=f"wide {_k(s.wide_commits)} (500-entry root), first push")]
+        if scenario == "widepolicies":
+            return self._wide_policy_specs()
         client = self.cache.push_client(hist, s.small_files)
         new = self.git.out("rev-parse", "refs/heads/bench-new", cwd=client)
         return [PushSpec("refs", f"many refs: the small push into {_k(s.small_commits)} commits / {_k(n)} refs",
@@ -98,6 +101,23 @@ class Pushes(BenchCore):
 
     def wide(self) -> list[Case]:
         return self.run_specs("wide")
+
+    def widepolicies(self) -> list[Case]:
+        return self.run_specs("widepolicies")
+
+    def _wide_policy_specs(self) -> list[PushSpec]:
+        """The wide history's first push (git's shape: 80,000 commits, some 2,800 people, messages with
+        trailers) under each of the policies people write (`hooks.POLICIES`), pushed by a human,
+        against each policy's careful native peer, as the policies scenario pushes real histories:
+        issue 47's "over 50,000 commits, under every policy". (Its own scenario: the careful peer of
+        the minimal policy asks git one walk per rule and identity kind, about a minute a run here.)"""
+        s = self.sizes
+        client = self.cache.wide_history(s.wide_commits, s.wide_root_files)
+        return [PushSpec("widepolicies", f"policy {what}: the wide history's first push, {_k(s.wide_commits)} commits",
+                         None, client, ["refs/heads/*:refs/heads/*"], ("none", "floor", "peer", "gate"),
+                         size=s.wide_commits, note=policy, env=POLICY_ENV, policy=policy,
+                         short=f"wide {_k(s.wide_commits)}, {policy}")
+                for policy, (_text, what) in hooks.POLICIES.items()]
 
     def refs(self) -> list[Case]:
         return self.run_specs("refs")

@@ -237,8 +237,26 @@ def _any(globs: tuple[IdentityGlob, ...], value: str | None) -> bool:
     return got[1].match(value.casefold()) is not None
 
 
+#: id(globs) -> (globs, one pattern matching at a path's start where any of them does).
+_ANY_PATH: dict[int, tuple[tuple[PathGlob, ...], re.Pattern[str]]] = {}
+
+
+def _any_path(globs: tuple[PathGlob, ...]) -> re.Pattern[str]:
+    got = _ANY_PATH.get(id(globs))
+    if got is None or got[0] is not globs:
+        if len(_ANY_PATH) >= 256:
+            _ANY_PATH.clear()
+        # (each glob's pattern is matched at the path's start, as `PathGlob.matches` matches it)
+        got = _ANY_PATH[id(globs)] = (globs, re.compile("|".join(f"(?:{g._source})" for g in globs) or "(?!)"))
+    return got[1]
+
+
 def _first(globs: Iterable[IdentityGlob], value: str | None) -> IdentityGlob | None:
-    return None if value is None else next((g for g in globs if g.matches(value)), None)
+    """The first of `globs` that matches `value`; a rule's globs (a tuple) are asked as one pattern
+    first (`_any`): most identities match none of a catalogue's dozens."""
+    if value is None or (isinstance(globs, tuple) and not _any(globs, value)):
+        return None
+    return next((g for g in globs if g.matches(value)), None)
 
 
 @valueclass(frozen=True, slots=True)
@@ -362,7 +380,10 @@ class FreezeRule:
         return tuple(dict.fromkeys(out))
 
     def matches_path(self, norm_path: str) -> bool:
-        return any(g.matches(norm_path) for g in self.paths)
+        """Does any of the rule's path globs match (`PathGlob.matches`)? Asked of one pattern, their
+        alternation (`_any_path`): a rule names dozens of globs (`@agent-config`: 43) and a restricted
+        commit's changed entries are each asked."""
+        return _any_path(self.paths).match(norm_path + "/") is not None
 
     def may_match_below(self, norm_dir: str) -> bool:
         return any(g.may_match_below(norm_dir) for g in self.paths)

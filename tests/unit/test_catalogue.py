@@ -295,6 +295,21 @@ def test_agent_config_freezes_the_files_agents_read_and_nothing_else() -> None:
         assert not any(g.matches(normalize_path(path)) for g in globs), path
 
 
+def test_a_rules_path_globs_asked_as_one_pattern_answer_as_each_asked_alone() -> None:
+    """`FreezeRule.matches_path` asks the rule's globs as one alternation: the same answer as
+    asking each glob (`PathGlob.matches`), on paths each glob matches, misses and nearly matches."""
+    from gatecore.adapters.config import policy_from_bytes
+
+    rule = policy_from_bytes(b'[[freeze]]\npaths = ["@agent-config", "ci/**", "gate.toml", "a/*/b", "**/x?.md", '
+                             b'"d/**/e"]\nauthors = ["*"]\n', "test").rules[0]
+    assert len(rule.paths) > 40
+    paths = [*CONFIG_FILES, *NOT_CONFIG, "ci", "ci/x", "CI./x", "gate.toml", "gate.toml/x", "a/q/b", "a/q/c", "a/b",
+             "x1.md", "z/x1.md", "z/x12.md", "d/e", "d/q/r/e", "d/q/r/f", "", ".claude", "w/.claude/k"]
+    for path in paths:
+        norm = normalize_path(path)
+        assert rule.matches_path(norm) == any(g.matches(norm) for g in rule.paths), path
+
+
 # --- the catalogue as shipped, documented and listed ----------------------------------------
 
 

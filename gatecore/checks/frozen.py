@@ -130,13 +130,19 @@ class FrozenChecker:
     def name_patterns(self, rules: Sequence[FreezeRule]) -> NamePatterns | None:
         """Which names can matter in a directory, as a pattern `TreeDiff` searches raw trees
         with: the rules' next literal segments below it (`ci` and `gate.toml` at the root for
-        `ci/**` and `gate.toml`); None where a pattern's wildcards start (any name can)."""
+        `ci/**` and `gate.toml`); None where a pattern's wildcards start (any name can).
+
+        A pattern `**/T1/../Tk` (or `**/T1/../Tk/**`: `@agent-config`'s `**/AGENTS.md`, `**/.claude/**`)
+        matches the paths whose segments hold the run T1..Tk (`PathGlob.tail`): in a directory whose
+        path holds the run any name can matter; elsewhere a file matters only as the run's end, so the
+        search keeps the T names that continue the run there and every subdirectory (`dirs`)."""
         if not self.search_names:
             return None
         key = rules_key(rules)
         got = self._names.get(key)
         if got is None:
-            literals = [g.literal for r in rules for g in r.paths]
+            literals = [g.literal for r in rules for g in r.paths if not g.tail]
+            tails = sorted({g.tail for r in rules for g in r.paths if g.tail})
             memo: dict[bytes, NameSearch | None] = {}
 
             def names(prefix: bytes) -> NameSearch | None:
@@ -151,7 +157,13 @@ class FrozenChecker:
                         below.add(lit[depth])
                     elif len(lit) <= depth and segs[:len(lit)] == lit:
                         anything = True
-                got = memo[prefix] = None if anything else name_pattern(sorted(below))
+                for tail in tails:
+                    k = len(tail)
+                    if any(segs[i:i + k] == tail for i in range(depth - k + 1)):
+                        anything = True  # the run is in the path: everything below matches
+                    # the names that start the run here, or continue one the path ends with
+                    below.update(tail[j] for j in range(min(k, depth + 1)) if segs[depth - j:] == tail[:j])
+                got = memo[prefix] = None if anything else name_pattern(sorted(below), dirs=bool(tails))
                 return got
 
             got = self._names[key] = names

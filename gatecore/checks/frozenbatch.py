@@ -146,7 +146,7 @@ class Batches:
         descend, names = checker.descender(rules), checker.name_patterns(rules)
         root = None if names is None else names(b"")
         scan = self.scan
-        if root is None or scan is None or len(listed) < SCAN_PAIRS or (
+        if root is None or root.dirs or scan is None or len(listed) < SCAN_PAIRS or (
                 not self._scanning and self._warming is None and diff.searched_bytes < SCAN_AFTER_BYTES):
             return diff.changes_many(listed, descend, per_pair, names)
         id_bytes = len(checker.objects.zero_id) // 2

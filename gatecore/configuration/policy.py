@@ -128,6 +128,7 @@ class PathGlob:
     _source: str  # the regular expression, compiled when first used (`_compiled`)
     _literal: tuple[str, ...]
     origin: str = ""  # the named set it came from (`@agent-config (cursor)`), "" for the policy's own
+    _tail: tuple[str, ...] = ()  # `**/T1/../Tk` or `**/T1/../Tk/**`: T1..Tk (no wildcard), else ()
 
     @classmethod
     def compile(cls, pattern: str, origin: str = "") -> PathGlob:
@@ -153,7 +154,9 @@ class PathGlob:
             if _has_wildcard(s):
                 break
             literal.append(s)
-        return cls(pattern, _glob_regex(segs), tuple(literal), origin)
+        body = segs[1:-1] if len(segs) > 1 and segs[-1] == "**" else segs[1:]
+        tail = tuple(body) if segs[0] == "**" and body and not any(_has_wildcard(s) for s in body) else ()
+        return cls(pattern, _glob_regex(segs), tuple(literal), origin, tail)
 
     def matches(self, norm_path: str) -> bool:
         """`norm_path` is already `normalize_path`-ed."""
@@ -163,6 +166,13 @@ class PathGlob:
     def literal(self) -> tuple[str, ...]:
         """The pattern's leading segments without a wildcard, normalised (empty: it starts with one)."""
         return self._literal
+
+    @property
+    def tail(self) -> tuple[str, ...]:
+        """For `**/T1/../Tk` and `**/T1/../Tk/**` (no other wildcard): T1..Tk, normalised. Such a
+        pattern matches exactly the paths whose segments hold the run T1..Tk, and those below them
+        (`frozen.FrozenChecker.name_patterns` searches trees for those names); () for any other."""
+        return self._tail
 
     def may_match_below(self, norm_dir: str) -> bool:
         """Could any path below directory `norm_dir` match? (Conservative: may say yes.)"""

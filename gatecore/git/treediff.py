@@ -58,9 +58,12 @@ class NameSearch:
     the tree is then read whole and refused: tests/unit/test_tree_names.py). Names of dots (and
     spaces) alone are always found, for `checked_entries` to refuse `.` and `..`."""
 
-    def __init__(self, names: Sequence[str]) -> None:
+    def __init__(self, names: Sequence[str], dirs: bool = False) -> None:
+        """`dirs`: every subdirectory is found too (with any other entry whose mode is not one of
+        git's canonical file modes): `**/NAME` patterns can match below any directory."""
         if not all(n.isascii() for n in names):
             raise ValueError("NameSearch finds ASCII names only (read trees whole for the others)")
+        self.dirs = dirs
         # `.` too, whatever the rules: an entry named `.` or `..` is refused wherever a tree
         # is searched (a path through it reads, to a reader that joins names, as one without it).
         alts = sorted({n.encode("ascii") for n in names if n} | {b"."})
@@ -82,8 +85,12 @@ class NameSearch:
             # (atomic groups everywhere: about twice as fast as backtracking on a 500-entry tree; written
             # (?>X*) rather than the possessive X*+, which CPython before 3.11.5 matches wrongly when X
             # holds an alternation (gh-106052), and Debian 12's python3 is 3.11.2)
-            skip = re.compile(rb"(?>(?:(?>[0-7]+) (?:%s%s)\0.{%d})*)" % (plain, other, id_bytes), re.DOTALL)
-            hit = re.compile(rb"((?>[0-7]+)) (%s)\0(.{%d})" % (self._name, id_bytes), re.DOTALL)
+            # With `dirs`, only entries of git's canonical file modes are skipped: the search stops at
+            # every other (a directory, or an odd mode) and finds it whatever its name holds but `/`.
+            mode = rb"(?:100644|100755|120000|160000)" if self.dirs else rb"(?>[0-7]+)"
+            skip = re.compile(rb"(?>(?:%s (?:%s%s)\0.{%d})*)" % (mode, plain, other, id_bytes), re.DOTALL)
+            name = rb"%s|(?>[^\0/]+)" % self._name if self.dirs else self._name
+            hit = re.compile(rb"((?>[0-7]+)) (%s)\0(.{%d})" % (name, id_bytes), re.DOTALL)
             got = self._compiled[id_bytes] = (skip, hit)
         return got
 
@@ -130,11 +137,11 @@ def checked_entries(tree_id: str, found: Sequence[tuple[bytes, bytes, bytes]]) -
     return out
 
 
-def name_pattern(names: Sequence[str]) -> NameSearch | None:
+def name_pattern(names: Sequence[str], dirs: bool = False) -> NameSearch | None:
     """A `NamePatterns` answer for names that matter when, case-folded and without trailing
-    dots and spaces, they are one of `names` (normalised literal segments); None (read trees
-    whole) if one of those is outside ASCII."""
-    return NameSearch(names) if all(n.isascii() for n in names) else None
+    dots and spaces, they are one of `names` (normalised literal segments), and with `dirs` every
+    subdirectory; None (read trees whole) if one of those names is outside ASCII."""
+    return NameSearch(names, dirs) if all(n.isascii() for n in names) else None
 
 
 @valueclass(frozen=True, slots=True)

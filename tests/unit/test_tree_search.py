@@ -169,7 +169,10 @@ MODES = [b"100644", b"100755", b"120000", b"160000", b"100664", b"30644", b"1207
 TREE_MODES = [b"40000", b"40000", b"40000", b"040000", b"40755"]
 RULES = [rule(0, "ci/**"), rule(1, "gate.toml"), rule(2, "kit/deploy.yml"), rule(3, ".pre-commit-config.yaml"),
          rule(4, "docs/ci/md.md"), rule(5, "src/*/secret")]
-UNPRUNABLE = [*RULES, rule(6, "**/secret")]
+UNPRUNABLE = [*RULES, rule(6, "**/*ecret")]
+#: `**/NAME` patterns (`@agent-config`'s shape): searched for their names and every subdirectory.
+TAILS = [*RULES, rule(6, "**/secret"), rule(7, "**/ci/Deploy.yml"), rule(8, "**/md.md/**"), rule(9, "**/Kit/x/**"),
+         rule(10, "**/\u00e7i")]
 UNICODE = [rule(0, "\u00e7i/**"), rule(1, "gate.toml")]  # a frozen name outside ASCII: trees read whole
 
 
@@ -221,7 +224,8 @@ def _hostile_history(raw: Raw, rng: random.Random, commits: int) -> str:
 def test_hostile_histories_read_the_same_searched_or_parsed_whole(tmp_path: Path, seed: int) -> None:
     raw = Raw(tmp_path / "r.git")
     tip = _hostile_history(raw, random.Random(seed), 60)
-    for rules, whole in ((RULES, False), (UNPRUNABLE, False), (RULES, True), (UNICODE, False)):
+    for rules, whole in ((RULES, False), (UNPRUNABLE, False), (RULES, True), (UNICODE, False), (TAILS, False),
+                         (TAILS[:-1], False), (TAILS[:-1], True)):
         searched, parsed = both_readings(raw.path, [tip], rules, whole)
         assert searched == parsed
         assert searched  # the history does write frozen paths (the comparison is not vacuous)
@@ -294,6 +298,10 @@ REAL_RULES = {
     "django-debug-toolbar": [rule(0, "debug_toolbar/panels/**"), rule(1, "setup.py"), rule(2, "debug_toolbar/*.py")],
 }
 UNPRUNABLE_REAL = {"pallets-flask": rule(5, "*.toml"), "django-debug-toolbar": rule(3, "**/*.html")}
+#: `**/NAME` patterns each history writes (searched for their names and every subdirectory).
+TAILS_REAL = {"pallets-flask": [rule(5, "**/conftest.py"), rule(6, "**/Templates/**")],
+              "ohmyzsh-ohmyzsh": [rule(5, "**/README.md"), rule(6, "**/git/git.plugin.zsh")],
+              "django-debug-toolbar": [rule(3, "**/panels/**"), rule(4, "**/__init__.py")]}
 
 
 def _real(tmp_path_factory: pytest.TempPathFactory, name: str) -> Path:
@@ -326,6 +334,10 @@ def test_real_histories_read_the_same_searched_or_parsed_whole(tmp_path_factory:
     if name in UNPRUNABLE_REAL:
         searched, parsed = both_readings(repo, _tips(repo), [*rules, UNPRUNABLE_REAL[name]])
         assert searched == parsed
+    tails = TAILS_REAL[name]
+    searched, parsed = both_readings(repo, _tips(repo), tails)
+    assert searched == parsed
+    assert len({v.rule for v in searched}) == len(tails)  # every tail is written somewhere
 
 
 # --- the second process ---------------------------------------------------------------------------

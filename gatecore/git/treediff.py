@@ -137,11 +137,25 @@ def checked_entries(tree_id: str, found: Sequence[tuple[bytes, bytes, bytes]]) -
     return out
 
 
+#: (names, dirs) -> its search: directories of one policy mostly need one of a few sets of names, and
+#: a search compiles its patterns once (at most `_SEARCHES_KEPT` kept).
+_SEARCHES: dict[tuple[tuple[str, ...], bool], NameSearch] = {}
+_SEARCHES_KEPT = 1024
+
+
 def name_pattern(names: Sequence[str], dirs: bool = False) -> NameSearch | None:
     """A `NamePatterns` answer for names that matter when, case-folded and without trailing
     dots and spaces, they are one of `names` (normalised literal segments), and with `dirs` every
     subdirectory; None (read trees whole) if one of those names is outside ASCII."""
-    return NameSearch(names, dirs) if all(n.isascii() for n in names) else None
+    if not all(n.isascii() for n in names):
+        return None
+    key = (tuple(names), dirs)
+    got = _SEARCHES.get(key)
+    if got is None:
+        if len(_SEARCHES) >= _SEARCHES_KEPT:
+            _SEARCHES.clear()
+        got = _SEARCHES[key] = NameSearch(names, dirs)
+    return got
 
 
 @valueclass(frozen=True, slots=True)

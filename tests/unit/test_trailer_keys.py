@@ -57,7 +57,9 @@ def test_the_keys_are_the_globs_keys_and_co_authored_by_for_authors() -> None:
     assert trailer_keys([_rule([], [])]) is None
     got = trailer_keys([_rule(["Assisted-by: *", "Made-with: Cursor"], ["*@agents.example.com"])])
     assert got is not None and got is not EVERY_TRAILER
-    assert got.search(b"x\n\nASSISTED-BY: me") and got.search(b"co-authored-BY: a <b>") and not got.search(b"Signed")
+    # (searched in the message lowered)
+    assert got.search(b"x\n\nASSISTED-BY: me".lower()) and got.search(b"co-authored-BY: a <b>".lower())
+    assert not got.search(b"Signed".lower())
     # a key with a wildcard, or a glob without a key, reads every trailer
     assert trailer_keys([_rule(["Ass*-by: *"], [])]) is EVERY_TRAILER
     assert trailer_keys([_rule(["*devin*"], [])]) is EVERY_TRAILER

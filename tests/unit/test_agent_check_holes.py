@@ -26,7 +26,7 @@ authors = ["*@agents.example.com"]
 
 
 def _project(path: Path) -> Path:
-    return agent_project(path, POLICY)
+    return agent_project(path, POLICY, warm=True)  # (each test asks its questions of a repository already checked)
 
 
 @pytest.fixture

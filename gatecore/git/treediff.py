@@ -177,12 +177,15 @@ def _is_tree(entry: tuple[int, str] | None) -> bool:
 class TreeDiff:
     """Tree comparisons over one object store, remembering the entries each filter keeps."""
 
-    #: (tree, prefix, filter) entries kept (bounded like the object store's tree cache).
+    #: (tree, prefix, filter) entries kept (bounded like the object store's tree cache), and at most
+    #: this many entries in them all (a search that keeps every subdirectory keeps dozens a tree).
     KEPT_CACHE = 16384
+    KEPT_ENTRIES = 1 << 16
 
     def __init__(self, objects: Objects) -> None:
         self.objects = objects
         self._kept: dict[tuple[str, bytes, DescendFilter], Entries] = {}
+        self._held = 0  # entries in `_kept`'s values (as added)
         #: bytes of raw trees searched so far (what tells a big push: `frozenbatch.Batches`)
         self.searched_bytes = 0
         self._same: dict[tuple[bytes, DescendFilter, tuple[tuple[bytes, bytes, bytes], ...]], Entries] = {}
@@ -192,18 +195,21 @@ class TreeDiff:
         # A path descend() rejects cannot match, nor can anything below it.
         got = {name: e for name, e in entries.items() if descend(prefix + name)}
         kept[(tree_id, prefix)] = self._kept[(tree_id, prefix, descend)] = got
+        self._held += len(got)
 
     def _found(self, tree_id: str, prefix: bytes, descend: DescendFilter,
-               found: list[tuple[bytes, bytes, bytes]], kept: dict[tuple[str, bytes], Entries]) -> None:
+               found: list[tuple[bytes, bytes, bytes]], kept: dict[tuple[str, bytes], Entries], share: bool) -> None:
         """The entries `NameSearch.find` found, as `_filtered` keeps them, checked as `parse_tree`
-        checks entries (names once each, in git's order, never `.` or `..`)."""
+        checks entries (names once each, in git's order, never `.` or `..`). `share`: the same
+        entries found in other trees are kept as one object (not for a search that keeps every
+        subdirectory: two trees with the same subdirectories and nothing else are one tree)."""
         if not found:  # the common case: no name that matters (shared, never changed)
             kept[(tree_id, prefix)] = self._kept[(tree_id, prefix, descend)] = _NOTHING
             return
         # The same entries found in many trees (a frozen directory that did not change) are one
         # object: a pair of trees holding it is skipped at once.
-        memo_key = (prefix, descend, tuple(found))
-        shared = self._same.get(memo_key)
+        memo_key = (prefix, descend, tuple(found)) if share else None
+        shared = None if memo_key is None else self._same.get(memo_key)
         if shared is not None:
             kept[(tree_id, prefix)] = self._kept[(tree_id, prefix, descend)] = shared
             return
@@ -211,9 +217,12 @@ class TreeDiff:
         for mode, name, raw_id in checked_entries(tree_id, found):
             if descend(prefix + name):
                 got[name] = (mode, raw_id.hex())
-        if len(self._same) >= self.KEPT_CACHE:
-            self._same.clear()
-        kept[(tree_id, prefix)] = self._kept[(tree_id, prefix, descend)] = self._same[memo_key] = got
+        kept[(tree_id, prefix)] = self._kept[(tree_id, prefix, descend)] = got
+        self._held += len(got)
+        if memo_key is not None:
+            if len(self._same) >= self.KEPT_CACHE:
+                self._same.clear()
+            self._same[memo_key] = got
 
     def _read_level(self, level: Sequence[tuple[int, bytes, str | None, str | None]],  # noqa: PLR0912 - the tree reader's batching; treediff.py is helper reading's
                     descend: DescendFilter | None, names: NamePatterns | None
@@ -223,8 +232,9 @@ class TreeDiff:
         kept: dict[tuple[str, bytes], Entries] = {}
         if descend is None:
             return self.objects.trees([t for _, _, o, n in level for t in (o, n) if t is not None]), kept
-        if len(self._kept) >= self.KEPT_CACHE:
+        if len(self._kept) >= self.KEPT_CACHE or self._held >= self.KEPT_ENTRIES:
             self._kept.clear()
+            self._held = 0
         whole: dict[tuple[str, bytes], None] = {}
         raw: dict[str, list[tuple[bytes, NameSearch]]] = {}
         patterns: dict[bytes, NameSearch | None] = {}
@@ -253,7 +263,7 @@ class TreeDiff:
                 if found is None:  # not plain ASCII names: parse it whole
                     self._filtered(oid, prefix, descend, self.objects.tree_from_bytes(oid, data), kept)
                 else:
-                    self._found(oid, prefix, descend, found, kept)
+                    self._found(oid, prefix, descend, found, kept, not pattern.dirs)
         trees = self.objects.trees([t for t, _ in whole])
         for t, prefix in whole:
             self._filtered(t, prefix, descend, trees[t], kept)

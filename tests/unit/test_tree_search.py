@@ -233,6 +233,29 @@ def test_hostile_histories_read_the_same_searched_or_parsed_whole(tmp_path: Path
     assert {"GATE-FROZEN-PATH", "GATE-GIT-MODE"} <= codes
 
 
+def test_what_a_search_keeping_subdirectories_holds_is_bounded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A `**/NAME` search keeps every subdirectory of every tree it reads: those entries are not
+    shared between trees (two trees with the same subdirectories and nothing else are one tree), and
+    the entries kept between levels are bounded in number, not only the trees (80,000 commits under
+    `@agent-config` held 500 MiB before)."""
+    from gatecore.git.treediff import TreeDiff
+
+    monkeypatch.setattr(TreeDiff, "KEPT_ENTRIES", 64)
+    raw = Raw(tmp_path / "r.git")
+    tip = _hostile_history(raw, random.Random(7), 60)
+    reader = GitStream(str(raw.path))
+    try:
+        objects = Objects(reader)
+        checker = FrozenChecker(objects)
+        batches = Batches(checker)
+        walk_violations(batches, objects.walk([tip], [], None), [rule(0, "**/secret"), rule(1, "**/md.md/**")],
+                        "refs/heads/main", None)
+        assert not checker.diff._same
+        assert checker.diff._held < 64 + 200  # (cleared before a level once over the bound)
+    finally:
+        reader.close()
+
+
 def test_two_entries_of_a_frozen_name_are_refused_and_elsewhere_left_to_fsck(tmp_path: Path) -> None:
     raw = Raw(tmp_path / "r.git")
     blob = raw.write("blob", b"x\n")

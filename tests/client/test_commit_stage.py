@@ -209,17 +209,17 @@ def test_an_agents_git_merge_is_judged_at_the_commit_msg_stage(gated: Server, pc
     sides changed the file, so the merged file differs from each parent), as the server would."""
     w = gated.work
     env = pc_env(pc_home)
-    w.write("ci/deploy.yml", "one\ntwo\nthree\nfour\nfive\n")
-    git(w.path, "add", "-A")
-    assert commit(w, "human ci", HUMAN, env).returncode == 0
-    git(w.path, "checkout", "-q", "-b", "side")
-    w.write("ci/deploy.yml", "ONE\ntwo\nthree\nfour\nfive\n")
-    git(w.path, "add", "-A")
-    assert commit(w, "human ci, side", HUMAN, env).returncode == 0
+
+    def human_writes(text: str, branch: str) -> None:
+        git(w.path, "checkout", "-q", "-B", branch)
+        w.write("ci/deploy.yml", text)
+        git(w.path, "add", "-A")
+        assert commit(w, f"human ci on {branch}", HUMAN, env).returncode == 0
+
+    human_writes("one\ntwo\nthree\nfour\nfive\n", "main")
+    human_writes("ONE\ntwo\nthree\nfour\nfive\n", "side")
     git(w.path, "checkout", "-q", "main")
-    w.write("ci/deploy.yml", "one\ntwo\nthree\nfour\nFIVE\n")
-    git(w.path, "add", "-A")
-    assert commit(w, "human ci, main", HUMAN, env).returncode == 0
+    human_writes("one\ntwo\nthree\nfour\nFIVE\n", "main")
     before = w.head()
     out = git(w.path, "merge", "--no-edit", "side", identity=AGENT, env=env, check=False)
     assert out.returncode != 0 and w.head() == before, text(out)

@@ -154,3 +154,21 @@ def test_agent_config_is_frozen_for_agents(server: Server, path: str) -> None:
     server.work.write(path, "{}\n")
     server.work.commit("tune the agent", identity=HUMAN)
     assert server.push("main").returncode == 0
+
+
+@pytest.mark.parametrize(("path", "shown"), [
+    ("\u200c/AGENTS.md", "\\xe2\\x80\\x8c/AGENTS.md"),
+    ("src/\ufeff/.claude/settings.json", "src/\\xef\\xbb\\xbf/.claude/settings.json"),
+    ("docs/\u200c\u200d/deep/.github/copilot-instructions.md.", None),  # (a root-only literal: not frozen)
+], ids=["zwnj-agents-md", "bom-claude-settings", "literal-below"])
+def test_agent_config_below_a_directory_named_only_of_ignorable_code_points(
+        server: Server, path: str, shown: str | None) -> None:
+    """A directory named U+200C (U+FEFF, ...) is an empty segment once normalised, and `**` spans it:
+    `@agent-config`'s `**/AGENTS.md` and `**/.claude/**` freeze what is below it."""
+    server.work.write(path, "{}\n")
+    server.work.commit("tune the agent", identity=("Bot", "bot@agents.example.com"))
+    out = server.push("main")
+    if shown is None:
+        assert out.returncode == 0, out.stderr
+        return
+    assert refused(out, "GATE-FROZEN-PATH") and f"path={shown}" in out.stderr, out.stderr

@@ -307,6 +307,32 @@ def test_a_root_entry_holding_a_slash_is_refused_searched_or_parsed_whole(tmp_pa
             reader.close()
 
 
+def test_a_tail_below_a_directory_named_only_of_ignorable_code_points_is_frozen(tmp_path: Path) -> None:
+    """A directory named U+200C (or U+FEFF, ...) is an empty segment once normalised: `**/AGENTS.md`
+    and `**/.claude/**` matched nothing below it, searched or parsed whole (an agent's AGENTS.md
+    in a directory named U+200C was no `@agent-config` path)."""
+    raw = Raw(tmp_path / "r.git")
+    blob = raw.write("blob", b"x\n")
+    base = raw.commit(raw.tree({b"README": (b"100644", blob)}), [])
+    claude = raw.tree({b".claude": (b"40000", raw.tree({b"settings.json": (b"100644", blob)}))})
+    tip = raw.commit(raw.tree({
+        b"README": (b"100644", blob),
+        "\u200c".encode(): (b"40000", raw.tree({b"AGENTS.md": (b"100644", blob)})),
+        b"src": (b"40000", raw.tree({"\ufeff\u200d".encode(): (b"40000", claude)})),
+        b"x": (b"40000", raw.tree({"\u200c".encode(): (b"40000", raw.tree({b"a": (b"40000", raw.tree({
+            b"b": (b"100644", blob)}))}))})),
+    }), [base])
+    rules = [rule(0, "**/AGENTS.md", "**/.claude/**"), rule(1, "**/a/b"), rule(2, "src/**/settings.json")]
+    searched, parsed = both_readings(raw.path, [tip], rules)
+    assert searched == parsed
+    assert {(v.path, v.rule) for v in searched} == {
+        ("\\xe2\\x80\\x8c/AGENTS.md", "freeze[0]:r0"),
+        ("src/\\xef\\xbb\\xbf\\xe2\\x80\\x8d/.claude/settings.json", "freeze[0]:r0"),
+        ("src/\\xef\\xbb\\xbf\\xe2\\x80\\x8d/.claude/settings.json", "freeze[2]:r2"),
+        ("x/\\xe2\\x80\\x8c/a/b", "freeze[1]:r1"),
+    }
+
+
 # --- real histories -----------------------------------------------------------------------------
 
 #: Frozen paths that real histories write: literal, deep, in another case, and unprunable globs.

@@ -172,3 +172,23 @@ def test_agent_config_below_a_directory_named_only_of_ignorable_code_points(
         assert out.returncode == 0, out.stderr
         return
     assert refused(out, "GATE-FROZEN-PATH") and f"path={shown}" in out.stderr, out.stderr
+
+
+def test_a_file_beside_a_directory_of_agent_config_of_the_same_name_is_refused(server: Server) -> None:
+    """git fsck's duplicateEntries: a file `src` and the directory `src` unchanged. git's path lookups find
+    the file (`git show C:src/.claude/settings.json` finds nothing: the agent's commit hides the settings
+    from them); a `**/.claude/**` search reads every directory but skipped the file, and took the tree."""
+    server.work.write("src/.claude/settings.json", "{}\n")
+    server.work.commit("settings", identity=HUMAN)
+    assert server.push("main").returncode == 0
+    blob = server.work.hash_object(b"not a directory\n")
+    src = server.work.head("HEAD:src")
+    readme = server.work.head("HEAD:README")
+    tree = server.work.hash_object(b"".join([
+        b"100644 README\0" + bytes.fromhex(readme), b"100644 src\0" + bytes.fromhex(blob),
+        b"40000 src\0" + bytes.fromhex(src)]), "tree")
+    head = server.work.git("commit-tree", tree, "-p", "HEAD", "-m", "tidy",
+                           identity=("Bot", "bot@agents.example.com")).stdout.strip()
+    assert server.work.git("show", f"{head}:src/.claude/settings.json", check=False).returncode != 0
+    out = server.push(f"{head}:refs/heads/main")
+    assert refused(out, "GATE-GIT-MALFORMED"), out.stderr

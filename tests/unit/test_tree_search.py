@@ -292,7 +292,11 @@ def test_two_entries_of_a_frozen_name_are_refused_and_elsewhere_left_to_fsck(tmp
     [b"100755 x", b"40000 x.d", b"100644 x.txt", b"40000 x"],  # (git's order: x, x.d/, x.txt, x/)
     [b"100644 x", b"100644 x-1", b"40000 x-2", b"40000 x"],
     [b"100644 README", b"100644 x", b"40000 x"],
-], ids=["file", "symlink", "submodule", "between", "between-2", "after-readme"])
+    pytest.param([b"40000 x", b"100644 x"], marks=pytest.mark.xfail(strict=True, reason=(
+        "out of git's order, the file after the directory: git's lookups find the directory (what the search "
+        "reads), readers that take the last entry the file; finding it would search the whole tree for each "
+        "directory's name (order outside the names found is git fsck's)"))),
+], ids=["file", "symlink", "submodule", "between", "between-2", "after-readme", "unsorted"])
 def test_a_file_named_as_a_directory_a_tail_search_reads_is_refused(tmp_path: Path, entries: list[bytes]) -> None:
     """git fsck's duplicateEntries, a file and a directory both named `x`: git's path lookups find the
     first (the file: `git show C:x/AGENTS.md` finds nothing), other readers the directory. A `**/NAME`

@@ -98,10 +98,11 @@ def _segment_regex(seg: str) -> str:
 
 
 def _glob_regex(segments: Sequence[str]) -> str:
-    """Each segment followed by '/', `**` as any run of whole segments."""
+    """Each segment followed by '/', `**` as any run of whole segments: empty ones too, as `*` matches
+    one (a name of code points HFS+ ignores only, U+200C, is an empty segment once normalised)."""
     parts = []
     for seg in segments:
-        parts.append("(?:[^/]+/)*" if seg == "**" else _segment_regex(seg) + "/")
+        parts.append("(?:[^/]*/)*" if seg == "**" else _segment_regex(seg) + "/")
     return "".join(parts)
 
 

@@ -20,8 +20,10 @@ tree that is not a well-formed list of entries is read the careful way; a tree h
 name outside ASCII (which Unicode folding could map onto a frozen name) is parsed whole,
 as before. Trees read this way are not checked for order and duplicates outside the
 names found (those are git fsck's: `gate server install --fsck`); between the names
-found, they are, and entries named `.` or `..` are refused wherever a tree is searched
-(docs/security.md, duplicateEntries, treeNotSorted, hasDot).
+found, they are, a search that finds every subdirectory refuses a file before one of them
+named as it (git's lookups find the file, and lose what the directory holds), and entries
+named `.` or `..` are refused wherever a tree is searched (docs/security.md,
+duplicateEntries, treeNotSorted, hasDot).
 
 The records correspond one to one with `git diff-tree -r -z --no-renames --raw` lines
 for trees of canonical modes (docs/digest.md).
@@ -60,7 +62,9 @@ class NameSearch:
 
     def __init__(self, names: Sequence[str], dirs: bool = False) -> None:
         """`dirs`: every subdirectory is found too (with any other entry whose mode is not one of
-        git's canonical file modes): `**/NAME` patterns can match below any directory."""
+        git's canonical file modes): `**/NAME` patterns can match below any directory. A file
+        skipped before one of them and named as it is not skipped: the tree is read whole
+        (`_shadowed`)."""
         if not all(n.isascii() for n in names):
             raise ValueError("NameSearch finds ASCII names only (read trees whole for the others)")
         self.dirs = dirs
@@ -101,19 +105,49 @@ class NameSearch:
         (a file named `40000 ci`) is never taken for an entry."""
         skip, hit = self._patterns(id_bytes)
         found: list[tuple[bytes, bytes, bytes]] = []
+        runs: list[int] = []  # (with `dirs`) where the entries skipped before each found one start
+        dirs = self.dirs
         pos = 0
         end = len(data)
         while True:
             m = skip.match(data, pos)
             assert m is not None  # (it always matches, if only the empty run)
-            pos = m.end()
+            run, pos = pos, m.end()
             if pos == end:
                 return found
             h = hit.match(data, pos)
             if h is None:
                 return None
-            found.append((h[1], h[2], h[3]))
+            entry = (h[1], h[2], h[3])
+            if dirs:
+                if entry[0] not in _FILE_MODES and _shadowed(data, entry[1], run, pos, found, runs):
+                    return None  # (read whole, and refused)
+                runs.append(run)
+            found.append(entry)
             pos = h.end()
+
+
+#: The modes of the entries a search with `dirs` skips by name (git's canonical modes but a directory's).
+_FILE_MODES = frozenset((b"100644", b"100755", b"120000", b"160000"))
+
+
+def _shadowed(data: bytes, name: bytes, run: int, at: int, found: Sequence[tuple[bytes, bytes, bytes]],
+              runs: Sequence[int]) -> bool:
+    """Could a file a search with `dirs` skipped bear the name of the directory it found at `at` (git
+    fsck's duplicateEntries)? The whole parse refuses the tree, and git's path lookups find the first
+    of the two, the file, losing what the directory holds (`x/AGENTS.md`, hidden by a file `x`).
+
+    In git's order a file `x` comes before the directory `x`, with only names of `x` and a byte below
+    `/` between them (`x.d`, `x-1`): the entries skipped since the last found entry, or since the
+    found entries of such names, are looked through for ` x\0` (a name or an id that merely holds it
+    reads the tree whole). A file after its directory is out of git's order, its name one no rule
+    reads there: order and duplicates outside the names found are git fsck's."""
+    n = len(name)
+    i = len(found)
+    while i and len(found[i - 1][1]) > n and found[i - 1][1][n] < 0x2F and found[i - 1][1].startswith(name):
+        i -= 1
+        run = runs[i]
+    return data.rfind(b" " + name + b"\0", run, at) != -1
 
 
 def checked_entries(tree_id: str, found: Sequence[tuple[bytes, bytes, bytes]]) -> list[tuple[int, bytes, bytes]]:

@@ -154,3 +154,41 @@ def test_agent_config_is_frozen_for_agents(server: Server, path: str) -> None:
     server.work.write(path, "{}\n")
     server.work.commit("tune the agent", identity=HUMAN)
     assert server.push("main").returncode == 0
+
+
+@pytest.mark.parametrize(("path", "shown"), [
+    ("\u200c/AGENTS.md", "\\xe2\\x80\\x8c/AGENTS.md"),
+    ("src/\ufeff/.claude/settings.json", "src/\\xef\\xbb\\xbf/.claude/settings.json"),
+    ("docs/\u200c\u200d/deep/.github/copilot-instructions.md.", None),  # (a root-only literal: not frozen)
+], ids=["zwnj-agents-md", "bom-claude-settings", "literal-below"])
+def test_agent_config_below_a_directory_named_only_of_ignorable_code_points(
+        server: Server, path: str, shown: str | None) -> None:
+    """A directory named U+200C (U+FEFF, ...) is an empty segment once normalised, and `**` spans it:
+    `@agent-config`'s `**/AGENTS.md` and `**/.claude/**` freeze what is below it."""
+    server.work.write(path, "{}\n")
+    server.work.commit("tune the agent", identity=("Bot", "bot@agents.example.com"))
+    out = server.push("main")
+    if shown is None:
+        assert out.returncode == 0, out.stderr
+        return
+    assert refused(out, "GATE-FROZEN-PATH") and f"path={shown}" in out.stderr, out.stderr
+
+
+def test_a_file_beside_a_directory_of_agent_config_of_the_same_name_is_refused(server: Server) -> None:
+    """git fsck's duplicateEntries: a file `src` and the directory `src` unchanged. git's path lookups find
+    the file (`git show C:src/.claude/settings.json` finds nothing: the agent's commit hides the settings
+    from them); a `**/.claude/**` search reads every directory but skipped the file, and took the tree."""
+    server.work.write("src/.claude/settings.json", "{}\n")
+    server.work.commit("settings", identity=HUMAN)
+    assert server.push("main").returncode == 0
+    blob = server.work.hash_object(b"not a directory\n")
+    src = server.work.head("HEAD:src")
+    readme = server.work.head("HEAD:README")
+    tree = server.work.hash_object(b"".join([
+        b"100644 README\0" + bytes.fromhex(readme), b"100644 src\0" + bytes.fromhex(blob),
+        b"40000 src\0" + bytes.fromhex(src)]), "tree")
+    head = server.work.git("commit-tree", tree, "-p", "HEAD", "-m", "tidy",
+                           identity=("Bot", "bot@agents.example.com")).stdout.strip()
+    assert server.work.git("show", f"{head}:src/.claude/settings.json", check=False).returncode != 0
+    out = server.push(f"{head}:refs/heads/main")
+    assert refused(out, "GATE-GIT-MALFORMED"), out.stderr

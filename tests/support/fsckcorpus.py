@@ -312,7 +312,9 @@ CASES: tuple[Case, ...] = (
     Case("duplicateEntries", "accept", "refuse", "GATE-GIT-MALFORMED",
          "git's lookups find the first of two entries, other readers the last: two `ci` entries, the base's "
          "first (git sees no frozen write) and the agent's second; a duplicate of a name no rule reads "
-         "decides nothing and is left to git fsck (trees are searched for the rules' names, not parsed whole)",
+         "decides nothing and is left to git fsck (trees are searched for the rules' names, not parsed whole); "
+         "under a `**/NAME` pattern every directory is read, and a file named as one before it (git's order) "
+         "is refused: git's lookups find the file and lose what the directory holds",
          _raw_root_case(_duplicate_ci)),
     Case("treeNotSorted", "accept", "refuse", "decide",
          "git's path lookups stop at the first name past the one sought: `git show` misses entries `ls-tree` "

@@ -285,6 +285,43 @@ def test_two_entries_of_a_frozen_name_are_refused_and_elsewhere_left_to_fsck(tmp
         check(dup_other, False)  # what reading the tree whole said
 
 
+@pytest.mark.parametrize("entries", [
+    [b"100644 x", b"40000 x"],
+    [b"120000 x", b"40000 x"],
+    [b"160000 x", b"40000 x"],
+    [b"100755 x", b"40000 x.d", b"100644 x.txt", b"40000 x"],  # (git's order: x, x.d/, x.txt, x/)
+    [b"100644 x", b"100644 x-1", b"40000 x-2", b"40000 x"],
+    [b"100644 README", b"100644 x", b"40000 x"],
+    pytest.param([b"40000 x", b"100644 x"], marks=pytest.mark.xfail(strict=True, reason=(
+        "out of git's order, the file after the directory: git's lookups find the directory (what the search "
+        "reads), readers that take the last entry the file; finding it would search the whole tree for each "
+        "directory's name (order outside the names found is git fsck's)"))),
+], ids=["file", "symlink", "submodule", "between", "between-2", "after-readme", "unsorted"])
+def test_a_file_named_as_a_directory_a_tail_search_reads_is_refused(tmp_path: Path, entries: list[bytes]) -> None:
+    """git fsck's duplicateEntries, a file and a directory both named `x`: git's path lookups find the
+    first (the file: `git show C:x/AGENTS.md` finds nothing), other readers the directory. A `**/NAME`
+    search reads every directory, but skipped the file (no rule names `x`), and so took a tree the
+    whole parse refuses: the agent's commit hides `x/AGENTS.md` from git's lookups (the search of a
+    literal `x/AGENTS.md` finds both `x` and refuses it)."""
+    raw = Raw(tmp_path / "r.git")
+    blob = raw.write("blob", b"x\n")
+    sub = raw.tree({b"AGENTS.md": (b"100644", blob)})
+    base = raw.commit(raw.tree({b"README": (b"100644", blob), b"x": (b"40000", sub)}), [])
+    tip = raw.commit(raw.write("tree", b"".join(e + b"\0" + bytes.fromhex(sub if e.startswith(b"40000") else blob)
+                                                for e in entries)), [base])
+    for rules in ([rule(0, "**/AGENTS.md")], [rule(0, "**/.claude/**", "**/AGENTS.md"), rule(1, "ci/**")]):
+        for search in (True, False):
+            reader = GitStream(str(raw.path))
+            try:
+                objects = Objects(reader)
+                with pytest.raises(GateError) as got:
+                    walk_violations(Batches(FrozenChecker(objects, search_names=search)),
+                                    objects.walk([tip], [base], None), rules, "refs/heads/main", None)
+                assert got.value.code == "GATE-GIT-MALFORMED", (search, got.value.detail)
+            finally:
+                reader.close()
+
+
 def test_a_root_entry_holding_a_slash_is_refused_searched_or_parsed_whole(tmp_path: Path) -> None:
     """`x/../ci` at the root of an agent's commit: a reader that joins names reads it as `ci`. The
     whole parse refuses it (fullPathname, hasDotdot); the name search passed over it as a name no
@@ -305,6 +342,32 @@ def test_a_root_entry_holding_a_slash_is_refused_searched_or_parsed_whole(tmp_pa
             assert got.value.code == "GATE-GIT-MALFORMED"
         finally:
             reader.close()
+
+
+def test_a_tail_below_a_directory_named_only_of_ignorable_code_points_is_frozen(tmp_path: Path) -> None:
+    """A directory named U+200C (or U+FEFF, ...) is an empty segment once normalised: `**/AGENTS.md`
+    and `**/.claude/**` matched nothing below it, searched or parsed whole (an agent's AGENTS.md
+    in a directory named U+200C was no `@agent-config` path)."""
+    raw = Raw(tmp_path / "r.git")
+    blob = raw.write("blob", b"x\n")
+    base = raw.commit(raw.tree({b"README": (b"100644", blob)}), [])
+    claude = raw.tree({b".claude": (b"40000", raw.tree({b"settings.json": (b"100644", blob)}))})
+    tip = raw.commit(raw.tree({
+        b"README": (b"100644", blob),
+        "\u200c".encode(): (b"40000", raw.tree({b"AGENTS.md": (b"100644", blob)})),
+        b"src": (b"40000", raw.tree({"\ufeff\u200d".encode(): (b"40000", claude)})),
+        b"x": (b"40000", raw.tree({"\u200c".encode(): (b"40000", raw.tree({b"a": (b"40000", raw.tree({
+            b"b": (b"100644", blob)}))}))})),
+    }), [base])
+    rules = [rule(0, "**/AGENTS.md", "**/.claude/**"), rule(1, "**/a/b"), rule(2, "src/**/settings.json")]
+    searched, parsed = both_readings(raw.path, [tip], rules)
+    assert searched == parsed
+    assert {(v.path, v.rule) for v in searched} == {
+        ("\\xe2\\x80\\x8c/AGENTS.md", "freeze[0]:r0"),
+        ("src/\\xef\\xbb\\xbf\\xe2\\x80\\x8d/.claude/settings.json", "freeze[0]:r0"),
+        ("src/\\xef\\xbb\\xbf\\xe2\\x80\\x8d/.claude/settings.json", "freeze[2]:r2"),
+        ("x/\\xe2\\x80\\x8c/a/b", "freeze[1]:r1"),
+    }
 
 
 # --- real histories -----------------------------------------------------------------------------

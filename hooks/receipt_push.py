@@ -84,7 +84,7 @@ def _no_local_receipts() -> bool:
         pid = os.posix_spawnp("git", argv, os.environ, setsigdef=(_signal.SIGPIPE,), file_actions=[
             (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0), (os.POSIX_SPAWN_DUP2, w, 1),
             (os.POSIX_SPAWN_OPEN, 2, os.devnull, os.O_WRONLY, 0)])
-    except OSError:
+    except (OSError, ValueError):  # (ValueError: an environment entry posix_spawn refuses, a name empty or with "=")
         os.close(r)
         return False
     finally:

@@ -193,3 +193,23 @@ def test_one_rev_parse_answers_as_the_questions_one_by_one(clone: WorkRepo, stat
     assert blob in (None, held) and (blob is None) == (state in ("unborn", "no-policy")), blob
     repo.close()
     alone.close()
+
+
+def test_the_quick_path_says_false_where_git_cannot_be_started(clone: WorkRepo, monkeypatch: pytest.MonkeyPatch,
+                                                               tmp_path: Path) -> None:
+    """`_no_local_receipts` answers False (the whole check runs) whatever stops it from starting git:
+    git not on PATH, a directory named `git` in its place, an environment `posix_spawnp` refuses
+    (an entry with an empty name, which a process can be started with and `os.environ` keeps)."""
+    import os
+
+    monkeypatch.chdir(clone.path)
+    assert receipt_push._no_local_receipts() is True
+    (tmp_path / "bin" / "git").mkdir(parents=True)
+    monkeypatch.setenv("PATH", str(tmp_path / "bin"))
+    assert receipt_push._no_local_receipts() is False
+    monkeypatch.setenv("PATH", str(tmp_path / "nothing"))
+    assert receipt_push._no_local_receipts() is False
+    monkeypatch.undo()
+    monkeypatch.chdir(clone.path)
+    monkeypatch.setattr(os, "environ", {**os.environ, "": "an entry without a name"})
+    assert receipt_push._no_local_receipts() is False

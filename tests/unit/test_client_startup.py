@@ -237,3 +237,18 @@ def test_the_policys_cache_names_a_committed_file_not_a_symlink_with_its_text(cl
     fresh, _, said_fresh = _imported(clone.path, "hooks.frozen_commit", env)
     assert fresh == 2 and "GATE-CONFIG-POLICY" in said_fresh and "is not a regular file" in said_fresh, said_fresh
     assert cached == 2 and "GATE-CONFIG-POLICY" in said and "is not a regular file" in said, said[-2000:]
+
+
+@pytest.mark.parametrize("argv", [["origin", "url", "extra"], ["origin", "--policy", "p", "url"],
+                                  ["--policy", "--", "origin", "url"], ["--keyring", "-x", "origin", "url"],
+                                  ["origin", "--repository-id=r", "url"], ["--policy"]])
+def test_the_quick_path_leaves_what_argparse_refuses_to_the_whole_hook(argv: list[str],
+                                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    """A command line the hook's parser refuses (exit 2, its usage line) is not answered 0 by the quick
+    path, whatever the push: it reads the command line as `hooks.argv` does, or leaves it to argparse."""
+    from hooks import receipt_check
+
+    with pytest.raises(SystemExit):
+        receipt_check.parser().parse_args(argv)
+    assert receipt_push.nothing_reserved(argv, b"", {}) is False
+    assert receipt_push.nothing_reserved(argv, b"", {"PRE_COMMIT_REMOTE_BRANCH": "refs/heads/main"}) is False

@@ -95,7 +95,10 @@ def _no_local_receipts() -> bool:
         os.close(w)
     with os.fdopen(r, "rb") as out:
         listed = out.read()
-    _, status = os.waitpid(pid, 0)
+    try:
+        _, status = os.waitpid(pid, 0)
+    except ChildProcessError:  # (SIGCHLD ignored, inherited: git was reaped for us, its status unknown)
+        return False
     return os.waitstatus_to_exitcode(status) == 0 and not listed.strip()
 
 

@@ -252,3 +252,14 @@ def test_the_quick_path_leaves_what_argparse_refuses_to_the_whole_hook(argv: lis
         receipt_check.parser().parse_args(argv)
     assert receipt_push.nothing_reserved(argv, b"", {}) is False
     assert receipt_push.nothing_reserved(argv, b"", {"PRE_COMMIT_REMOTE_BRANCH": "refs/heads/main"}) is False
+
+
+def test_the_quick_path_says_false_where_git_cannot_be_waited_for(clone: WorkRepo) -> None:
+    """A hook started with SIGCHLD ignored (an ignored signal stays ignored across `exec`: a supervisor's
+    children) has its children reaped for it, and `waitpid` fails (ECHILD): git's status is unknown, and
+    the quick path says False (the whole check runs), not a traceback outside the hook's boundary."""
+    program = ("import signal, sys\nsignal.signal(signal.SIGCHLD, signal.SIG_IGN)\n"
+               "from hooks import receipt_push\nprint(receipt_push._no_local_receipts())\n")
+    out = subprocess.run([sys.executable, "-c", program], cwd=clone.path, env=git_env(AGENT), capture_output=True,
+                         text=True, check=False)
+    assert (out.returncode, out.stdout) == (0, "False\n"), out.stderr

@@ -51,8 +51,9 @@ GIT_REPOSITORY_VARIABLES = ("GIT_DIR", "GIT_WORK_TREE", "GIT_COMMON_DIR", "GIT_C
                             "GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_NAMESPACE", "GIT_PREFIX")
 #: The policy the client hooks read, as committed.
 POLICY_FILE = ".gate/policy.toml"
-#: Writes into the git directory that switch the client hooks off (relative to the git directory).
-GIT_DIR_HOOK_FILES = ("hooks", "config", "config.worktree", "info/attributes")
+#: Writes into the git directory that switch the client hooks off (relative to the git directory): `gate`
+#: holds the committed policy's validated form, which the client hooks and this check take in its place.
+GIT_DIR_HOOK_FILES = ("hooks", "config", "config.worktree", "info/attributes", "gate")
 _GLOB = frozenset("*?[")
 
 
@@ -303,13 +304,11 @@ def _inside_git_dir(where: Where, full: str) -> str | None:
     shares (its hooks and configuration: a linked worktree's own config.worktree below
     `worktrees/NAME/` counted as one); None outside both."""
     key = _fold(full)
+    common = _relative(_fold(where.common_dir), key)
+    if common is not None and common.startswith("worktrees/") and common.count("/") >= 2:
+        return common.split("/", 2)[2]  # (also where the common directory is `where`'s own: the main worktree's)
     inside = _relative(_fold(where.git_dir), key)
-    if inside is not None:
-        return inside
-    inside = _relative(_fold(where.common_dir), key)
-    if inside is not None and inside.startswith("worktrees/") and inside.count("/") >= 2:
-        return inside.split("/", 2)[2]
-    return inside
+    return inside if inside is not None else common
 
 
 _OWN: list[str] = []

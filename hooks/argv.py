@@ -4,8 +4,9 @@ git and pre-commit start a hook on every commit and push, and an agent's hook ru
 tool call; argparse costs each start 5 ms (with `gettext`, `locale` and `shutil`, which its help
 formatter imports when a parser is built). The forms a hook is run with (`--name VALUE`,
 `--name=VALUE`, `--flag`, plain arguments) are read here; anything else (`--help`, an abbreviated
-option, a value starting with `-`, `--`, a usage error) goes to the hook's argparse parser, so its
-reading and its messages are argparse's. `tests/unit/test_hook_argv.py` holds the two readings equal.
+option, a value starting with `-`, `--`, plain arguments on both sides of an option, a usage error)
+goes to the hook's argparse parser, so its reading and its messages are argparse's.
+`tests/unit/test_hook_argv.py` holds the two readings equal.
 """
 
 from __future__ import annotations
@@ -27,16 +28,19 @@ def read_options(argv: Sequence[str], names: Sequence[str], flags: Sequence[str]
     values: dict[str, str | bool | None] = {**dict.fromkeys(names), **dict.fromkeys(flags, False)}
     given: list[str] = []
     rest = list(argv)
+    interrupted = False  # an option after plain arguments: argparse gave those every positional it has
     while rest:
         arg = rest.pop(0)
         name, eq, value = arg.partition("=")
         if name in names and (eq or (rest and not rest[0].startswith("-"))):
             values[name] = value if eq else rest.pop(0)
+            interrupted = bool(given)
         elif arg in flags:
             values[arg] = True
-        elif not arg.startswith("-") and (plain is None or len(given) < plain):
+            interrupted = bool(given)
+        elif not arg.startswith("-") and (plain is None or len(given) < plain) and not interrupted:
             given.append(arg)
-        else:
+        else:  # (plain arguments on both sides of an option: argparse's "unrecognized arguments")
             return None
     return values, given
 

@@ -28,7 +28,7 @@ from collections.abc import Sequence
 from gatecore.adapters import config, files
 from gatecore.configuration.policy import MAX_POLICY_BYTES, Policy
 from gatecore.errors import GateError
-from gatecore.git.objects import Objects, committed_file
+from gatecore.git.objects import Objects, committed_blob, committed_file
 from gatecore.signing.keys import MAX_KEYRING_BYTES, Keyring
 from gatecore.valueclass import valueclass
 
@@ -73,7 +73,8 @@ def load_policy(repo: ClientRepo, revisions: Sequence[str], explicit: str | None
                 blob: str | None = None) -> tuple[Policy, str]:
     """The policy (`find`), and where it was found. `blob`: the object `revisions[0]` holds at
     POLICY_FILE, where the caller knows it (`common.at_head`): while the validated form of that blob is
-    kept, nothing is read (the cache names it); otherwise it is found and read as without it."""
+    kept, and `revisions[0]`'s tree holds it there as a regular file, the blob is not read (the cache
+    names it); otherwise it is found and read as without it."""
 
     def found() -> Found:
         return find(repo, POLICY_FILE, revisions, explicit, code="GATE-CONFIG-POLICY",
@@ -81,8 +82,12 @@ def load_policy(repo: ClientRepo, revisions: Sequence[str], explicit: str | None
 
     cache = os.path.join(repo.path, "gate", "client-policy.toml")
     if blob is not None and explicit is None:
-        origin = f"{revisions[0]}:{POLICY_FILE}"
-        return config.policy_from_blob_cached(blob, lambda: found().data, origin, cache), origin
+        # The id names bytes, not a file: a symlink whose target text is the policy's is the same blob. The
+        # tree says which it is (through the `cat-file --batch` the check reads by; a symlink: GATE-CONFIG-POLICY).
+        commit = repo.commit_of(revisions[0])
+        if commit is not None and committed_blob(Objects(repo), commit, POLICY_FILE, "GATE-CONFIG-POLICY") == blob:
+            origin = f"{revisions[0]}:{POLICY_FILE}"
+            return config.policy_from_blob_cached(blob, lambda: found().data, origin, cache), origin
     got = found()
     return config.policy_from_bytes_cached(got.data, got.origin, cache), got.origin
 

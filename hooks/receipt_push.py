@@ -41,21 +41,25 @@ _VALUE_OPTIONS = ("--policy", "--keyring", "--repository-id")
 
 
 def _positionals(argv: Sequence[str]) -> list[str] | None:
-    """The positional arguments (remote, URL), or None for anything the quick path leaves to argparse."""
-    out = []
-    skip = False
-    for arg in argv:
-        if skip:
-            skip = False
-        elif arg in _VALUE_OPTIONS:
-            skip = True
-        elif arg.startswith(tuple(o + "=" for o in _VALUE_OPTIONS)):
-            continue
-        elif arg.startswith("-"):
-            return None
-        else:
+    """The positional arguments (remote, URL), or None for anything the quick path leaves to argparse:
+    the command line read as `hooks.argv.read_options` reads it (a value starting with `-`, a third
+    plain argument, plain arguments on both sides of an option go to the hook's parser, which refuses
+    them), without importing it."""
+    out: list[str] = []
+    rest = list(argv)
+    interrupted = False
+    while rest:
+        arg = rest.pop(0)
+        name, eq, _ = arg.partition("=")
+        if name in _VALUE_OPTIONS and (eq or (rest and not rest[0].startswith("-"))):
+            if not eq:
+                rest.pop(0)
+            interrupted = bool(out)
+        elif not arg.startswith("-") and len(out) < 2 and not interrupted:
             out.append(arg)
-    return None if skip else out
+        else:
+            return None
+    return out
 
 
 def _no_reserved_lines(stdin: bytes) -> bool:
@@ -84,14 +88,17 @@ def _no_local_receipts() -> bool:
         pid = os.posix_spawnp("git", argv, os.environ, setsigdef=(_signal.SIGPIPE,), file_actions=[
             (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0), (os.POSIX_SPAWN_DUP2, w, 1),
             (os.POSIX_SPAWN_OPEN, 2, os.devnull, os.O_WRONLY, 0)])
-    except OSError:
+    except (OSError, ValueError):  # (ValueError: an environment entry posix_spawn refuses, a name empty or with "=")
         os.close(r)
         return False
     finally:
         os.close(w)
     with os.fdopen(r, "rb") as out:
         listed = out.read()
-    _, status = os.waitpid(pid, 0)
+    try:
+        _, status = os.waitpid(pid, 0)
+    except ChildProcessError:  # (SIGCHLD ignored, inherited: git was reaped for us, its status unknown)
+        return False
     return os.waitstatus_to_exitcode(status) == 0 and not listed.strip()
 
 

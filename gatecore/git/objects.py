@@ -280,9 +280,9 @@ def single_file(objects: Objects, tree_id: str, name: str, code: str, too_large:
     return objects.blob(blob)
 
 
-def committed_file(objects: Objects, commit: str, path: str, code: str, cap: int) -> bytes | None:
-    """The bytes of `path` in `commit`'s tree; None if absent; GateError(code) if it is not a regular
-    file of at most `cap` bytes (the client hooks' policy and keyring, a forge check's, read from a commit)."""
+def committed_blob(objects: Objects, commit: str, path: str, code: str) -> str | None:
+    """The blob id of `path` in `commit`'s tree; None if absent; GateError(code) if it is not a regular
+    file (a symlink's blob holds its target's text; the id alone does not say which it is)."""
     parts = path.split("/")
     tree = objects.commit(commit).tree_id
     where = f"{commit[:12]}:{path}"
@@ -298,6 +298,15 @@ def committed_file(objects: Objects, commit: str, path: str, code: str, cap: int
         return None
     if entry[0] not in (MODE_BLOB, MODE_EXEC):
         raise GateError(code, f"{where} is not a regular file")
-    if objects.reader.header(entry[1])[1] > cap:
-        raise GateError(code, f"{where} is larger than {cap} bytes")
-    return objects.blob(entry[1])
+    return entry[1]
+
+
+def committed_file(objects: Objects, commit: str, path: str, code: str, cap: int) -> bytes | None:
+    """The bytes of `path` in `commit`'s tree; None if absent; GateError(code) if it is not a regular
+    file of at most `cap` bytes (the client hooks' policy and keyring, a forge check's, read from a commit)."""
+    blob = committed_blob(objects, commit, path, code)
+    if blob is None:
+        return None
+    if objects.reader.header(blob)[1] > cap:
+        raise GateError(code, f"{commit[:12]}:{path} is larger than {cap} bytes")
+    return objects.blob(blob)

@@ -45,8 +45,9 @@ from .toolcall import DELETE, MODE, MODIFY, WRITE, PathWrite
 #: How deep `bash -c '...'`, `eval` and command substitutions are followed (past it, the command is
 #: refused: what it would write is not read in part).
 MAX_DEPTH = 4
-#: The ids of the gate's client hooks (.pre-commit-hooks.yaml): `SKIP=` naming one switches it off.
-GATE_HOOK_IDS = ("gate-frozen-files", "gate-frozen-files-msg", "gate-frozen-push", "gate-receipt-push")
+#: The ids of the gate's client hooks (.pre-commit-hooks.yaml's, not the console scripts' names): `SKIP=`
+#: naming one switches it off.
+GATE_HOOK_IDS = ("gate-frozen-files", "gate-frozen-files-msg", "gate-frozen-files-push", "gate-review-receipt")
 
 _SEPARATORS = frozenset({";", "&", "&&", "||", "|", "|&", "\n", "(", ")", ";;", ";&"})
 _WRITE_REDIRECTS = frozenset({">", ">>", ">|", "&>", "&>>", "<>"})
@@ -487,7 +488,7 @@ def _assignment(reader: _Reader, word: str) -> None:
     `SKIP` naming a gate hook, and git's configuration from the environment setting `core.hooksPath`
     (`GIT_CONFIG_KEY_N`, `GIT_CONFIG_PARAMETERS`)."""
     name, _, value = word.partition("=")
-    if name == "SKIP" and any(h in value.split(",") for h in GATE_HOOK_IDS):
+    if name == "SKIP" and {v.strip() for v in value.split(",")} & set(GATE_HOOK_IDS):  # (as pre-commit splits it)
         reader.off.append(f"SKIP={value} skips the gate's client hook")
     elif (name.startswith("GIT_CONFIG_KEY_") and value.strip("'\"").casefold() == "core.hookspath") or \
             (name == "GIT_CONFIG_PARAMETERS" and "core.hookspath" in value.casefold()):

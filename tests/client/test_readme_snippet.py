@@ -108,3 +108,34 @@ def test_a_developers_first_commit_without_the_policy_names_the_file_then_the_re
     git(w.path, "add", "-A")
     out = git(w.path, "commit", "-q", "-m", "the app", check=False, env=pc)
     assert out.returncode == 0, out.stdout + out.stderr
+
+
+def test_the_readme_snippets_commit_hooks_see_the_tree_git_commits(tmp_path: Path, hook_repo: HookRepo,
+                                                                    pc_home: Path) -> None:
+    """git builds the commit's tree from the index right after the pre-commit stage, before the editor
+    and prepare-commit-msg run; the commit-msg stage reads the index as it is after them. An agent's
+    editor that unstages its frozen change once the tree is built (`GIT_EDITOR`, `core.editor`, no
+    switch-off the agent check looks for) leaves the commit-msg stage an index without it, and git
+    commits the tree with it: the snippet's hooks must still stop that commit (the pre-commit stage
+    sees the tree git commits)."""
+    snippet = readme_snippet()
+    url = re.search(r"repo: (\S+)", snippet).group(1)  # type: ignore[union-attr]
+    rev = re.search(r"^    rev: (\S+)", snippet, re.M).group(1)  # type: ignore[union-attr]
+    config = snippet.replace(url, str(hook_repo.path)).replace(f"rev: {rev}", f"rev: {hook_repo.rev}")
+    w = WorkRepo(tmp_path / "work")
+    w.write(".gate/policy.toml", POLICY)
+    w.write(".pre-commit-config.yaml", config)
+    w.write("ci/deploy.yml", "deploy\n")
+    w.commit("base", identity=HUMAN)
+    env = git_env(HUMAN, PRE_COMMIT_HOME=str(pc_home), PRE_COMMIT_COLOR="never")
+    out = subprocess.run([*PRE_COMMIT, "install"], cwd=w.path, env=env, capture_output=True, text=True)
+    assert out.returncode == 0, out.stdout + out.stderr
+    before = w.head()
+    w.write("ci/deploy.yml", "deploy: agent\n")
+    git(w.path, "add", "-A")
+    pc = {k: v for k, v in env.items() if k.startswith("PRE_COMMIT")}
+    editor = "git reset -q -- ci/deploy.yml; printf 'agent change\\n' >"
+    out = git(w.path, "commit", "-q", identity=AGENT, check=False, env={**pc, "GIT_EDITOR": editor})
+    committed = git(w.path, "diff", "--name-only", before, "HEAD").stdout.split()
+    assert out.returncode == 1 and w.head() == before, (committed, out.stdout + out.stderr)
+    assert "GATE-FROZEN-PATH" in out.stdout + out.stderr, out.stdout + out.stderr

@@ -120,6 +120,23 @@ def test_the_git_directorys_hooks_are_refused_from_outside_the_work_tree(project
     refused(check(bash(f"rm -rf {project}/.git/hooks", outside), "claude", outside), "GATE-AGENT-HOOKS-OFF")
 
 
+def test_the_client_hooks_policy_cache_is_refused_as_a_switch_off(project: Path, tmp_path: Path) -> None:
+    """The client hooks and this check take the committed policy's validated form from the git directory
+    (`gate/client-policy.toml.validated.json`, named by the policy's blob id and digest, both of which the
+    agent can read): a cache rewritten with no `[[freeze]]` left switched every client check off."""
+    cache = project / ".git" / "gate" / "client-policy.toml.validated.json"
+    assert cache.is_file()  # (the project's policy was checked once: `warm`)
+    refused(check(write(str(cache), project), "claude", project), "GATE-AGENT-HOOKS-OFF")
+    refused(check(bash("sed -i s/ci/xx/ .git/gate/client-policy.toml.validated.json", project), "claude", project),
+            "GATE-AGENT-HOOKS-OFF")
+    linked = tmp_path / "linked"
+    git(project, "worktree", "add", "-q", "-b", "side", str(linked))
+    for own in ("gate/client-policy.toml.validated.json", "config.worktree"):  # (the linked worktree's own)
+        target = project / ".git" / "worktrees" / "linked" / own
+        refused(check(write(str(target), linked), "claude", linked), "GATE-AGENT-HOOKS-OFF")
+    allowed(check(write("src/app.py", project), "claude", project))
+
+
 def test_a_linked_worktree_cannot_write_the_hooks_and_config_it_shares(project: Path, tmp_path: Path) -> None:
     """A linked worktree's git directory is `.git/worktrees/NAME`; the hooks and the configuration it
     runs with are the main repository's (`--git-common-dir`)."""

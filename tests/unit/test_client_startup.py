@@ -149,7 +149,8 @@ def _git_commands(trace: Path) -> list[str]:
 def test_the_commit_hook_asks_git_six_questions(clone: WorkRepo, tmp_path: Path) -> None:
     """Issue 47: the staged tree, the two identities, the repository with HEAD's commit, the branch and
     the committed policy's blob (one `rev-parse`, whose validated form the cache names: the blob is not
-    read again), the commit encoding, and one `cat-file --batch` for the trees compared."""
+    read again), one `cat-file --batch` for the trees (HEAD's, which say the blob is there as a file,
+    first) and the commit encoding."""
     env = git_env(AGENT)
     assert _imported(clone.path, "hooks.frozen_commit", env)[0] == 0  # (the first run caches the policy)
     trace = tmp_path / "trace"
@@ -157,8 +158,8 @@ def test_the_commit_hook_asks_git_six_questions(clone: WorkRepo, tmp_path: Path)
     assert code == 0, err
     ran = _git_commands(trace)
     assert [" ".join(c.split()[:2]) for c in ran] == ["git write-tree", "git var", "git var", "git rev-parse",
-                                                      "git config", "git cat-file"], ran
-    assert "HEAD:.gate/policy.toml" in ran[3] and ran[5].endswith("cat-file --batch"), ran
+                                                      "git cat-file", "git config"], ran
+    assert "HEAD:.gate/policy.toml" in ran[3] and ran[4].endswith("cat-file --batch"), ran
 
 
 @pytest.mark.parametrize("state", ["branch", "detached", "unborn", "no-policy", "file-named-HEAD", "subdirectory",
@@ -193,3 +194,72 @@ def test_one_rev_parse_answers_as_the_questions_one_by_one(clone: WorkRepo, stat
     assert blob in (None, held) and (blob is None) == (state in ("unborn", "no-policy")), blob
     repo.close()
     alone.close()
+
+
+def test_the_quick_path_says_false_where_git_cannot_be_started(clone: WorkRepo, monkeypatch: pytest.MonkeyPatch,
+                                                               tmp_path: Path) -> None:
+    """`_no_local_receipts` answers False (the whole check runs) whatever stops it from starting git:
+    git not on PATH, a directory named `git` in its place, an environment `posix_spawnp` refuses
+    (an entry with an empty name, which a process can be started with and `os.environ` keeps)."""
+    import os
+
+    monkeypatch.chdir(clone.path)
+    assert receipt_push._no_local_receipts() is True
+    (tmp_path / "bin" / "git").mkdir(parents=True)
+    monkeypatch.setenv("PATH", str(tmp_path / "bin"))
+    assert receipt_push._no_local_receipts() is False
+    monkeypatch.setenv("PATH", str(tmp_path / "nothing"))
+    assert receipt_push._no_local_receipts() is False
+    monkeypatch.undo()
+    monkeypatch.chdir(clone.path)
+    monkeypatch.setattr(os, "environ", {**os.environ, "": "an entry without a name"})
+    assert receipt_push._no_local_receipts() is False
+
+
+def test_the_policys_cache_names_a_committed_file_not_a_symlink_with_its_text(clone: WorkRepo) -> None:
+    """The blob id names the bytes, not what HEAD holds at `.gate/policy.toml`: a symlink whose target
+    text is the policy's is the same blob. As committed it is not a regular file (GATE-CONFIG-POLICY,
+    as the push hooks say, and the commit hook in a fresh clone); a cache that once validated that blob
+    as a file must not make the commit hook take the symlink."""
+    import shutil
+
+    env = git_env(AGENT)
+    assert _imported(clone.path, "hooks.frozen_commit", env)[0] == 0  # the policy's validated form cached
+    blob = clone.git("rev-parse", "HEAD:.gate/policy.toml").stdout.strip()
+    clone.git("rm", "-q", "--cached", ".gate/policy.toml")
+    clone.git("update-index", "--add", "--cacheinfo", f"120000,{blob},.gate/policy.toml")
+    clone.git("commit", "-q", "-m", "the policy as a symlink whose target is its text")
+    assert clone.git("ls-tree", "HEAD", ".gate/policy.toml").stdout.startswith(f"120000 blob {blob}")
+    clone.write("src/app.py", "3\n")
+    clone.git("add", "src/app.py")
+    cached, _, said = _imported(clone.path, "hooks.frozen_commit", env)
+    shutil.rmtree(clone.path / ".git" / "gate")
+    fresh, _, said_fresh = _imported(clone.path, "hooks.frozen_commit", env)
+    assert fresh == 2 and "GATE-CONFIG-POLICY" in said_fresh and "is not a regular file" in said_fresh, said_fresh
+    assert cached == 2 and "GATE-CONFIG-POLICY" in said and "is not a regular file" in said, said[-2000:]
+
+
+@pytest.mark.parametrize("argv", [["origin", "url", "extra"], ["origin", "--policy", "p", "url"],
+                                  ["--policy", "--", "origin", "url"], ["--keyring", "-x", "origin", "url"],
+                                  ["origin", "--repository-id=r", "url"], ["--policy"]])
+def test_the_quick_path_leaves_what_argparse_refuses_to_the_whole_hook(argv: list[str],
+                                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    """A command line the hook's parser refuses (exit 2, its usage line) is not answered 0 by the quick
+    path, whatever the push: it reads the command line as `hooks.argv` does, or leaves it to argparse."""
+    from hooks import receipt_check
+
+    with pytest.raises(SystemExit):
+        receipt_check.parser().parse_args(argv)
+    assert receipt_push.nothing_reserved(argv, b"", {}) is False
+    assert receipt_push.nothing_reserved(argv, b"", {"PRE_COMMIT_REMOTE_BRANCH": "refs/heads/main"}) is False
+
+
+def test_the_quick_path_says_false_where_git_cannot_be_waited_for(clone: WorkRepo) -> None:
+    """A hook started with SIGCHLD ignored (an ignored signal stays ignored across `exec`: a supervisor's
+    children) has its children reaped for it, and `waitpid` fails (ECHILD): git's status is unknown, and
+    the quick path says False (the whole check runs), not a traceback outside the hook's boundary."""
+    program = ("import signal, sys\nsignal.signal(signal.SIGCHLD, signal.SIG_IGN)\n"
+               "from hooks import receipt_push\nprint(receipt_push._no_local_receipts())\n")
+    out = subprocess.run([sys.executable, "-c", program], cwd=clone.path, env=git_env(AGENT), capture_output=True,
+                         text=True, check=False)
+    assert (out.returncode, out.stdout) == (0, "False\n"), out.stderr

@@ -66,3 +66,51 @@ def test_what_argparse_refuses_or_answers_it_still_does(argv: list[str], capsys:
     assert ended.value.code == (0 if argv == ["--help"] else 2)
     said = capsys.readouterr()
     assert "usage: gate-frozen-push" in (said.out if argv == ["--help"] else said.err)
+
+
+def _argparse_reading(parser: Callable[[], object], argv: list[str]) -> dict[str, object] | int:
+    """argparse's reading of `argv`, or the status it exits with (a usage error)."""
+    try:
+        return dict(vars(parser().parse_args(argv)))  # type: ignore[attr-defined]
+    except SystemExit as ended:
+        return int(ended.code or 0)
+
+
+def _hand_reading(read: Callable[..., dict[str, object]], *args: object) -> dict[str, object] | int:
+    try:
+        return read(*args)
+    except SystemExit as ended:
+        return int(ended.code or 0)
+
+
+#: Plain arguments on both sides of an option: argparse (3.11 at least) gives its optional positionals all to the
+#: first run of plain arguments, and refuses the later ones ("unrecognized arguments").
+INTERLEAVED = [["origin", "--named-ref-only", "url"], ["origin", "--policy", "p", "url"],
+               ["origin", "--repository-id=x", "url"], ["--policy", "p", "origin", "--named-ref-only", "url"]]
+
+
+@pytest.mark.parametrize("argv", INTERLEAVED)
+def test_plain_arguments_around_an_option_are_read_as_argparse_reads_them(
+        argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    for parser, names, flags in ((frozen_push.parser, ("--policy", "--repository-id"), ("--named-ref-only",)),
+                                 (receipt_check.parser, ("--policy", "--keyring", "--repository-id"), ())):
+        if "--named-ref-only" in argv and not flags:
+            continue
+        expected = _argparse_reading(parser, argv)
+        got = _hand_reading(lambda *a: vars(namespace(*a)), argv, parser, names, flags, ("remote", "url"))
+        assert got == expected, argv
+
+
+@pytest.mark.parametrize("argv", [["a", "--policy", "p", "b"], ["msg", "--policy=p", "other"]])
+@pytest.mark.parametrize("module", [frozen_commit, frozen_message])
+def test_files_around_an_option_are_read_as_argparse_reads_them(argv: list[str], module: object,
+                                                               capsys: pytest.CaptureFixture[str]) -> None:
+    parser: Callable[[], object] = module.parser  # type: ignore[attr-defined]
+    parsed = _argparse_reading(parser, argv)
+    expected = parsed if isinstance(parsed, int) else {"--policy": parsed["policy"], "files": parsed["filenames"]}
+
+    def read() -> dict[str, object]:
+        options, files = options_and_files(argv, parser, ("--policy",))  # type: ignore[arg-type]
+        return {**options, "files": files}
+
+    assert _hand_reading(read) == expected

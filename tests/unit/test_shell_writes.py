@@ -5,6 +5,8 @@ freezing `ci/**` for the agent: `deny` (a frozen write), `off` (GATE-AGENT-HOOKS
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from gatecore.toolcalls.shellwrites import patch_paths, read_command
@@ -126,3 +128,17 @@ def test_a_diff_names_every_path_it_writes() -> None:
     paths = {w.path for w in patch_paths(diff)}
     assert {"ci/deploy.yml", "old.txt", "ci/new.txt", "src/added.py"} <= paths
     assert PathWrite("old.txt", DELETE) in patch_paths(diff)
+
+
+@pytest.mark.parametrize("value", ["gate-frozen-files-push", "gate-review-receipt", "flake8, gate-frozen-files-msg",
+                                   " gate-frozen-files"])
+def test_skip_naming_any_gate_hook_as_pre_commit_reads_it_switches_it_off(value: str) -> None:
+    """pre-commit's `SKIP` holds hook ids (.pre-commit-hooks.yaml's, not the console scripts' names),
+    split at commas and stripped: each of the four hooks, named as pre-commit takes it, is a switch-off."""
+    import yaml
+
+    from gatecore.toolcalls.shellwrites import GATE_HOOK_IDS
+
+    manifest = Path(__file__).resolve().parents[2] / ".pre-commit-hooks.yaml"
+    assert set(GATE_HOOK_IDS) == {hook["id"] for hook in yaml.safe_load(manifest.read_text())}
+    assert read_command(f"SKIP='{value}' git push origin HEAD").off

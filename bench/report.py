@@ -123,8 +123,8 @@ def policy_targets(cases: list[Case]) -> list[Target]:
     for c in cases:
         if c.skipped or c.note != "precommit":
             continue
-        for v, what in (("gate", "the gate's commit hook as the README configures it"),
-                        ("gate-both", "both commit hooks")):
+        for v, what in (("gate", "the gate's commit hooks as the README configures them"),
+                        ("gate-msg", "the commit-msg hook alone")):
             if v not in c.variants:
                 continue
             ok, text = _verdict(_ratio(c.median(v), c.median("peer")), 1.3)

@@ -69,14 +69,14 @@ class Clients(BenchCore):
 
     def precommit_commits(self, env: dict[str, str]) -> list[Case]:
         """A commit through the real pre-commit framework: `git commit` of a small staged
-        change, as an agent, in a clone whose `.pre-commit-config.yaml` runs the gate's commit hook as
-        the README configures it (`gate-frozen-files-msg`, from this project as a hook repository, the
-        environment pre-commit builds for it), and in one that runs both commit hooks
-        (`gate-frozen-files` as well: "gate-both"), against the same commit in a clone whose
-        pre-commit runs one trivial hook (`language: system`, `entry: true`, at both stages), and with
-        no hook at all (`--no-verify`). Every configuration installs the same hook types (pre-commit
-        and commit-msg: git starts pre-commit twice either way). Each commit is undone after it is
-        timed (`reset --soft`, in the same command for every variant)."""
+        change, as an agent, in a clone whose `.pre-commit-config.yaml` runs the gate's commit hooks as
+        the README configures them (`gate-frozen-files` and `gate-frozen-files-msg`, from this project
+        as a hook repository, the environment pre-commit builds for it), and in one that runs the
+        commit-msg hook alone ("gate-msg": what one of them costs), against the same commit in a clone
+        whose pre-commit runs one trivial hook (`language: system`, `entry: true`, at both stages),
+        and with no hook at all (`--no-verify`). Every configuration installs the same hook types
+        (pre-commit and commit-msg: git starts pre-commit twice either way). Each commit is undone
+        after it is timed (`reset --soft`, in the same command for every variant)."""
         s = self.sizes
         home = self.cache.root.parent / "pre-commit-home"  # the hook environment is built once, and kept
         hook_repo = self.cache.root.parent / "hook-repo"  # (one path: pre-commit keys its environments by it)
@@ -85,9 +85,9 @@ class Clients(BenchCore):
         configs = {
             "peer": ("repos:\n- repo: local\n  hooks:\n  - id: trivial\n    name: trivial\n    language: system\n"
                      "    entry: 'true'\n    pass_filenames: false\n    always_run: true\n"),
-            "gate": f"repos:\n- repo: {hook_repo}\n  rev: {rev}\n  hooks:\n  - id: gate-frozen-files-msg\n",
-            "gate-both": (f"repos:\n- repo: {hook_repo}\n  rev: {rev}\n  hooks:\n  - id: gate-frozen-files\n"
-                          "  - id: gate-frozen-files-msg\n"),
+            "gate": (f"repos:\n- repo: {hook_repo}\n  rev: {rev}\n  hooks:\n  - id: gate-frozen-files\n"
+                     "  - id: gate-frozen-files-msg\n"),
+            "gate-msg": f"repos:\n- repo: {hook_repo}\n  rev: {rev}\n  hooks:\n  - id: gate-frozen-files-msg\n",
         }
         repos = {}
         for variant, config in configs.items():
@@ -115,9 +115,9 @@ class Clients(BenchCore):
                     "git reset -q --soft HEAD~1", str(repo)]
 
         commands = {"none": commit(repos["gate"], "--no-verify"), "peer": commit(repos["peer"]),
-                    "gate": commit(repos["gate"]), "gate-both": commit(repos["gate-both"])}
+                    "gate": commit(repos["gate"]), "gate-msg": commit(repos["gate-msg"])}
         case = self.timed_case("client", f"client: a commit through pre-commit ({s.small_files} staged files, as an "
-                               "agent): the gate's commit hook (both: gate-both) against one trivial hook", self.work, pc_env,
+                               "agent): the gate's commit hooks (the commit-msg one alone: gate-msg) against one trivial hook", self.work, pc_env,
                                commands, "precommit", f"client: commit via pre-commit, {s.small_files} files")
         for repo in repos.values():
             shutil.rmtree(repo, ignore_errors=True)

@@ -49,6 +49,10 @@ def change_kind(old_mode: int, new_mode: int) -> str:
     return "modify"
 
 
+#: Directories whose searches one set of rules keeps (`FrozenChecker.name_patterns`).
+NAMES_KEPT = 1 << 16
+
+
 def rules_key(rules: Sequence[FreezeRule]) -> tuple[int, ...]:
     return tuple(r.index for r in rules)
 
@@ -148,6 +152,8 @@ class FrozenChecker:
             def names(prefix: bytes) -> NameSearch | None:
                 if prefix in memo:
                     return memo[prefix]
+                if len(memo) >= NAMES_KEPT:  # (a `**/NAME` search reaches every directory of a history)
+                    memo.clear()
                 segs = tuple(_norm(prefix[:-1]).split("/")) if prefix else ()
                 depth = len(segs)
                 below: set[str] = set()

@@ -120,7 +120,10 @@ class NameSearch:
                 return None
             entry = (h[1], h[2], h[3])
             if dirs:
-                if entry[0] not in _FILE_MODES and _shadowed(data, entry[1], run, pos, found, runs):
+                # (nothing skipped just before it, and no entry found before it named as it and more:
+                # `_shadowed` would look through nothing, so it is not asked)
+                if entry[0] not in _FILE_MODES and (pos > run or (found and found[-1][1].startswith(entry[1]))) \
+                        and _shadowed(data, entry[1], run, pos, found, runs):
                     return None  # (read whole, and refused)
                 runs.append(run)
             found.append(entry)

@@ -63,8 +63,12 @@ def _defined() -> tuple[set[str], dict[str, set[str]]]:
     (read once per run: every source file parsed; the callers only read the sets)."""
     names: set[str] = set(dir(builtins))
     members: dict[str, set[str]] = {}
-    for path in [*ROOT.glob("gatecore/**/*.py"), *ROOT.glob("server/*.py"), *ROOT.glob("hooks/*.py"),
-                 *ROOT.glob("tests/**/*.py"), *ROOT.glob("bench/**/*.py")]:
+    # (the project's files, as git lists them, untracked ones too: not what git ignores, such as the
+    # bench's caches, whose hook environments hold thousands of other packages' modules)
+    listed = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard", "--",
+                             "gatecore/*.py", "server/*.py", "hooks/*.py", "tests/*.py", "bench/*.py"],
+                            cwd=ROOT, capture_output=True, text=True, check=True).stdout.split("\0")
+    for path in sorted({ROOT / name for name in listed if name and (ROOT / name).is_file()}):
         for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
                 names.add(node.name)

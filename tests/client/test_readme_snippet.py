@@ -35,6 +35,20 @@ def release_tag() -> str:
     return "v" + (ROOT / "VERSION").read_text().strip()
 
 
+def _installed(tmp_path: Path, config: str, pc_home: Path) -> tuple[WorkRepo, dict[str, str]]:
+    """A work repository committing the policy, `config` as its `.pre-commit-config.yaml` and a frozen
+    `ci/deploy.yml`, its hooks installed by pre-commit; and the environment it ran pre-commit with."""
+    w = WorkRepo(tmp_path / "work")
+    w.write(".gate/policy.toml", POLICY)
+    w.write(".pre-commit-config.yaml", config)
+    w.write("ci/deploy.yml", "deploy\n")
+    w.commit("base", identity=HUMAN)
+    env = git_env(HUMAN, PRE_COMMIT_HOME=str(pc_home), PRE_COMMIT_COLOR="never")
+    out = subprocess.run([*PRE_COMMIT, "install"], cwd=w.path, env=env, capture_output=True, text=True)
+    assert out.returncode == 0, out.stdout + out.stderr
+    return w, env
+
+
 def test_the_snippet_pins_the_release_and_docs_client_shows_the_same() -> None:
     snippet = readme_snippet()
     assert re.search(r"^    rev: (\S+)", snippet, re.M).group(1) == release_tag(), snippet  # type: ignore[union-attr]
@@ -49,14 +63,7 @@ def test_the_readme_snippet_works_as_written_then_pinned(tmp_path: Path, hook_re
     url = re.search(r"repo: (\S+)", snippet).group(1)  # type: ignore[union-attr]
     config = snippet.replace(url, str(project))
     assert config.count(str(project)) == 1
-    w = WorkRepo(tmp_path / "work")
-    w.write(".gate/policy.toml", POLICY)
-    w.write(".pre-commit-config.yaml", config)
-    w.write("ci/deploy.yml", "deploy\n")
-    w.commit("base", identity=HUMAN)
-    env = git_env(HUMAN, PRE_COMMIT_HOME=str(pc_home), PRE_COMMIT_COLOR="never")
-    out = subprocess.run([*PRE_COMMIT, "install"], cwd=w.path, env=env, capture_output=True, text=True)
-    assert out.returncode == 0, out.stdout + out.stderr
+    w, env = _installed(tmp_path, config, pc_home)
 
     def agent_commit() -> subprocess.CompletedProcess[str]:
         w.write("ci/deploy.yml", "deploy: agent\n")
@@ -122,14 +129,7 @@ def test_the_readme_snippets_commit_hooks_see_the_tree_git_commits(tmp_path: Pat
     url = re.search(r"repo: (\S+)", snippet).group(1)  # type: ignore[union-attr]
     rev = re.search(r"^    rev: (\S+)", snippet, re.M).group(1)  # type: ignore[union-attr]
     config = snippet.replace(url, str(hook_repo.path)).replace(f"rev: {rev}", f"rev: {hook_repo.rev}")
-    w = WorkRepo(tmp_path / "work")
-    w.write(".gate/policy.toml", POLICY)
-    w.write(".pre-commit-config.yaml", config)
-    w.write("ci/deploy.yml", "deploy\n")
-    w.commit("base", identity=HUMAN)
-    env = git_env(HUMAN, PRE_COMMIT_HOME=str(pc_home), PRE_COMMIT_COLOR="never")
-    out = subprocess.run([*PRE_COMMIT, "install"], cwd=w.path, env=env, capture_output=True, text=True)
-    assert out.returncode == 0, out.stdout + out.stderr
+    w, env = _installed(tmp_path, config, pc_home)
     before = w.head()
     w.write("ci/deploy.yml", "deploy: agent\n")
     git(w.path, "add", "-A")

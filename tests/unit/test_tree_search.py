@@ -285,6 +285,20 @@ def test_two_entries_of_a_frozen_name_are_refused_and_elsewhere_left_to_fsck(tmp
         check(dup_other, False)  # what reading the tree whole said
 
 
+def _malformed_both_ways(raw: Raw, tip: str, base: str, rules: list[FreezeRule]) -> None:
+    """The push of `tip` onto `base` is refused as malformed, trees searched and parsed whole alike."""
+    for search in (True, False):
+        reader = GitStream(str(raw.path))
+        try:
+            objects = Objects(reader)
+            with pytest.raises(GateError) as got:
+                walk_violations(Batches(FrozenChecker(objects, search_names=search)),
+                                objects.walk([tip], [base], None), rules, "refs/heads/main", None)
+            assert got.value.code == "GATE-GIT-MALFORMED", (search, got.value.detail)
+        finally:
+            reader.close()
+
+
 @pytest.mark.parametrize("entries", [
     [b"100644 x", b"40000 x"],
     [b"120000 x", b"40000 x"],
@@ -310,16 +324,7 @@ def test_a_file_named_as_a_directory_a_tail_search_reads_is_refused(tmp_path: Pa
     tip = raw.commit(raw.write("tree", b"".join(e + b"\0" + bytes.fromhex(sub if e.startswith(b"40000") else blob)
                                                 for e in entries)), [base])
     for rules in ([rule(0, "**/AGENTS.md")], [rule(0, "**/.claude/**", "**/AGENTS.md"), rule(1, "ci/**")]):
-        for search in (True, False):
-            reader = GitStream(str(raw.path))
-            try:
-                objects = Objects(reader)
-                with pytest.raises(GateError) as got:
-                    walk_violations(Batches(FrozenChecker(objects, search_names=search)),
-                                    objects.walk([tip], [base], None), rules, "refs/heads/main", None)
-                assert got.value.code == "GATE-GIT-MALFORMED", (search, got.value.detail)
-            finally:
-                reader.close()
+        _malformed_both_ways(raw, tip, base, rules)
 
 
 def test_a_root_entry_holding_a_slash_is_refused_searched_or_parsed_whole(tmp_path: Path) -> None:
@@ -332,16 +337,7 @@ def test_a_root_entry_holding_a_slash_is_refused_searched_or_parsed_whole(tmp_pa
     sub = raw.tree({b"deploy.yml": (b"100644", blob)})
     tip = raw.commit(raw.write("tree", b"40000 x/../ci\0" + bytes.fromhex(sub) + b"100644 README\0"
                                + bytes.fromhex(blob)), [base])
-    for search in (True, False):
-        reader = GitStream(str(raw.path))
-        try:
-            objects = Objects(reader)
-            with pytest.raises(GateError) as got:
-                walk_violations(Batches(FrozenChecker(objects, search_names=search)),
-                                objects.walk([tip], [base], None), RULES, "refs/heads/main", None)
-            assert got.value.code == "GATE-GIT-MALFORMED"
-        finally:
-            reader.close()
+    _malformed_both_ways(raw, tip, base, RULES)
 
 
 def test_a_tail_below_a_directory_named_only_of_ignorable_code_points_is_frozen(tmp_path: Path) -> None:

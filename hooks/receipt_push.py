@@ -41,25 +41,13 @@ _VALUE_OPTIONS = ("--policy", "--keyring", "--repository-id")
 
 
 def _positionals(argv: Sequence[str]) -> list[str] | None:
-    """The positional arguments (remote, URL), or None for anything the quick path leaves to argparse:
-    the command line read as `hooks.argv.read_options` reads it (a value starting with `-`, a third
-    plain argument, plain arguments on both sides of an option go to the hook's parser, which refuses
-    them), without importing it."""
-    out: list[str] = []
-    rest = list(argv)
-    interrupted = False
-    while rest:
-        arg = rest.pop(0)
-        name, eq, _ = arg.partition("=")
-        if name in _VALUE_OPTIONS and (eq or (rest and not rest[0].startswith("-"))):
-            if not eq:
-                rest.pop(0)
-            interrupted = bool(out)
-        elif not arg.startswith("-") and len(out) < 2 and not interrupted:
-            out.append(arg)
-        else:
-            return None
-    return out
+    """The positional arguments (remote, URL), or None for anything the quick path leaves to argparse
+    (`hooks.argv.read_options`' reading: a value starting with `-`, a third plain argument, plain
+    arguments on both sides of an option go to the hook's parser, which refuses them)."""
+    from .argv import read_options  # (nothing of the engine: the quick path imports none of it)
+
+    got = read_options(argv, _VALUE_OPTIONS, plain=2)
+    return None if got is None else got[1]
 
 
 def _no_reserved_lines(stdin: bytes) -> bool:

@@ -91,7 +91,7 @@ class NameSearch:
             # holds an alternation (gh-106052), and Debian 12's python3 is 3.11.2)
             # With `dirs`, only entries of git's canonical file modes are skipped: the search stops at
             # every other (a directory, or an odd mode) and finds it whatever its name holds but `/`.
-            mode = rb"(?:100644|100755|120000|160000)" if self.dirs else rb"(?>[0-7]+)"
+            mode = b"(?:" + b"|".join(sorted(_FILE_MODES)) + b")" if self.dirs else rb"(?>[0-7]+)"
             skip = re.compile(rb"(?>(?:%s (?:%s%s)\0.{%d})*)" % (mode, plain, other, id_bytes), re.DOTALL)
             name = rb"%s|(?>[^\0/]+)" % self._name if self.dirs else self._name
             hit = re.compile(rb"((?>[0-7]+)) (%s)\0(.{%d})" % (name, id_bytes), re.DOTALL)
@@ -120,10 +120,7 @@ class NameSearch:
                 return None
             entry = (h[1], h[2], h[3])
             if dirs:
-                # (nothing skipped just before it, and no entry found before it named as it and more:
-                # `_shadowed` would look through nothing, so it is not asked)
-                if entry[0] not in _FILE_MODES and (pos > run or (found and found[-1][1].startswith(entry[1]))) \
-                        and _shadowed(data, entry[1], run, pos, found, runs):
+                if entry[0] not in _FILE_MODES and _shadowed(data, entry[1], run, pos, found, runs):
                     return None  # (read whole, and refused)
                 runs.append(run)
             found.append(entry)

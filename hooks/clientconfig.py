@@ -69,25 +69,25 @@ def find(repo: ClientRepo, path: str, revisions: Sequence[str], explicit: str | 
                              f"is {where}")
 
 
-def load_policy(repo: ClientRepo, revisions: Sequence[str], explicit: str | None,
-                blob: str | None = None) -> tuple[Policy, str]:
-    """The policy (`find`), and where it was found. `blob`: the object `revisions[0]` holds at
-    POLICY_FILE, where the caller knows it (`common.at_head`): while the validated form of that blob is
-    kept, and `revisions[0]`'s tree holds it there as a regular file, the blob is not read (the cache
-    names it); otherwise it is found and read as without it."""
+def load_policy(repo: ClientRepo, revisions: Sequence[str], explicit: str | None) -> tuple[Policy, str]:
+    """The policy (`find`), and where it was found. Committed, it is known first by its blob (the
+    first of `revisions` whose tree holds POLICY_FILE as a regular file: a symlink's blob holds its
+    target's text, GATE-CONFIG-POLICY): while the cache holds that blob's validated form, the blob
+    is not read."""
 
     def found() -> Found:
         return find(repo, POLICY_FILE, revisions, explicit, code="GATE-CONFIG-POLICY",
                     missing="GATE-CLIENT-NO-POLICY", what="policy", cap=MAX_POLICY_BYTES)
 
     cache = os.path.join(repo.path, "gate", "client-policy.toml")
-    if blob is not None and explicit is None:
-        # The id names bytes, not a file: a symlink whose target text is the policy's is the same blob. The
-        # tree says which it is (through the `cat-file --batch` the check reads by; a symlink: GATE-CONFIG-POLICY).
-        commit = repo.commit_of(revisions[0])
-        if commit is not None and committed_blob(Objects(repo), commit, POLICY_FILE, "GATE-CONFIG-POLICY") == blob:
-            origin = f"{revisions[0]}:{POLICY_FILE}"
-            return config.policy_from_blob_cached(blob, lambda: found().data, origin, cache), origin
+    if explicit is None:
+        objects = Objects(repo)
+        for rev in revisions:
+            commit = repo.commit_of(rev)
+            blob = None if commit is None else committed_blob(objects, commit, POLICY_FILE, "GATE-CONFIG-POLICY")
+            if blob is not None:
+                origin = f"{rev}:{POLICY_FILE}"
+                return config.policy_from_blob_cached(blob, lambda: found().data, origin, cache), origin
     got = found()
     return config.policy_from_bytes_cached(got.data, got.origin, cache), got.origin
 

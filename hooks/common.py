@@ -116,26 +116,23 @@ def open_repo() -> ClientRepo:
     return _opened(out.split("\n"))[0]
 
 
-def at_head(committed: str | None = None) -> tuple[ClientRepo, str | None, str | None, str | None]:
-    """`open_repo()`, HEAD's commit (`rev_commit("HEAD")`, None on an unborn branch), the checked-out
-    branch (`current_branch()`, None on a detached HEAD) and the object the path `committed` names in
-    HEAD (None: not asked, or not known): one `git rev-parse` when HEAD is a commit holding that path,
-    the common case; the questions one by one otherwise (an unborn branch, a path not in HEAD)."""
-    asked = [f"HEAD:{committed}"] if committed is not None else []
-    got = run_git([*_LAYOUT, "HEAD^{commit}", *asked, "--symbolic-full-name", "HEAD"], ok=None)
+def at_head() -> tuple[ClientRepo, str | None, str | None]:
+    """`open_repo()`, HEAD's commit (`rev_commit("HEAD")`, None on an unborn branch) and the checked-out
+    branch (`current_branch()`, None on a detached HEAD): one `git rev-parse` when HEAD is a commit,
+    the common case; the questions one by one otherwise (an unborn branch)."""
+    got = run_git([*_LAYOUT, "HEAD^{commit}", "--symbolic-full-name", "HEAD"], ok=None)
     lines = got.stdout.decode("utf-8", "surrogateescape").split("\n")
     if got.returncode == 0 and len(lines) > 3:
         repo, used = _opened(lines)
         answers = lines[used:]
-        if len(answers) == len(asked) + 3 and all(OID_RE.fullmatch(a) for a in answers[:-2]):
+        if len(answers) == 3 and OID_RE.fullmatch(answers[0]):
             repo.known_commits["HEAD"] = answers[0]
-            name = answers[-2]
-            return repo, answers[0], name if name.startswith("refs/") else None, answers[1] if asked else None
+            return repo, answers[0], answers[1] if answers[1].startswith("refs/") else None
         repo.close()
     head, branch = rev_commit("HEAD"), current_branch()
     repo = open_repo()
     repo.known_commits["HEAD"] = head
-    return repo, head, branch, None
+    return repo, head, branch
 
 
 def current_branch() -> str | None:

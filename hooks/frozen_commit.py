@@ -131,9 +131,9 @@ def staged_violations(repo: ClientRepo, policy: Policy, tree: str, parents: Sequ
 def check(policy_path: str | None, pusher: str, message: bytes = b"") -> tuple[int, list[str]]:
     tree = staged_tree()  # first: fails on an unmerged index before anything else is read
     author, committer = commit_identities()
-    repo, head, branch, blob = at_head(clientconfig.POLICY_FILE if policy_path is None else None)
+    repo, head, branch = at_head()
     parents = ([head] if head else []) + merge_heads(repo.path)
-    policy, origin = clientconfig.load_policy(repo, ["HEAD"], policy_path, blob)
+    policy, origin = clientconfig.load_policy(repo, ["HEAD"], policy_path)
     violations = staged_violations(repo, policy, tree, parents, author, committer, pusher, branch, message,
                                    commit_encoding())
     notes = [f"gate: note: policy {origin}; author {author[0].email}, committer {committer[0].email}, "

@@ -147,10 +147,9 @@ def _git_commands(trace: Path) -> list[str]:
 
 
 def test_the_commit_hook_asks_git_six_questions(clone: WorkRepo, tmp_path: Path) -> None:
-    """Issue 47: the staged tree, the two identities, the repository with HEAD's commit, the branch and
-    the committed policy's blob (one `rev-parse`, whose validated form the cache names: the blob is not
-    read again), one `cat-file --batch` for the trees (HEAD's, which say the blob is there as a file,
-    first) and the commit encoding."""
+    """Issue 47: the staged tree, the two identities, the repository with HEAD's commit and the branch
+    (one `rev-parse`), one `cat-file --batch` for the trees (HEAD's first, which name the policy's blob,
+    whose validated form the cache names: the blob is not read again) and the commit encoding."""
     env = git_env(AGENT)
     assert _imported(clone.path, "hooks.frozen_commit", env)[0] == 0  # (the first run caches the policy)
     trace = tmp_path / "trace"
@@ -159,7 +158,7 @@ def test_the_commit_hook_asks_git_six_questions(clone: WorkRepo, tmp_path: Path)
     ran = _git_commands(trace)
     assert [" ".join(c.split()[:2]) for c in ran] == ["git write-tree", "git var", "git var", "git rev-parse",
                                                       "git cat-file", "git config"], ran
-    assert "HEAD:.gate/policy.toml" in ran[3] and ran[4].endswith("cat-file --batch"), ran
+    assert "HEAD^{commit}" in ran[3] and ran[4].endswith("cat-file --batch"), ran
 
 
 @pytest.mark.parametrize("state", ["branch", "detached", "unborn", "no-policy", "file-named-HEAD", "subdirectory",
@@ -167,7 +166,7 @@ def test_the_commit_hook_asks_git_six_questions(clone: WorkRepo, tmp_path: Path)
 def test_one_rev_parse_answers_as_the_questions_one_by_one(clone: WorkRepo, state: str,
                                                           monkeypatch: pytest.MonkeyPatch) -> None:
     """`common.at_head`'s one `rev-parse` (or its fallback) answers what `open_repo`, `rev_commit("HEAD")`
-    and `current_branch` answer, and the blob is HEAD's `.gate/policy.toml`."""
+    and `current_branch` answer."""
     from hooks import common
 
     where = clone.path
@@ -185,13 +184,11 @@ def test_one_rev_parse_answers_as_the_questions_one_by_one(clone: WorkRepo, stat
     elif state == "git-directory":
         where = clone.path / ".git"
     monkeypatch.chdir(where)
-    repo, head, branch, blob = common.at_head(".gate/policy.toml")
+    repo, head, branch = common.at_head()
     alone = common.open_repo()
     assert (repo.path, repo.workdir, repo.object_format) == (alone.path, alone.workdir, alone.object_format)
     assert (head, branch) == (common.rev_commit("HEAD"), common.current_branch())
     assert repo.commit_of("HEAD") == head
-    held = git(clone.path, "rev-parse", "-q", "--verify", "HEAD:.gate/policy.toml", check=False).stdout.strip()
-    assert blob in (None, held) and (blob is None) == (state in ("unborn", "no-policy")), blob
     repo.close()
     alone.close()
 

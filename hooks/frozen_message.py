@@ -53,6 +53,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     pusher = client_env().get("GATE_PUSHER", "").strip()
 
     def check() -> tuple[int, list[str]]:
+        if not filenames:  # (pre-commit filters the message file by the config's top-level files/exclude)
+            raise GateError("GATE-INPUT-ARGUMENT", "the commit-msg stage got no message file: a top-level "
+                                                   "`files:` or `exclude:` of .pre-commit-config.yaml leaves out "
+                                                   "the message (.git/COMMIT_EDITMSG, .git/MERGE_MSG); let it "
+                                                   "through (docs/client.md)")
         if len(filenames) != 1:
             raise GateError("GATE-INPUT-ARGUMENT", "the commit-msg stage takes one file, the commit message "
                                                    f"(got {len(filenames)})")

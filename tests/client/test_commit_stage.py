@@ -342,3 +342,21 @@ def test_a_co_author_behind_escapes_is_seen_by_both_stages_as_git_shows_it(tmp_p
     assert b"encoding ISO-2022-JP" in git_bytes(w.path, "cat-file", "commit", "HEAD")
     client, server, _ = push_both(s, "main", env=pc_env(pc_home))
     assert client == server == Verdict(1, frozenset({"GATE-FROZEN-PATH"}))
+
+
+def test_a_top_level_files_filter_that_leaves_out_the_message_is_named(gated: Server, pc_home: Path) -> None:
+    """pre-commit filters the commit-msg stage's one file (the message) by the configuration's
+    top-level `files:` too: the msg hook then has nothing to read, and refuses every commit saying why
+    (docs/client.md), not with a bare count of its arguments."""
+    w = gated.work
+    config = w.path / ".pre-commit-config.yaml"
+    config.write_text("files: ^src/\n" + config.read_text())
+    git(w.path, "add", "-A")
+    git(w.path, "commit", "-q", "--no-verify", "-m", "only src", identity=HUMAN)
+    before = w.head()
+    w.write("src/app.py", "print('human')\n")
+    git(w.path, "add", "-A")
+    out = commit(w, "human code", HUMAN, pc_env(pc_home))
+    assert out.returncode != 0 and w.head() == before, text(out)
+    assert client_verdict(out) == Verdict(1, frozenset({"GATE-INPUT-ARGUMENT"})), text(out)
+    assert "got no message file" in text(out) and "top-level `files:` or `exclude:`" in text(out)

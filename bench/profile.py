@@ -7,6 +7,10 @@ can be run directly, as receive-pack runs it (GIT_DIR=., the ref updates on stdi
     python -m bench.profile refs --cprofile       # cProfile of server.prereceive (top 30, cumulative)
     python -m bench.profile large --importtime    # python -X importtime: the heaviest imports
     python -m bench.profile review --keep         # leave the staged repository (path printed)
+    python -m bench.profile policies --case 'authors = ["*"]: pallets-flask' --floor
+                                                  # the hook beside its careful peer and the floors under
+                                                  # it: Python's start, the imports, git's listing, the
+                                                  # commits parsed with no tree read (bench/floor.py)
 
 SCENARIO is small, large (the largest history), wide, real (the largest real history), refs
 (the many-refs one) or review; `--case TEXT` picks another push of the scenario by its label
@@ -29,6 +33,7 @@ from .cli import HERE, _log
 from .generate import Cache
 from .gitenv import Git, base_env
 from .scenarios import FULL, QUICK, Bench, clean_env_for_process
+from .scenarios.core import PushSpec
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -39,6 +44,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--runs", type=int, default=5)
     p.add_argument("--cprofile", action="store_true")
     p.add_argument("--importtime", action="store_true")
+    p.add_argument("--floor", action="store_true", help="the hook, its careful peer and the floors under it")
     p.add_argument("--sort", default="cumulative", help="cProfile sort key (default cumulative)")
     p.add_argument("--top", type=int, default=30)
     p.add_argument("--keep", action="store_true")
@@ -80,6 +86,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             heavy = [n.strip() for _, _, n in rows if n.strip().split(".")[0] in ("typer", "pydantic", "click",
                                                                                   "cryptography", "rich")]
             print("heavy modules imported: " + (", ".join(sorted(set(heavy))) or "none"))
+        elif args.floor:
+            _floors(bench, spec, dst, env, stdin, gate_cmd, args.runs, work)
         elif args.cprofile:
             out = work / "gate.prof"
             proc = subprocess.run([sys.executable, "-I", "-m", "cProfile", "-o", str(out), "-m", "server.prereceive",
@@ -103,6 +111,41 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not args.keep:
             shutil.rmtree(work, ignore_errors=True)
     return 0
+
+
+def _floors(bench: Bench, spec: PushSpec, dst: Path, env: dict[str, str], stdin: bytes, gate_cmd: list[str],
+            runs: int, work: Path) -> None:
+    """The gate's hook and the push's careful peer, timed in turn with what lies under any hook in
+    Python: its start, the gate's imports, git's listing of the commits, and those commits parsed
+    by the gate's reader without a tree read (bench/floor.py). Medians, and each over the peer's."""
+    (work / "peer").mkdir()
+    bench.installers(spec)["peer"](work / "peer")  # (the push's own peer, as the bench times it)
+    peer = work / "peer" / "hooks" / "pre-receive"
+    news = [line.split()[1] for line in stdin.decode().splitlines() if set(line.split()[1]) != {"0"}]
+    py = [sys.executable, "-I"]
+    commands = {
+        "careful peer (the hook in native git)": ["sh", str(peer)],
+        "python -I -c pass": [*py, "-c", "pass"],
+        "python -I, the hook's imports": [*py, "-c", "import server.prereceive"],
+        "git rev-list --header (the listing alone)": ["git", "rev-list", "--header", *news, "--not", "--all"],
+        "floor: commits listed and parsed, no tree": [*py, str(Path(__file__).with_name("floor.py")), *news],
+        "the gate's hook": gate_cmd,
+    }
+    times: dict[str, list[float]] = {name: [] for name in commands}
+    exits: dict[str, set[int]] = {name: set() for name in commands}
+    for run in range(runs):
+        names = list(commands)
+        for name in names[run % len(names):] + names[:run % len(names)]:  # (the order rotated, as the bench's)
+            t0 = time.perf_counter()
+            proc = subprocess.run(commands[name], cwd=dst, env=env, input=stdin, capture_output=True, check=False)
+            times[name].append(time.perf_counter() - t0)
+            exits[name].add(proc.returncode)
+    peer_ms = statistics.median(times["careful peer (the hook in native git)"]) * 1000
+    print(f"{runs} runs each, interleaved; medians:")
+    for name, values in times.items():
+        ms = statistics.median(values) * 1000
+        status = "" if exits[name] == {0} else f"  (exit {', '.join(map(str, sorted(exits[name])))})"
+        print(f"  {name:45s} {ms:8.1f} ms  {ms / peer_ms:5.2f}x the peer{status}")
 
 
 if __name__ == "__main__":

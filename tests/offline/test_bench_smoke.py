@@ -5,6 +5,7 @@ Not a performance test (that is `./dev bench`); this only keeps bench/ from rott
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 
@@ -70,3 +71,17 @@ def test_smoke_run_of_the_agent_check(tmp_path: Path) -> None:
     assert "allowed: " in text and " git processes (" in text and "imports " in text
     assert "agent check, a write allowed: the whole `gate agents check` process <= 2x" in text
     assert "agent check, a write refused" in text
+
+
+def test_the_floors_under_the_hook_are_timed_beside_the_peer(tmp_path: Path,
+                                                               capsys: pytest.CaptureFixture[str]) -> None:
+    """`python -m bench.profile SCENARIO --floor` (bench/README.md): every row measured, and every
+    command of it ran to a clean exit (a floor that failed would time nothing)."""
+    from bench.profile import main as profile
+
+    assert profile(["small", "--quick", "--floor", "--runs", "1", "--cache-dir", str(tmp_path / "cache")]) == 0
+    out = capsys.readouterr().out
+    for row in ("careful peer", "python -I -c pass", "the hook's imports", "git rev-list --header",
+                "floor: commits listed and parsed, no tree", "the gate's hook"):
+        assert re.search(rf"^  [^\n]*{re.escape(row)}[^\n]* ms +[0-9.]+x the peer$", out, re.M), out
+    assert "(exit" not in out, out

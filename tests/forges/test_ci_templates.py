@@ -101,15 +101,15 @@ def runs(forge: Forge, source: str, tmp_path_factory: pytest.TempPathFactory) ->
         "--no-edit", "origin/feature")  # Pipelines' local merge of the source into the destination
     script, _ = gitlab_script()
     plans = {
-        "gitlab-mr": (script, gitlab_env(checkouts["gitlab-mr"], source, forge.agent_head,
+        "gitlab-mr": (script, gitlab_env(checkouts["gitlab-mr"], source, forge.agent_head, PUSH_GATE_LEDGER_REMOTE="origin",
                                          CI_MERGE_REQUEST_DIFF_BASE_SHA=forge.main), forge.agent_head, forge.main),
-        "gitlab-merged": (script, gitlab_env(checkouts["gitlab-merged"], source, merged,
+        "gitlab-merged": (script, gitlab_env(checkouts["gitlab-merged"], source, merged, PUSH_GATE_LEDGER_REMOTE="origin",
                                              CI_MERGE_REQUEST_DIFF_BASE_SHA=forge.main,
                                              CI_MERGE_REQUEST_TARGET_BRANCH_SHA=forge.main,
                                              CI_MERGE_REQUEST_EVENT_TYPE="merged_result",
                                              GITLAB_USER_LOGIN="hana"), merged, forge.main),  # the human's MR
         "bitbucket": (bitbucket_script(), {
-            "PUSH_GATE_SOURCE": source, "BITBUCKET_CLONE_DIR": str(checkouts["bitbucket"]),
+            "PUSH_GATE_SOURCE": source, "PUSH_GATE_LEDGER_REMOTE": "origin", "BITBUCKET_CLONE_DIR": str(checkouts["bitbucket"]),
             "BITBUCKET_COMMIT": forge.agent_head, "BITBUCKET_PR_DESTINATION_BRANCH": "main",
             "BITBUCKET_PR_DESTINATION_COMMIT": forge.main[:12],  # it may come abbreviated
             "BITBUCKET_REPO_FULL_NAME": "acme/project", "BITBUCKET_PR_ID": "7"}, forge.agent_head, forge.main),
@@ -219,7 +219,8 @@ def test_gitlab_a_withdrawn_approval_is_gone_from_a_cached_clone(source: str, tm
     """GitLab's runners keep the project's directory between jobs (GIT_STRATEGY fetch, the default), so
     a job's clone holds the refs/gate/* an earlier job fetched. A maintainer's approval of an agent's
     frozen write, withdrawn on the ledger (only a trusted pusher deletes one), must not outlive there:
-    the ledger's fetch prunes what the ledger no longer holds."""
+    the ledger's fetch prunes what the ledger no longer holds. And a job that names no ledger (the
+    template's default) reads none: what the clone kept is deleted, and the approval does not count."""
     (tmp_path / "pr").mkdir()
     key = tmp_path / "approval-key"
     made = cli("keys", "generate", "--alg", "ed25519", "--id", "approval", "--purpose", "approval", "--out", str(key))
@@ -235,14 +236,19 @@ def test_gitlab_a_withdrawn_approval_is_gone_from_a_cached_clone(source: str, tm
     [approval] = git(prs.origin, "for-each-ref", "--format=%(refname)", "refs/gate/approvals/").stdout.split()
     script, _ = gitlab_script()
 
-    def job(n: int) -> subprocess.CompletedProcess[str]:
-        popen = start(script, prs.ci, tmp_path / f"tmp{n}", gitlab_env(prs.ci, source, head))
+    def job(n: int, ledger: str = "origin") -> subprocess.CompletedProcess[str]:
+        popen = start(script, prs.ci, tmp_path / f"tmp{n}", gitlab_env(prs.ci, source, head,
+                                                                       PUSH_GATE_LEDGER_REMOTE=ledger))
         stdout, stderr = popen.communicate()
         return subprocess.CompletedProcess(popen.args, popen.returncode, stdout, stderr)
 
     first = job(1)
     assert first.returncode == 0, first.stdout + first.stderr  # approved
+    unnamed = job(2, ledger=gitlab_script()[1]["PUSH_GATE_LEDGER_REMOTE"])  # the template's default: none
+    assert git(prs.ci, "for-each-ref", "refs/gate/").stdout == "", unnamed.stdout
+    assert unnamed.returncode == 1 and "GATE-FROZEN-PATH" in unnamed.stdout, unnamed.stdout + unnamed.stderr
+    assert job(3).returncode == 0  # named again: fetched again, approved
     git(prs.origin, "update-ref", "-d", approval)  # withdrawn
-    second = job(2)  # the same directory, as the runner keeps it
+    second = job(4)  # the same directory, as the runner keeps it
     assert git(prs.ci, "rev-parse", "-q", "--verify", approval, check=False).returncode != 0, second.stdout
     assert second.returncode == 1 and "GATE-FROZEN-PATH" in second.stdout, second.stdout + second.stderr

@@ -98,15 +98,34 @@ def test_a_pull_request_is_judged_from_its_base_sha_on_its_base_branch(forge: Fo
                                                                       python_bin: Path, tmp_path: Path) -> None:
     git(forge.workspace, "update-ref", "-d", "refs/gate/attempts/A1", check=False)
     runner, proc = run_range(forge, action_path, python_bin, tmp_path, "pull_request",
-                             pull_request(forge.agent_head, forge.main))
+                             pull_request(forge.agent_head, forge.main), **{"ledger-remote": "origin"})
     assert proc.returncode == 0, proc.stdout + proc.stderr
     out = runner.outputs["range"]
     assert (out["head"], out["target"], out["base"], out["ref"], out["merge-group"], out["review"]) == (
         forge.agent_head, forge.main, "", "refs/heads/main", "", "")
     assert out["repo"] == str(forge.workspace)
     assert f"judging {forge.agent_head} on refs/heads/main" in proc.stdout
-    # the ledger came with it: refs/gate/* fetched from the forge
+    # the ledger came with it: refs/gate/* fetched from the remote named (here the forge itself)
     assert git(forge.workspace, "rev-parse", "refs/gate/attempts/A1").stdout.strip() == forge.ledger
+
+
+def test_with_no_ledger_remote_named_no_ledger_is_read_and_a_review_fails(forge: Forge, action_path: Path,
+                                                                          python_bin: Path, tmp_path: Path) -> None:
+    """The default names no ledger: refs/gate/* on the pull request's own repository are anyone's with
+    write access (docs/forges.md, "The receipt flow"). None is fetched, what a kept workspace holds from
+    an earlier run is deleted (approvals there no longer count), and a pull request from
+    review/runner/<id>, whose receipt only a ledger can judge, fails as a configuration error."""
+    git(forge.workspace, "update-ref", "refs/gate/attempts/A1", forge.ledger)  # left by an earlier run
+    _, proc = run_range(forge, action_path, python_bin, tmp_path / "plain", "pull_request",
+                        pull_request(forge.agent_head, forge.main))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert git(forge.workspace, "for-each-ref", "refs/gate/").stdout == ""
+    _, proc = run_range(forge, action_path, python_bin, tmp_path / "review", "pull_request",
+                        pull_request(forge.agent_head, forge.main, head_ref="review/runner/A1"))
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert ("::error title=push-gate::the pull request is from review/runner/A1: its receipt is judged against the "
+            "ledger, and no ledger-remote is named") in proc.stdout
+    assert "judging" not in proc.stdout
 
 
 def test_the_commit_judged_is_the_one_the_event_names_not_the_branch_tip(forge: Forge, action_path: Path,
@@ -145,7 +164,8 @@ def test_a_merge_group_is_judged_from_its_base_branchs_tip(forge: Forge, action_
 def test_a_pull_request_from_a_review_branch_also_judges_the_review_ref(forge: Forge, action_path: Path,
                                                                        python_bin: Path, tmp_path: Path) -> None:
     event = pull_request(forge.review_head, forge.main, head_ref="review/runner/A1")
-    runner, proc = run_range(forge, action_path, python_bin, tmp_path / "auto", "pull_request", event)
+    runner, proc = run_range(forge, action_path, python_bin, tmp_path / "auto", "pull_request", event,
+                             **{"ledger-remote": "origin"})
     assert proc.returncode == 0, proc.stderr
     assert runner.outputs["range"]["review"] == "refs/heads/review/runner/A1"
     runner, proc = run_range(forge, action_path, python_bin, tmp_path / "off", "pull_request", event, review="false")

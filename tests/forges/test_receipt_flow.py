@@ -175,11 +175,12 @@ class ReviewForge:
         return git(self.forge, "rev-parse", name).stdout.strip()
 
     def check(self, attempt: str, head: str | None = None, repository_id: str = "demo/repo",
-              onto: tuple[str, ...] = ()) -> subprocess.CompletedProcess[str]:
+              onto: tuple[str, ...] = (), ledger: Path | None = None) -> subprocess.CompletedProcess[str]:
         """The required check of the pull request from review/runner/ID, on a clone that fetched the
-        forge's branches and refs/gate/*: the review ref judged as it stands at `head` (default: the forge's)."""
-        git(self.ci, "fetch", "-q", "--prune", "origin", "+refs/heads/*:refs/remotes/origin/*",
-            "+refs/gate/*:refs/gate/*")
+        forge's branches and refs/gate/* (from `ledger` where one is given, as `ledger-remote` names it):
+        the review ref judged as it stands at `head` (default: the forge's)."""
+        git(self.ci, "fetch", "-q", "--prune", "origin", "+refs/heads/*:refs/remotes/origin/*")
+        git(self.ci, "fetch", "-q", "--prune", f"file://{ledger or self.forge}", "+refs/gate/*:refs/gate/*")
         review = f"refs/heads/review/runner/{attempt}"
         return cli("check", "--repo", str(self.ci), "--ref", review, "--head", head or self.forge_ref(review),
                    "--target", self.forge_ref("refs/heads/main"), "--repository-id", repository_id,
@@ -340,3 +341,24 @@ def test_a_receipt_for_another_repository_fails_the_check(reviews: ReviewForge) 
     reviews.ledger("close", attempt)
     out = reviews.check(attempt, repository_id="other/repo")
     assert out.returncode == 1 and "GATE-BIND-REPOSITORY" in codes(out), out.stdout
+
+
+def test_a_ledger_mirrored_by_the_trusted_side_is_what_the_check_reads(reviews: ReviewForge, tmp_path: Path) -> None:
+    """docs/forges.md, "The receipt flow": the trusted side pushes to the forge as before, then copies
+    its own `refs/gate/*` to a ledger repository agents cannot write, which the check reads
+    (`ledger-remote`). What an agent then does to the forge's own refs/gate/* (the ledger rewound
+    before the failover, above) changes nothing the check reads."""
+    ledger = tmp_path / "ledger.git"
+    git(tmp_path, "init", "-q", "--bare", str(ledger))
+    attempt, scoring = reviews.open()
+    before_failover = reviews.forge_ref(f"refs/gate/attempts/{attempt}")
+    stale = reviews.record(attempt, scoring, "model-a")
+    reviews.ledger("failover", attempt, "--model", "model-b", "--reason", "model-a offline")
+    reviews.push_review(attempt, stale)
+    reviews.ledger("close", attempt)
+    reviews.runner.git("push", "-q", "--atomic", f"file://{ledger}", "refs/gate/*:refs/gate/*")  # the copy, as documented
+    assert codes(reviews.check(attempt, ledger=ledger)) == STALE
+    git(reviews.forge, "update-ref", f"refs/gate/attempts/{attempt}", before_failover)  # an agent, on the forge
+    assert codes(reviews.check(attempt)) == {"GATE-REVIEW-OPEN"}
+    out = reviews.check(attempt, ledger=ledger)
+    assert out.returncode == 1 and codes(out) == STALE, out.stdout

@@ -115,11 +115,15 @@ def test_with_no_ledger_remote_named_no_ledger_is_read_and_a_review_fails(forge:
     write access (docs/forges.md, "The receipt flow"). None is fetched, what a kept workspace holds from
     an earlier run is deleted (approvals there no longer count), and a pull request from
     review/runner/<id>, whose receipt only a ledger can judge, fails as a configuration error."""
-    git(forge.workspace, "update-ref", "refs/gate/attempts/A1", forge.ledger)  # left by an earlier run
+    git(forge.workspace, "fetch", "-q", "origin", "+refs/gate/*:refs/gate/*")  # left by an earlier run
+    assert git(forge.workspace, "rev-parse", "refs/gate/attempts/A1").stdout.strip() == forge.ledger
+    git(forge.workspace, "symbolic-ref", "refs/gate/odd", "refs/heads/main")  # (deleted itself, not main)
+    main = git(forge.workspace, "rev-parse", "refs/heads/main").stdout
     _, proc = run_range(forge, action_path, python_bin, tmp_path / "plain", "pull_request",
                         pull_request(forge.agent_head, forge.main))
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert git(forge.workspace, "for-each-ref", "refs/gate/").stdout == ""
+    assert git(forge.workspace, "rev-parse", "refs/heads/main").stdout == main
     _, proc = run_range(forge, action_path, python_bin, tmp_path / "review", "pull_request",
                         pull_request(forge.agent_head, forge.main, head_ref="review/runner/A1"))
     assert proc.returncode == 2, proc.stdout + proc.stderr

@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 from support.checkparity import Judgement, of_check, of_push
 from support.cli import cli
+from support.docblocks import run_block
 from support.gitutil import AGENT, HUMAN, ROOT, WorkRepo, gate, git
 
 from gatecore.git.refs import generation_ref
@@ -150,12 +151,13 @@ class ReviewForge:
         self.gate("attempt", command, "--repo", str(self.runner.path), "--attempt", attempt,
                   "--key", str(self.root / "orchestrator-1.key"), "--push", "origin", *args)
 
-    def record(self, attempt: str, scoring: Path, name: str, *push: str) -> Path:
-        """`gate review record` of feature from a model's output file (`push`: ("--push",) to push it)."""
+    def record(self, attempt: str, scoring: Path, name: str, *push: str, repo: Path | None = None) -> Path:
+        """`gate review record` of feature from a model's output file (`push`: ("--push",) to push it), in
+        the trusted side's clone (or `repo`, a runner's clone of its own)."""
         output = scoring / f"{name}.json"
         output.write_text(json.dumps({"verdict": "pass", "reasons": [f"reviewed by {name}"]}))
         receipt = scoring / f"receipt-{name}.json"
-        self.gate("review", "record", "--repo", str(self.runner.path), "--attempt", attempt, "--head", "feature",
+        self.gate("review", "record", "--repo", str(repo or self.runner.path), "--attempt", attempt, "--head", "feature",
                   "--model-output", str(output), "--key", str(self.root / "runner-1.key"), "--out", str(receipt),
                   "--remote", "origin", *push)
         return receipt
@@ -343,22 +345,65 @@ def test_a_receipt_for_another_repository_fails_the_check(reviews: ReviewForge) 
     assert out.returncode == 1 and "GATE-BIND-REPOSITORY" in codes(out), out.stdout
 
 
+def ledger_copy(who: str, clone: Path, ledger: Path, reviews: ReviewForge, attempt: str) -> None:
+    """docs/forges.md's copy to the ledger repository, the orchestrator's or the runner's, run as
+    written in the clone that ran the command, with the exports `gate bootstrap` made."""
+    values, env = {"LEDGER_URL": f"file://{ledger}"}, {"ATTEMPT_ID": attempt,
+                                                      "WORKSPACE_GEN": reviews.generations[attempt]}
+    if who == "orchestrator":
+        run_block("ledger-copy-orchestrator", values, clone, env=env)
+    else:
+        run_block("ledger-copy-runner", values, clone, env=env)
+
+
 def test_a_ledger_mirrored_by_the_trusted_side_is_what_the_check_reads(reviews: ReviewForge, tmp_path: Path) -> None:
     """docs/forges.md, "The receipt flow": the trusted side pushes to the forge as before, then copies
-    its own `refs/gate/*` to a ledger repository agents cannot write, which the check reads
-    (`ledger-remote`). What an agent then does to the forge's own refs/gate/* (the ledger rewound
-    before the failover, above) changes nothing the check reads."""
+    what it wrote to a ledger repository agents cannot write, which the check reads (`ledger-remote`).
+    What an agent then does to the forge's own refs/gate/* (the ledger rewound before the failover,
+    above) changes nothing the check reads."""
     ledger = tmp_path / "ledger.git"
     git(tmp_path, "init", "-q", "--bare", str(ledger))
+    clone = reviews.runner.path
     attempt, scoring = reviews.open()
+    ledger_copy("orchestrator", clone, ledger, reviews, attempt)
     before_failover = reviews.forge_ref(f"refs/gate/attempts/{attempt}")
     stale = reviews.record(attempt, scoring, "model-a")
     reviews.ledger("failover", attempt, "--model", "model-b", "--reason", "model-a offline")
+    ledger_copy("orchestrator", clone, ledger, reviews, attempt)
     reviews.push_review(attempt, stale)
+    ledger_copy("runner", clone, ledger, reviews, attempt)
     reviews.ledger("close", attempt)
-    reviews.runner.git("push", "-q", "--atomic", f"file://{ledger}", "refs/gate/*:refs/gate/*")  # the copy, as documented
+    ledger_copy("orchestrator", clone, ledger, reviews, attempt)
+    claim = generation_ref(reviews.generations[attempt])
+    assert git(ledger, "rev-parse", claim).stdout.strip() == reviews.forge_ref(claim)  # the claim too
     assert codes(reviews.check(attempt, ledger=ledger)) == STALE
     git(reviews.forge, "update-ref", f"refs/gate/attempts/{attempt}", before_failover)  # an agent, on the forge
     assert codes(reviews.check(attempt)) == {"GATE-REVIEW-OPEN"}
     out = reviews.check(attempt, ledger=ledger)
     assert out.returncode == 1 and codes(out) == STALE, out.stdout
+
+
+def test_each_trusted_clone_copies_what_it_wrote_not_all_it_holds(reviews: ReviewForge, tmp_path: Path) -> None:
+    """The orchestrator and the runner in clones of their own (two jobs, two keys). The runner's review
+    syncs the attempt's ledger from the forge into its clone, where it stays as it was then; the
+    orchestrator closes the attempt after. A copy of all the runner's refs/gate/* (`git push --atomic
+    LEDGER_URL 'refs/gate/*:refs/gate/*'`, fast-forwards only) is then refused whole at its next review:
+    the earlier attempt's ref there is behind the ledger's. Its receipt is not copied, and the check of
+    that review fails for want of it. Each copying by name what it wrote (docs/forges.md), both land."""
+    ledger = tmp_path / "ledger.git"
+    git(tmp_path, "init", "-q", "--bare", str(ledger))
+    orchestrator = reviews.runner.path
+    runner = tmp_path / "runner"
+    git(tmp_path, "clone", "-q", f"file://{reviews.forge}", str(runner))
+    git(runner, "fetch", "-q", str(orchestrator), "feature:feature")
+    for n in (1, 2):
+        attempt, scoring = reviews.open()
+        ledger_copy("orchestrator", orchestrator, ledger, reviews, attempt)
+        reviews.record(attempt, scoring, "model-a", "--push", repo=runner)
+        everything = git(runner, "push", "-q", "--atomic", f"file://{ledger}", "refs/gate/*:refs/gate/*", check=False)
+        assert (everything.returncode == 0) == (n == 1), everything.stderr  # the second: refused whole
+        ledger_copy("runner", runner, ledger, reviews, attempt)
+        reviews.ledger("close", attempt)
+        ledger_copy("orchestrator", orchestrator, ledger, reviews, attempt)
+        out = reviews.check(attempt, ledger=ledger)
+        assert out.returncode == 0, out.stdout + out.stderr

@@ -72,7 +72,9 @@ class Clients(BenchCore):
         change, as an agent, in a clone whose `.pre-commit-config.yaml` runs the gate's commit hooks as
         the README configures them (`gate-frozen-files` and `gate-frozen-files-msg`, from this project
         as a hook repository, the environment pre-commit builds for it), and in one that runs the
-        commit-msg hook alone ("gate-msg": what one of them costs), against the same commit in a clone
+        commit-msg hook alone ("gate-msg": what one of them costs), and in one whose two hooks only start
+        Python ("py-floor": `language: python`, `python -I -c pass`, one a stage: the floor under any two
+        hooks in Python), against the same commit in a clone
         whose pre-commit runs one trivial hook (`language: system`, `entry: true`, at both stages),
         and with no hook at all (`--no-verify`). Every configuration installs the same hook types
         (pre-commit and commit-msg: git starts pre-commit twice either way). Each commit is undone
@@ -88,6 +90,12 @@ class Clients(BenchCore):
             "gate": (f"repos:\n- repo: {hook_repo}\n  rev: {rev}\n  hooks:\n  - id: gate-frozen-files\n"
                      "  - id: gate-frozen-files-msg\n"),
             "gate-msg": f"repos:\n- repo: {hook_repo}\n  rev: {rev}\n  hooks:\n  - id: gate-frozen-files-msg\n",
+            # the floor under the gate's two hooks: two `language: python` hooks that only start Python,
+            # one a stage (pre-commit checks a Python hook's environment before it runs it)
+            "py-floor": "repos:\n- repo: local\n  hooks:\n" + "".join(
+                f"  - id: floor-{stage}\n    name: floor\n    language: python\n    entry: python -I -c pass\n"
+                f"    pass_filenames: false\n    always_run: true\n    stages: [{stage}]\n"
+                for stage in ("pre-commit", "commit-msg")),
         }
         repos = {}
         for variant, config in configs.items():
@@ -115,9 +123,11 @@ class Clients(BenchCore):
                     "git reset -q --soft HEAD~1", str(repo)]
 
         commands = {"none": commit(repos["gate"], "--no-verify"), "peer": commit(repos["peer"]),
-                    "gate": commit(repos["gate"]), "gate-msg": commit(repos["gate-msg"])}
+                    "gate": commit(repos["gate"]), "gate-msg": commit(repos["gate-msg"]),
+                    "py-floor": commit(repos["py-floor"])}
         case = self.timed_case("client", f"client: a commit through pre-commit ({s.small_files} staged files, as an "
-                               "agent): the gate's commit hooks (the commit-msg one alone: gate-msg) against one trivial hook", self.work, pc_env,
+                               "agent): the gate's commit hooks (the commit-msg one alone: gate-msg; two hooks that only start Python: "
+                               "py-floor) against one trivial hook", self.work, pc_env,
                                commands, "precommit", f"client: commit via pre-commit, {s.small_files} files")
         for repo in repos.values():
             shutil.rmtree(repo, ignore_errors=True)

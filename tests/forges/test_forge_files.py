@@ -178,6 +178,8 @@ def test_the_gitlab_job_is_the_merge_requests_and_reports_code_quality() -> None
     assert job["rules"] == [{"if": '$CI_PIPELINE_SOURCE == "merge_request_event"'}]
     assert gl[".push-gate"]["artifacts"]["reports"]["codequality"] == "gl-code-quality-report.json"
     assert gl[".push-gate"]["variables"]["GIT_DEPTH"] == "0"
+    # a fresh clone each job, never one earlier jobs (an agent's pipeline) could leave config or hooks in
+    assert gl[".push-gate"]["variables"]["GIT_STRATEGY"] == "clone"
     script = "\n".join(gl[".push-gate"]["script"])
     for name in ("CI_MERGE_REQUEST_TARGET_BRANCH_NAME", "CI_COMMIT_SHA", "--format gitlab --report"):
         assert name in script

@@ -216,8 +216,9 @@ def test_bitbucket_a_pull_request_is_judged_by_the_policy_of_its_destination_now
 
 
 def test_gitlab_a_withdrawn_approval_is_gone_from_a_cached_clone(source: str, tmp_path: Path) -> None:
-    """GitLab's runners keep the project's directory between jobs (GIT_STRATEGY fetch, the default), so
-    a job's clone holds the refs/gate/* an earlier job fetched. A maintainer's approval of an agent's
+    """GitLab's runners keep the project's directory between jobs (GIT_STRATEGY fetch, GitLab's default;
+    the template's job sets clone, which an admin's copy may not), so a job's clone holds the
+    refs/gate/* an earlier job fetched. A maintainer's approval of an agent's
     frozen write, withdrawn on the ledger (only a trusted pusher deletes one), must not outlive there:
     the ledger's fetch prunes what the ledger no longer holds. And a job that names no ledger (the
     template's default) reads none: what the clone kept is deleted, and the approval does not count."""

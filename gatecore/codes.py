@@ -225,7 +225,8 @@ _ALL: tuple[Code, ...] = (
        "refs and inconsistent updates through them"),
     _c("GATE-REF-TARGET", "the ref would point at an object that is not allowed there",
        "branches and review refs must point at commits (git refuses a branch at another object too)"),
-    _c("GATE-REF-STALE", "the push states an old value for a reserved ref that is not the ref's value on the server",
+    _c("GATE-REF-STALE", "the push states an old value for a reserved ref that is not the ref's value on the server, "
+                         "or deletes an existing ref stating the zero id as its old value",
        "fetch the ref from the server and build the update on its current value"),
     _c("GATE-REF-REPLACE", "replacement refs (refs/replace/*) are written by trusted pushers only",
        "git serves a replaced object in place of the original; ask a maintainer (policy refs.replace)"),

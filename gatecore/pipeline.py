@@ -194,6 +194,29 @@ def _judge_writes(policy: Policy, change: Writes, stages: Collection[str]) -> Ju
     return Judged(violations, verdict_on(violations, policy.mode), policy.mode)
 
 
+def _deletions_stating_nothing(inp: PushInput, updates: Sequence[RefUpdate]) -> list[Violation]:
+    """`<zero> <zero> <ref>` is a no-op only where the ref does not exist: git's receive-pack
+    deletes a ref whose stated old value is no object it can read (the zero id among them)
+    without comparing it with the ref's value ("allowing deletion of corrupt ref"), through a
+    symbolic ref to its target. So such a line for a ref the repository holds (or a symbolic
+    ref) is refused, `GATE-REF-STALE`: nothing else judges it (`RefUpdate.is_noop`)."""
+    noops = [u for u in updates if u.is_noop]
+    if not noops:
+        return []
+    from .git.refs import display
+
+    names = [u.ref for u in noops]
+    if inp.existing is not None:
+        held = {n for n in names if n.encode("utf-8", "surrogateescape") in inp.existing}
+    else:
+        reader = inp.objects.reader
+        held = set(reader.ref_values(names)) | set(reader.symbolic_targets(names))
+    return [Violation("GATE-REF-STALE", display(u.raw_ref), "the push deletes this ref stating the zero id as its "
+                                                            "old value, but the ref exists: git would delete it "
+                                                            "whatever it holds")
+            for u in noops if u.ref in held]
+
+
 def _judge_push(inp: PushInput, updates: Sequence[RefUpdate], stages: Collection[str], standing: bool = False
                 ) -> Judged:
     """The push's `updates` through `stages`, then the verdict (`standing`: a range's, whose review
@@ -203,13 +226,15 @@ def _judge_push(inp: PushInput, updates: Sequence[RefUpdate], stages: Collection
     if live and (problem := object_format_problem(live, inp.objects.reader.object_format)) is not None:
         raise GateError("GATE-GIT-OBJECT-FORMAT", problem)
     violations: list[Violation] = []
+    if RULES in stages or RESERVED in stages:
+        violations += _deletions_stating_nothing(inp, updates)
     commits_checked, walks = 0, []
     if RULES in stages and live:
         from .checks.pushcheck import PushChecker
 
         rules = PushChecker(inp.objects, policy, inp.pusher, inp.existing, inp.deadline,
                             inp.signers, inp.scan).check(live, inp.progress)
-        violations, commits_checked, walks = rules.violations, rules.commits_checked, rules.walks
+        violations, commits_checked, walks = violations + rules.violations, rules.commits_checked, rules.walks
     judged = Judged(violations, verdict_on(violations, policy.mode), policy.mode, commits_checked=commits_checked,
                     walks=walks)
     reserved = RESERVED in stages and any(is_reserved(u.ref) for u in live)

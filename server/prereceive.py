@@ -146,20 +146,21 @@ def check_push(inst: installation.Installation, hook_env: environment.HookEnv, u
     from gatecore.checks.frozenbatch import ScanOnDemand
 
     policy = conf.policy
-    live = [u for u in updates if not u.is_noop]
-    if not live:
+    if not updates:
         return Outcome(exit_code=0, decision="accept", mode=policy.mode, catalogue=policy.catalogue_version)
+    # (no-ops, both ids zero, are judged too: one for a ref that exists deletes it, `pipeline`)
+    first = next((u for u in updates if not u.is_noop), updates[0])
     # The object format, as the width of the ids receive-pack handed the hook says it (it writes them in
     # the repository's): confirmed by the first full id git prints, or asked of git before a verdict.
-    stated = FORMAT_OF_WIDTH.get(len(live[0].old))
+    stated = FORMAT_OF_WIDTH.get(len(first.old))
     if stated is None:
-        raise GateError("GATE-GIT-OBJECT-FORMAT", f"object ids of {len(live[0].old)} hex digits belong to no object "
+        raise GateError("GATE-GIT-OBJECT-FORMAT", f"object ids of {len(first.old)} hex digits belong to no object "
                                                   "format git knows")
     repo = GitStream(hook_env.git_dir, hook_env.quarantine, object_format=stated, stated=True)
     scan = ScanOnDemand(lambda: tree_scanner(hook_env.git_dir))  # (most pushes never start it)
     try:
         try:
-            outcome = _checked(inst, hook_env, live, conf, deadline, repo, progress, scan)
+            outcome = _checked(inst, hook_env, updates, conf, deadline, repo, progress, scan)
         except GateError as exc:
             if exc.code != "GATE-HOOK-DEADLINE":
                 repo.confirm_format()  # ids of the other format are refused as such, not as unreadable
@@ -193,12 +194,12 @@ def push_input(inst: installation.Installation, hook_env: environment.HookEnv, c
                      load_ssh_signers=conf.load_ssh_signers, deadline=deadline.at, progress=progress, scan=scan)
 
 
-def _checked(inst: installation.Installation, hook_env: environment.HookEnv, live: Sequence[RefUpdate],
+def _checked(inst: installation.Installation, hook_env: environment.HookEnv, updates: Sequence[RefUpdate],
              conf: Configuration, deadline: Deadline, repo: GitReader, progress: Progress,
              scan: PairScan | None = None) -> Outcome:
     policy = conf.policy
     # 4. judgement (gatecore.pipeline: push rules, the reserved stage, the verdict)
-    judged = judge(push_input(inst, hook_env, conf, deadline, repo, progress, scan), Push(live))
+    judged = judge(push_input(inst, hook_env, conf, deadline, repo, progress, scan), Push(updates))
     # 5. report (chained hooks and spent approvals follow in `main`)
     lines = judged.lines(cap=policy.max_violations_shown, gitlab=hook_env.gitlab,
                          git_dir=installation.repository_of(inst.gate_dir))

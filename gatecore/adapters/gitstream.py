@@ -182,6 +182,25 @@ class _CatFile:
             self.proc.stderr.close()
 
 
+
+#: Bytes of ref names given to one git command line (Linux takes 2 MiB of arguments and environment).
+FOR_EACH_REF_ARGV = 128 << 10
+
+
+def _argv_chunks(names: Sequence[str]) -> list[list[str]]:
+    """`names` in runs of at most `FOR_EACH_REF_ARGV` bytes each (one name, whatever its size, at least)."""
+    chunks: list[list[str]] = []
+    size = FOR_EACH_REF_ARGV
+    for name in names:
+        length = len(name.encode("utf-8", "surrogateescape")) + 1
+        if size + length > FOR_EACH_REF_ARGV:
+            chunks.append([])
+            size = 0
+        chunks[-1].append(name)
+        size += length
+    return chunks
+
+
 class GitStream:
     """The `GitReader` of a running hook (or of any repository, by its git dir). Not
     thread-safe; one per process; `close()` (or its collection) ends the git processes it started."""
@@ -460,13 +479,20 @@ class GitStream:
 
     # --- refs --------------------------------------------------------------------------
     def _for_each_ref(self, *patterns: str) -> list[tuple[bytes, bytes, bytes]]:
-        out = gitcmd.run_git([f"--git-dir={self.path}", "for-each-ref",
-                              "--format=%(refname)%00%(objectname)%00%(symref)", *patterns])
-        rows = []
-        for line in out.stdout.split(b"\n"):
-            if line:
-                name, oid, symref = line.split(b"\0")
-                rows.append((name, oid, symref))
+        """Every ref (no `patterns`), or those the patterns match: asked of one `for-each-ref`
+        per `FOR_EACH_REF_ARGV` bytes of patterns (a push's names on one command line can pass
+        the system's limit: 1,024-byte names and a raised `[limits] max_ref_updates`)."""
+        rows: list[tuple[bytes, bytes, bytes]] = []
+        seen: set[bytes] = set()  # (a pattern matches the refs below it too: two chunks may list one ref)
+        for chunk in _argv_chunks(patterns) if patterns else [[]]:
+            out = gitcmd.run_git([f"--git-dir={self.path}", "for-each-ref",
+                                  "--format=%(refname)%00%(objectname)%00%(symref)", *chunk])
+            for line in out.stdout.split(b"\n"):
+                if line:
+                    name, oid, symref = line.split(b"\0")
+                    if name not in seen:
+                        seen.add(name)
+                        rows.append((name, oid, symref))
         if rows and self._unconfirmed:
             self._printed(rows[0][1])
         return rows

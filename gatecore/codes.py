@@ -231,7 +231,8 @@ _ALL: tuple[Code, ...] = (
     _c("GATE-REF-REPLACE", "replacement refs (refs/replace/*) are written by trusted pushers only",
        "git serves a replaced object in place of the original; ask a maintainer (policy refs.replace)"),
     _c("GATE-REF-RESERVED", "this ref namespace is reserved for the trusted side",
-       "refs under refs/gate/ and refs/heads/review/runner/ are written by the runner only"),
+       "refs under refs/gate/ and refs/heads/review/runner/ are written by the runner only; "
+       "refs/review/runner/ and refs/tags/review/runner/, which git reads first for a review's short name, by nobody"),
     # --- ledger ----------------------------------------------------------------
     _c("GATE-LEDGER-PUSHER", "the pusher may not write the attempt ledger",
        "only the trusted orchestrator and runner accounts write refs/gate/"),

@@ -59,6 +59,7 @@ from ..git.refs import (
     REPLACE_PREFIX,
     RESERVED_PARENTS,
     REVIEW_PREFIX,
+    REVIEW_SHADOWS,
     SYMREF_MAXDEPTH,
     RefUpdate,
     display,
@@ -257,6 +258,9 @@ class PushChecker:
         ref = display(u.raw_ref)
         if u.ref in RESERVED_PARENTS:
             return [Violation("GATE-REF-RESERVED", ref, "this ref would shadow a reserved namespace")]
+        if u.ref.startswith(REVIEW_SHADOWS) and not u.is_delete:
+            return [Violation("GATE-REF-RESERVED", ref, "this ref would shadow a review ref's short name (git reads "
+                                                        "refs/NAME and refs/tags/NAME before refs/heads/NAME)")]
         if u.ref.startswith(REPLACE_PREFIX):
             out += self._replace_violations(u, ref)
         restricted = self.policy.pusher_restricted(self.pusher, u.ref)

@@ -22,6 +22,10 @@ REVIEW_PREFIX = "refs/heads/review/runner/"  # reviewed changes, one ref per att
 REPLACE_PREFIX = "refs/replace/"  # git's replacement objects (policy refs.replace)
 #: Refs that would shadow a reserved namespace (git cannot hold both a ref and refs below it).
 RESERVED_PARENTS = ("refs/gate", "refs/heads/review", "refs/heads/review/runner")
+#: Where a ref would shadow a review ref's short name: git resolves `review/runner/<id>` through
+#: `refs/<name>` and `refs/tags/<name>` before `refs/heads/<name>` (`git help revisions`), so a
+#: ref there is what `git checkout`, `merge` or `log review/runner/<id>` reads instead of the review.
+REVIEW_SHADOWS = ("refs/review/runner/", "refs/tags/review/runner/")
 
 #: How many refs git reads to resolve one name (refs.c, SYMREF_MAXDEPTH): a symbolic ref, through
 #: at most three more, to the ref it names.

@@ -182,7 +182,6 @@ class _CatFile:
             self.proc.stderr.close()
 
 
-
 #: Bytes of ref names given to one git command line (Linux takes 2 MiB of arguments and environment).
 FOR_EACH_REF_ARGV = 128 << 10
 

@@ -40,7 +40,7 @@ from collections.abc import Callable, Collection, Sequence
 from .checks.verdict import Verdict, verdict_on
 from .errors import GateError
 from .findings import Violation
-from .git.refs import RefUpdate, ServerRefs, is_reserved, object_format_problem
+from .git.refs import RefUpdate, ServerRefs, display, is_reserved, object_format_problem
 from .valueclass import field, replace, valueclass
 
 TYPE_CHECKING = False  # (not typing's: the hooks import this module and nothing of typing)
@@ -187,7 +187,6 @@ def _judge_writes(policy: Policy, change: Writes, stages: Collection[str]) -> Ju
     violations: list[Violation] = []
     if RULES in stages:
         from .checks.frozen import proposal_violations
-        from .git.refs import display
 
         rules = [r for r in policy.rules if change.ref is None or r.applies_to_ref(change.ref)]
         violations = proposal_violations(change.writer, change.writes, rules, display(change.ref or "HEAD"), PROPOSED)
@@ -202,15 +201,10 @@ def _deletions_stating_nothing(inp: PushInput, updates: Sequence[RefUpdate]) -> 
     ref) is refused, `GATE-REF-STALE`: nothing else judges it (`RefUpdate.is_noop`)."""
     noops = [u for u in updates if u.is_noop]
     if not noops:
-        return []
-    from .git.refs import display
-
+        return []  # (a range's one update, `Range.as_push`, is never one)
     names = [u.ref for u in noops]
-    if inp.existing is not None:
-        held = {n for n in names if n.encode("utf-8", "surrogateescape") in inp.existing}
-    else:
-        reader = inp.objects.reader
-        held = set(reader.ref_values(names)) | set(reader.symbolic_targets(names))
+    reader = inp.objects.reader
+    held = set(reader.ref_values(names)) | set(reader.symbolic_targets(names))
     return [Violation("GATE-REF-STALE", display(u.raw_ref), "the push deletes this ref stating the zero id as its "
                                                             "old value, but the ref exists: git would delete it "
                                                             "whatever it holds")

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from support.gitutil import HUMAN, git
 from support.lab import AGENT_PUSH, Lab
-from support.rawpush import raw_push
+from support.rawpush import RawResult, raw_push
 from support.server import seeded
 
 from gatecore.git.refs import ATTEMPTS_PREFIX, generation_ref
@@ -24,8 +24,7 @@ from gatecore.git.refs import ATTEMPTS_PREFIX, generation_ref
 ZERO = "0" * 40
 
 
-
-def _noop_delete(work: Path, bare: Path, ref: str, env: dict[str, str]):  # type: ignore[no-untyped-def]
+def _noop_delete(work: Path, bare: Path, ref: str, env: dict[str, str]) -> RawResult:
     return raw_push(work, bare, [(ZERO, ZERO, ref)], env)
 
 

@@ -21,6 +21,7 @@ import pytest
 from support.cli import cli
 from support.formats import RepoFormat, needs_ref_paths
 from support.gitutil import HUMAN, KEPT, ROOT, git
+from support.rawpush import raw_push
 from support.server import Server
 from support.verdicts import codes_of
 
@@ -111,6 +112,21 @@ def test_a_push_creating_many_branches_in_every_format(fmt_server: Server, modul
     assert out.returncode == 0, out.stderr[-2000:]
     doctor = cli("server", "doctor", str(s.bare))
     assert doctor.returncode == 0, doctor.stdout + doctor.stderr
+
+
+def test_a_deletion_stating_no_old_value_is_refused_in_every_format(fmt_server: Server,
+                                                                    module_format: RepoFormat) -> None:
+    """`<zero> <zero> <ref>` for a ref the server holds, which git deletes unchecked
+    (tests/push/test_adv_noop_delete.py): refused in every ref backend and object format; for a ref
+    that does not exist, the no-op it is."""
+    s = fmt_server
+    zero = module_format.zero
+    assert s.push("main:refs/heads/kept").returncode == 0
+    out = raw_push(s.work.path, s.bare, [(zero, zero, "refs/heads/kept")], {"REMOTE_USER": "agent-1"})
+    assert not out.ok("refs/heads/kept") and s.ref("refs/heads/kept") is not None, out.status
+    assert s.audit()[-1]["codes"] == ["GATE-REF-STALE"]
+    assert raw_push(s.work.path, s.bare, [(zero, zero, "refs/heads/none")], {"REMOTE_USER": "agent-1"}).ok(
+        "refs/heads/none")
 
 
 def test_symbolic_refs_are_judged_in_every_format(fmt_server: Server) -> None:

@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from support.gitutil import ROOT
 
 sys.path.insert(0, str(ROOT))
@@ -18,11 +19,13 @@ from compat.run import (
     Case,
     Difference,
     GitUnderTest,
+    Run,
     attach_decisions,
     load_expected,
     make_git,
     matches,
     parse_tap,
+    report,
 )
 
 from gatecore import codes
@@ -52,6 +55,22 @@ def test_tap_output_is_read_as_git_writes_it() -> None:
         1: ("setup", "ok"), 2: ("push into aliased refs (inconsistent)", "fail"),
         3: ("needs a web server (missing HTTPD)", "skip"), 4: ("known bug", "todo"), 5: ("fixed bug", "fixed")}
     assert parse_tap("1..0 # SKIP Cannot run httpd tests as root\n") == ({}, "Cannot run httpd tests as root")
+
+
+def test_a_script_that_reports_no_test_fails_the_run_and_shows_what_it_printed(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A script that stopped before its first test (twice: the runner tries once more) compared
+    nothing: the run fails, naming it, with the end of its output, rather than saying ok."""
+    gated = Run("t5535-x", "sha1", True, tests={1: Case(1, "setup", "ok")})
+    plain = Run("t5535-x", "sha1", False, exit=1, tail="Bail out! cannot setup test environment")
+    assert plain.silent and not gated.silent
+    assert not Run("t5535-x", "sha1", False, skipped="no prerequisite").silent
+    rc = report({("t5535-x", "sha1", True): gated, ("t5535-x", "sha1", False): plain}, ["t5535-x"], ["sha1"],
+                [], 1.0, tmp_path)
+    out = capsys.readouterr().out
+    assert rc == 1
+    assert "sha1 plain t5535-x (exit 1)" in out and "Bail out! cannot setup test environment" in out
+    assert out.rstrip().splitlines()[-1].startswith("FAILED")
 
 
 def test_each_decision_goes_to_the_test_whose_output_encloses_it() -> None:

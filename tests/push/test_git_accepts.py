@@ -269,5 +269,7 @@ def test_compat_runs_one_of_gits_scripts_with_and_without_the_gate(tmp_path: Pat
 
     rc = main(["--git-bin", str(MODERN_GIT), "--only", "t5535", "--modes", "sha1", "--work", str(tmp_path), "-j", "2"])
     out = capsys.readouterr().out
-    assert rc == 0, out
-    assert "| sha1 | 1 of 1 | 3 | 0 | 0 | 1 | 0 |" in out, out
+    logs = "".join(f"\n--- the end of {log}:\n" + "\n".join(log.read_text("utf-8", "replace").splitlines()[-40:])
+                   for log in sorted(tmp_path.glob("sha1/*/t5535*/out/test-results/*.out")))
+    assert rc == 0, out + logs
+    assert "| sha1 | 1 of 1 | 3 | 0 | 0 | 1 | 0 |" in out, out + logs

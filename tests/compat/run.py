@@ -502,6 +502,12 @@ def report(runs: dict[tuple[str, str, bool], Run], names: list[str], modes: list
             "failing_without_gate": [f"{s} #{t.number}" for s in names for t in plain[s].tests.values()
                                      if t.status == "fail"],
         }
+    failing = [f"{m} {s} #{t.number} {t.title!r} (log: {runs[(s, m, False)].log})" for m in modes for s in names
+               for t in runs[(s, m, False)].tests.values() if t.status == "fail"]
+    if failing:
+        print("\nfailing without the gate (git's own test on this machine: nothing of the gate's, compared as is):")
+        for line in failing:
+            print(f"  {line}")
     listed = [d for d in differences if d.expected]
     unlisted = [d for d in differences if not d.expected]
     if listed:

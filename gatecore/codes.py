@@ -341,6 +341,10 @@ _ALL: tuple[Code, ...] = (
        "--keyring PATH"),
     _c("GATE-CONFIG-INSTALL", "the gate installation is incomplete or inconsistent",
        "run gate server doctor GIT_DIR"),
+    _c("GATE-CONFIG-NAMESPACE", "the push goes to a git namespace (GIT_NAMESPACE, gitnamespaces(7)): the gate reads a "
+                                "repository's refs, the ledger among them, outside any namespace, so it judges no "
+                                "push made into one",
+       "serve each project from a repository of its own rather than from namespaces of one (docs/servers.md)"),
     _c("GATE-CONFIG-LAYOUT", "the hook layout asked for would not run the gate here: a config-defined hook "
                              "(--config-hook) on a git older than 2.54, or on a platform that runs hooks its own way",
        "install the hook file (gate server install without --config-hook), or run git 2.54 or newer "

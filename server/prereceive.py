@@ -145,6 +145,11 @@ def check_push(inst: installation.Installation, hook_env: environment.HookEnv, u
     from gatecore.adapters.gitstream import GitStream
     from gatecore.checks.frozenbatch import ScanOnDemand
 
+    if hook_env.namespace is not None:
+        # receive-pack hands the hook the names the client sent, and writes them under
+        # refs/namespaces/<ns>/: every ref the gate reads (a ref's value, the ledger) would be another
+        raise GateError("GATE-CONFIG-NAMESPACE", f"GIT_NAMESPACE={hook_env.namespace!r}: this push goes to "
+                                                 "refs/namespaces/, which the gate does not read")
     policy = conf.policy
     if not updates:
         return Outcome(exit_code=0, decision="accept", mode=policy.mode, catalogue=policy.catalogue_version)

@@ -73,6 +73,7 @@ class HookEnv:
     transport: str = "local"  # http | ssh | git-daemon | local | the platform's GL_PROTOCOL (audit only)
     client_address: str | None = None  # REMOTE_ADDR, or the first field of SSH_CONNECTION / SSH_CLIENT
     push_cert: PushCert | None = None
+    namespace: str | None = None  # GIT_NAMESPACE: receive-pack writes the refs under refs/namespaces/<it>/
 
     @property
     def gitlab(self) -> bool:
@@ -188,7 +189,7 @@ def read_hook_env(platform: str = "auto", env: Mapping[str, str] | None = None) 
         git_dir=e.get("GIT_DIR", "."),
         quarantine=e.get("GIT_QUARANTINE_PATH") or None,
         transport="git-daemon" if resolved == "git-daemon" else transport(e),
-        client_address=client_address(e), push_cert=push_cert(e),
+        client_address=client_address(e), push_cert=push_cert(e), namespace=e.get("GIT_NAMESPACE") or None,
     )
 
 

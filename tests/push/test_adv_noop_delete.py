@@ -83,3 +83,28 @@ def test_an_agent_cannot_rewind_a_branch_past_a_frozen_change_by_deleting_it_fir
     if server.ref("refs/heads/main") is None:
         server.push(f"{base}:refs/heads/main", pusher_env=agent)
     assert server.ref("refs/heads/main") == hardened
+
+
+def test_a_push_into_a_git_namespace_is_refused_whole(tmp_path: Path) -> None:
+    """Under GIT_NAMESPACE receive-pack hands the hook the names the client sent and writes
+    `refs/namespaces/<ns>/<name>`; the gate reads the repository's refs outside any namespace, so a
+    namespaced ref's deletion stating no old value looked like the no-op it is for a missing ref.
+    Every push into a namespace is refused, GATE-CONFIG-NAMESPACE, and nothing moves."""
+    server = seeded(tmp_path)
+    w = server.work
+    into_ns = ("--receive-pack=env GIT_NAMESPACE=team git-receive-pack",)
+    head = w.head()
+    git(server.bare, "update-ref", "refs/namespaces/team/refs/heads/release", head)  # served there before the gate
+    before = git(server.bare, "for-each-ref").stdout
+    # an ordinary push, by a human
+    out = server.push("main:refs/heads/topic", extra=into_ns)
+    assert out.returncode != 0 and "GATE-CONFIG-NAMESPACE" in out.stderr, out.stderr
+    # the namespaced ref deleted stating no old value, by an agent (no refs/heads/release outside the
+    # namespace: before, the gate took the line for a no-op and git deleted the namespace's release)
+    res = raw_push(w.path, server.bare, [(ZERO, ZERO, "refs/heads/release")], {"REMOTE_USER": "agent-1",
+                                                                                "GIT_NAMESPACE": "team"})
+    assert not res.ok("refs/heads/release"), res.status
+    assert git(server.bare, "for-each-ref").stdout == before
+    assert [a["codes"] for a in server.audit()[-2:]] == [["GATE-CONFIG-NAMESPACE"]] * 2
+    # without the namespace, the same human push is accepted
+    assert server.push("main:refs/heads/topic").returncode == 0

@@ -26,18 +26,19 @@ from support.gitutil import ROOT, git
 
 GITLAB = ROOT / "forges" / "gitlab" / "push-gate.gitlab-ci.yml"
 BITBUCKET = ROOT / "forges" / "bitbucket" / "bitbucket-pipelines.yml"
+REQUIREMENTS = ROOT / "forges" / "requirements.txt"
 
 
 @pytest.fixture(scope="module")
 def wheelhouse(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """push-gate's wheel of this tree and the wheels it depends on, fetched once: each script's own
-    install then reads them alone (PIP_NO_INDEX), as quickly as a runner with a warm cache."""
+    """push-gate's wheel of this tree and the wheels forges/requirements.txt pins, fetched once: each
+    script's own install then reads them alone (PIP_NO_INDEX), as quickly as a runner with a warm cache."""
     out = tmp_path_factory.mktemp("wheelhouse")
     subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation",
                     "--wheel-dir", str(out), str(ROOT)], check=True, capture_output=True)
-    [wheel] = out.glob("push_gate-*.whl")
-    subprocess.run([sys.executable, "-m", "pip", "download", "--quiet", "--dest", str(out), str(wheel)], check=True,
-                   capture_output=True)
+    assert len(list(out.glob("push_gate-*.whl"))) == 1
+    subprocess.run([sys.executable, "-m", "pip", "download", "--quiet", "--require-hashes", "--only-binary", ":all:",
+                    "--no-deps", "--dest", str(out), "-r", str(REQUIREMENTS)], check=True, capture_output=True)
     return out
 
 
@@ -71,6 +72,7 @@ def start(script: str, cwd: Path, tmp: Path, env: dict[str, str]) -> subprocess.
     [wheel] = Path(env["PUSH_GATE_SOURCE"].split("file://", 1)[1].split("#", 1)[0]).parent.glob("push_gate-*.whl")
     base = {k: v for k, v in os.environ.items() if not k.startswith(("GIT_", "CI_", "GITLAB_", "BITBUCKET_", "PIP_"))}
     base.update({"TMPDIR": str(tmp), "CI": "true", "PIP_NO_INDEX": "1", "PIP_FIND_LINKS": str(wheel.parent),
+                 "PUSH_GATE_REQUIREMENTS": str(REQUIREMENTS),
                  "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"})
     return subprocess.Popen(["bash", "-c", script], cwd=cwd, env={**base, **env}, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True)
@@ -78,7 +80,8 @@ def start(script: str, cwd: Path, tmp: Path, env: dict[str, str]) -> subprocess.
 
 def gitlab_env(project: Path, source: str, head: str, **extra: str) -> dict[str, str]:
     _, variables = gitlab_script()
-    return {**variables, "PUSH_GATE_SOURCE": source, "CI_PROJECT_DIR": str(project),
+    return {**variables, "PUSH_GATE_SOURCE": source, "PUSH_GATE_REQUIREMENTS": str(REQUIREMENTS),
+            "CI_PROJECT_DIR": str(project),
             "CI_COMMIT_SHA": head, "CI_MERGE_REQUEST_TARGET_BRANCH_NAME": "main", "CI_PROJECT_PATH": "acme/project",
             "GITLAB_USER_LOGIN": "agent-7", "CI_PIPELINE_SOURCE": "merge_request_event", **extra}
 

@@ -7,8 +7,8 @@
 * ShellCheck over every script the files run (what actionlint runs over `run:` blocks; no build of
   rhysd's actionlint installs here: docs/forges.md, "How the files are checked");
 * the house rules: third-party actions and images pinned by digest, the version named beside it;
-  push-gate itself pinned to a full commit id; no expression inside a script; no
-  pull_request_target.
+  push-gate itself pinned to a full commit id, its dependencies by hash (forges/requirements.txt);
+  no expression inside a script; no pull_request_target.
 """
 
 from __future__ import annotations
@@ -29,6 +29,8 @@ ACTION = FORGES / "github" / "action.yml"
 WORKFLOW = FORGES / "github" / "push-gate-check.yml"
 GITLAB = FORGES / "gitlab" / "push-gate.gitlab-ci.yml"
 BITBUCKET = FORGES / "bitbucket" / "bitbucket-pipelines.yml"
+REQUIREMENTS = FORGES / "requirements.txt"
+LOCKGEN = FORGES / "lock.py"  # ./dev forge-lock, which writes it
 BIN = Path(sys.executable).parent
 #: the pin the GitLab and Bitbucket scripts demand of PUSH_GATE_SOURCE
 SOURCE_PIN = r"@[0-9a-f]{40}$|@[0-9a-f]{64}$|#sha256=[0-9a-f]{64}$"
@@ -41,8 +43,9 @@ def load(path: Path) -> dict[str, Any]:
 
 
 def test_every_forge_file_is_tested_here() -> None:
-    assert sorted(p.relative_to(FORGES).as_posix() for p in FORGES.rglob("*") if p.is_file()) == sorted(
-        p.relative_to(FORGES).as_posix() for p in (ACTION, WORKFLOW, GITLAB, BITBUCKET))
+    assert sorted(p.relative_to(FORGES).as_posix() for p in FORGES.rglob("*")
+                  if p.is_file() and "__pycache__" not in p.parts) == sorted(
+        p.relative_to(FORGES).as_posix() for p in (ACTION, WORKFLOW, GITLAB, BITBUCKET, REQUIREMENTS, LOCKGEN))
 
 
 @pytest.mark.parametrize(("path", "schema"), [
@@ -157,6 +160,69 @@ def test_the_gate_itself_is_pinned_and_a_loose_pin_is_refused(tmp_path: Path) ->
                                  env={"PATH": os.environ["PATH"], "PUSH_GATE_SOURCE": loose})
             assert out.returncode == 2, out.stdout + out.stderr
             assert "must pin a commit" in out.stderr and not list(tmp_path.iterdir())
+
+
+def _locked() -> dict[str, tuple[str, list[str]]]:
+    """forges/requirements.txt: name -> (version, hashes), each entry read as pip reads it."""
+    entries: dict[str, tuple[str, list[str]]] = {}
+    text = REQUIREMENTS.read_text().replace("\\\n", " ")
+    for line in text.splitlines():
+        if not line.strip() or line.startswith("#"):
+            continue
+        pin, *options = line.split()
+        name, _, version = pin.partition("==")
+        assert version and name not in entries, line
+        assert options and all(o.startswith("--hash=sha256:") and len(o) == len("--hash=sha256:") + 64
+                                 for o in options), line
+        entries[name] = (version, [o.split(":", 1)[1] for o in options])
+    return entries
+
+
+def test_the_dependencies_the_checks_install_are_pinned_by_hash() -> None:
+    """forges/requirements.txt (./dev forge-lock) holds, each by one release and its files' hashes,
+    every dependency pyproject.toml names and the build backend, at releases its ranges allow;
+    the action, the GitLab job and the Bitbucket step install from it alone (--require-hashes, wheels
+    only), then push-gate with no dependency and no isolated build (which would fetch hatchling
+    unpinned), and check that nothing is missing."""
+    from packaging.requirements import Requirement
+
+    sys.path.insert(0, str(FORGES))
+    try:
+        from lock import roots  # type: ignore[import-not-found]
+    finally:
+        sys.path.remove(str(FORGES))
+    locked = _locked()
+    for root in roots():
+        req = Requirement(root)
+        name = req.name.lower().replace("_", "-")
+        assert name in locked, f"{root}: not in forges/requirements.txt (./dev forge-lock)"
+        assert req.specifier.contains(locked[name][0]), (root, locked[name][0])
+    assert {"cffi", "pydantic-core", "typing-extensions"} <= set(locked)  # (the closure, not the roots alone)
+    installs = {ACTION: load(ACTION)["runs"]["steps"], GITLAB: load(GITLAB)[".push-gate"]["script"],
+                BITBUCKET: load(BITBUCKET)["definitions"]["steps"][0]["step"]["script"]}
+    for path, steps in installs.items():
+        text = re.sub(r"\\\n\s*", " ", "\n".join(s if isinstance(s, str) else s.get("run", "") for s in steps))
+        pips = [part.split("\n")[0].split("&&")[0] for part in text.split("-m pip install")[1:]]
+        assert len(pips) == 2, (path, pips)  # the dependencies, then push-gate: nothing else installs
+        assert all(f in pips[0] for f in ("--require-hashes", "--only-binary :all:", "--no-deps", "-r ")), pips[0]
+        assert all(f in pips[1] for f in ("--no-deps", "--no-build-isolation")), pips[1]
+        assert "-m pip check" in text, path
+    assert '-r "$src/forges/requirements.txt"' in ACTION.read_text()
+
+
+def test_the_gitlab_and_bitbucket_scripts_refuse_to_run_without_the_pinned_dependencies(tmp_path: Path) -> None:
+    pinned = "push-gate @ git+https://example.test/push-gate.git@" + "a" * 40
+    scripts = ["\n".join(load(GITLAB)[".push-gate"]["script"]),
+               "\n".join(load(BITBUCKET)["definitions"]["steps"][0]["step"]["script"][2:])]  # (not its default)
+    for script in scripts:
+        out = subprocess.run(["sh", "-c", script], cwd=tmp_path, capture_output=True, text=True,
+                             env={"PATH": os.environ["PATH"], "PUSH_GATE_SOURCE": pinned, "PUSH_GATE_REQUIREMENTS": ""})
+        assert out.returncode == 2, out.stdout + out.stderr
+        assert "PUSH_GATE_REQUIREMENTS must name forges/requirements.txt" in out.stderr and not list(tmp_path.iterdir())
+    defaults = [load(GITLAB)["variables"]["PUSH_GATE_REQUIREMENTS"],
+                load(BITBUCKET)["definitions"]["steps"][0]["step"]["script"][1]]
+    for default in defaults:
+        assert re.search(r"/[0-9a-f]{40}/forges/requirements\.txt", default), default
 
 
 def test_the_workflow_runs_on_pull_requests_and_merge_groups_only() -> None:

@@ -407,7 +407,8 @@ def test_with_a_ledger_remote_the_trusted_side_writes_the_ledger_there_as_docume
     run_block("ledger-remote-orchestrator", {"CLONE": str(orchestrator), **keys, "prompt.txt": str(reviews.prompt),
                                              "org/project": "demo/repo"}, tmp_path, env=env)
     run_block("ledger-remote-runner", {"CLONE": str(runner), "HEAD": "feature", "LEDGER_URL": url,
-                                       "prompt.txt": str(reviews.prompt), "runner.key": str(reviews.root / "runner-1.key"),
+                                       "prompt.txt": str(reviews.prompt),
+                                       "runner.key": str(reviews.root / "runner-1.key"),
                                        "review-with-model": f"{sys.executable} {reviews.model}"}, tmp_path, env=env)
     run_block("ledger-remote-close", {"CLONE": str(orchestrator), **keys}, tmp_path, env=env)
     on_ledger = gate_refs_of(ledger, attempt, exports["WORKSPACE_GEN"])

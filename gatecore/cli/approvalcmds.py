@@ -8,7 +8,8 @@ from typing import Annotated
 
 import typer
 
-from .clicommon import Opt, VerboseOpt, command, err_line, out_line, push_lines
+from ..errors import GateError
+from .clicommon import LedgerRemoteOpt, Opt, VerboseOpt, command, err_line, out_line, push_lines
 
 group = typer.Typer(no_args_is_help=True, help="Maintainer approvals of frozen-path writes.")
 top = typer.Typer()
@@ -35,10 +36,13 @@ def approve_cmd(
                                                        "--no-push to keep it local).")] = "origin",
     no_push: Annotated[bool, Opt("--no-push", help="Write the approval locally only.")] = False,
     yes: Annotated[bool, Opt("--yes", help="Approve without asking (after showing the changes).")] = False,
-    verbose: VerboseOpt = False,
+    ledger_remote: LedgerRemoteOpt = None, verbose: VerboseOpt = False,
 ) -> int:
     """Approve an agent's write of frozen paths in exactly one ref update (the rejection prints this command)."""
     from ..trusted import approve
+
+    if no_push and ledger_remote is not None:
+        raise GateError("GATE-INPUT-ARGUMENT", "--no-push keeps the approval local: it takes no --ledger-remote")
 
     prepared = approve.prepare(repo, repository_id, ref, old, new, path, approver, key, ssh_key, expires, reason)
     out_line(prepared.changes)
@@ -46,7 +50,9 @@ def approve_cmd(
     if not yes and not typer.confirm(f"Approve these writes of {', '.join(req.paths)} on {ref} as {req.approver}?"):
         err_line("not approved")
         return 1
-    lines, ok, pushed = approve.complete(repo, prepared, None if no_push else remote, int(time.time()))
+    # an approval is ledger: with a ledger remote it goes there, never to --remote (the forge)
+    lines, ok, pushed = approve.complete(repo, prepared, None if no_push else ledger_remote or remote,
+                                         int(time.time()))
     for line in [*lines[:1], *push_lines(pushed, verbose), *lines[1:]]:
         out_line(line)
     return 0 if ok else 1

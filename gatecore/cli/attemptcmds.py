@@ -13,6 +13,7 @@ from ..errors import GateError
 from .clicommon import (
     AttemptOpt,
     GenOpt,
+    LedgerRemoteOpt,
     ModelOpt,
     Opt,
     PromptOpt,
@@ -49,7 +50,8 @@ def bootstrap_cmd(
 KeyOpt = Annotated[Path, Opt("--key", help="Signing key file (purpose attempt).")]
 
 
-RemoteOpt = Annotated[str | None, Opt("--push", help="Remote to sync the ledger with and push it to.")]
+RemoteOpt = Annotated[str | None, Opt("--push", help="Remote to sync the ledger with and push it to (with "
+                                                   "--ledger-remote: the forge, asked for its HEAD branch only).")]
 
 
 def _ledger_result(state: AttemptState, result: PushResult | None, exports: str = "", kind: str = "",
@@ -89,7 +91,7 @@ def attempt_open(
                                                                      "default: the vendor table's).")] = None,
     initiator: Annotated[str | None, Opt("--initiator", help="Who started the attempt (an account or "
                                                              "email).")] = None,
-    verbose: VerboseOpt = False,
+    ledger_remote: LedgerRemoteOpt = None, verbose: VerboseOpt = False,
 ) -> int:
     """Record a new attempt: its generation, workspace, prompt digest, target branch and author."""
     from ..adapters.config import load_keyfile
@@ -100,45 +102,50 @@ def attempt_open(
     state, result = append_record(repo, attempt, load_keyfile(key), "opened", push, int(time.time()),
                                   repository=repository_id, workspace=workspace, workspace_generation=workspace_gen,
                                   prompt_sha256=prompt_digest(prompt_file), target=target,
-                                  author=Author(author_model, author_vendor, initiator))
-    return _ledger_result(state, result, kind="opened", remote=push, verbose=verbose)
+                                  author=Author(author_model, author_vendor, initiator), ledger_remote=ledger_remote)
+    return _ledger_result(state, result, kind="opened", remote=ledger_remote or push, verbose=verbose)
 
 
 @command(group, "select-model")
 def attempt_select_model(repo: RepoDirOpt, attempt: AttemptOpt, key: KeyOpt, model: ModelOpt,
-                         push: RemoteOpt = None, verbose: VerboseOpt = False) -> int:
+                         push: RemoteOpt = None, ledger_remote: LedgerRemoteOpt = None,
+                         verbose: VerboseOpt = False) -> int:
     """Record the model selected for the attempt (once; later changes are failovers)."""
     from ..adapters.config import load_keyfile
     from ..trusted.attempts import append_record
 
     state, result = append_record(repo, attempt, load_keyfile(key), "model-selected", push, int(time.time()),
-                                  model_id=model)
-    return _ledger_result(state, result, f"export MODEL_ID={model}", "model-selected", push, verbose)
+                                  model_id=model, ledger_remote=ledger_remote)
+    return _ledger_result(state, result, f"export MODEL_ID={model}", "model-selected", ledger_remote or push,
+                          verbose)
 
 
 @command(group, "failover")
 def attempt_failover(repo: RepoDirOpt, attempt: AttemptOpt, key: KeyOpt, model: ModelOpt,
                      reason: Annotated[str | None, Opt("--reason", help="Why the model changed.")] = None,
-                     push: RemoteOpt = None, verbose: VerboseOpt = False) -> int:
+                     push: RemoteOpt = None, ledger_remote: LedgerRemoteOpt = None,
+                     verbose: VerboseOpt = False) -> int:
     """Record a failover to another model: receipts of the previous model become stale."""
     from ..adapters.config import load_keyfile
     from ..trusted.attempts import append_record
 
     state, result = append_record(repo, attempt, load_keyfile(key), "failover", push, int(time.time()),
-                                  model_id=model, note=reason)
-    return _ledger_result(state, result, f"export MODEL_ID={model}", "failover", push, verbose)
+                                  model_id=model, note=reason, ledger_remote=ledger_remote)
+    return _ledger_result(state, result, f"export MODEL_ID={model}", "failover", ledger_remote or push, verbose)
 
 
 @command(group, "close")
 def attempt_close(repo: RepoDirOpt, attempt: AttemptOpt, key: KeyOpt,
                   reason: Annotated[str | None, Opt("--reason", help="Why the attempt ended.")] = None,
-                  push: RemoteOpt = None, verbose: VerboseOpt = False) -> int:
+                  push: RemoteOpt = None, ledger_remote: LedgerRemoteOpt = None,
+                  verbose: VerboseOpt = False) -> int:
     """Close the attempt: no receipt is accepted for it afterwards."""
     from ..adapters.config import load_keyfile
     from ..trusted.attempts import append_record
 
-    state, result = append_record(repo, attempt, load_keyfile(key), "closed", push, int(time.time()), note=reason)
-    return _ledger_result(state, result, kind="closed", remote=push, verbose=verbose)
+    state, result = append_record(repo, attempt, load_keyfile(key), "closed", push, int(time.time()), note=reason,
+                                  ledger_remote=ledger_remote)
+    return _ledger_result(state, result, kind="closed", remote=ledger_remote or push, verbose=verbose)
 
 
 @command(group, "show")

@@ -76,6 +76,12 @@ RepoDirOpt = Annotated[Path, Opt("--repo", help="The trusted side's clone.")]
 VerboseOpt = Annotated[bool, Opt("--verbose", "-v", help="Also print git's own output of the push.")]
 
 
+LedgerRemoteOpt = Annotated[str | None, Opt("--ledger-remote", help="Read and push the ledger (refs/gate/*) here, "
+                                                                    "not on the other remote: a ledger repository "
+                                                                    "only the trusted side writes (a hosted forge, "
+                                                                    "docs/forges.md).")]
+
+
 def push_lines(output: str, verbose: bool) -> list[str]:
     """What a trusted command shows of its `git push --porcelain`: everything with -v; else the
     server's own lines (the gate's rejection: codes, hints, gate-json) and each ref it refused."""

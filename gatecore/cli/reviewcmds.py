@@ -10,10 +10,10 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from ..errors import GateError
-from .clicommon import AttemptOpt, Opt, RepoDirOpt, VerboseOpt, command, err_line, push_lines
+from .clicommon import AttemptOpt, LedgerRemoteOpt, Opt, RepoDirOpt, VerboseOpt, command, err_line, push_lines
 
 if TYPE_CHECKING:
-    from ..adapters.gitcmd import PushResult
+    from ..trusted.runner import ReviewPush
 
 group = typer.Typer(no_args_is_help=True, help="The trusted runner: record and push a review.")
 
@@ -25,10 +25,13 @@ ReceiptKeyOpt = Annotated[Path, Opt("--key", help="Signing key file (purpose rec
 ReceiptOutOpt = Annotated[Path, Opt("--out", help="Receipt file to write (never overwritten).")]
 
 
-ReviewRemoteOpt = Annotated[str | None, Opt("--remote", help="Sync the ledger and the review ref's value from here.")]
+ReviewRemoteOpt = Annotated[str | None, Opt("--remote", help="Sync the ledger and the review ref's value from here "
+                                                             "(with --ledger-remote: the review ref and the target "
+                                                             "branch only).")]
 
 
-ReviewPushOpt = Annotated[bool, Opt("--push", help="Push the review ref and receipt to --remote at once.")]
+ReviewPushOpt = Annotated[bool, Opt("--push", help="Push the review ref and receipt to --remote at once (with "
+                                                   "--ledger-remote: the receipt there first, then the review ref).")]
 
 
 TtlOpt = Annotated[int, Opt("--ttl", help="Seconds the receipt stays valid.")]
@@ -38,16 +41,26 @@ ReviewBaseOpt = Annotated[str | None, Opt("--base", help="Base revision of the r
                                                          "base with the attempt's target branch on --remote).")]
 
 
-def _review_landed(repo: Path, attempt: str, head: str, remote: str | None, push: bool) -> bool:
-    """`--push` without `--remote` is refused; with it, a retry whose review landed already has
-    nothing to do (said on stderr)."""
-    from ..trusted.attempts import ALREADY
-    from ..trusted.runner import review_landed
+def _remotes(remote: str | None, push: bool, ledger_remote: str | None) -> None:
+    """`--push` or `--ledger-remote` without `--remote`: refused, before anything is read."""
+    from ..trusted.attempts import ledger_of
 
     if push and remote is None:
         raise GateError("GATE-INPUT-ARGUMENT", "--push needs --remote")
-    if push and remote is not None and review_landed(repo, attempt, head, remote):
-        err_line(f"the review of {head} is on {remote} already, with its receipt: {ALREADY}")
+    ledger_of(remote, ledger_remote, "--remote")
+
+
+def _review_landed(repo: Path, attempt: str, head: str, remote: str | None, push: bool,
+                   ledger_remote: str | None) -> bool:
+    """A retry whose review landed already (the review ref on --remote, its receipt on
+    --ledger-remote or there) has nothing to do (said on stderr)."""
+    from ..trusted.attempts import ALREADY
+    from ..trusted.runner import review_landed
+
+    _remotes(remote, push, ledger_remote)
+    if push and remote is not None and review_landed(repo, attempt, head, remote, ledger_remote=ledger_remote):
+        err_line(f"the review of {head} is on {remote} already, with its receipt"
+                 + (f" on {ledger_remote}" if ledger_remote else "") + f": {ALREADY}")
         return True
     return False
 
@@ -59,7 +72,7 @@ def review_record(
     model_output: Annotated[Path, Opt("--model-output", help="The model's output: JSON with verdict and reasons "
                                                               "(other members ignored), or one fenced JSON block.")],
     key: ReceiptKeyOpt, out: ReceiptOutOpt, remote: ReviewRemoteOpt = None, push: ReviewPushOpt = False,
-    ttl: TtlOpt = 86400, base: ReviewBaseOpt = None,
+    ttl: TtlOpt = 86400, base: ReviewBaseOpt = None, ledger_remote: LedgerRemoteOpt = None,
     verbose: VerboseOpt = False,
 ) -> int:
     """The runner: seal a model's output file for the change from its server-side base to --head (the weaker
@@ -70,19 +83,19 @@ def review_record(
     from ..strictjson import MAX_DOCUMENT_BYTES
     from ..trusted.runner import push_review, record_review
 
-    if push and remote is None:
-        raise GateError("GATE-INPUT-ARGUMENT", "--push needs --remote")
+    _remotes(remote, push, ledger_remote)
     output = read_capped(model_output, "GATE-INPUT-ARGUMENT", "model output", MAX_DOCUMENT_BYTES)
     for note in read(output, str(model_output)).notes(str(model_output)):
         err_line(note)
     now = int(time.time())
-    if _review_landed(repo, attempt, head, remote, push):
+    if _review_landed(repo, attempt, head, remote, push, ledger_remote):
         return 0
     path = record_review(repo, attempt, base, head, output, load_keyfile(key), out, remote, None, ttl, now,
-                         origin=str(model_output))
+                         origin=str(model_output), ledger_remote=ledger_remote)
     err_line(f"wrote {path}")
     if push and remote is not None:
-        return _pushed(push_review(repo, attempt, path, remote, now), attempt, path, remote, verbose)
+        return _pushed(push_review(repo, attempt, path, remote, now, ledger_remote=ledger_remote), attempt, path,
+                       remote, ledger_remote, verbose)
     return 0
 
 
@@ -98,27 +111,30 @@ def review_run(
     key: ReceiptKeyOpt, out: ReceiptOutOpt, remote: ReviewRemoteOpt = None, push: ReviewPushOpt = False,
     ttl: TtlOpt = 86400, base: ReviewBaseOpt = None,
     model_timeout: Annotated[float, Opt("--model-timeout", help="Seconds the model's command may take.")] = 600.0,
-    verbose: VerboseOpt = False,
+    ledger_remote: LedgerRemoteOpt = None, verbose: VerboseOpt = False,
 ) -> int:
     """The runner calls the model itself and seals its answer: no output file to go stale."""
     from ..adapters.config import load_keyfile
     from ..trusted.runner import push_review, run_review
 
+    _remotes(remote, push, ledger_remote)
     now = int(time.time())
-    if _review_landed(repo, attempt, head, remote, push):
+    if _review_landed(repo, attempt, head, remote, push, ledger_remote):
         return 0
     notes: list[str] = []
     path = run_review(repo, attempt, base, head, prompt_file, model_command, load_keyfile(key), out, remote, None,
-                      ttl, now, model_timeout, notes=notes)
+                      ttl, now, model_timeout, notes=notes, ledger_remote=ledger_remote)
     for note in notes:
         err_line(note)
     err_line(f"wrote {path}")
     if push and remote is not None:
-        return _pushed(push_review(repo, attempt, path, remote, now), attempt, path, remote, verbose)
+        return _pushed(push_review(repo, attempt, path, remote, now, ledger_remote=ledger_remote), attempt, path,
+                       remote, ledger_remote, verbose)
     return 0
 
 
-def _pushed(result: PushResult, attempt: str, receipt: Path, remote: str, verbose: bool) -> int:
+def _pushed(result: ReviewPush, attempt: str, receipt: Path, remote: str, ledger_remote: str | None,
+            verbose: bool) -> int:
     """The review push's summary line, after the server's lines (git's own with -v)."""
     from ..git.refs import RECEIPTS_PREFIX, REVIEW_PREFIX
     from ..trusted.attempts import ALREADY
@@ -128,11 +144,19 @@ def _pushed(result: PushResult, attempt: str, receipt: Path, remote: str, verbos
         return 0
     for line in push_lines(result.output, verbose):
         err_line(line)
+    review, receipts = REVIEW_PREFIX + attempt, RECEIPTS_PREFIX + attempt
     if result.ok:
-        err_line(f"review ref {REVIEW_PREFIX}{attempt} accepted by {remote}, receipt {receipt.name} recorded on "
-             f"{RECEIPTS_PREFIX}{attempt}")
+        err_line(f"review ref {review} accepted by {remote}, receipt {receipt.name} recorded on {receipts}"
+                 + (f" on {ledger_remote}" if ledger_remote and ledger_remote != remote else ""))
         return 0
-    err_line(f"review ref {REVIEW_PREFIX}{attempt} refused by {remote}; nothing of it landed (one atomic push)")
+    if result.receipt_only:
+        err_line(f"review ref {review} refused by {remote}; its receipt {receipt.name} is on {receipts} on "
+                 f"{ledger_remote}: run the same command again to push the review ref alone")
+    elif ledger_remote and ledger_remote != remote:
+        err_line(f"receipt {receipt.name} refused by {ledger_remote} on {receipts}; nothing of the review landed "
+                 "(the receipt goes first)")
+    else:
+        err_line(f"review ref {review} refused by {remote}; nothing of it landed (one atomic push)")
     return 1
 
 
@@ -140,13 +164,16 @@ def _pushed(result: PushResult, attempt: str, receipt: Path, remote: str, verbos
 def review_push(
     repo: RepoDirOpt, attempt: AttemptOpt,
     receipt: Annotated[Path, Opt("--receipt", help="The receipt file to push.")],
-    remote: Annotated[str, Opt("--remote", help="The server remote.")],
-    verbose: VerboseOpt = False,
+    remote: Annotated[str, Opt("--remote", help="The server remote (with --ledger-remote: the forge, for the "
+                                                "review ref).")],
+    ledger_remote: LedgerRemoteOpt = None, verbose: VerboseOpt = False,
 ) -> int:
-    """Push a receipt with its review ref (refs/heads/review/runner/ID) in one atomic push."""
+    """Push a receipt with its review ref (refs/heads/review/runner/ID) in one atomic push (with
+    --ledger-remote: the receipt there first, then the review ref to --remote)."""
     from ..trusted.runner import push_review
 
-    return _pushed(push_review(repo, attempt, receipt, remote, int(time.time())), attempt, receipt, remote, verbose)
+    return _pushed(push_review(repo, attempt, receipt, remote, int(time.time()), ledger_remote=ledger_remote), attempt,
+                   receipt, remote, ledger_remote, verbose)
 
 
 @command(group, "request")

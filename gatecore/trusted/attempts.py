@@ -11,6 +11,11 @@ Every command is idempotent: run again after its push landed (a CI retry after a
 error), it finds its record on the server already and pushes nothing (`ALREADY`). It says so
 only for the state the command would have left: an attempt closed since is named as closed
 (`GATE-LEDGER-CLOSED`), never acknowledged as just opened or just failed over.
+
+The ledger lives where the remote is, or in a ledger repository of its own (`ledger_remote`,
+`--ledger-remote`: on a hosted forge, where no hook guards `refs/gate/*`, docs/forges.md): then
+every `refs/gate/*` ref is read from and pushed to that one, and the remote (the forge) is asked
+only for what is the forge's: the branch its HEAD names, an attempt's default target.
 """
 
 from __future__ import annotations
@@ -54,6 +59,19 @@ def attempt_state(repo: GitRepo, attempt: str, now: int) -> ledger.AttemptState 
     return None if tip is None else ledger.read_state(Objects(repo), tip, None, now, attempt)
 
 
+def ledger_of(remote: str | None, ledger_remote: str | None, flag: str = "--push") -> str | None:
+    """Where the ledger (`refs/gate/*`) is read from and pushed to: `ledger_remote`, else `remote`
+    (one server, whose hook guards `refs/gate/*`). A ledger remote comes with the remote the
+    command talks to for the rest (`flag` names it): GATE-INPUT-ARGUMENT without it."""
+    if ledger_remote is None:
+        return remote
+    if remote is None:
+        raise GateError("GATE-INPUT-ARGUMENT", f"--ledger-remote needs {flag} too: the remote the ledger is kept "
+                                               "apart from, where the review ref and the target branch are (the "
+                                               "forge)")
+    return ledger_remote
+
+
 def record_commit(repo: GitRepo, filename: str, data: bytes, parent: str | None, message: str, now: int) -> str:
     """A ledger or receipt commit: a tree of exactly one file, on top of `parent`."""
     tree = repo.write_tree({filename: data})
@@ -64,19 +82,22 @@ def append_record(repo_path: Path, attempt: str, key: SigningKey, kind: str, rem
                   repository: str | None = None, workspace: str | None = None,
                   workspace_generation: str | None = None, prompt_sha256: str | None = None,
                   target: str | None = None, model_id: str | None = None, note: str | None = None,
-                  author: Author | None = None,
-                  env: gitcmd.Env = None) -> tuple[ledger.AttemptState, gitcmd.PushResult | None]:
-    """Append one record to the attempt's ledger (after syncing it from `remote`), then push it.
-    `author` (opened records only): who wrote the change and who started the attempt."""
+                  author: Author | None = None, env: gitcmd.Env = None,
+                  ledger_remote: str | None = None) -> tuple[ledger.AttemptState, gitcmd.PushResult | None]:
+    """Append one record to the attempt's ledger (after syncing it from the ledger's remote:
+    `ledger_remote`, else `remote`), then push it there. `remote` is asked only for the branch its
+    HEAD names (an opened record's default target). `author` (opened records only): who wrote the
+    change and who started the attempt."""
     author = author or Author()
     check_attempt_id(attempt)
+    store = ledger_of(remote, ledger_remote)
     open_clone(repo_path)
     ref = ATTEMPTS_PREFIX + attempt
-    if remote is not None:
-        gitcmd.sync_ref(repo_path, remote, ref, env=env)
+    if store is not None:
+        gitcmd.sync_ref(repo_path, store, ref, env=env)
     repo = GitRepo.at(repo_path)
     state = attempt_state(repo, attempt, now)
-    landed = remote is not None and state is not None and _on_record(
+    landed = store is not None and state is not None and _on_record(
         state, kind, repository, workspace, workspace_generation, prompt_sha256, target, model_id, author)
     if _retried(state, attempt, kind, landed):
         assert state is not None
@@ -85,10 +106,10 @@ def append_record(repo_path: Path, attempt: str, key: SigningKey, kind: str, rem
     if repository is None:
         raise GateError("GATE-INPUT-ARGUMENT", "--repository-id is required to open an attempt")
     claim = None if workspace_generation is None else generation_ref(workspace_generation)
-    if kind == "opened" and remote is not None and claim is not None:
-        if gitcmd.ls_remote(repo_path, remote, claim, env=env):
+    if kind == "opened" and remote is not None and store is not None and claim is not None:
+        if gitcmd.ls_remote(repo_path, store, claim, env=env):
             raise GateError("GATE-LEDGER-GENERATION-REUSED", f"generation {workspace_generation} is already "
-                                                             f"claimed on {remote}; mint a fresh one")
+                                                             f"claimed on {store}; mint a fresh one")
         target = target or gitcmd.remote_head(repo_path, remote, env)
     data = ledger.make_record(key, state, attempt_id=attempt, kind=kind, repository=repository, now=now,
                               workspace=workspace, workspace_generation=workspace_generation,
@@ -106,9 +127,9 @@ def append_record(repo_path: Path, attempt: str, key: SigningKey, kind: str, rem
         refspecs.append(f"{claim}:{claim}")
     new_state = attempt_state(repo, attempt, now)
     assert new_state is not None
-    if remote is None:
+    if store is None:
         return new_state, None
-    result = gitcmd.push(repo_path, remote, *refspecs, atomic=True, env=env)
+    result = gitcmd.push(repo_path, store, *refspecs, atomic=True, env=env)
     if not result.ok:  # the server refused: put the local ledger back as it was
         restore(repo, ref, parent, commit)
         if claim is not None:

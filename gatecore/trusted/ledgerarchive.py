@@ -20,6 +20,11 @@ deletions the server refuses) is skipped and reported, and the rest goes on. Clo
 are read without their seals: the server verified each record when it was pushed, and a key
 retired since must not keep an attempt's refs forever. Batches keep each push well inside
 the hook's deadline; a rival archiver's push is answered by rebuilding on its archive.
+
+With a ledger remote (`--ledger-remote`, a hosted forge's ledger repository: docs/forges.md)
+every `refs/gate/*` ref is read from and pushed to it, and only the review refs
+(`refs/heads/review/runner/*`) are read from and deleted on the remote, after the ledger's refs
+of the same attempts: a review ref left without its receipts fails the forge's check.
 """
 
 from __future__ import annotations
@@ -34,7 +39,7 @@ from ..git.objects import Objects
 from ..git.refs import ATTEMPTS_PREFIX, GENERATIONS_PREFIX, RECEIPTS_PREFIX, REVIEW_PREFIX, generation_ref
 from ..records import archive, ledger
 from ..valueclass import field, valueclass
-from .attempts import LEDGER_EMAIL, LEDGER_NAME, open_clone
+from .attempts import LEDGER_EMAIL, LEDGER_NAME, ledger_of, open_clone
 
 BATCH = 200
 MAX_BATCH = 5000
@@ -80,16 +85,23 @@ def receipt_payloads(objects: Objects, tip: str | None) -> tuple[str, ...]:
 
 
 class _Run:
-    """One `gate ledger archive` run against one remote."""
+    """One `gate ledger archive` run against one remote (`ledger`: the ledger's, where it is another)."""
 
-    def __init__(self, repo_path: Path, remote: str, now: int, env: gitcmd.Env, result: Archived) -> None:
+    def __init__(self, repo_path: Path, remote: str, now: int, env: gitcmd.Env, result: Archived,
+                 ledger: str | None = None) -> None:
         self.path, self.remote, self.now, self.env, self.result = repo_path, remote, now, env, result
+        self.ledger = ledger or remote
         self.refs: dict[str, str] = {}
 
     def fetch(self) -> None:
-        """The remote's reserved refs now (names from ls-remote; objects fetched into the clone)."""
-        self.refs = gitcmd.ls_remote(self.path, self.remote, "refs/gate/*", f"{REVIEW_PREFIX}*", env=self.env)
-        gitcmd.run_git(["fetch", "--quiet", "--no-tags", self.remote, "+refs/gate/*:refs/gate/*"], cwd=self.path,
+        """The reserved refs now (names from ls-remote; objects fetched into the clone): `refs/gate/*`
+        from the ledger's remote, the review refs from the remote."""
+        if self.ledger == self.remote:
+            self.refs = gitcmd.ls_remote(self.path, self.remote, "refs/gate/*", f"{REVIEW_PREFIX}*", env=self.env)
+        else:
+            self.refs = {**gitcmd.ls_remote(self.path, self.ledger, "refs/gate/*", env=self.env),
+                         **gitcmd.ls_remote(self.path, self.remote, f"{REVIEW_PREFIX}*", env=self.env)}
+        gitcmd.run_git(["fetch", "--quiet", "--no-tags", self.ledger, "+refs/gate/*:refs/gate/*"], cwd=self.path,
                        code="GATE-LEDGER-UNREADABLE", env=self.env, transport=True)
         self.repo = GitRepo.at(self.path)
         self.objects = Objects(self.repo)
@@ -131,7 +143,7 @@ class _Run:
             commit = self.repo.write_commit(tree, [] if tip is None else [tip],
                                             f"gate ledger archive: {len(group)} closed attempt(s)\n", LEDGER_NAME,
                                             LEDGER_EMAIL, self.now)
-            out = gitcmd.push(self.path, self.remote, f"{commit}:{archive.ARCHIVE_REF}",
+            out = gitcmd.push(self.path, self.ledger, f"{commit}:{archive.ARCHIVE_REF}",
                               lease=f"{archive.ARCHIVE_REF}:{tip or ''}", env=self.env)
             self.result.pushes += 1
             self.fetch()
@@ -163,22 +175,39 @@ class _Run:
         return names
 
     def delete(self, names: list[str], owner: str) -> bool:
-        """Delete `names` (refs of `owner`, for the report); True when none of them is left."""
+        """Delete `names` (refs of `owner`, for the report); True when none of them is left. With a
+        ledger remote, the ledger's refs there first, then the review refs on the remote."""
         for _ in range(2):  # once more after a rival's deletions changed what is there
             left = [n for n in names if n in self.refs]
             if not left:
                 return True
-            out = gitcmd.push(self.path, self.remote, *(f":{n}" for n in left), atomic=True, env=self.env)
-            self.result.pushes += 1
-            self.fetch()
-            if out.ok:
-                for n in left:
+            ok, outputs = True, []
+            for where, these in self._where(left):
+                out = gitcmd.push(self.path, where, *(f":{n}" for n in these), atomic=True, env=self.env)
+                self.result.pushes += 1
+                outputs.append(out.output)
+                if not out.ok:
+                    ok = False
+                    break
+                for n in these:
                     if n.startswith("refs/gate/"):
                         gitcmd.delete_ref(self.path, n)
+            self.fetch()
+            if ok:
                 return True
-            last = out.output
+            last = outputs[-1]
         self.result.refused.append((f"the deletion of the refs of {owner}", last))
         return False
+
+
+    def _where(self, names: list[str]) -> list[tuple[str, list[str]]]:
+        """(the remote, the refs of `names` deleted there), in the order deleted: one remote, or the
+        ledger's refs on its remote first, then the review refs."""
+        if self.ledger == self.remote:
+            return [(self.remote, names)]
+        ledger = [n for n in names if n.startswith("refs/gate/")]
+        review = [n for n in names if not n.startswith("refs/gate/")]
+        return [(where, these) for where, these in ((self.ledger, ledger), (self.remote, review)) if these]
 
 
 def _kind_and_digest(path: str) -> tuple[str, str]:
@@ -187,15 +216,16 @@ def _kind_and_digest(path: str) -> tuple[str, str]:
 
 
 def archive_closed(repo_path: Path, remote: str, older_than: int, now: int, env: gitcmd.Env = None,
-                   batch: int = BATCH, dry_run: bool = False) -> Archived:
-    """Archive every attempt closed at least `older_than` seconds ago, `batch` attempts per push."""
+                   batch: int = BATCH, dry_run: bool = False, ledger_remote: str | None = None) -> Archived:
+    """Archive every attempt closed at least `older_than` seconds ago, `batch` attempts per push (the
+    ledger on `ledger_remote` where one is named, the review refs on `remote`)."""
     if not 1 <= batch <= MAX_BATCH:
         raise GateError("GATE-INPUT-ARGUMENT", f"--batch {batch}: the batch size is 1 to {MAX_BATCH}")
     if older_than < 0:
         raise GateError("GATE-INPUT-ARGUMENT", "--older-than is not negative")
     open_clone(repo_path)
     result = Archived()
-    run = _Run(repo_path, remote, now, env, result)
+    run = _Run(repo_path, remote, now, env, result, ledger_of(remote, ledger_remote, "--remote"))
     run.fetch()
     due = run.due(now - older_than)
     if dry_run:

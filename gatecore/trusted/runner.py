@@ -19,6 +19,16 @@ seal already in `--out` (never overwritten) and hands that on, and so does `run`
 holds a receipt of the same binding from a call of the model (without calling it again). The receipt file is written
 without following a symlink anywhere on its path: the scoring directory lies in the
 agent-writable workspace.
+
+On a hosted forge the ledger is kept in a repository of its own (`ledger_remote`,
+`--ledger-remote`; docs/forges.md): the attempt's ledger and its receipt ref are read from and
+pushed to that one, never the forge's copies, which an agent can write; the review ref and the
+target branch stay on the remote (the forge). Two repositories take no atomic push: the receipt
+goes to the ledger first, then the review ref to the forge. A receipt without its review ref
+moves nothing the check judges (it judges the review ref a pull request names), while a review
+ref without its receipt fails the check; and a retry after the first push landed finds its
+receipt at the tip of the ledger's receipt ref and pushes the review ref alone (committed twice,
+the receipt would be a replay).
 """
 
 from __future__ import annotations
@@ -44,7 +54,7 @@ from ..records.receipt import BOUND, MAX_LIFETIME_SECONDS, MODEL_RUN_FILE, MODEL
 from ..signing import envelope
 from ..signing.keys import SigningKey
 from ..valueclass import valueclass
-from .attempts import ALREADY, attempt_state, check_attempt_id, open_clone, record_commit, restore
+from .attempts import ALREADY, attempt_state, check_attempt_id, ledger_of, open_clone, record_commit, restore
 
 if TYPE_CHECKING:
     from ..configuration.modelnames import ModelNames
@@ -75,15 +85,17 @@ class Review:
 
 
 def _prepare(repo_path: Path, attempt: str, base_rev: str | None, head_rev: str, remote: str | None, old: str | None,
-             ttl: int, now: int, repository_id: str | None, env: gitcmd.Env) -> Review:
-    """The attempt as the ledger has it (synced from `remote`), the review ref's value there, the
-    base and head, and every field the receipt binds (`binding.review_expectations`)."""
+             ttl: int, now: int, repository_id: str | None, env: gitcmd.Env, ledger_remote: str | None) -> Review:
+    """The attempt as the ledger has it (synced from `ledger_remote`, else `remote`), the review
+    ref's value on `remote`, the base and head, and every field the receipt binds
+    (`binding.review_expectations`)."""
+    store = ledger_of(remote, ledger_remote, "--remote")
     open_clone(repo_path)
     if not 0 < ttl <= MAX_LIFETIME_SECONDS:
         raise GateError("GATE-INPUT-ARGUMENT", "--ttl must be between 1 second and 30 days")
     review_ref = REVIEW_PREFIX + attempt
-    if remote is not None:
-        gitcmd.sync_ref(repo_path, remote, ATTEMPTS_PREFIX + attempt, env=env)
+    if remote is not None and store is not None:
+        gitcmd.sync_ref(repo_path, store, ATTEMPTS_PREFIX + attempt, env=env)
         if old is None:
             old = gitcmd.ls_remote(repo_path, remote, review_ref, env=env).get(review_ref)
     repo = GitRepo.at(repo_path)
@@ -109,14 +121,15 @@ def _prepare(repo_path: Path, attempt: str, base_rev: str | None, head_rev: str,
 
 def record_review(repo_path: Path, attempt: str, base_rev: str | None, head_rev: str, model_output: bytes,
                   key: SigningKey, out: Path, remote: str | None, old: str | None, ttl: int, now: int,
-                  repository_id: str | None = None, env: gitcmd.Env = None, origin: str = "(given)") -> Path:
+                  repository_id: str | None = None, env: gitcmd.Env = None, origin: str = "(given)",
+                  ledger_remote: str | None = None) -> Path:
     """Seal a receipt for base..head of this attempt from a model's output file: only verdict and
     reasons come from the model (`origin`: where the output came from, for messages). The weaker
     path: the runner cannot tell which model wrote the file, for which request, or when
     (`run_review` can); the receipt says so (`model_run: "file"`)."""
     check_attempt_id(attempt)
     answer = modeloutput.read(model_output, origin)  # refused before anything is read from git
-    review = _prepare(repo_path, attempt, base_rev, head_rev, remote, old, ttl, now, repository_id, env)
+    review = _prepare(repo_path, attempt, base_rev, head_rev, remote, old, ttl, now, repository_id, env, ledger_remote)
     doc = review.expected.receipt_document(answer.verdict, answer.reasons, now, now + ttl, model_run=MODEL_RUN_FILE)
     if _same_receipt(out, doc, now, _TIMES):
         return out  # a retry: the receipt this run would seal is there already (never overwritten)
@@ -132,7 +145,7 @@ MAX_REQUEST_DIFF_BYTES = 64 << 20
 def run_review(repo_path: Path, attempt: str, base_rev: str | None, head_rev: str, prompt_file: Path, command: str,
                key: SigningKey, out: Path, remote: str | None, old: str | None, ttl: int, now: int,
                timeout: float, repository_id: str | None = None, env: gitcmd.Env = None,
-               notes: list[str] | None = None) -> Path:
+               notes: list[str] | None = None, ledger_remote: str | None = None) -> Path:
     """Call the model and seal its answer, with nothing on disk in between (`gatecore.records.modelcall`):
     the request built from the prompt the ledger holds (the file's SHA-256 must be the attempt's
     `prompt_sha256`) and the diff this receipt seals, with a fresh challenge, passed to `command`
@@ -145,7 +158,7 @@ def run_review(repo_path: Path, attempt: str, base_rev: str | None, head_rev: st
     if not timeout > 0:
         raise GateError("GATE-INPUT-ARGUMENT", "--model-timeout must be a positive number of seconds")
     prompt = files.read_capped(prompt_file, "GATE-INPUT-ARGUMENT", "prompt file", MAX_PROMPT_BYTES)
-    review = _prepare(repo_path, attempt, base_rev, head_rev, remote, old, ttl, now, repository_id, env)
+    review = _prepare(repo_path, attempt, base_rev, head_rev, remote, old, ttl, now, repository_id, env, ledger_remote)
     state, expected = review.state, review.expected
     if hashlib.sha256(prompt).hexdigest() != state.prompt_sha256:
         raise GateError("GATE-BIND-PROMPT", f"{prompt_file} is not the prompt the ledger holds for attempt "
@@ -276,48 +289,83 @@ def occupied(out: Path, doc: dict[str, object], now: int, besides: tuple[str, ..
                                         f"{out.parent / name}")
 
 
-def landed(repo_path: Path, remote: str, attempt: str, head: str, payload: str | None = None,
-           bound: Mapping[str, object] | None = None, env: gitcmd.Env = None) -> bool:
-    """Does the server hold the review of `head` for this attempt, its receipt on record (the
-    receipt with sealed-payload digest `payload`, or binding the `bound` values, if given)?
-    Then a retry has nothing to do."""
-    receipts_ref, review_ref = RECEIPTS_PREFIX + attempt, REVIEW_PREFIX + attempt
-    refs = gitcmd.ls_remote(repo_path, remote, review_ref, receipts_ref, env=env)
-    if refs.get(review_ref) != head or receipts_ref not in refs:
-        return False
-    gitcmd.fetch_ref(repo_path, remote, receipts_ref, "GATE-REVIEW-RECEIPT-REF", env)
-    objects = Objects(GitRepo.at(repo_path))
+def _last_receipt(objects: Objects, tip: str | None) -> tuple[bytes, dict[str, object]] | None:
+    """The receipt at the tip of a receipt ref (its envelope's bytes and payload), None when the
+    ref is absent or its tip holds no readable receipt."""
+    if tip is None:
+        return None
     try:
-        data = single_file(objects, objects.commit(refs[receipts_ref]).tree_id, RECEIPT_FILE,
-                           "GATE-REVIEW-RECEIPT-REF", "GATE-RECEIPT-TOO-LARGE")
+        data = single_file(objects, objects.commit(tip).tree_id, RECEIPT_FILE, "GATE-REVIEW-RECEIPT-REF",
+                           "GATE-RECEIPT-TOO-LARGE")
         doc = strictjson.loads(envelope.parse(data).payload)
     except GateError:
+        return None
+    return (data, doc) if isinstance(doc, dict) else None
+
+
+def landed(repo_path: Path, remote: str, attempt: str, head: str, payload: str | None = None,
+           bound: Mapping[str, object] | None = None, env: gitcmd.Env = None,
+           ledger_remote: str | None = None) -> bool:
+    """Does the server hold the review of `head` for this attempt (the review ref on `remote`), its
+    receipt on record (on `ledger_remote`, else `remote`: the receipt with sealed-payload digest
+    `payload`, or binding the `bound` values, if given)? Then a retry has nothing to do."""
+    receipts_ref, review_ref = RECEIPTS_PREFIX + attempt, REVIEW_PREFIX + attempt
+    store = ledger_of(remote, ledger_remote, "--remote") or remote
+    if store == remote:
+        refs = gitcmd.ls_remote(repo_path, remote, review_ref, receipts_ref, env=env)
+    else:
+        refs = {**gitcmd.ls_remote(repo_path, remote, review_ref, env=env),
+                **gitcmd.ls_remote(repo_path, store, receipts_ref, env=env)}
+    if refs.get(review_ref) != head or receipts_ref not in refs:
         return False
-    if not isinstance(doc, dict) or (doc.get("ref"), doc.get("new_commit")) != (review_ref, head):
+    gitcmd.fetch_ref(repo_path, store, receipts_ref, "GATE-REVIEW-RECEIPT-REF", env)
+    last = _last_receipt(Objects(GitRepo.at(repo_path)), refs[receipts_ref])
+    if last is None:
+        return False
+    data, doc = last
+    if (doc.get("ref"), doc.get("new_commit")) != (review_ref, head):
         return False
     return ((payload is None or envelope.payload_digest(data) == payload)
             and all(doc.get(k) == v for k, v in (bound or {}).items()))
 
 
-def review_landed(repo_path: Path, attempt: str, head_rev: str, remote: str, env: gitcmd.Env = None) -> bool:
+def review_landed(repo_path: Path, attempt: str, head_rev: str, remote: str, env: gitcmd.Env = None,
+                  ledger_remote: str | None = None) -> bool:
     """`gate review record --push` run again after its push landed: nothing to do. (Landed for
-    the model now on record: after a failover the review is the new model's to make.)"""
+    the model now on record: after a failover the review is the new model's to make.) The
+    ledger and the receipt are read from `ledger_remote` where one is named, the review ref
+    from `remote`: landed only when both are."""
     check_attempt_id(attempt)
+    store = ledger_of(remote, ledger_remote, "--remote") or remote
     open_clone(repo_path)
-    gitcmd.sync_ref(repo_path, remote, ATTEMPTS_PREFIX + attempt, env=env)
+    gitcmd.sync_ref(repo_path, store, ATTEMPTS_PREFIX + attempt, env=env)
     repo = GitRepo.at(repo_path)
     state = attempt_state(repo, attempt, 0)
     if state is None or state.model_id is None:
         return False  # record_review says what is missing
     return landed(repo_path, remote, attempt, repo.resolve(head_rev),
-                  bound={"model_id": state.model_id, "ledger_record": state.model_record}, env=env)
+                  bound={"model_id": state.model_id, "ledger_record": state.model_record}, env=env,
+                  ledger_remote=ledger_remote)
+
+
+@valueclass(frozen=True, slots=True)
+class ReviewPush:
+    """What `push_review` did: `ok` when the review ref and its receipt are both where they go;
+    `output`, git's (of each push made); `receipt_only` when, with a ledger remote, the receipt
+    landed on the ledger and the review ref did not land on the remote (a retry pushes it alone)."""
+
+    ok: bool
+    output: str
+    receipt_only: bool = False
 
 
 def push_review(repo_path: Path, attempt: str, receipt_file: Path, remote: str, now: int,
-                env: gitcmd.Env = None) -> gitcmd.PushResult:
+                env: gitcmd.Env = None, ledger_remote: str | None = None) -> ReviewPush:
     """Push the reviewed commit to review/runner/<id> and its receipt, in one atomic push (nothing,
-    when a retry finds them on the server already)."""
+    when a retry finds them on the server already). With `ledger_remote` (another repository than
+    `remote`), the receipt to it first, then the review ref to `remote` (the module's docstring)."""
     check_attempt_id(attempt)
+    store = ledger_of(remote, ledger_remote, "--remote") or remote
     open_clone(repo_path)
     data = files.read_capped(receipt_file, "GATE-RECEIPT-MISSING", "receipt", strictjson.MAX_DOCUMENT_BYTES)
     doc = strictjson.loads(envelope.parse(data).payload)
@@ -325,18 +373,62 @@ def push_review(repo_path: Path, attempt: str, receipt_file: Path, remote: str, 
         raise GateError("GATE-RECEIPT-FIELD", "the receipt names no new_commit")
     head = doc["new_commit"]
     old = doc.get("old_commit")
-    if landed(repo_path, remote, attempt, head, envelope.payload_digest(data), env=env):
-        return gitcmd.PushResult(True, ALREADY)
+    payload = envelope.payload_digest(data)
+    if landed(repo_path, remote, attempt, head, payload, env=env, ledger_remote=ledger_remote):
+        return ReviewPush(True, ALREADY)
     receipts_ref = RECEIPTS_PREFIX + attempt
     review_ref = REVIEW_PREFIX + attempt
-    gitcmd.sync_ref(repo_path, remote, receipts_ref, env=env)
+    gitcmd.sync_ref(repo_path, store, receipts_ref, env=env)
     repo = GitRepo.at(repo_path)
     parent = repo.ref_target(receipts_ref)
+    lease_old = "" if not isinstance(old, str) or old == repo.zero_id else old
+    review = (f"+{head}:{review_ref}", f"{review_ref}:{lease_old}")  # the refspec and its lease
+    last = _last_receipt(Objects(repo), parent)
+    if store != remote and last is not None and envelope.payload_digest(last[0]) == payload:
+        # a retry after the receipt landed on the ledger and the review ref did not land on the remote
+        result = gitcmd.push(repo_path, remote, review[0], lease=review[1], env=env)
+        return ReviewPush(result.ok, result.output, receipt_only=not result.ok)
+    if store != remote:
+        if parent is not None and last is None:
+            raise GateError("GATE-REVIEW-RECEIPT-REF", f"{receipts_ref} on {store} holds no receipt this runner can "
+                                                       "read at its tip")
+        _follows(last, doc, review_ref, repo.zero_id, store)
     commit = record_commit(repo, RECEIPT_FILE, data, parent, f"gate receipt {attempt}\n", now)
     repo.set_ref(receipts_ref, commit, parent)
-    lease_old = "" if not isinstance(old, str) or old == repo.zero_id else old
-    result = gitcmd.push(repo_path, remote, f"+{head}:{review_ref}", f"{receipts_ref}:{receipts_ref}", atomic=True,
-                         lease=f"{review_ref}:{lease_old}", env=env)
-    if not result.ok:
+    if store == remote:
+        result = gitcmd.push(repo_path, remote, review[0], f"{receipts_ref}:{receipts_ref}", atomic=True,
+                             lease=review[1], env=env)
+        if not result.ok:
+            restore(repo, receipts_ref, parent, commit)
+        return ReviewPush(result.ok, result.output)
+    receipt = gitcmd.push(repo_path, store, f"{receipts_ref}:{receipts_ref}", env=env)
+    if not receipt.ok:  # nothing landed
         restore(repo, receipts_ref, parent, commit)
-    return result
+        return ReviewPush(False, receipt.output)
+    result = gitcmd.push(repo_path, remote, review[0], lease=review[1], env=env)
+    return ReviewPush(result.ok, "\n".join(o for o in (receipt.output, result.output) if o),
+                      receipt_only=not result.ok)
+
+
+def _follows(last: tuple[bytes, dict[str, object]] | None, doc: Mapping[str, object], review_ref: str, zero: str,
+             store: str) -> None:
+    """With the ledger on another remote than the review ref, no hook compares a receipt's
+    old_commit with the receipt chain before it lands: the check at the merge does, and refuses a
+    review ref whose receipts do not move it step by step (`GATE-REVIEW-UNRECORDED`). Refused here
+    first, before a receipt that could never pass is spent on the ledger: this receipt must move
+    the review ref from where the ledger's last receipt put it (the first: from nothing)."""
+    old = doc.get("old_commit")
+    old = zero if old in (None, "") else old
+    if last is None:
+        if old != zero:
+            raise GateError("GATE-REVIEW-UNRECORDED", f"the receipt moves {review_ref} from {str(old)[:12]}, but the "
+                                                      f"ledger on {store} holds no receipt that put it there: the "
+                                                      "check would refuse it (close the attempt and review in a new "
+                                                      "one)")
+        return
+    at = last[1].get("new_commit")
+    if last[1].get("ref") != review_ref or at != old:
+        raise GateError("GATE-REVIEW-UNRECORDED", f"the receipt moves {review_ref} from {str(old)[:12]}, but the "
+                                                  f"last receipt on {store} put it at {str(at)[:12]}: land that "
+                                                  "review first (gate review push with its receipt pushes the review "
+                                                  "ref alone), or close the attempt and review in a new one")

@@ -8,7 +8,12 @@ record or run with a scripted model, the review pushed to a bare repository with
 close) and `gate check --ref refs/heads/review/runner/ID` on a clone that fetched refs/gate/*: a closed
 review passes; the incident's stale receipt fails with the hook's codes (the same objects pushed into a
 gated server are refused with them); an open attempt, a review ref moved without a receipt, a ledger
-rewound to before the failover, a receipt replayed and a receipt for another repository all fail."""
+rewound to before the failover, a receipt replayed and a receipt for another repository all fail.
+
+Then the ledger kept in a repository of its own (`--ledger-remote`, docs/forges.md): the trusted side's
+commands as docs/forges.md shows them, run as written, write and read `refs/gate/*` there and nothing of
+it on the forge; an agent's writes of the forge's `refs/gate/*` change nothing they or the check read;
+a push refused half way (the ledger's, then the forge's) lands on a retry, with its receipt once."""
 
 from __future__ import annotations
 
@@ -84,6 +89,8 @@ authors = ["*@agents.example.com"]
 pushers = ["agent-*"]
 [trusted]
 pushers = ["ci-runner"]
+[approvals]
+approvers = ["alice"]
 """
 STALE = {"GATE-BIND-MODEL", "GATE-BIND-LEDGER"}  # the hook's codes for the incident (tests/push/test_trusted_side.py)
 #: The scripted model `gate review run` calls: it answers pass, with the request's challenge.
@@ -105,7 +112,8 @@ class ReviewForge:
         self.root = root
         ring = [cli("keys", "generate", "--alg", "ed25519", "--id", key_id, "--purpose", purpose, "--out",
                     str(root / f"{key_id}.key")) for key_id, purpose in (("orchestrator-1", "attempt"),
-                                                                         ("runner-1", "receipt"))]
+                                                                         ("runner-1", "receipt"),
+                                                                         ("alice-1", "approval"))]
         assert all(r.returncode == 0 for r in ring), ring
         self.forge = root / "forge.git"
         git(root, "init", "-q", "--bare", "-b", "main", str(self.forge))
@@ -134,17 +142,24 @@ class ReviewForge:
         assert out.returncode == 0, (args, out.stdout, out.stderr)
         return out
 
-    def open(self, model: str = "model-a", repository: str = "demo/repo") -> tuple[str, Path]:
-        """bootstrap, attempt open, select-model: the attempt and its scoring directory."""
+    def bootstrap(self) -> dict[str, str]:
+        """`gate bootstrap` of a fresh workspace: its exports (ATTEMPT_ID, WORKSPACE_GEN, GATE_SCORING_DIR)."""
         workspace = Path(tempfile.mkdtemp(dir=self.root))
         exports = dict(line.removeprefix("export ").split("=", 1)
                        for line in self.gate("bootstrap", "--workspace", str(workspace)).stdout.splitlines())
+        self.generations[exports["ATTEMPT_ID"]] = exports["WORKSPACE_GEN"]
+        return exports
+
+    def open(self, model: str = "model-a", repository: str = "demo/repo", *ledger: str) -> tuple[str, Path]:
+        """bootstrap, attempt open, select-model: the attempt and its scoring directory (`ledger`:
+        `--ledger-remote URL`, or nothing)."""
+        exports = self.bootstrap()
         attempt = exports["ATTEMPT_ID"]
-        self.generations[attempt] = exports["WORKSPACE_GEN"]
         self.gate("attempt", "open", "--repo", str(self.runner.path), "--attempt", attempt, "--workspace", "ws-1",
                   "--workspace-gen", exports["WORKSPACE_GEN"], "--prompt-file", str(self.prompt),
-                  "--repository-id", repository, "--key", str(self.root / "orchestrator-1.key"), "--push", "origin")
-        self.ledger("select-model", attempt, "--model", model)
+                  "--repository-id", repository, "--key", str(self.root / "orchestrator-1.key"), "--push", "origin",
+                  *ledger)
+        self.ledger("select-model", attempt, "--model", model, *ledger)
         return attempt, Path(exports["GATE_SCORING_DIR"])
 
     def ledger(self, command: str, attempt: str, *args: str) -> None:
@@ -162,16 +177,19 @@ class ReviewForge:
                   "--remote", "origin", *push)
         return receipt
 
-    def run(self, attempt: str, scoring: Path) -> None:
-        """`gate review run`: the runner calls the (scripted) model, seals and pushes."""
-        self.gate("review", "run", "--repo", str(self.runner.path), "--attempt", attempt, "--head", "feature",
-                  "--prompt-file", str(self.prompt), "--model-command", f"{sys.executable} {self.model}",
-                  "--key", str(self.root / "runner-1.key"), "--out", str(scoring / "receipt-run.json"),
-                  "--remote", "origin", "--push")
+    def run_args(self, attempt: str, scoring: Path, *ledger: str) -> tuple[str, ...]:
+        """`gate review run`'s arguments: the runner calls the (scripted) model, seals and pushes."""
+        return ("review", "run", "--repo", str(self.runner.path), "--attempt", attempt, "--head", "feature",
+                "--prompt-file", str(self.prompt), "--model-command", f"{sys.executable} {self.model}",
+                "--key", str(self.root / "runner-1.key"), "--out", str(scoring / "receipt-run.json"),
+                "--remote", "origin", "--push", *ledger)
 
-    def push_review(self, attempt: str, receipt: Path) -> None:
+    def run(self, attempt: str, scoring: Path, *ledger: str) -> None:
+        self.gate(*self.run_args(attempt, scoring, *ledger))
+
+    def push_review(self, attempt: str, receipt: Path, *ledger: str) -> None:
         self.gate("review", "push", "--repo", str(self.runner.path), "--attempt", attempt, "--receipt", str(receipt),
-                  "--remote", "origin")
+                  "--remote", "origin", *ledger)
 
     def forge_ref(self, name: str) -> str:
         return git(self.forge, "rev-parse", name).stdout.strip()
@@ -345,65 +363,236 @@ def test_a_receipt_for_another_repository_fails_the_check(reviews: ReviewForge) 
     assert out.returncode == 1 and "GATE-BIND-REPOSITORY" in codes(out), out.stdout
 
 
-def ledger_copy(who: str, clone: Path, ledger: Path, reviews: ReviewForge, attempt: str) -> None:
-    """docs/forges.md's copy to the ledger repository, the orchestrator's or the runner's, run as
-    written in the clone that ran the command, with the exports `gate bootstrap` made."""
-    values, env = {"LEDGER_URL": f"file://{ledger}"}, {"ATTEMPT_ID": attempt,
-                                                      "WORKSPACE_GEN": reviews.generations[attempt]}
-    if who == "orchestrator":
-        run_block("ledger-copy-orchestrator", values, clone, env=env)
-    else:
-        run_block("ledger-copy-runner", values, clone, env=env)
+# --- the ledger in a repository of its own: --ledger-remote ------------------------------------------------
 
 
-def test_a_ledger_mirrored_by_the_trusted_side_is_what_the_check_reads(reviews: ReviewForge, tmp_path: Path) -> None:
-    """docs/forges.md, "The receipt flow": the trusted side pushes to the forge as before, then copies
-    what it wrote to a ledger repository agents cannot write, which the check reads (`ledger-remote`).
-    What an agent then does to the forge's own refs/gate/* (the ledger rewound before the failover,
-    above) changes nothing the check reads."""
-    ledger = tmp_path / "ledger.git"
-    git(tmp_path, "init", "-q", "--bare", str(ledger))
-    clone = reviews.runner.path
-    attempt, scoring = reviews.open()
-    ledger_copy("orchestrator", clone, ledger, reviews, attempt)
-    before_failover = reviews.forge_ref(f"refs/gate/attempts/{attempt}")
-    stale = reviews.record(attempt, scoring, "model-a")
-    reviews.ledger("failover", attempt, "--model", "model-b", "--reason", "model-a offline")
-    ledger_copy("orchestrator", clone, ledger, reviews, attempt)
-    reviews.push_review(attempt, stale)
-    ledger_copy("runner", clone, ledger, reviews, attempt)
-    reviews.ledger("close", attempt)
-    ledger_copy("orchestrator", clone, ledger, reviews, attempt)
-    claim = generation_ref(reviews.generations[attempt])
-    assert git(ledger, "rev-parse", claim).stdout.strip() == reviews.forge_ref(claim)  # the claim too
-    assert codes(reviews.check(attempt, ledger=ledger)) == STALE
-    git(reviews.forge, "update-ref", f"refs/gate/attempts/{attempt}", before_failover)  # an agent, on the forge
-    assert codes(reviews.check(attempt)) == {"GATE-REVIEW-OPEN"}
-    out = reviews.check(attempt, ledger=ledger)
-    assert out.returncode == 1 and codes(out) == STALE, out.stdout
+def ledger_repository(where: Path) -> tuple[Path, tuple[str, str]]:
+    """A ledger repository (bare, no hook: only the trusted side can push to it) and the trusted
+    commands' `--ledger-remote` option naming it."""
+    ledger = where / "ledger.git"
+    git(where, "init", "-q", "--bare", str(ledger))
+    return ledger, ("--ledger-remote", f"file://{ledger}")
 
 
-def test_each_trusted_clone_copies_what_it_wrote_not_all_it_holds(reviews: ReviewForge, tmp_path: Path) -> None:
-    """The orchestrator and the runner in clones of their own (two jobs, two keys). The runner's review
-    syncs the attempt's ledger from the forge into its clone, where it stays as it was then; the
-    orchestrator closes the attempt after. A copy of all the runner's refs/gate/* (`git push --atomic
-    LEDGER_URL 'refs/gate/*:refs/gate/*'`, fast-forwards only) is then refused whole at its next review:
-    the earlier attempt's ref there is behind the ledger's. Its receipt is not copied, and the check of
-    that review fails for want of it. Each copying by name what it wrote (docs/forges.md), both land."""
-    ledger = tmp_path / "ledger.git"
-    git(tmp_path, "init", "-q", "--bare", str(ledger))
+def ref_of(repo: Path, name: str) -> str | None:
+    out = git(repo, "rev-parse", "-q", "--verify", name, check=False)
+    return out.stdout.strip() if out.returncode == 0 else None
+
+
+def gate_refs_of(repo: Path, attempt: str, generation: str) -> dict[str, str | None]:
+    """The attempt's refs/gate/* in `repo`: its ledger, its generation claim, its receipts."""
+    return {name: ref_of(repo, name) for name in (f"refs/gate/attempts/{attempt}", generation_ref(generation),
+                                                  f"refs/gate/receipts/{attempt}")}
+
+
+def test_with_a_ledger_remote_the_trusted_side_writes_the_ledger_there_as_documented(reviews: ReviewForge,
+                                                                                      tmp_path: Path) -> None:
+    """docs/forges.md's blocks as written: the orchestrator opens and selects the model in its clone, the
+    runner runs the review in a clone of its own, the orchestrator closes; no copy step. The ledger's refs
+    are on the ledger repository and nowhere on the forge, the review ref on the forge; the check reading
+    the ledger passes. A maintainer's approval (`gate approve --ledger-remote`) lands on the ledger only,
+    and lifts an agent's frozen write at the check that reads it. Then the archive: the ledger's refs
+    folded into its refs/gate/archive and deleted there, the review ref deleted on the forge."""
+    ledger, _ = ledger_repository(tmp_path)
+    url = f"file://{ledger}"
     orchestrator = reviews.runner.path
     runner = tmp_path / "runner"
     git(tmp_path, "clone", "-q", f"file://{reviews.forge}", str(runner))
     git(runner, "fetch", "-q", str(orchestrator), "feature:feature")
-    for n in (1, 2):
-        attempt, scoring = reviews.open()
-        ledger_copy("orchestrator", orchestrator, ledger, reviews, attempt)
-        reviews.record(attempt, scoring, "model-a", "--push", repo=runner)
-        everything = git(runner, "push", "-q", "--atomic", f"file://{ledger}", "refs/gate/*:refs/gate/*", check=False)
-        assert (everything.returncode == 0) == (n == 1), everything.stderr  # the second: refused whole
-        ledger_copy("runner", runner, ledger, reviews, attempt)
-        reviews.ledger("close", attempt)
-        ledger_copy("orchestrator", orchestrator, ledger, reviews, attempt)
-        out = reviews.check(attempt, ledger=ledger)
-        assert out.returncode == 0, out.stdout + out.stderr
+    exports = reviews.bootstrap()
+    attempt = exports["ATTEMPT_ID"]
+    env = {**RUNNER, **exports, "MODEL_ID": "gpt-5",
+           "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+    keys = {"orchestrator.key": str(reviews.root / "orchestrator-1.key"), "LEDGER_URL": url}
+    run_block("ledger-remote-orchestrator", {"CLONE": str(orchestrator), **keys, "prompt.txt": str(reviews.prompt),
+                                             "org/project": "demo/repo"}, tmp_path, env=env)
+    run_block("ledger-remote-runner", {"CLONE": str(runner), "HEAD": "feature", "LEDGER_URL": url,
+                                       "prompt.txt": str(reviews.prompt),
+                                       "runner.key": str(reviews.root / "runner-1.key"),
+                                       "review-with-model": f"{sys.executable} {reviews.model}"}, tmp_path, env=env)
+    run_block("ledger-remote-close", {"CLONE": str(orchestrator), **keys}, tmp_path, env=env)
+    on_ledger = gate_refs_of(ledger, attempt, exports["WORKSPACE_GEN"])
+    assert all(on_ledger.values()), on_ledger
+    assert set(gate_refs_of(reviews.forge, attempt, exports["WORKSPACE_GEN"]).values()) == {None}
+    review = f"refs/heads/review/runner/{attempt}"
+    assert reviews.forge_ref(review) == reviews.head and ref_of(ledger, review) is None
+    out = reviews.check(attempt, ledger=ledger)
+    assert out.returncode == 0, out.stdout + out.stderr
+    # the forge's own refs/gate/* hold nothing of it: read from there, the review has no receipt
+    assert codes(reviews.check(attempt)) == {"GATE-RECEIPT-MISSING"}
+
+    # a maintainer approves an agent's write of a frozen path: on the ledger, not the forge
+    reviews.runner.git("checkout", "-q", "-f", "-B", "agent-ci", "main")
+    reviews.runner.write("ci/deploy.yml", "deploy: approved\n")
+    frozen = reviews.runner.commit("agent: ci", identity=AGENT)
+    reviews.runner.git("checkout", "-q", "-f", "main")
+    reviews.runner.git("push", "-q", "origin", "agent-ci")
+    main = reviews.forge_ref("refs/heads/main")
+    approved = cli("approve", "--repository-id", "demo/repo", "--ref", "refs/heads/main", "--old", main, "--new",
+                   frozen, "--path", "ci/deploy.yml", "--approver", "alice", "--key", str(reviews.root / "alice-1.key"),
+                   "--yes", "--repo", str(orchestrator), "--ledger-remote", url)
+    assert approved.returncode == 0, approved.stdout + approved.stderr
+    assert f"accepted by {url}" in approved.stdout
+    [approval] = git(ledger, "for-each-ref", "--format=%(refname)", "refs/gate/approvals/").stdout.split()
+    assert ref_of(reviews.forge, approval) is None
+
+    def check_main(source: Path) -> subprocess.CompletedProcess[str]:
+        git(reviews.ci, "fetch", "-q", "--prune", "origin", "+refs/heads/*:refs/remotes/origin/*")
+        git(reviews.ci, "fetch", "-q", "--prune", f"file://{source}", "+refs/gate/*:refs/gate/*")
+        return cli("check", "--repo", str(reviews.ci), "--ref", "refs/heads/main", "--head", frozen, "--target", main,
+                   "--repository-id", "demo/repo", "--format", "json")
+
+    assert check_main(ledger).returncode == 0, check_main(ledger).stdout
+    refused = check_main(reviews.forge)
+    assert refused.returncode == 1 and codes(refused) == {"GATE-FROZEN-PATH"}, refused.stdout
+
+    # the lifecycle: the ledger's refs archived and deleted on the ledger, the review ref on the forge
+    archived = cli("ledger", "archive", "--repo", str(orchestrator), "--remote", "origin", "--ledger-remote", url,
+                   "--older-than", "0", env=RUNNER)
+    assert archived.returncode == 0 and "archived 1 attempt(s)" in archived.stdout, archived.stdout + archived.stderr
+    assert set(gate_refs_of(ledger, attempt, exports["WORKSPACE_GEN"]).values()) == {None}
+    assert ref_of(ledger, "refs/gate/archive") is not None and ref_of(reviews.forge, "refs/gate/archive") is None
+    assert ref_of(reviews.forge, review) is None
+    again = cli("ledger", "archive", "--repo", str(orchestrator), "--remote", "origin", "--ledger-remote", url,
+                "--older-than", "0", env=RUNNER)
+    assert again.returncode == 0 and "archived 0 attempt(s)" in again.stdout, again.stdout + again.stderr
+
+
+def test_an_agents_writes_of_the_forges_ledger_change_nothing_the_trusted_side_or_the_check_read(
+        reviews: ReviewForge, tmp_path: Path) -> None:
+    """An agent writes the forge's refs/gate/* before the job (the attempt's generation claimed, a ledger
+    and a receipt ref that are no records) and after it (the ledger copied there and rewound before the
+    failover). Read from the forge, the open is refused (the claim); with --ledger-remote every trusted command goes on,
+    the incident's stale receipt lands on the ledger and the forge's refs stay as the agent left them, and
+    the check reading the ledger refuses that receipt with the hook's codes, before the rewind and after."""
+    ledger, via = ledger_repository(tmp_path)
+    exports = reviews.bootstrap()
+    attempt, generation = exports["ATTEMPT_ID"], exports["WORKSPACE_GEN"]
+    planted = gate_refs_of(reviews.forge, attempt, generation)
+    git(reviews.forge, "update-ref", generation_ref(generation), reviews.main)  # the agent's claim
+    opening = ("attempt", "open", "--repo", str(reviews.runner.path), "--attempt", attempt, "--workspace", "ws-1",
+               "--workspace-gen", generation, "--prompt-file", str(reviews.prompt), "--repository-id", "demo/repo",
+               "--key", str(reviews.root / "orchestrator-1.key"), "--push", "origin")
+    refused = cli(*opening, cwd=reviews.root, env=RUNNER)
+    assert refused.returncode == 1 and "GATE-LEDGER-GENERATION-REUSED" in refused.stderr, refused.stderr
+    for name in planted:
+        git(reviews.forge, "update-ref", name, reviews.main)  # and a ledger and a receipt ref: none is a record
+    reviews.gate(*opening, *via)
+    reviews.ledger("select-model", attempt, "--model", "model-a", *via)
+    scoring = Path(exports["GATE_SCORING_DIR"])
+    stale = reviews.record(attempt, scoring, "model-a", *via)
+    reviews.ledger("failover", attempt, "--model", "model-b", "--reason", "model-a offline", *via)
+    reviews.push_review(attempt, stale, *via)
+    reviews.ledger("close", attempt, *via)
+    assert gate_refs_of(reviews.forge, attempt, generation) == dict.fromkeys(planted, reviews.main)
+    out = reviews.check(attempt, ledger=ledger)
+    assert out.returncode == 1 and codes(out) == STALE, out.stdout
+    # the agent, after the job: the ledger copied onto the forge, its attempt rewound before the failover
+    git(reviews.forge, "fetch", "-q", f"file://{ledger}", "+refs/gate/*:refs/gate/*")
+    git(reviews.forge, "update-ref", f"refs/gate/attempts/{attempt}", f"refs/gate/attempts/{attempt}~2")
+    assert codes(reviews.check(attempt)) == {"GATE-REVIEW-OPEN"}  # read from the forge
+    out = reviews.check(attempt, ledger=ledger)
+    assert out.returncode == 1 and codes(out) == STALE, out.stdout
+
+
+class Refusing:
+    """A pre-receive hook in a bare repository that refuses one ref, until `lift`."""
+
+    def __init__(self, repo: Path, ref: str) -> None:
+        self.hook = repo / "hooks" / "pre-receive"
+        self.hook.write_text(f"#!/bin/sh\nwhile read old new ref; do\n  if [ \"$ref\" = \"{ref}\" ]; then\n"
+                             "    echo 'refused for the test' >&2; exit 1\n  fi\ndone\n")
+        self.hook.chmod(0o755)
+
+    def lift(self) -> None:
+        self.hook.unlink(missing_ok=True)
+
+
+def test_a_review_refused_half_way_lands_on_a_retry(reviews: ReviewForge, tmp_path: Path) -> None:
+    """The receipt goes to the ledger first, then the review ref to the forge. The ledger refuses the
+    receipt: nothing lands. The forge refuses the review ref: the receipt is on the ledger, the command
+    says so and fails. The same command again pushes the review ref alone (the receipt stays one commit:
+    twice, it would be a replay), and once more finds both there. The check passes."""
+    ledger, via = ledger_repository(tmp_path)
+    attempt, scoring = reviews.open("model-a", "demo/repo", *via)
+    review, receipts = f"refs/heads/review/runner/{attempt}", f"refs/gate/receipts/{attempt}"
+    run = reviews.run_args(attempt, scoring, *via)
+    refusing = Refusing(ledger, receipts)
+    try:
+        first = cli(*run, cwd=reviews.root, env=RUNNER)
+    finally:
+        refusing.lift()
+    assert first.returncode == 1 and "nothing of the review landed" in first.stderr, first.stderr
+    assert ref_of(ledger, receipts) is None and ref_of(reviews.forge, review) is None
+    refusing = Refusing(reviews.forge, review)
+    try:
+        second = cli(*run, cwd=reviews.root, env=RUNNER)
+    finally:
+        refusing.lift()
+    assert second.returncode == 1 and "run the same command again" in second.stderr, second.stderr
+    receipt = ref_of(ledger, receipts)
+    assert receipt is not None and ref_of(reviews.forge, review) is None
+    third = cli(*run, cwd=reviews.root, env=RUNNER)
+    assert third.returncode == 0, third.stderr
+    assert ref_of(ledger, receipts) == receipt and reviews.forge_ref(review) == reviews.head
+    fourth = cli(*run, cwd=reviews.root, env=RUNNER)
+    assert fourth.returncode == 0 and "already on the server" in fourth.stderr, fourth.stderr
+    reviews.ledger("close", attempt, *via)
+    out = reviews.check(attempt, ledger=ledger)
+    assert out.returncode == 0, out.stdout + out.stderr
+
+
+def test_another_receipt_after_one_whose_review_ref_did_not_land_is_refused_before_it_is_pushed(
+        reviews: ReviewForge, tmp_path: Path) -> None:
+    """Model A's review: its receipt on the ledger, its review ref refused by the forge. A failover, and
+    model B's review binds a move from nothing, where A's receipt put the review ref at the head: the
+    check would refuse the chain (GATE-REVIEW-UNRECORDED), so the runner refuses it first and pushes
+    nothing. A's review landed first (gate review push with its receipt: the review ref alone), B's
+    follows it, and the check passes."""
+    ledger, via = ledger_repository(tmp_path)
+    attempt, scoring = reviews.open("model-a", "demo/repo", *via)
+    review, receipts = f"refs/heads/review/runner/{attempt}", f"refs/gate/receipts/{attempt}"
+    refusing = Refusing(reviews.forge, review)
+    try:
+        first = reviews.record(attempt, scoring, "model-a", *via)
+        pushed = cli("review", "push", "--repo", str(reviews.runner.path), "--attempt", attempt, "--receipt",
+                     str(first), "--remote", "origin", *via, env=RUNNER)
+    finally:
+        refusing.lift()
+    assert pushed.returncode == 1 and "run the same command again" in pushed.stderr, pushed.stderr
+    stranded = ref_of(ledger, receipts)
+    reviews.ledger("failover", attempt, "--model", "model-b", "--reason", "model-a offline", *via)
+    output = scoring / "model-b.json"
+    output.write_text(json.dumps({"verdict": "pass", "reasons": ["reviewed by model-b"]}))
+    other = cli("review", "record", "--repo", str(reviews.runner.path), "--attempt", attempt, "--head", "feature",
+                "--model-output", str(output), "--key", str(reviews.root / "runner-1.key"), "--out",
+                str(scoring / "receipt-model-b.json"), "--remote", "origin", "--push", *via, env=RUNNER)
+    assert other.returncode == 1 and "GATE-REVIEW-UNRECORDED" in other.stderr, other.stderr
+    assert ref_of(ledger, receipts) == stranded and ref_of(reviews.forge, review) is None
+    reviews.push_review(attempt, first, *via)
+    assert reviews.forge_ref(review) == reviews.head and ref_of(ledger, receipts) == stranded
+    (scoring / "receipt-model-b.json").unlink()  # it bound the move from nothing
+    reviews.record(attempt, scoring, "model-b", "--push", *via)
+    assert git(ledger, "rev-list", "--count", receipts).stdout.strip() == "2"
+    reviews.ledger("close", attempt, *via)
+    out = reviews.check(attempt, ledger=ledger)
+    assert out.returncode == 0, out.stdout + out.stderr
+
+
+def test_a_ledger_remote_comes_with_the_remote_it_is_kept_apart_from(reviews: ReviewForge, tmp_path: Path) -> None:
+    """--ledger-remote without --push (the orchestrator's), without --remote (the runner's), or with an
+    approval kept local: refused, GATE-INPUT-ARGUMENT, before anything is read or written."""
+    _, via = ledger_repository(tmp_path)
+    attempt = reviews.bootstrap()["ATTEMPT_ID"]
+    key = str(reviews.root / "orchestrator-1.key")
+    for args in (("attempt", "close", "--repo", str(reviews.runner.path), "--attempt", attempt, "--key", key, *via),
+                 ("review", "record", "--repo", str(reviews.runner.path), "--attempt", attempt, "--head", "feature",
+                  "--model-output", str(reviews.prompt), "--key", str(reviews.root / "runner-1.key"), "--out",
+                  str(tmp_path / "receipt.json"), "--base", "main", *via),
+                 ("approve", "--repository-id", "demo/repo", "--ref", "refs/heads/main", "--old", reviews.main,
+                  "--new", reviews.head, "--path", "ci/deploy.yml", "--approver", "alice", "--key",
+                  str(reviews.root / "alice-1.key"), "--yes", "--repo", str(reviews.runner.path), "--no-push", *via)):
+        out = cli(*args, env=RUNNER)
+        assert out.returncode == 1 and "GATE-INPUT-ARGUMENT" in out.stderr and "--ledger-remote" in out.stderr, (
+            args, out.stderr)
+    assert not (tmp_path / "receipt.json").exists()

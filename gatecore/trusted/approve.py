@@ -138,11 +138,14 @@ def review_text(repo_path: Path, req: Request) -> str:
     The changes are shown by the gate's own rules from git's objects (`gatecore.git.changetext`),
     never by `git log -p` or `git diff`, whose output the repository decides: a `.gitattributes`
     with `ci/** -diff` that an agent landed earlier made them print `Binary files ... differ` for
-    the frozen file the maintainer is asked to approve. A merge shows its changes against each
-    parent. The paths are the gate's display form (`refs.display`: other bytes than printable
-    ASCII as `\\xNN`), turned back into git's bytes and given as literal pathspecs (a path with
-    `*` in it is that path, not a pattern)."""
-    from ..git.changetext import change_text
+    the frozen file the maintainer is asked to approve. Each commit's header and message, the
+    agent's own words, are shown with every control character as an escape (`changetext.show`)
+    and the message indented, as its changes are: an `ESC[8m` in a message concealed everything
+    printed after it. A merge shows its changes against each parent. The paths are the gate's
+    display form (`refs.display`: other bytes than printable ASCII as `\\xNN`), turned back into
+    git's bytes and given as literal pathspecs (a path with `*` in it is that path, not a
+    pattern)."""
+    from ..git.changetext import change_text, show
 
     zero = "0" * len(req.old)
     span = req.new if req.old == zero else f"{req.old}..{req.new}"
@@ -152,11 +155,15 @@ def review_text(repo_path: Path, req: Request) -> str:
                           span, "--", *(os.fsdecode(p) for p in paths)], cwd=repo_path, code="GATE-GIT-UNREADABLE")
     objects = Objects(GitRepo.at(repo_path))
     text = ""
-    for entry in out.stdout.decode("utf-8", "replace").split("\0"):
-        if not entry.startswith("commit "):
+    for entry in out.stdout.split(b"\0"):
+        if not entry.startswith(b"commit "):
             continue
-        commit = entry[len("commit "):].split("\n", 1)[0]
-        text += entry.rstrip("\n") + "\n\n"
+        commit = entry[len(b"commit "):].split(b"\n", 1)[0].decode("ascii", "replace")
+        # The header and the message are the agent's words: every control character shown as an
+        # escape (a raw ESC[8m concealed the change printed after it), the message indented.
+        head, _, message = entry.rstrip(b"\n").partition(b"\n\n")
+        text += "".join(f"{show(line)}\n" for line in head.split(b"\n")) + "\n"
+        text += "".join(f"    {show(line)}\n" for line in message.split(b"\n")) + "\n"
         for parent in objects.commit(commit).parent_ids or (None,):
             text += change_text(objects, parent, commit, paths=paths).text + "\n"
     if req.old != zero:

@@ -306,12 +306,12 @@ def take_back(hook_env: environment.HookEnv | None, spent: Sequence[Used]) -> No
     """Take back the uses `spend` recorded for a push the gate then refused after all (its audit
     line could not be written, the deadline passed): each is deleted only while it still names
     the record this push wrote. Should that fail, the approvals stay spent (fail closed)."""
+    if hook_env is None or not spent:
+        return  # (before any import: every refused push comes here)
     import contextlib
 
     from gatecore.reserved.approvalrefs import USES_PREFIX
 
-    if hook_env is None or not spent:
-        return
     with contextlib.suppress(GateError):  # (git could not even start: the push is refused all the same)
         _uses_transaction(hook_env, [f"delete {USES_PREFIX}{u.id} {u.record}" for u in spent],
                           "gate: approval use taken back (push refused)")

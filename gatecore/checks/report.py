@@ -77,9 +77,9 @@ def _approve_command(ref: str, commands: Sequence[str]) -> str | None:
     """The `gate approve` command (reserved.approvalrefs.approve_command) for this ref's update, if any."""
     if not commands:
         return None
-    import shlex  # only when there are commands: off the start-up path of most pushes
+    from ..git.refs import shell_word
 
-    needle = f" --ref {shlex.quote(ref)} "
+    needle = f" --ref {shell_word(ref)} "
     return next((c for c in commands if needle in c + " "), None)
 
 

@@ -283,3 +283,16 @@ class ServerRefs:
         if name not in self._seen:
             self._seen[name] = self._read(name)
         return self._seen[name]
+
+
+def shell_word(text: str) -> str:
+    """`text` as one word of a shell command, in printable ASCII: `shlex.quote` when it is ASCII;
+    else its bytes (as the ref or path holds them) in bash's and zsh's `$'...'` with `\\xNN` escapes,
+    so that the command runs as printed where the hint's line shows other bytes escaped (a name
+    printed raw could also carry a terminal's C1 controls)."""
+    import shlex
+
+    if text.isascii():
+        return shlex.quote(text)
+    raw = text.encode("utf-8", "surrogateescape")  # (as RefUpdate.ref read them)
+    return "$'" + "".join(chr(b) if 0x20 <= b < 0x7F and b not in b"\\'" else f"\\x{b:02x}" for b in raw) + "'"

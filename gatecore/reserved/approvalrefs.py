@@ -29,7 +29,7 @@ from ..configuration.policy import Policy
 from ..errors import GateError
 from ..findings import Failure, Violation, unique_in_order
 from ..git.objects import Objects, single_file
-from ..git.refs import GATE_PREFIX, RefUpdate, display
+from ..git.refs import GATE_PREFIX, RefUpdate, display, shell_word
 from ..records import approvals
 from ..signing import envelope
 from ..signing.keys import Keyring
@@ -204,9 +204,8 @@ def _also_reaching(objects: Objects, policy: Policy, updates: Sequence[RefUpdate
 
 def approve_command(repository_id: str, u: RefUpdate, paths: Sequence[str]) -> str:
     """The exact `gate approve` a maintainer runs (approver and key from their git config, or flags)."""
-    import shlex
-
     args = ["gate", "approve", "--repository-id", repository_id, "--ref", u.ref, "--old", u.old, "--new", u.new]
     for p in paths:
         args += ["--path", p]
-    return " ".join(shlex.quote(a) for a in args)
+    return " ".join(shell_word(a) for a in args)
+

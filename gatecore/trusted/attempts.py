@@ -59,6 +59,32 @@ def attempt_state(repo: GitRepo, attempt: str, now: int) -> ledger.AttemptState 
     return None if tip is None else ledger.read_state(Objects(repo), tip, None, now, attempt)
 
 
+def sync_ledger(repo_path: Path, store: str, attempt: str, env: gitcmd.Env = None) -> None:
+    """Make the clone's ledger of `attempt` the one `store` holds, forward only: a ledger the clone
+    holds records of that `store` no longer continues (rewound to an earlier record, rewritten,
+    deleted) is refused, GATE-LEDGER-REWRITE, and the clone's copy kept. Where no hook guards
+    `refs/gate/*` (a forge holding the ledger) an agent can rewind it, say to before a failover,
+    so that model A is on record again: the orchestrator's close appended to that ledger would
+    seal the rewind, and model A's stale receipt would pass the check (docs/forges.md)."""
+    ref = ATTEMPTS_PREFIX + attempt
+    repo = GitRepo.at(repo_path)
+    held = repo.ref_target(ref)
+    found = gitcmd.sync_ref(repo_path, store, ref, env=env)
+    if held is None or found == held or (found is not None and repo.is_ancestor(held, found)):
+        return
+    if found is None:
+        repo.set_ref(ref, held, None)
+        why = (f"{store} no longer holds it (archived by gate ledger archive, or deleted): nothing is appended to "
+               "it (an attempt archived is done: open a new one)")
+    else:
+        repo.set_ref(ref, held, found)
+        why = (f"{store} holds {found[:12]}, which does not continue it: the ledger was rewound or rewritten "
+               "there, and nothing is appended to it or read from it")
+    raise GateError("GATE-LEDGER-REWRITE", f"this clone holds attempt {attempt}'s ledger up to {held[:12]}, and {why} "
+                                           f"(a clone whose own push of a record never landed: git update-ref -d "
+                                           f"{ref}, then run again)")
+
+
 def ledger_of(remote: str | None, ledger_remote: str | None, flag: str = "--push") -> str | None:
     """Where the ledger (`refs/gate/*`) is read from and pushed to: `ledger_remote`, else `remote`
     (one server, whose hook guards `refs/gate/*`). A ledger remote comes with the remote the
@@ -94,7 +120,7 @@ def append_record(repo_path: Path, attempt: str, key: SigningKey, kind: str, rem
     open_clone(repo_path)
     ref = ATTEMPTS_PREFIX + attempt
     if store is not None:
-        gitcmd.sync_ref(repo_path, store, ref, env=env)
+        sync_ledger(repo_path, store, attempt, env)
     repo = GitRepo.at(repo_path)
     state = attempt_state(repo, attempt, now)
     landed = store is not None and state is not None and _on_record(

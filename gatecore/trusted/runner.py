@@ -47,14 +47,23 @@ from ..checks.binding import Expectations, review_expectations
 from ..errors import GateError
 from ..git import digest
 from ..git.objects import Objects, single_file
-from ..git.refs import ATTEMPTS_PREFIX, RECEIPTS_PREFIX, REVIEW_PREFIX
+from ..git.refs import RECEIPTS_PREFIX, REVIEW_PREFIX
 from ..records import modeloutput
 from ..records.ledger import RECEIPT_FILE, AttemptState
 from ..records.receipt import BOUND, MAX_LIFETIME_SECONDS, MODEL_RUN_FILE, MODEL_RUN_RUNNER, Receipt, seal_document
 from ..signing import envelope
 from ..signing.keys import SigningKey
 from ..valueclass import valueclass
-from .attempts import ALREADY, attempt_state, check_attempt_id, ledger_of, open_clone, record_commit, restore
+from .attempts import (
+    ALREADY,
+    attempt_state,
+    check_attempt_id,
+    ledger_of,
+    open_clone,
+    record_commit,
+    restore,
+    sync_ledger,
+)
 
 if TYPE_CHECKING:
     from ..configuration.modelnames import ModelNames
@@ -95,7 +104,7 @@ def _prepare(repo_path: Path, attempt: str, base_rev: str | None, head_rev: str,
         raise GateError("GATE-INPUT-ARGUMENT", "--ttl must be between 1 second and 30 days")
     review_ref = REVIEW_PREFIX + attempt
     if remote is not None and store is not None:
-        gitcmd.sync_ref(repo_path, store, ATTEMPTS_PREFIX + attempt, env=env)
+        sync_ledger(repo_path, store, attempt, env)
         if old is None:
             old = gitcmd.ls_remote(repo_path, remote, review_ref, env=env).get(review_ref)
     repo = GitRepo.at(repo_path)
@@ -338,7 +347,7 @@ def review_landed(repo_path: Path, attempt: str, head_rev: str, remote: str, env
     check_attempt_id(attempt)
     store = ledger_of(remote, ledger_remote, "--remote") or remote
     open_clone(repo_path)
-    gitcmd.sync_ref(repo_path, store, ATTEMPTS_PREFIX + attempt, env=env)
+    sync_ledger(repo_path, store, attempt, env)
     repo = GitRepo.at(repo_path)
     state = attempt_state(repo, attempt, 0)
     if state is None or state.model_id is None:

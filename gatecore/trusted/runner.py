@@ -142,9 +142,20 @@ def record_review(repo_path: Path, attempt: str, base_rev: str | None, head_rev:
     doc = review.expected.receipt_document(answer.verdict, answer.reasons, now, now + ttl, model_run=MODEL_RUN_FILE)
     if _same_receipt(out, doc, now, _TIMES):
         return out  # a retry: the receipt this run would seal is there already (never overwritten)
+    _open(review.state)
     if os.path.lexists(out):
         raise occupied(out, doc, now, _TIMES)
     return files.write_new(out, seal_document(doc, key), "GATE-INPUT-PATH", parents=True)
+
+
+def _open(state: AttemptState) -> None:
+    """No receipt is sealed for a closed attempt (GATE-LEDGER-CLOSED), whoever would judge it: a hook
+    refuses its push, but a forge's check judges a review at the close, and a receipt sealed within
+    the clock's allowance after it passed there (docs/forges.md). (A retry that finds the receipt it
+    would seal, sealed before the close, hands that one on: `_same_receipt`.)"""
+    if state.closed:
+        raise GateError("GATE-LEDGER-CLOSED", f"attempt {state.attempt_id} is closed: no review is sealed for it "
+                                              "(open a new attempt)")
 
 
 #: What a review request's change may weigh (its text, `changetext`): more is GATE-REVIEW-CHANGE-TOO-LARGE.
@@ -178,6 +189,7 @@ def run_review(repo_path: Path, attempt: str, base_rev: str | None, head_rev: st
              if k not in _ANSWER}
     if _same_receipt(out, bound, now, _ANSWER):
         return out  # a retry: this binding's receipt, from a call of the model, is there already
+    _open(state)
     if os.path.lexists(out):  # refused before the model is called, not after
         raise occupied(out, bound, now, _ANSWER)
     challenge = modelcall.challenge(secrets.token_hex(16), attempt, expected.workspace_generation,

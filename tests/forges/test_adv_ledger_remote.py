@@ -6,14 +6,21 @@ the CI clone the check runs on).
 
 * a ledger kept on the forge (no `--ledger-remote`, or one naming the forge), rewound by the agent
   between the failover and the close: the orchestrator's close is refused (`GATE-LEDGER-REWRITE`), not
-  appended to the rewound ledger, which would have made the incident's stale receipt pass the check."""
+  appended to the rewound ledger, which would have made the incident's stale receipt pass the check;
+* a review of a closed attempt (a CI retry of the runner's job after the orchestrator's close): the
+  runner seals none (`GATE-LEDGER-CLOSED`), where it sealed one, pushed it to the ledger repository, and
+  the check, which judges a review at the close with the clock's allowance, passed it; the retry of a
+  review refused half way before the close still lands."""
 
 from __future__ import annotations
+
+import json
+from pathlib import Path
 
 import pytest
 from support.cli import cli
 from support.gitutil import git
-from test_receipt_flow import RUNNER, ReviewForge, codes, ref_of
+from test_receipt_flow import RUNNER, Refusing, ReviewForge, codes, ledger_repository, ref_of
 
 
 @pytest.fixture(scope="module")
@@ -60,3 +67,51 @@ def test_a_ledger_rewound_on_the_forge_before_the_close_is_not_closed(reviews: R
     git(reviews.forge, "update-ref", ledger_ref, failed_over)
     assert close(reviews, attempt)[0] == 0
     assert codes(reviews.check(attempt)) == {"GATE-BIND-MODEL", "GATE-BIND-LEDGER"}
+
+
+def record_args(reviews: ReviewForge, attempt: str, scoring: Path, name: str, *via: str) -> tuple[str, ...]:
+    """`gate review record --push` of feature from a model's output file (written here)."""
+    output = scoring / f"{name}.json"
+    output.write_text(json.dumps({"verdict": "pass", "reasons": [f"reviewed by {name}"]}))
+    return ("review", "record", "--repo", str(reviews.runner.path), "--attempt", attempt, "--head", "feature",
+            "--model-output", str(output), "--key", str(reviews.root / "runner-1.key"), "--out",
+            str(scoring / f"receipt-{name}.json"), "--remote", "origin", "--push", *via)
+
+
+def test_no_review_is_sealed_for_a_closed_attempt(reviews: ReviewForge, tmp_path: Path) -> None:
+    """The orchestrator closed the attempt (its job ended); the runner's job runs (again) after it. With the
+    ledger apart no hook refuses the push: the runner sealed the receipt, pushed it to the ledger and the
+    review ref to the forge, and the check, judging the review at the close with the clock's allowance
+    (five minutes), passed it. Now neither `run` (before the model is called) nor `record` seals one."""
+    ledger, via = ledger_repository(tmp_path)
+    attempt, scoring = reviews.open("model-a", "demo/repo", *via)
+    reviews.ledger("close", attempt, *via)
+    for args in (reviews.run_args(attempt, scoring, *via), record_args(reviews, attempt, scoring, "model-a", *via)):
+        out = cli(*args, cwd=reviews.root, env=RUNNER)
+        assert out.returncode == 1 and "GATE-LEDGER-CLOSED" in out.stderr, (args, out.stderr)
+    assert not (scoring / "receipt-run.json").exists() and not (scoring / "receipt-model-a.json").exists()
+    assert ref_of(ledger, f"refs/gate/receipts/{attempt}") is None
+    assert ref_of(reviews.forge, f"refs/heads/review/runner/{attempt}") is None
+
+
+def test_a_review_refused_half_way_before_the_close_lands_after_it(reviews: ReviewForge, tmp_path: Path) -> None:
+    """The receipt on the ledger, the review ref refused by the forge, the runner's job fails and the
+    orchestrator's close follows: the same command run again hands on the receipt it sealed before the
+    close and pushes the review ref alone; the check passes."""
+    ledger, via = ledger_repository(tmp_path)
+    attempt, scoring = reviews.open("model-a", "demo/repo", *via)
+    review = f"refs/heads/review/runner/{attempt}"
+    args = record_args(reviews, attempt, scoring, "model-a", *via)
+    refusing = Refusing(reviews.forge, review)
+    try:
+        first = cli(*args, cwd=reviews.root, env=RUNNER)
+    finally:
+        refusing.lift()
+    assert first.returncode == 1 and "run the same command again" in first.stderr, first.stderr
+    reviews.ledger("close", attempt, *via)
+    again = cli(*args, cwd=reviews.root, env=RUNNER)
+    assert again.returncode == 0, again.stderr
+    assert reviews.forge_ref(review) == reviews.head
+    assert git(ledger, "rev-list", "--count", f"refs/gate/receipts/{attempt}").stdout.strip() == "1"
+    out = reviews.check(attempt, ledger=ledger)
+    assert out.returncode == 0, out.stdout + out.stderr

@@ -413,6 +413,7 @@ def push_review(repo_path: Path, attempt: str, receipt_file: Path, remote: str, 
         if parent is not None and last is None:
             raise GateError("GATE-REVIEW-RECEIPT-REF", f"{receipts_ref} on {store} holds no receipt this runner can "
                                                        "read at its tip")
+        _spendable(data, attempt, review_ref, Objects(repo), parent, store)
         _follows(last, doc, review_ref, repo.zero_id, store)
     commit = record_commit(repo, RECEIPT_FILE, data, parent, f"gate receipt {attempt}\n", now)
     repo.set_ref(receipts_ref, commit, parent)
@@ -429,6 +430,33 @@ def push_review(repo_path: Path, attempt: str, receipt_file: Path, remote: str, 
     result = gitcmd.push(repo_path, remote, review[0], lease=review[1], env=env)
     return ReviewPush(result.ok, "\n".join(o for o in (receipt.output, result.output) if o),
                       receipt_only=not result.ok)
+
+
+def _spendable(data: bytes, attempt: str, review_ref: str, objects: Objects, parent: str | None,
+               store: str) -> None:
+    """With the ledger on another remote than the review ref, no hook reads a receipt before it lands
+    on the ledger, and nothing takes one back from there: the receipt file (in the scoring
+    directory, which the agent writes) must be a well-formed receipt of this attempt's review ref
+    whose payload the ledger's chain does not hold already (a replay, GATE-RECEIPT-REUSED at the
+    check; the retry that finds it at the chain's tip pushes the review ref alone, before this).
+    Another attempt's receipt, committed here, would leave the chain naming another ref for good."""
+    from ..checks.binding import open_commit, receipt_chain
+    from ..records.receipt import parse_payload
+
+    found, problems = parse_payload(envelope.parse(data).payload)
+    if found is None:
+        raise GateError(problems[0].code, f"the receipt's {problems[0].field}: {problems[0].detail}")
+    if found.attempt_id != attempt:
+        raise GateError("GATE-BIND-ATTEMPT", f"the receipt is attempt {found.attempt_id}'s, not {attempt}'s: "
+                                             "nothing was pushed")
+    if found.ref != review_ref:
+        raise GateError("GATE-BIND-REF", f"the receipt binds {found.ref}, not {review_ref}: nothing was pushed")
+    payload = envelope.payload_digest(data)
+    for commit in receipt_chain(objects, parent):
+        if open_commit(objects, commit).payload_digest == payload:
+            raise GateError("GATE-RECEIPT-REUSED", f"the ledger on {store} holds this receipt already (receipt "
+                                                   f"commit {commit[:12]}): pushed again it would be a replay; "
+                                                   "nothing was pushed")
 
 
 def _follows(last: tuple[bytes, dict[str, object]] | None, doc: Mapping[str, object], review_ref: str, zero: str,

@@ -10,7 +10,12 @@ the CI clone the check runs on).
 * a review of a closed attempt (a CI retry of the runner's job after the orchestrator's close): the
   runner seals none (`GATE-LEDGER-CLOSED`), where it sealed one, pushed it to the ledger repository, and
   the check, which judges a review at the close with the clock's allowance, passed it; the retry of a
-  review refused half way before the close still lands."""
+  review refused half way before the close still lands;
+* `gate review push --receipt FILE` (the file in the scoring directory, which the agent writes) of a
+  receipt that could never pass: another attempt's (sealed, from an earlier job), or one the ledger's
+  chain holds already (a retry of an earlier push after later reviews): refused before anything is
+  pushed (`GATE-BIND-ATTEMPT`, `GATE-RECEIPT-REUSED`), where it was committed to the ledger repository,
+  which nobody can take back (the attempt's review dead, or its chain ending in a replay)."""
 
 from __future__ import annotations
 
@@ -113,5 +118,62 @@ def test_a_review_refused_half_way_before_the_close_lands_after_it(reviews: Revi
     assert again.returncode == 0, again.stderr
     assert reviews.forge_ref(review) == reviews.head
     assert git(ledger, "rev-list", "--count", f"refs/gate/receipts/{attempt}").stdout.strip() == "1"
+    out = reviews.check(attempt, ledger=ledger)
+    assert out.returncode == 0, out.stdout + out.stderr
+
+
+def push(reviews: ReviewForge, attempt: str, receipt: Path, *via: str) -> tuple[int, str]:
+    out = cli("review", "push", "--repo", str(reviews.runner.path), "--attempt", attempt, "--receipt", str(receipt),
+              "--remote", "origin", *via, cwd=reviews.root, env=RUNNER)
+    return out.returncode, out.stderr
+
+
+def test_another_attempts_receipt_is_not_spent_on_this_attempts_ledger(reviews: ReviewForge, tmp_path: Path) -> None:
+    """The agent puts a sealed receipt of an earlier attempt (its own scoring directory held it) where the
+    runner's `gate review push --receipt` reads it. It was committed to this attempt's receipt ref on the
+    ledger (nothing there compares its attempt or ref) and moved the forge's review ref to that attempt's
+    head: the check refused it, and every later review of this attempt (GATE-REVIEW-UNRECORDED: the chain
+    names another ref) for good. Now refused before anything is pushed; this attempt's review then lands."""
+    ledger, via = ledger_repository(tmp_path)
+    other, other_scoring = reviews.open("model-a", "demo/repo", *via)
+    theirs = reviews.record(other, other_scoring, "model-a", "--push", *via)
+    attempt, scoring = reviews.open("model-a", "demo/repo", *via)
+    planted = scoring / "receipt-model-a.json"
+    planted.write_bytes(theirs.read_bytes())
+    code, err = push(reviews, attempt, planted, *via)
+    assert code == 1 and "GATE-BIND-ATTEMPT" in err, err
+    assert ref_of(ledger, f"refs/gate/receipts/{attempt}") is None
+    assert ref_of(reviews.forge, f"refs/heads/review/runner/{attempt}") is None
+    planted.unlink()
+    reviews.record(attempt, scoring, "model-a", "--push", *via)
+    reviews.ledger("close", attempt, *via)
+    out = reviews.check(attempt, ledger=ledger)
+    assert out.returncode == 0, out.stdout + out.stderr
+
+
+def test_a_receipt_the_ledger_holds_already_is_not_pushed_again(reviews: ReviewForge, tmp_path: Path) -> None:
+    """Model A reviews the head, a failover, model B reviews it (its receipt moves the review ref from the
+    head to itself), and again (another file). A retry of the push of B's first receipt: it follows the
+    ledger's last one (both leave the ref at the head), so it was committed to the ledger a second time
+    and the chain ended in a replay (GATE-RECEIPT-REUSED at the check). Now refused before it is pushed."""
+    ledger, via = ledger_repository(tmp_path)
+    attempt, scoring = reviews.open("model-a", "demo/repo", *via)
+    reviews.record(attempt, scoring, "model-a", "--push", *via)
+    reviews.ledger("failover", attempt, "--model", "model-b", "--reason", "model-a offline", *via)
+    first = reviews.record(attempt, scoring, "model-b", "--push", *via)
+    again = scoring / "receipt-model-b-again.json"
+    answer = scoring / "model-b-again.json"
+    answer.write_text(json.dumps({"verdict": "pass", "reasons": ["reviewed by model-b, again"]}))
+    made = cli("review", "record", "--repo", str(reviews.runner.path), "--attempt", attempt, "--head", "feature",
+               "--model-output", str(answer), "--key", str(reviews.root / "runner-1.key"),
+               "--out", str(again), "--remote", "origin", *via, cwd=reviews.root, env=RUNNER)
+    assert made.returncode == 0, made.stderr
+    assert push(reviews, attempt, again, *via)[0] == 0
+    receipts = f"refs/gate/receipts/{attempt}"
+    tip = ref_of(ledger, receipts)
+    code, err = push(reviews, attempt, first, *via)
+    assert code == 1 and "GATE-RECEIPT-REUSED" in err, err
+    assert ref_of(ledger, receipts) == tip
+    reviews.ledger("close", attempt, *via)
     out = reviews.check(attempt, ledger=ledger)
     assert out.returncode == 0, out.stdout + out.stderr

@@ -98,7 +98,7 @@ def _prepare(repo_path: Path, attempt: str, base_rev: str | None, head_rev: str,
     """The attempt as the ledger has it (synced from `ledger_remote`, else `remote`), the review
     ref's value on `remote`, the base and head, and every field the receipt binds
     (`binding.review_expectations`)."""
-    store = ledger_of(remote, ledger_remote, "--remote")
+    store = ledger_of(remote, ledger_remote, "--remote", repo_path)
     open_clone(repo_path)
     if not 0 < ttl <= MAX_LIFETIME_SECONDS:
         raise GateError("GATE-INPUT-ARGUMENT", "--ttl must be between 1 second and 30 days")
@@ -331,7 +331,7 @@ def landed(repo_path: Path, remote: str, attempt: str, head: str, payload: str |
     receipt on record (on `ledger_remote`, else `remote`: the receipt with sealed-payload digest
     `payload`, or binding the `bound` values, if given)? Then a retry has nothing to do."""
     receipts_ref, review_ref = RECEIPTS_PREFIX + attempt, REVIEW_PREFIX + attempt
-    store = ledger_of(remote, ledger_remote, "--remote") or remote
+    store = ledger_of(remote, ledger_remote, "--remote", repo_path) or remote
     if store == remote:
         refs = gitcmd.ls_remote(repo_path, remote, review_ref, receipts_ref, env=env)
     else:
@@ -357,7 +357,7 @@ def review_landed(repo_path: Path, attempt: str, head_rev: str, remote: str, env
     ledger and the receipt are read from `ledger_remote` where one is named, the review ref
     from `remote`: landed only when both are."""
     check_attempt_id(attempt)
-    store = ledger_of(remote, ledger_remote, "--remote") or remote
+    store = ledger_of(remote, ledger_remote, "--remote", repo_path) or remote
     open_clone(repo_path)
     sync_ledger(repo_path, store, attempt, env)
     repo = GitRepo.at(repo_path)
@@ -386,7 +386,7 @@ def push_review(repo_path: Path, attempt: str, receipt_file: Path, remote: str, 
     when a retry finds them on the server already). With `ledger_remote` (another repository than
     `remote`), the receipt to it first, then the review ref to `remote` (the module's docstring)."""
     check_attempt_id(attempt)
-    store = ledger_of(remote, ledger_remote, "--remote") or remote
+    store = ledger_of(remote, ledger_remote, "--remote", repo_path) or remote
     open_clone(repo_path)
     data = files.read_capped(receipt_file, "GATE-RECEIPT-MISSING", "receipt", strictjson.MAX_DOCUMENT_BYTES)
     doc = strictjson.loads(envelope.parse(data).payload)

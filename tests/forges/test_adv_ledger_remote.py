@@ -15,7 +15,10 @@ the CI clone the check runs on).
   receipt that could never pass: another attempt's (sealed, from an earlier job), or one the ledger's
   chain holds already (a retry of an earlier push after later reviews): refused before anything is
   pushed (`GATE-BIND-ATTEMPT`, `GATE-RECEIPT-REUSED`), where it was committed to the ledger repository,
-  which nobody can take back (the attempt's review dead, or its chain ending in a replay)."""
+  which nobody can take back (the attempt's review dead, or its chain ending in a replay);
+* `--ledger-remote` naming the forge itself (the same remote name, its URL, its path): the trusted side
+  believed the ledger apart and wrote it where the agent writes; refused (`GATE-INPUT-ARGUMENT`) before
+  anything is read or pushed, by every command that takes the option."""
 
 from __future__ import annotations
 
@@ -177,3 +180,39 @@ def test_a_receipt_the_ledger_holds_already_is_not_pushed_again(reviews: ReviewF
     reviews.ledger("close", attempt, *via)
     out = reviews.check(attempt, ledger=ledger)
     assert out.returncode == 0, out.stdout + out.stderr
+
+
+@pytest.mark.parametrize("spelling", ["origin", "url", "path"])
+def test_a_ledger_remote_naming_the_forge_itself_is_refused(reviews: ReviewForge, tmp_path: Path,
+                                                            spelling: str) -> None:
+    """`--ledger-remote` names the same repository as `--push` / `--remote` (origin): by its name, by its
+    URL, or by its path with a trailing slash. The commands took it for a ledger repository apart and wrote
+    the ledger, claims, receipts and approvals on the forge, where the agent writes them, in two pushes
+    where one atomic push was due. Now refused before anything is read or written."""
+    same = {"origin": "origin", "url": f"file://{reviews.forge}", "path": f"{reviews.forge}/"}[spelling]
+    via = ("--ledger-remote", same)
+    exports = reviews.bootstrap()
+    attempt = exports["ATTEMPT_ID"]
+    scoring = Path(exports["GATE_SCORING_DIR"])
+    key = str(reviews.root / "orchestrator-1.key")
+    commands = [
+        ("attempt", "open", "--repo", str(reviews.runner.path), "--attempt", attempt, "--workspace", "ws-1",
+         "--workspace-gen", exports["WORKSPACE_GEN"], "--prompt-file", str(reviews.prompt), "--repository-id",
+         "demo/repo", "--key", key, "--push", "origin", *via),
+        ("attempt", "close", "--repo", str(reviews.runner.path), "--attempt", attempt, "--key", key, "--push",
+         "origin", *via),
+        record_args(reviews, attempt, scoring, "model-a", *via),
+        reviews.run_args(attempt, scoring, *via),
+        ("review", "push", "--repo", str(reviews.runner.path), "--attempt", attempt, "--receipt",
+         str(scoring / "receipt-model-a.json"), "--remote", "origin", *via),
+        ("ledger", "archive", "--repo", str(reviews.runner.path), "--remote", "origin", "--older-than", "0", *via),
+        ("approve", "--repository-id", "demo/repo", "--ref", "refs/heads/main", "--old", reviews.main, "--new",
+         reviews.head, "--path", "app.py", "--approver", "alice", "--key", str(reviews.root / "alice-1.key"),
+         "--yes", "--repo", str(reviews.runner.path), *via),
+    ]
+    before = git(reviews.forge, "for-each-ref").stdout
+    for args in commands:
+        out = cli(*args, cwd=reviews.root, env=RUNNER)
+        assert out.returncode == 1 and "GATE-INPUT-ARGUMENT" in out.stderr and "same repository" in out.stderr, (
+            args, out.stdout, out.stderr)
+    assert git(reviews.forge, "for-each-ref").stdout == before

@@ -238,8 +238,11 @@ _ALL: tuple[Code, ...] = (
        "only the trusted orchestrator and runner accounts write refs/gate/"),
     _c("GATE-LEDGER-DELETE", "attempt ledger refs cannot be deleted",
        "the ledger is append-only; gate ledger archive removes closed attempts once the archive holds them"),
-    _c("GATE-LEDGER-REWRITE", "the ledger update is not a fast-forward of the existing chain",
-       "the ledger is append-only; append a new record instead"),
+    _c("GATE-LEDGER-REWRITE", "the ledger update is not a fast-forward of the existing chain (to a trusted command: "
+                              "the remote's ledger does not continue the one its clone holds)",
+       "the ledger is append-only; append a new record instead. A trusted command refusing the remote's: it was "
+       "rewound, rewritten or deleted there (docs/forges.md): push the clone's copy back there, or open a new "
+       "attempt (never close it from a clone without that copy)"),
     _c("GATE-LEDGER-RECORD", "a ledger commit is not a well-formed attempt record (or is over the size cap)",
        "ledger commits hold exactly one sealed record.json and one parent"),
     _c("GATE-LEDGER-NEWER", "a ledger record was written by a newer push-gate than this one: it has members (or a "

@@ -43,6 +43,10 @@ def approve_cmd(
 
     if no_push and ledger_remote is not None:
         raise GateError("GATE-INPUT-ARGUMENT", "--no-push keeps the approval local: it takes no --ledger-remote")
+    if ledger_remote is not None and remote is not None:
+        from ..trusted.attempts import ledger_of
+
+        ledger_of(remote, ledger_remote, "--remote", repo)  # not the forge itself
 
     prepared = approve.prepare(repo, repository_id, ref, old, new, path, approver, key, ssh_key, expires, reason)
     out_line(prepared.changes)

@@ -41,13 +41,14 @@ ReviewBaseOpt = Annotated[str | None, Opt("--base", help="Base revision of the r
                                                          "base with the attempt's target branch on --remote).")]
 
 
-def _remotes(remote: str | None, push: bool, ledger_remote: str | None) -> None:
-    """`--push` or `--ledger-remote` without `--remote`: refused, before anything is read."""
+def _remotes(repo: Path, remote: str | None, push: bool, ledger_remote: str | None) -> None:
+    """`--push` or `--ledger-remote` without `--remote`, or `--ledger-remote` naming the same
+    repository: refused, before anything is read."""
     from ..trusted.attempts import ledger_of
 
     if push and remote is None:
         raise GateError("GATE-INPUT-ARGUMENT", "--push needs --remote")
-    ledger_of(remote, ledger_remote, "--remote")
+    ledger_of(remote, ledger_remote, "--remote", repo)
 
 
 def _review_landed(repo: Path, attempt: str, head: str, remote: str | None, push: bool,
@@ -57,7 +58,7 @@ def _review_landed(repo: Path, attempt: str, head: str, remote: str | None, push
     from ..trusted.attempts import ALREADY
     from ..trusted.runner import review_landed
 
-    _remotes(remote, push, ledger_remote)
+    _remotes(repo, remote, push, ledger_remote)
     if push and remote is not None and review_landed(repo, attempt, head, remote, ledger_remote=ledger_remote):
         err_line(f"the review of {head} is on {remote} already, with its receipt"
                  + (f" on {ledger_remote}" if ledger_remote else "") + f": {ALREADY}")
@@ -83,7 +84,7 @@ def review_record(
     from ..strictjson import MAX_DOCUMENT_BYTES
     from ..trusted.runner import push_review, record_review
 
-    _remotes(remote, push, ledger_remote)
+    _remotes(repo, remote, push, ledger_remote)
     output = read_capped(model_output, "GATE-INPUT-ARGUMENT", "model output", MAX_DOCUMENT_BYTES)
     for note in read(output, str(model_output)).notes(str(model_output)):
         err_line(note)
@@ -117,7 +118,7 @@ def review_run(
     from ..adapters.config import load_keyfile
     from ..trusted.runner import push_review, run_review
 
-    _remotes(remote, push, ledger_remote)
+    _remotes(repo, remote, push, ledger_remote)
     now = int(time.time())
     if _review_landed(repo, attempt, head, remote, push, ledger_remote):
         return 0

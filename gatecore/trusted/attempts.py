@@ -59,17 +59,75 @@ def attempt_state(repo: GitRepo, attempt: str, now: int) -> ledger.AttemptState 
     return None if tip is None else ledger.read_state(Objects(repo), tip, None, now, attempt)
 
 
-def ledger_of(remote: str | None, ledger_remote: str | None, flag: str = "--push") -> str | None:
+def sync_ledger(repo_path: Path, store: str, attempt: str, env: gitcmd.Env = None) -> None:
+    """Make the clone's ledger of `attempt` the one `store` holds, forward only: a ledger the clone
+    holds records of that `store` no longer continues (rewound to an earlier record, rewritten,
+    deleted) is refused, GATE-LEDGER-REWRITE, and the clone's copy kept. Where no hook guards
+    `refs/gate/*` (a forge holding the ledger) an agent can rewind it, say to before a failover,
+    so that model A is on record again: the orchestrator's close appended to that ledger would
+    seal the rewind, and model A's stale receipt would pass the check (docs/forges.md)."""
+    ref = ATTEMPTS_PREFIX + attempt
+    repo = GitRepo.at(repo_path)
+    held = repo.ref_target(ref)
+    found = gitcmd.sync_ref(repo_path, store, ref, env=env)
+    if held is None or found == held or (found is not None and repo.is_ancestor(held, found)):
+        return
+    if found is None:
+        repo.set_ref(ref, held, None)
+        why = (f"{store} no longer holds it (archived by gate ledger archive, or deleted): nothing is appended to "
+               "it (an attempt archived is done: open a new one)")
+    else:
+        repo.set_ref(ref, held, found)
+        why = (f"{store} holds {found[:12]}, which does not continue it: the ledger was rewound or rewritten "
+               "there, and nothing is appended to it or read from it")
+    raise GateError("GATE-LEDGER-REWRITE", f"this clone holds attempt {attempt}'s ledger up to {held[:12]}, and {why} "
+                                           f"(a clone whose own push of a record never landed: git update-ref -d "
+                                           f"{ref}, then run again)")
+
+
+def ledger_of(remote: str | None, ledger_remote: str | None, flag: str = "--push",
+              repo_path: Path | None = None) -> str | None:
     """Where the ledger (`refs/gate/*`) is read from and pushed to: `ledger_remote`, else `remote`
     (one server, whose hook guards `refs/gate/*`). A ledger remote comes with the remote the
-    command talks to for the rest (`flag` names it): GATE-INPUT-ARGUMENT without it."""
+    command talks to for the rest (`flag` names it): GATE-INPUT-ARGUMENT without it, and when it
+    names the same repository (`same_repository`, read in the clone `repo_path`): the ledger would
+    be written where the agent writes, in two pushes where one atomic push was due."""
     if ledger_remote is None:
         return remote
     if remote is None:
         raise GateError("GATE-INPUT-ARGUMENT", f"--ledger-remote needs {flag} too: the remote the ledger is kept "
                                                "apart from, where the review ref and the target branch are (the "
                                                "forge)")
+    if repo_path is not None and same_repository(repo_path, remote, ledger_remote):
+        raise GateError("GATE-INPUT-ARGUMENT", f"--ledger-remote {ledger_remote} names the same repository as {flag} "
+                                               f"{remote}: the ledger is kept in a repository of its own, which "
+                                               "only the trusted side writes (docs/forges.md); without "
+                                               f"--ledger-remote the ledger is read and written on {flag}")
     return ledger_remote
+
+
+def same_repository(repo_path: Path, one: str, other: str) -> bool:
+    """Do two remotes (each a remote name of the clone, or a URL or path) name one repository, as
+    git resolves them (`git ls-remote --get-url`: the remote's URL, `insteadOf` applied)? A local
+    path (or file:// URL) by its real path, its `.git` directory as the repository; any other URL
+    without a trailing slash or `.git`. (Two URLs of one host's repository that differ otherwise, an
+    alias or a mirror, are not told apart.)"""
+    import os
+    import re
+
+    def where(remote: str) -> str:
+        got = gitcmd.run_git(["ls-remote", "--get-url", remote], cwd=repo_path, ok=None) if repo_path.is_dir() else None
+        url = got.stdout.decode("utf-8", "surrogateescape").strip() if got is not None and got.ok else ""
+        url = url or remote
+        if url.startswith("file://"):
+            url = url[len("file://"):]
+        if "://" in url or re.match(r"[^/]+:", url):  # a URL, or scp-like host:path
+            url = url.rstrip("/")
+            return url[:-len(".git")] if url.endswith(".git") else url
+        path = os.path.realpath(os.path.join(repo_path, url))
+        return os.path.dirname(path) if os.path.basename(path) == ".git" else path
+
+    return one == other or where(one) == where(other)
 
 
 def record_commit(repo: GitRepo, filename: str, data: bytes, parent: str | None, message: str, now: int) -> str:
@@ -90,11 +148,11 @@ def append_record(repo_path: Path, attempt: str, key: SigningKey, kind: str, rem
     change and who started the attempt."""
     author = author or Author()
     check_attempt_id(attempt)
-    store = ledger_of(remote, ledger_remote)
+    store = ledger_of(remote, ledger_remote, repo_path=repo_path)
     open_clone(repo_path)
     ref = ATTEMPTS_PREFIX + attempt
     if store is not None:
-        gitcmd.sync_ref(repo_path, store, ref, env=env)
+        sync_ledger(repo_path, store, attempt, env)
     repo = GitRepo.at(repo_path)
     state = attempt_state(repo, attempt, now)
     landed = store is not None and state is not None and _on_record(

@@ -225,7 +225,7 @@ def archive_closed(repo_path: Path, remote: str, older_than: int, now: int, env:
         raise GateError("GATE-INPUT-ARGUMENT", "--older-than is not negative")
     open_clone(repo_path)
     result = Archived()
-    run = _Run(repo_path, remote, now, env, result, ledger_of(remote, ledger_remote, "--remote"))
+    run = _Run(repo_path, remote, now, env, result, ledger_of(remote, ledger_remote, "--remote", repo_path))
     run.fetch()
     due = run.due(now - older_than)
     if dry_run:

@@ -47,14 +47,23 @@ from ..checks.binding import Expectations, review_expectations
 from ..errors import GateError
 from ..git import digest
 from ..git.objects import Objects, single_file
-from ..git.refs import ATTEMPTS_PREFIX, RECEIPTS_PREFIX, REVIEW_PREFIX
+from ..git.refs import RECEIPTS_PREFIX, REVIEW_PREFIX
 from ..records import modeloutput
 from ..records.ledger import RECEIPT_FILE, AttemptState
 from ..records.receipt import BOUND, MAX_LIFETIME_SECONDS, MODEL_RUN_FILE, MODEL_RUN_RUNNER, Receipt, seal_document
 from ..signing import envelope
 from ..signing.keys import SigningKey
 from ..valueclass import valueclass
-from .attempts import ALREADY, attempt_state, check_attempt_id, ledger_of, open_clone, record_commit, restore
+from .attempts import (
+    ALREADY,
+    attempt_state,
+    check_attempt_id,
+    ledger_of,
+    open_clone,
+    record_commit,
+    restore,
+    sync_ledger,
+)
 
 if TYPE_CHECKING:
     from ..configuration.modelnames import ModelNames
@@ -89,13 +98,13 @@ def _prepare(repo_path: Path, attempt: str, base_rev: str | None, head_rev: str,
     """The attempt as the ledger has it (synced from `ledger_remote`, else `remote`), the review
     ref's value on `remote`, the base and head, and every field the receipt binds
     (`binding.review_expectations`)."""
-    store = ledger_of(remote, ledger_remote, "--remote")
+    store = ledger_of(remote, ledger_remote, "--remote", repo_path)
     open_clone(repo_path)
     if not 0 < ttl <= MAX_LIFETIME_SECONDS:
         raise GateError("GATE-INPUT-ARGUMENT", "--ttl must be between 1 second and 30 days")
     review_ref = REVIEW_PREFIX + attempt
     if remote is not None and store is not None:
-        gitcmd.sync_ref(repo_path, store, ATTEMPTS_PREFIX + attempt, env=env)
+        sync_ledger(repo_path, store, attempt, env)
         if old is None:
             old = gitcmd.ls_remote(repo_path, remote, review_ref, env=env).get(review_ref)
     repo = GitRepo.at(repo_path)
@@ -133,9 +142,20 @@ def record_review(repo_path: Path, attempt: str, base_rev: str | None, head_rev:
     doc = review.expected.receipt_document(answer.verdict, answer.reasons, now, now + ttl, model_run=MODEL_RUN_FILE)
     if _same_receipt(out, doc, now, _TIMES):
         return out  # a retry: the receipt this run would seal is there already (never overwritten)
+    _open(review.state)
     if os.path.lexists(out):
         raise occupied(out, doc, now, _TIMES)
     return files.write_new(out, seal_document(doc, key), "GATE-INPUT-PATH", parents=True)
+
+
+def _open(state: AttemptState) -> None:
+    """No receipt is sealed for a closed attempt (GATE-LEDGER-CLOSED), whoever would judge it: a hook
+    refuses its push, but a forge's check judges a review at the close, and a receipt sealed within
+    the clock's allowance after it passed there (docs/forges.md). (A retry that finds the receipt it
+    would seal, sealed before the close, hands that one on: `_same_receipt`.)"""
+    if state.closed:
+        raise GateError("GATE-LEDGER-CLOSED", f"attempt {state.attempt_id} is closed: no review is sealed for it "
+                                              "(open a new attempt)")
 
 
 #: What a review request's change may weigh (its text, `changetext`): more is GATE-REVIEW-CHANGE-TOO-LARGE.
@@ -169,6 +189,7 @@ def run_review(repo_path: Path, attempt: str, base_rev: str | None, head_rev: st
              if k not in _ANSWER}
     if _same_receipt(out, bound, now, _ANSWER):
         return out  # a retry: this binding's receipt, from a call of the model, is there already
+    _open(state)
     if os.path.lexists(out):  # refused before the model is called, not after
         raise occupied(out, bound, now, _ANSWER)
     challenge = modelcall.challenge(secrets.token_hex(16), attempt, expected.workspace_generation,
@@ -310,7 +331,7 @@ def landed(repo_path: Path, remote: str, attempt: str, head: str, payload: str |
     receipt on record (on `ledger_remote`, else `remote`: the receipt with sealed-payload digest
     `payload`, or binding the `bound` values, if given)? Then a retry has nothing to do."""
     receipts_ref, review_ref = RECEIPTS_PREFIX + attempt, REVIEW_PREFIX + attempt
-    store = ledger_of(remote, ledger_remote, "--remote") or remote
+    store = ledger_of(remote, ledger_remote, "--remote", repo_path) or remote
     if store == remote:
         refs = gitcmd.ls_remote(repo_path, remote, review_ref, receipts_ref, env=env)
     else:
@@ -336,9 +357,9 @@ def review_landed(repo_path: Path, attempt: str, head_rev: str, remote: str, env
     ledger and the receipt are read from `ledger_remote` where one is named, the review ref
     from `remote`: landed only when both are."""
     check_attempt_id(attempt)
-    store = ledger_of(remote, ledger_remote, "--remote") or remote
+    store = ledger_of(remote, ledger_remote, "--remote", repo_path) or remote
     open_clone(repo_path)
-    gitcmd.sync_ref(repo_path, store, ATTEMPTS_PREFIX + attempt, env=env)
+    sync_ledger(repo_path, store, attempt, env)
     repo = GitRepo.at(repo_path)
     state = attempt_state(repo, attempt, 0)
     if state is None or state.model_id is None:
@@ -365,7 +386,7 @@ def push_review(repo_path: Path, attempt: str, receipt_file: Path, remote: str, 
     when a retry finds them on the server already). With `ledger_remote` (another repository than
     `remote`), the receipt to it first, then the review ref to `remote` (the module's docstring)."""
     check_attempt_id(attempt)
-    store = ledger_of(remote, ledger_remote, "--remote") or remote
+    store = ledger_of(remote, ledger_remote, "--remote", repo_path) or remote
     open_clone(repo_path)
     data = files.read_capped(receipt_file, "GATE-RECEIPT-MISSING", "receipt", strictjson.MAX_DOCUMENT_BYTES)
     doc = strictjson.loads(envelope.parse(data).payload)
@@ -392,6 +413,7 @@ def push_review(repo_path: Path, attempt: str, receipt_file: Path, remote: str, 
         if parent is not None and last is None:
             raise GateError("GATE-REVIEW-RECEIPT-REF", f"{receipts_ref} on {store} holds no receipt this runner can "
                                                        "read at its tip")
+        _spendable(data, attempt, review_ref, Objects(repo), parent, store)
         _follows(last, doc, review_ref, repo.zero_id, store)
     commit = record_commit(repo, RECEIPT_FILE, data, parent, f"gate receipt {attempt}\n", now)
     repo.set_ref(receipts_ref, commit, parent)
@@ -408,6 +430,33 @@ def push_review(repo_path: Path, attempt: str, receipt_file: Path, remote: str, 
     result = gitcmd.push(repo_path, remote, review[0], lease=review[1], env=env)
     return ReviewPush(result.ok, "\n".join(o for o in (receipt.output, result.output) if o),
                       receipt_only=not result.ok)
+
+
+def _spendable(data: bytes, attempt: str, review_ref: str, objects: Objects, parent: str | None,
+               store: str) -> None:
+    """With the ledger on another remote than the review ref, no hook reads a receipt before it lands
+    on the ledger, and nothing takes one back from there: the receipt file (in the scoring
+    directory, which the agent writes) must be a well-formed receipt of this attempt's review ref
+    whose payload the ledger's chain does not hold already (a replay, GATE-RECEIPT-REUSED at the
+    check; the retry that finds it at the chain's tip pushes the review ref alone, before this).
+    Another attempt's receipt, committed here, would leave the chain naming another ref for good."""
+    from ..checks.binding import open_commit, receipt_chain
+    from ..records.receipt import parse_payload
+
+    found, problems = parse_payload(envelope.parse(data).payload)
+    if found is None:
+        raise GateError(problems[0].code, f"the receipt's {problems[0].field}: {problems[0].detail}")
+    if found.attempt_id != attempt:
+        raise GateError("GATE-BIND-ATTEMPT", f"the receipt is attempt {found.attempt_id}'s, not {attempt}'s: "
+                                             "nothing was pushed")
+    if found.ref != review_ref:
+        raise GateError("GATE-BIND-REF", f"the receipt binds {found.ref}, not {review_ref}: nothing was pushed")
+    payload = envelope.payload_digest(data)
+    for commit in receipt_chain(objects, parent):
+        if open_commit(objects, commit).payload_digest == payload:
+            raise GateError("GATE-RECEIPT-REUSED", f"the ledger on {store} holds this receipt already (receipt "
+                                                   f"commit {commit[:12]}): pushed again it would be a replay; "
+                                                   "nothing was pushed")
 
 
 def _follows(last: tuple[bytes, dict[str, object]] | None, doc: Mapping[str, object], review_ref: str, zero: str,

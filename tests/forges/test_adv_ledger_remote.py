@@ -1,0 +1,218 @@
+"""An attacker's review of the ledger on a forge (`--ledger-remote`, docs/forges.md, "The receipt flow on
+a forge"): the agent, and any account with write access to the forge, pushes anything there (branches,
+`refs/gate/*`, the review ref), cannot write the ledger repository and holds no key. Real repositories and
+real pushes throughout (`test_receipt_flow.ReviewForge`: a forge without a hook, the trusted side's clone,
+the CI clone the check runs on).
+
+* a ledger kept on the forge (no `--ledger-remote`, or one naming the forge), rewound by the agent
+  between the failover and the close: the orchestrator's close is refused (`GATE-LEDGER-REWRITE`), not
+  appended to the rewound ledger, which would have made the incident's stale receipt pass the check;
+* a review of a closed attempt (a CI retry of the runner's job after the orchestrator's close): the
+  runner seals none (`GATE-LEDGER-CLOSED`), where it sealed one, pushed it to the ledger repository, and
+  the check, which judges a review at the close with the clock's allowance, passed it; the retry of a
+  review refused half way before the close still lands;
+* `gate review push --receipt FILE` (the file in the scoring directory, which the agent writes) of a
+  receipt that could never pass: another attempt's (sealed, from an earlier job), or one the ledger's
+  chain holds already (a retry of an earlier push after later reviews): refused before anything is
+  pushed (`GATE-BIND-ATTEMPT`, `GATE-RECEIPT-REUSED`), where it was committed to the ledger repository,
+  which nobody can take back (the attempt's review dead, or its chain ending in a replay);
+* `--ledger-remote` naming the forge itself (the same remote name, its URL, its path): the trusted side
+  believed the ledger apart and wrote it where the agent writes; refused (`GATE-INPUT-ARGUMENT`) before
+  anything is read or pushed, by every command that takes the option."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from support.cli import cli
+from support.gitutil import git
+from test_receipt_flow import RUNNER, Refusing, ReviewForge, codes, ledger_repository, ref_of
+
+
+@pytest.fixture(scope="module")
+def reviews(tmp_path_factory: pytest.TempPathFactory) -> ReviewForge:
+    return ReviewForge(tmp_path_factory.mktemp("adv"))
+
+
+def close(reviews: ReviewForge, attempt: str, *via: str) -> tuple[int, str]:
+    out = cli("attempt", "close", "--repo", str(reviews.runner.path), "--attempt", attempt,
+              "--key", str(reviews.root / "orchestrator-1.key"), "--push", "origin", *via, cwd=reviews.root, env=RUNNER)
+    return out.returncode, out.stderr
+
+
+@pytest.mark.parametrize("rewind", ["to-the-record-before-the-failover", "deleted-then-rewound"])
+def test_a_ledger_rewound_on_the_forge_before_the_close_is_not_closed(reviews: ReviewForge, rewind: str) -> None:
+    """The incident where the forge holds the ledger: model A's receipt, the failover to B, and the agent
+    (who can write the forge's refs/gate/*) puts the ledger back to the record that selected A, before
+    the orchestrator closes. The close synced that ledger and sealed a close on top of it: a closed
+    ledger with A on record, and A's stale receipt passed the check. The close (and the runner) now
+    refuse a ledger that does not continue the one the clone holds, and keep the clone's copy, also when
+    the agent deletes the ledger first and pushes the rewound one after the refusal."""
+    attempt, scoring = reviews.open()
+    ledger_ref = f"refs/gate/attempts/{attempt}"
+    before_failover = reviews.forge_ref(ledger_ref)
+    stale = reviews.record(attempt, scoring, "model-a")
+    reviews.ledger("failover", attempt, "--model", "model-b", "--reason", "model-a offline")
+    failed_over = reviews.forge_ref(ledger_ref)
+    if rewind == "deleted-then-rewound":
+        git(reviews.forge, "update-ref", "-d", ledger_ref)
+        code, err = close(reviews, attempt)
+        assert code == 1 and "GATE-LEDGER-REWRITE" in err, err
+    git(reviews.forge, "update-ref", ledger_ref, before_failover)
+    reviews.push_review(attempt, stale)  # (no hook: it lands, the check judges it)
+    code, err = close(reviews, attempt)
+    assert code == 1 and "GATE-LEDGER-REWRITE" in err, err
+    assert reviews.forge_ref(ledger_ref) == before_failover  # nothing appended to the rewound ledger
+    assert ref_of(reviews.runner.path, ledger_ref) == failed_over  # the clone's copy kept
+    review = cli("review", "record", "--repo", str(reviews.runner.path), "--attempt", attempt, "--head", "feature",
+                 "--model-output", str(scoring / "model-a.json"), "--key", str(reviews.root / "runner-1.key"),
+                 "--out", str(scoring / "receipt-again.json"), "--remote", "origin", env=RUNNER)
+    assert review.returncode == 1 and "GATE-LEDGER-REWRITE" in review.stderr, review.stderr
+    assert codes(reviews.check(attempt)) == {"GATE-REVIEW-OPEN"}
+    # the ledger put back where the orchestrator left it: the close lands, and the stale receipt fails
+    git(reviews.forge, "update-ref", ledger_ref, failed_over)
+    assert close(reviews, attempt)[0] == 0
+    assert codes(reviews.check(attempt)) == {"GATE-BIND-MODEL", "GATE-BIND-LEDGER"}
+
+
+def record_args(reviews: ReviewForge, attempt: str, scoring: Path, name: str, *via: str) -> tuple[str, ...]:
+    """`gate review record --push` of feature from a model's output file (written here)."""
+    output = scoring / f"{name}.json"
+    output.write_text(json.dumps({"verdict": "pass", "reasons": [f"reviewed by {name}"]}))
+    return ("review", "record", "--repo", str(reviews.runner.path), "--attempt", attempt, "--head", "feature",
+            "--model-output", str(output), "--key", str(reviews.root / "runner-1.key"), "--out",
+            str(scoring / f"receipt-{name}.json"), "--remote", "origin", "--push", *via)
+
+
+def test_no_review_is_sealed_for_a_closed_attempt(reviews: ReviewForge, tmp_path: Path) -> None:
+    """The orchestrator closed the attempt (its job ended); the runner's job runs (again) after it. With the
+    ledger apart no hook refuses the push: the runner sealed the receipt, pushed it to the ledger and the
+    review ref to the forge, and the check, judging the review at the close with the clock's allowance
+    (five minutes), passed it. Now neither `run` (before the model is called) nor `record` seals one."""
+    ledger, via = ledger_repository(tmp_path)
+    attempt, scoring = reviews.open("model-a", "demo/repo", *via)
+    reviews.ledger("close", attempt, *via)
+    for args in (reviews.run_args(attempt, scoring, *via), record_args(reviews, attempt, scoring, "model-a", *via)):
+        out = cli(*args, cwd=reviews.root, env=RUNNER)
+        assert out.returncode == 1 and "GATE-LEDGER-CLOSED" in out.stderr, (args, out.stderr)
+    assert not (scoring / "receipt-run.json").exists() and not (scoring / "receipt-model-a.json").exists()
+    assert ref_of(ledger, f"refs/gate/receipts/{attempt}") is None
+    assert ref_of(reviews.forge, f"refs/heads/review/runner/{attempt}") is None
+
+
+def test_a_review_refused_half_way_before_the_close_lands_after_it(reviews: ReviewForge, tmp_path: Path) -> None:
+    """The receipt on the ledger, the review ref refused by the forge, the runner's job fails and the
+    orchestrator's close follows: the same command run again hands on the receipt it sealed before the
+    close and pushes the review ref alone; the check passes."""
+    ledger, via = ledger_repository(tmp_path)
+    attempt, scoring = reviews.open("model-a", "demo/repo", *via)
+    review = f"refs/heads/review/runner/{attempt}"
+    args = record_args(reviews, attempt, scoring, "model-a", *via)
+    refusing = Refusing(reviews.forge, review)
+    try:
+        first = cli(*args, cwd=reviews.root, env=RUNNER)
+    finally:
+        refusing.lift()
+    assert first.returncode == 1 and "run the same command again" in first.stderr, first.stderr
+    reviews.ledger("close", attempt, *via)
+    again = cli(*args, cwd=reviews.root, env=RUNNER)
+    assert again.returncode == 0, again.stderr
+    assert reviews.forge_ref(review) == reviews.head
+    assert git(ledger, "rev-list", "--count", f"refs/gate/receipts/{attempt}").stdout.strip() == "1"
+    out = reviews.check(attempt, ledger=ledger)
+    assert out.returncode == 0, out.stdout + out.stderr
+
+
+def push(reviews: ReviewForge, attempt: str, receipt: Path, *via: str) -> tuple[int, str]:
+    out = cli("review", "push", "--repo", str(reviews.runner.path), "--attempt", attempt, "--receipt", str(receipt),
+              "--remote", "origin", *via, cwd=reviews.root, env=RUNNER)
+    return out.returncode, out.stderr
+
+
+def test_another_attempts_receipt_is_not_spent_on_this_attempts_ledger(reviews: ReviewForge, tmp_path: Path) -> None:
+    """The agent puts a sealed receipt of an earlier attempt (its own scoring directory held it) where the
+    runner's `gate review push --receipt` reads it. It was committed to this attempt's receipt ref on the
+    ledger (nothing there compares its attempt or ref) and moved the forge's review ref to that attempt's
+    head: the check refused it, and every later review of this attempt (GATE-REVIEW-UNRECORDED: the chain
+    names another ref) for good. Now refused before anything is pushed; this attempt's review then lands."""
+    ledger, via = ledger_repository(tmp_path)
+    other, other_scoring = reviews.open("model-a", "demo/repo", *via)
+    theirs = reviews.record(other, other_scoring, "model-a", "--push", *via)
+    attempt, scoring = reviews.open("model-a", "demo/repo", *via)
+    planted = scoring / "receipt-model-a.json"
+    planted.write_bytes(theirs.read_bytes())
+    code, err = push(reviews, attempt, planted, *via)
+    assert code == 1 and "GATE-BIND-ATTEMPT" in err, err
+    assert ref_of(ledger, f"refs/gate/receipts/{attempt}") is None
+    assert ref_of(reviews.forge, f"refs/heads/review/runner/{attempt}") is None
+    planted.unlink()
+    reviews.record(attempt, scoring, "model-a", "--push", *via)
+    reviews.ledger("close", attempt, *via)
+    out = reviews.check(attempt, ledger=ledger)
+    assert out.returncode == 0, out.stdout + out.stderr
+
+
+def test_a_receipt_the_ledger_holds_already_is_not_pushed_again(reviews: ReviewForge, tmp_path: Path) -> None:
+    """Model A reviews the head, a failover, model B reviews it (its receipt moves the review ref from the
+    head to itself), and again (another file). A retry of the push of B's first receipt: it follows the
+    ledger's last one (both leave the ref at the head), so it was committed to the ledger a second time
+    and the chain ended in a replay (GATE-RECEIPT-REUSED at the check). Now refused before it is pushed."""
+    ledger, via = ledger_repository(tmp_path)
+    attempt, scoring = reviews.open("model-a", "demo/repo", *via)
+    reviews.record(attempt, scoring, "model-a", "--push", *via)
+    reviews.ledger("failover", attempt, "--model", "model-b", "--reason", "model-a offline", *via)
+    first = reviews.record(attempt, scoring, "model-b", "--push", *via)
+    again = scoring / "receipt-model-b-again.json"
+    answer = scoring / "model-b-again.json"
+    answer.write_text(json.dumps({"verdict": "pass", "reasons": ["reviewed by model-b, again"]}))
+    made = cli("review", "record", "--repo", str(reviews.runner.path), "--attempt", attempt, "--head", "feature",
+               "--model-output", str(answer), "--key", str(reviews.root / "runner-1.key"),
+               "--out", str(again), "--remote", "origin", *via, cwd=reviews.root, env=RUNNER)
+    assert made.returncode == 0, made.stderr
+    assert push(reviews, attempt, again, *via)[0] == 0
+    receipts = f"refs/gate/receipts/{attempt}"
+    tip = ref_of(ledger, receipts)
+    code, err = push(reviews, attempt, first, *via)
+    assert code == 1 and "GATE-RECEIPT-REUSED" in err, err
+    assert ref_of(ledger, receipts) == tip
+    reviews.ledger("close", attempt, *via)
+    out = reviews.check(attempt, ledger=ledger)
+    assert out.returncode == 0, out.stdout + out.stderr
+
+
+@pytest.mark.parametrize("spelling", ["origin", "url", "path"])
+def test_a_ledger_remote_naming_the_forge_itself_is_refused(reviews: ReviewForge, tmp_path: Path,
+                                                            spelling: str) -> None:
+    """`--ledger-remote` names the same repository as `--push` / `--remote` (origin): by its name, by its
+    URL, or by its path with a trailing slash. The commands took it for a ledger repository apart and wrote
+    the ledger, claims, receipts and approvals on the forge, where the agent writes them, in two pushes
+    where one atomic push was due. Now refused before anything is read or written."""
+    same = {"origin": "origin", "url": f"file://{reviews.forge}", "path": f"{reviews.forge}/"}[spelling]
+    via = ("--ledger-remote", same)
+    exports = reviews.bootstrap()
+    attempt = exports["ATTEMPT_ID"]
+    scoring = Path(exports["GATE_SCORING_DIR"])
+    key = str(reviews.root / "orchestrator-1.key")
+    commands = [
+        ("attempt", "open", "--repo", str(reviews.runner.path), "--attempt", attempt, "--workspace", "ws-1",
+         "--workspace-gen", exports["WORKSPACE_GEN"], "--prompt-file", str(reviews.prompt), "--repository-id",
+         "demo/repo", "--key", key, "--push", "origin", *via),
+        ("attempt", "close", "--repo", str(reviews.runner.path), "--attempt", attempt, "--key", key, "--push",
+         "origin", *via),
+        record_args(reviews, attempt, scoring, "model-a", *via),
+        reviews.run_args(attempt, scoring, *via),
+        ("review", "push", "--repo", str(reviews.runner.path), "--attempt", attempt, "--receipt",
+         str(scoring / "receipt-model-a.json"), "--remote", "origin", *via),
+        ("ledger", "archive", "--repo", str(reviews.runner.path), "--remote", "origin", "--older-than", "0", *via),
+        ("approve", "--repository-id", "demo/repo", "--ref", "refs/heads/main", "--old", reviews.main, "--new",
+         reviews.head, "--path", "app.py", "--approver", "alice", "--key", str(reviews.root / "alice-1.key"),
+         "--yes", "--repo", str(reviews.runner.path), *via),
+    ]
+    before = git(reviews.forge, "for-each-ref").stdout
+    for args in commands:
+        out = cli(*args, cwd=reviews.root, env=RUNNER)
+        assert out.returncode == 1 and "GATE-INPUT-ARGUMENT" in out.stderr and "same repository" in out.stderr, (
+            args, out.stdout, out.stderr)
+    assert git(reviews.forge, "for-each-ref").stdout == before

@@ -6,7 +6,10 @@ where it cannot check (waiting on a git process that does not answer), the watch
 code to stderr and ends the process with exit 3 a moment after the deadline: the push is
 rejected either way, never accepted. Before it exits, the watchdog kills the process groups the
 gate runs in sessions of their own (`groups`: a chained hook's, which would outlive it), and gives
-`on_expire` (the hook's audit line) a brief chance to run.
+`on_expire` (the hook's audit line, taking back the approvals the push spent) a brief chance to run.
+Once it has fired, the hook's answer is 3 whatever the main thread had settled: `cancel` then waits
+for the watchdog's exit (an accept of a push whose approvals `on_expire` gave back would let them
+serve again).
 """
 
 from __future__ import annotations
@@ -24,6 +27,8 @@ else:
     import _signal  # (`signal`'s numbers without its enums, whose making is most of its import)
 
 GRACE_SECONDS = 0.5
+#: How long a `cancel` that comes after the watchdog fired waits for its exit before exiting itself (3).
+EXPIRE_WAIT_SECONDS = 5.0
 
 
 class Deadline:
@@ -35,6 +40,7 @@ class Deadline:
         self.groups: list[int] = []
         self._lock = threading.Lock()
         self._cancelled = False
+        self._fired = False
         thread = threading.Thread(target=self._watch, name="gate-deadline", daemon=True)
         thread.start()
 
@@ -43,8 +49,15 @@ class Deadline:
             self.at = started + seconds
 
     def cancel(self) -> None:
+        """The hook's answer is settled: the watchdog stands down, unless it fired first; then this
+        never returns: the process ends with 3, the watchdog's exit (or its own, should `on_expire`
+        hang past EXPIRE_WAIT_SECONDS)."""
         with self._lock:
             self._cancelled = True
+            fired = self._fired
+        if fired:
+            time.sleep(EXPIRE_WAIT_SECONDS)
+            os._exit(3)
 
     def _watch(self) -> None:
         while True:
@@ -52,6 +65,7 @@ class Deadline:
                 if self._cancelled:
                     return
                 remaining = self.at + GRACE_SECONDS - time.monotonic()
+                self._fired = remaining <= 0  # (under the lock: `cancel` either comes first or waits for the exit)
             if remaining <= 0:
                 msg = f"{self._prefix}gate: push rejected: GATE-HOOK-DEADLINE: the gate ran out of time\n"
                 os.write(2, msg.encode("ascii", "replace"))

@@ -322,6 +322,30 @@ def test_a_push_refused_for_its_audit_line_spends_no_approval(adv: Adv) -> None:
     assert adv.push("main").returncode == 0
 
 
+def test_a_push_past_its_deadline_after_its_uses_spends_no_approval(adv: Adv) -> None:
+    """The gate accepts the approved update and records its use, then waits for the audit log's
+    lock (held by another push: here by the test, until the push ends): the deadline passes, and the
+    watchdog refuses the push, GATE-HOOK-DEADLINE, taking the use back. (The lock never comes: the
+    deadline passes for certain; a machine so slow that it passes before the use is recorded
+    refuses the push all the same, and spends nothing.)"""
+    import fcntl
+
+    head = adv.agent_commit()
+    adv.approve(adv.request("refs/heads/main", adv.base, head))
+    adv.server.settle()
+    policy = adv.server.gate_dir / "policy.toml"
+    saved = policy.read_text()
+    policy.write_text(saved + "[limits]\ndeadline_seconds = 3\n")
+    before = adv.server.refs()
+    with open(adv.server.gate_dir / "audit.log", "ab") as log:
+        fcntl.flock(log, fcntl.LOCK_EX)
+        out = adv.push("main")
+    assert out.returncode != 0 and "GATE-HOOK-DEADLINE" in out.stderr, out.stderr
+    assert adv.server.refs() == before, "a push refused at its deadline spent an approval"
+    policy.write_text(saved)
+    assert adv.push("main").returncode == 0
+
+
 # --- what the maintainer is shown ---------------------------------------------------------------
 
 

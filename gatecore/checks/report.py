@@ -74,12 +74,13 @@ def json_line(doc: Mapping[str, object], values: Mapping[str, str] | None = None
 
 
 def _approve_command(ref: str, commands: Sequence[str]) -> str | None:
-    """The `gate approve` command (reserved.approvalrefs.approve_command) for this ref's update, if any."""
+    """The `gate approve` command (reserved.approvalrefs.approve_command) for this ref's update, if
+    any. `ref` as a violation shows it (`refs.display`); the command names the ref's own bytes."""
     if not commands:
         return None
-    from ..git.refs import shell_word
+    from ..git.refs import shell_word, undisplay
 
-    needle = f" --ref {shell_word(ref)} "
+    needle = f" --ref {shell_word(undisplay(ref).decode('utf-8', 'surrogateescape'))} "
     return next((c for c in commands if needle in c + " "), None)
 
 

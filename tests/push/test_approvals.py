@@ -9,6 +9,7 @@ spent uses) runs in process in `tests/engine/test_approval_attacks.py`."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
@@ -433,6 +434,8 @@ def test_the_printed_command_approves_a_branch_whose_name_is_not_ascii(lab: Lab)
     line = next(ln for ln in out.stderr.splitlines() if "can approve this write" in ln)
     printed = line[line.index("gate approve"):]
     assert printed.isascii() and "--ref $'refs/heads/caf\\xc3\\xa9'" in printed, printed
+    doc = json.loads(next(ln for ln in out.stderr.splitlines() if "gate-json: " in ln).split("gate-json: ", 1)[1])
+    assert doc["next"] == printed.rstrip(), doc  # what a bot passes on: the same command (it had none)
     bash = shutil.which("bash")
     assert bash is not None
     git(lab.maint, "fetch", "-q", str(s.work.path), "+HEAD:refs/agent/head")

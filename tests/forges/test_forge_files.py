@@ -223,6 +223,15 @@ def test_the_gitlab_and_bitbucket_scripts_refuse_to_run_without_the_pinned_depen
                 load(BITBUCKET)["definitions"]["steps"][0]["step"]["script"][1]]
     for default in defaults:
         assert re.search(r"/[0-9a-f]{40}/forges/requirements\.txt", default), default
+    # an admin who set PUSH_GATE_SOURCE and left the template's placeholder for the requirements
+    gitlab = {k: v for k, v in load(GITLAB)["variables"].items() if isinstance(v, str)}
+    runs = [(scripts[0], {**gitlab, "PUSH_GATE_SOURCE": pinned}),
+            ("\n".join(load(BITBUCKET)["definitions"]["steps"][0]["step"]["script"]), {"PUSH_GATE_SOURCE": pinned})]
+    for script, env in runs:
+        out = subprocess.run(["sh", "-c", script], cwd=tmp_path, capture_output=True, text=True,
+                             env={"PATH": os.environ["PATH"], **env})
+        assert out.returncode == 2, out.stdout + out.stderr
+        assert "name this template's placeholder commit" in out.stderr and not list(tmp_path.iterdir())
 
 
 def test_the_workflow_runs_on_pull_requests_and_merge_groups_only() -> None:

@@ -534,13 +534,16 @@ def remote_head(repo: str | os.PathLike[str], remote: str, env: Env = None) -> s
 
 def sync_ref(repo: str | os.PathLike[str], remote: str, ref: str, code: str = "GATE-LEDGER-UNREADABLE",
              env: Env = None) -> str | None:
-    """Make the local `ref` equal the remote's (or absent); returns the remote's value."""
+    """Make the local `ref` equal the remote's (or absent); returns the value it took: what the
+    fetch installed, which is the remote's when it fetched (not when `ls-remote` asked before it:
+    a ref moved in between is judged as fetched)."""
     oid = ls_remote(repo, remote, ref, env=env).get(ref)
     if oid is None:
         delete_ref(repo, ref)
-    else:
-        fetch_ref(repo, remote, ref, code, env)
-    return oid
+        return None
+    fetch_ref(repo, remote, ref, code, env)
+    got = run_git(["rev-parse", "--verify", "--quiet", ref], cwd=repo, ok=None)  # (a ref: refs/...)
+    return got.stdout.decode("ascii", "replace").strip() if got.ok else None
 
 
 def cannot_read(repo: str | os.PathLike[str], result: GitResult) -> str:

@@ -19,6 +19,9 @@ RECEIPTS_PREFIX = "refs/gate/receipts/"  # receipts, pushed with their review re
 GENERATIONS_PREFIX = "refs/gate/generations/"  # one per workspace generation, at its attempt's first record
 DOCTOR_PREFIX = "refs/gate/doctor/"  # gate server doctor's probe (always refused)
 REVIEW_PREFIX = "refs/heads/review/runner/"  # reviewed changes, one ref per attempt
+#: A trusted clone's own memory of each attempt's ledger, the newest record it sealed or synced: outside
+#: refs/gate/, which a fetch of the reserved refs (`+refs/gate/*:refs/gate/*`) overwrites; never pushed.
+HELD_PREFIX = "refs/gate-held/attempts/"
 REPLACE_PREFIX = "refs/replace/"  # git's replacement objects (policy refs.replace)
 #: Refs that would shadow a reserved namespace (git cannot hold both a ref and refs below it).
 RESERVED_PARENTS = ("refs/gate", "refs/heads/review", "refs/heads/review/runner")

@@ -29,7 +29,7 @@ from ..checks.independence import Author
 from ..configuration.policy import Policy
 from ..errors import GateError
 from ..git.objects import Objects
-from ..git.refs import ATTEMPTS_PREFIX, generation_ref
+from ..git.refs import ATTEMPTS_PREFIX, HELD_PREFIX, generation_ref
 from ..records import ledger
 from ..signing.keys import SigningKey
 
@@ -65,24 +65,40 @@ def sync_ledger(repo_path: Path, store: str, attempt: str, env: gitcmd.Env = Non
     deleted) is refused, GATE-LEDGER-REWRITE, and the clone's copy kept. Where no hook guards
     `refs/gate/*` (a forge holding the ledger) an agent can rewind it, say to before a failover,
     so that model A is on record again: the orchestrator's close appended to that ledger would
-    seal the rewind, and model A's stale receipt would pass the check (docs/forges.md)."""
+    seal the rewind, and model A's stale receipt would pass the check (docs/forges.md).
+
+    What the clone holds is its memory (`HELD_PREFIX`, `remember`), not its `refs/gate/attempts/`
+    copy, which any fetch of the reserved refs overwrites (`gate ledger archive`'s, the documented
+    `git fetch origin '+refs/gate/*:refs/gate/*'`); the copy of a clone from before the memory
+    stands in for it. The ledger is judged as fetched (`gitcmd.sync_ref`), not as listed before."""
     ref = ATTEMPTS_PREFIX + attempt
     repo = GitRepo.at(repo_path)
-    held = repo.ref_target(ref)
+    remembered = repo.ref_target(HELD_PREFIX + attempt)
+    held = remembered or repo.ref_target(ref)
     found = gitcmd.sync_ref(repo_path, store, ref, env=env)
     if held is None or found == held or (found is not None and repo.is_ancestor(held, found)):
+        if found is not None:
+            remember(repo, attempt, found)
         return
     if found is None:
-        repo.set_ref(ref, held, None)
+        repo.set_ref(ref, held, None)  # (a memory's commit is in the clone: the ref kept it)
         why = (f"{store} no longer holds it (archived by gate ledger archive, or deleted): nothing is appended to "
-               "it (an attempt archived is done: open a new one)")
+               "it (an attempt archived is done: open a new one; one deleted there: push this clone's copy back, "
+               f"git push {store} {ref}:{ref}, then run again)")
     else:
         repo.set_ref(ref, held, found)
         why = (f"{store} holds {found[:12]}, which does not continue it: the ledger was rewound or rewritten "
-               "there, and nothing is appended to it or read from it")
-    raise GateError("GATE-LEDGER-REWRITE", f"this clone holds attempt {attempt}'s ledger up to {held[:12]}, and {why} "
-                                           f"(a clone whose own push of a record never landed: git update-ref -d "
-                                           f"{ref}, then run again)")
+               f"there, and nothing is appended to it or read from it (push this clone's copy back, git push {store} "
+               f"{ref}:{ref}, a fast-forward of a rewound ledger, then run again; or open a new attempt)")
+    raise GateError("GATE-LEDGER-REWRITE", f"this clone holds attempt {attempt}'s ledger up to {held[:12]}, and {why}")
+
+
+def remember(repo: GitRepo, attempt: str, tip: str) -> None:
+    """The clone's memory of `attempt`'s ledger is `tip` (a record it synced, or sealed and landed)."""
+    memory = HELD_PREFIX + attempt
+    current = repo.ref_target(memory)
+    if current != tip:
+        repo.set_ref(memory, tip, current)
 
 
 def ledger_of(remote: str | None, ledger_remote: str | None, flag: str = "--push",
@@ -192,6 +208,8 @@ def append_record(repo_path: Path, attempt: str, key: SigningKey, kind: str, rem
         restore(repo, ref, parent, commit)
         if claim is not None:
             repo.delete_ref(claim, commit)
+    else:
+        remember(repo, attempt, commit)
     return new_state, result
 
 

@@ -36,7 +36,7 @@ from ..adapters.gitrepo import GitRepo
 from ..checks.binding import open_commit, receipt_chain
 from ..errors import GateError
 from ..git.objects import Objects
-from ..git.refs import ATTEMPTS_PREFIX, GENERATIONS_PREFIX, RECEIPTS_PREFIX, REVIEW_PREFIX, generation_ref
+from ..git.refs import ATTEMPTS_PREFIX, GENERATIONS_PREFIX, HELD_PREFIX, RECEIPTS_PREFIX, REVIEW_PREFIX, generation_ref
 from ..records import archive, ledger
 from ..valueclass import field, valueclass
 from .attempts import LEDGER_EMAIL, LEDGER_NAME, ledger_of, open_clone
@@ -192,6 +192,8 @@ class _Run:
                 for n in these:
                     if n.startswith("refs/gate/"):
                         gitcmd.delete_ref(self.path, n)
+                    if n.startswith(ATTEMPTS_PREFIX):  # and the clone's memory of it (trusted.attempts.remember)
+                        gitcmd.delete_ref(self.path, HELD_PREFIX + n[len(ATTEMPTS_PREFIX):])
             self.fetch()
             if ok:
                 return True

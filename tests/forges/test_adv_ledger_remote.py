@@ -77,6 +77,76 @@ def test_a_ledger_rewound_on_the_forge_before_the_close_is_not_closed(reviews: R
     assert codes(reviews.check(attempt)) == {"GATE-BIND-MODEL", "GATE-BIND-LEDGER"}
 
 
+def _incident(reviews: ReviewForge) -> tuple[str, str, str, str]:
+    """Model A's review, the failover to B, A's stale receipt on the forge's review ref: (the attempt, its
+    ledger ref, the forge's ledger before the failover, after it)."""
+    attempt, scoring = reviews.open()
+    ledger_ref = f"refs/gate/attempts/{attempt}"
+    before_failover = reviews.forge_ref(ledger_ref)
+    stale = reviews.record(attempt, scoring, "model-a")
+    reviews.ledger("failover", attempt, "--model", "model-b", "--reason", "model-a offline")
+    reviews.push_review(attempt, stale)
+    return attempt, ledger_ref, before_failover, reviews.forge_ref(ledger_ref)
+
+
+def _closes_only_the_ledger_it_left(reviews: ReviewForge, attempt: str, ledger_ref: str, before_failover: str,
+                                    failed_over: str) -> None:
+    """The close refused the rewound ledger; put back, it lands, and A's stale receipt fails the check."""
+    assert reviews.forge_ref(ledger_ref) == before_failover  # nothing appended to the rewound ledger
+    assert codes(reviews.check(attempt)) == {"GATE-REVIEW-OPEN"}
+    git(reviews.forge, "update-ref", ledger_ref, failed_over)
+    assert close(reviews, attempt)[0] == 0
+    assert codes(reviews.check(attempt)) == {"GATE-BIND-MODEL", "GATE-BIND-LEDGER"}
+
+
+def test_a_ledger_rewound_between_its_listing_and_its_fetch_is_not_closed(reviews: ReviewForge,
+                                                                          tmp_path: Path) -> None:
+    """The clone synced the ledger in two steps: `ls-remote` (the forward-only check judged that value),
+    then a forced fetch (which installed whatever the forge held by then). An agent that rewound the
+    ledger in between (here: the forge's upload-pack does it when the fetch asks, the second call) had
+    the close sealed on top of the rewound ledger, and A's stale receipt passed the check. The ledger
+    is judged as fetched now."""
+    attempt, ledger_ref, before_failover, failed_over = _incident(reviews)
+    calls, wrapper = tmp_path / "calls", tmp_path / "upload-pack"
+    wrapper.write_text(f"""#!/bin/sh
+n=$(cat '{calls}' 2>/dev/null || echo 0); echo $((n+1)) > '{calls}'
+if [ "$n" = 1 ]; then git --git-dir='{reviews.forge}' update-ref {ledger_ref} {before_failover}; fi
+exec git-upload-pack "$@"
+""")
+    wrapper.chmod(0o755)
+    git(reviews.runner.path, "config", "remote.origin.uploadpack", str(wrapper))
+    try:
+        code, err = close(reviews, attempt)
+    finally:
+        git(reviews.runner.path, "config", "--unset", "remote.origin.uploadpack")
+    assert calls.read_text().strip() == "2", "the close asked the forge twice (its listing, its fetch)"
+    assert code == 1 and "GATE-LEDGER-REWRITE" in err, err
+    _closes_only_the_ledger_it_left(reviews, attempt, ledger_ref, before_failover, failed_over)
+
+
+@pytest.mark.parametrize("fetch", ["gate-ledger-archive", "documented-fetch"])
+def test_a_fetch_of_the_reserved_refs_does_not_make_the_clone_forget_its_ledger(reviews: ReviewForge,
+                                                                                fetch: str) -> None:
+    """The clone held the ledger as its `refs/gate/attempts/<id>`, which a forced fetch of `refs/gate/*`
+    overwrites: `gate ledger archive` in the orchestrator's clone, or the fetch the docs give before
+    `gate attest export` or `gate approvals list`. After the agent's rewind such a fetch took the
+    rewound ledger for the clone's own, and the close sealed it. The clone's memory of each ledger is
+    a ref outside `refs/gate/` now (`refs/gate-held/attempts/<id>`), which no such fetch writes."""
+    attempt, ledger_ref, before_failover, failed_over = _incident(reviews)
+    git(reviews.forge, "update-ref", ledger_ref, before_failover)
+    if fetch == "gate-ledger-archive":
+        out = cli("ledger", "archive", "--repo", str(reviews.runner.path), "--remote", "origin", "--older-than",
+                  "86400", cwd=reviews.root, env=RUNNER)
+        assert out.returncode == 0, out.stderr
+    else:
+        git(reviews.runner.path, "fetch", "-q", "origin", "+refs/gate/*:refs/gate/*")
+    assert ref_of(reviews.runner.path, ledger_ref) == before_failover  # the fetch rewound the clone's copy
+    code, err = close(reviews, attempt)
+    assert code == 1 and "GATE-LEDGER-REWRITE" in err and f"git push origin {ledger_ref}:{ledger_ref}" in err, err
+    assert ref_of(reviews.runner.path, ledger_ref) == failed_over  # the copy put back from the memory
+    _closes_only_the_ledger_it_left(reviews, attempt, ledger_ref, before_failover, failed_over)
+
+
 def record_args(reviews: ReviewForge, attempt: str, scoring: Path, name: str, *via: str) -> tuple[str, ...]:
     """`gate review record --push` of feature from a model's output file (written here)."""
     output = scoring / f"{name}.json"

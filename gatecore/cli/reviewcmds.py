@@ -91,12 +91,13 @@ def review_record(
     now = int(time.time())
     if _review_landed(repo, attempt, head, remote, push, ledger_remote):
         return 0
-    path = record_review(repo, attempt, base, head, output, load_keyfile(key), out, remote, None, ttl, now,
+    signing = load_keyfile(key)
+    path = record_review(repo, attempt, base, head, output, signing, out, remote, None, ttl, now,
                          origin=str(model_output), ledger_remote=ledger_remote)
     err_line(f"wrote {path}")
     if push and remote is not None:
-        return _pushed(push_review(repo, attempt, path, remote, now, ledger_remote=ledger_remote), attempt, path,
-                       remote, ledger_remote, verbose)
+        return _pushed(push_review(repo, attempt, path, remote, now, ledger_remote=ledger_remote, key=signing),
+                       attempt, path, remote, ledger_remote, verbose)
     return 0
 
 
@@ -123,14 +124,15 @@ def review_run(
     if _review_landed(repo, attempt, head, remote, push, ledger_remote):
         return 0
     notes: list[str] = []
-    path = run_review(repo, attempt, base, head, prompt_file, model_command, load_keyfile(key), out, remote, None,
+    signing = load_keyfile(key)
+    path = run_review(repo, attempt, base, head, prompt_file, model_command, signing, out, remote, None,
                       ttl, now, model_timeout, notes=notes, ledger_remote=ledger_remote)
     for note in notes:
         err_line(note)
     err_line(f"wrote {path}")
     if push and remote is not None:
-        return _pushed(push_review(repo, attempt, path, remote, now, ledger_remote=ledger_remote), attempt, path,
-                       remote, ledger_remote, verbose)
+        return _pushed(push_review(repo, attempt, path, remote, now, ledger_remote=ledger_remote, key=signing),
+                       attempt, path, remote, ledger_remote, verbose)
     return 0
 
 
@@ -167,14 +169,19 @@ def review_push(
     receipt: Annotated[Path, Opt("--receipt", help="The receipt file to push.")],
     remote: Annotated[str, Opt("--remote", help="The server remote (with --ledger-remote: the forge, for the "
                                                 "review ref).")],
-    ledger_remote: LedgerRemoteOpt = None, verbose: VerboseOpt = False,
+    ledger_remote: LedgerRemoteOpt = None,
+    key: Annotated[Path | None, Opt("--key", help="The runner's receipt key: the receipt must be its seal "
+                                                  "(required with --ledger-remote).")] = None,
+    verbose: VerboseOpt = False,
 ) -> int:
     """Push a receipt with its review ref (refs/heads/review/runner/ID) in one atomic push (with
     --ledger-remote: the receipt there first, then the review ref to --remote)."""
+    from ..adapters.config import load_keyfile
     from ..trusted.runner import push_review
 
-    return _pushed(push_review(repo, attempt, receipt, remote, int(time.time()), ledger_remote=ledger_remote), attempt,
-                   receipt, remote, ledger_remote, verbose)
+    signing = None if key is None else load_keyfile(key)
+    return _pushed(push_review(repo, attempt, receipt, remote, int(time.time()), ledger_remote=ledger_remote,
+                               key=signing), attempt, receipt, remote, ledger_remote, verbose)
 
 
 @command(group, "request")

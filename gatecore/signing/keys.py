@@ -102,6 +102,18 @@ def new_hmac_secret() -> bytes:
     return secrets.token_bytes(32)
 
 
+def verify_key_of(key: SigningKey) -> VerifyKey:
+    """What verifies `key`'s seals: its public key (Ed25519), or the secret itself (HMAC)."""
+    material = key.material
+    if key.algorithm == "ed25519":
+        from cryptography.hazmat.primitives import serialization
+        from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+        material = Ed25519PrivateKey.from_private_bytes(key.material).public_key().public_bytes(
+            serialization.Encoding.Raw, serialization.PublicFormat.Raw)
+    return VerifyKey(key.id, key.algorithm, key.purpose, material, None, None, False)
+
+
 def ephemeral_pair(algorithm: str, key_id: str, purpose: str) -> tuple[SigningKey, VerifyKey]:
     """A throwaway key held in memory only (selftest, demo, tests)."""
     if algorithm == "ed25519":

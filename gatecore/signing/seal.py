@@ -76,3 +76,17 @@ def verify(env: Envelope, keyring: Keyring, payload_type: str, now: int) -> list
     if not _signature_ok(key, pae(env.payload_type, env.payload), env.sig):
         failures.append(Failure("GATE-SEAL-BAD-SIGNATURE", "sig", f"signature does not verify with {key.id}"))
     return failures
+
+
+def sealed_by(data: bytes, key: SigningKey, payload_type: str) -> bool:
+    """Is `data` an envelope of `payload_type` that `key` sealed (the signer's own check of what it
+    is about to hand on: a file someone else could have written)?"""
+    from ..errors import GateError
+    from .envelope import parse
+    from .keys import verify_key_of
+
+    try:
+        env = parse(data)
+    except GateError:
+        return False
+    return env.keyid == key.id and not verify(env, {key.id: verify_key_of(key)}, payload_type, 0)

@@ -53,6 +53,7 @@ from ..records.ledger import RECEIPT_FILE, AttemptState
 from ..records.receipt import BOUND, MAX_LIFETIME_SECONDS, MODEL_RUN_FILE, MODEL_RUN_RUNNER, Receipt, seal_document
 from ..signing import envelope
 from ..signing.keys import SigningKey
+from ..signing.seal import sealed_by
 from ..valueclass import valueclass
 from .attempts import (
     ALREADY,
@@ -140,7 +141,7 @@ def record_review(repo_path: Path, attempt: str, base_rev: str | None, head_rev:
     answer = modeloutput.read(model_output, origin)  # refused before anything is read from git
     review = _prepare(repo_path, attempt, base_rev, head_rev, remote, old, ttl, now, repository_id, env, ledger_remote)
     doc = review.expected.receipt_document(answer.verdict, answer.reasons, now, now + ttl, model_run=MODEL_RUN_FILE)
-    if _same_receipt(out, doc, now, _TIMES):
+    if _same_receipt(out, doc, now, _TIMES, key):
         return out  # a retry: the receipt this run would seal is there already (never overwritten)
     _open(review.state)
     if os.path.lexists(out):
@@ -187,7 +188,7 @@ def run_review(repo_path: Path, attempt: str, base_rev: str | None, head_rev: st
     model = expected.model_id
     bound = {k: v for k, v in expected.receipt_document(None, None, 0, 0, model_run=MODEL_RUN_RUNNER).items()
              if k not in _ANSWER}
-    if _same_receipt(out, bound, now, _ANSWER):
+    if _same_receipt(out, bound, now, _ANSWER, key):
         return out  # a retry: this binding's receipt, from a call of the model, is there already
     _open(state)
     if os.path.lexists(out):  # refused before the model is called, not after
@@ -260,21 +261,28 @@ _TIMES = ("issued_at", "expires_at")
 _ANSWER = (*_TIMES, "verdict", "reasons", "served_model", "challenge", "request_sha256")
 
 
-def _same_receipt(out: Path, doc: dict[str, object], now: int, besides: tuple[str, ...]) -> bool:
+def _same_receipt(out: Path, doc: dict[str, object], now: int, besides: tuple[str, ...], key: SigningKey) -> bool:
     """Does `out` already hold a receipt that says all `doc` says (but `besides`) and is still
-    valid? Then a retry pushes it instead of failing on a file it must never overwrite.
-    Whatever the file holds, the gate still verifies its seal and every field."""
+    valid? Then a retry pushes it instead of failing on a file it must never overwrite. One this
+    runner's `key` did not seal (the scoring directory is the agent's to write) is refused,
+    GATE-INPUT-PATH: with the ledger apart no hook verifies it before it is spent there."""
     if not os.path.lexists(out):
         return False
     try:
-        found = strictjson.loads(envelope.parse(files.read_capped(out, "GATE-INPUT-PATH", "receipt",
-                                                                  strictjson.MAX_DOCUMENT_BYTES)).payload)
+        data = files.read_capped(out, "GATE-INPUT-PATH", "receipt", strictjson.MAX_DOCUMENT_BYTES)
+        found = strictjson.loads(envelope.parse(data).payload)
     except GateError:
         return False
     if not isinstance(found, dict) or not isinstance(found.get("expires_at"), int) or found["expires_at"] <= now:
         return False
-    return ({k: v for k, v in found.items() if k not in besides}
-            == {k: v for k, v in doc.items() if k not in besides})
+    if ({k: v for k, v in found.items() if k not in besides}
+            != {k: v for k, v in doc.items() if k not in besides}):
+        return False
+    if not sealed_by(data, key, envelope.PAYLOAD_RECEIPT):
+        raise GateError("GATE-INPUT-PATH", f"{out} holds a receipt of this very review that key {key.id} did not "
+                                           "seal (this runner's key: another's writing): nothing is handed on or "
+                                           "written; remove it, or write to another --out")
+    return True
 
 
 def occupied(out: Path, doc: dict[str, object], now: int, besides: tuple[str, ...]) -> GateError:
@@ -381,14 +389,26 @@ class ReviewPush:
 
 
 def push_review(repo_path: Path, attempt: str, receipt_file: Path, remote: str, now: int,
-                env: gitcmd.Env = None, ledger_remote: str | None = None) -> ReviewPush:
+                env: gitcmd.Env = None, ledger_remote: str | None = None,
+                key: SigningKey | None = None) -> ReviewPush:
     """Push the reviewed commit to review/runner/<id> and its receipt, in one atomic push (nothing,
     when a retry finds them on the server already). With `ledger_remote` (another repository than
-    `remote`), the receipt to it first, then the review ref to `remote` (the module's docstring)."""
+    `remote`), the receipt to it first, then the review ref to `remote` (the module's docstring).
+    `key`, the runner's: the receipt must be its seal (GATE-SEAL-BAD-SIGNATURE), and with the ledger
+    apart it is required: no hook verifies a receipt before it is spent there (`receipt_file` is in
+    the scoring directory, which the agent can write)."""
     check_attempt_id(attempt)
     store = ledger_of(remote, ledger_remote, "--remote", repo_path) or remote
+    if store != remote and key is None:
+        raise GateError("GATE-INPUT-ARGUMENT", "with --ledger-remote, --key (the runner's receipt key) is required: "
+                                               "the receipt's seal is checked before it is spent on the ledger, "
+                                               "where no hook verifies it and nothing takes it back")
     open_clone(repo_path)
     data = files.read_capped(receipt_file, "GATE-RECEIPT-MISSING", "receipt", strictjson.MAX_DOCUMENT_BYTES)
+    if key is not None and not sealed_by(data, key, envelope.PAYLOAD_RECEIPT):
+        raise GateError("GATE-SEAL-BAD-SIGNATURE", f"{receipt_file} is not a receipt key {key.id} sealed (this "
+                                                   "runner's key: another's writing, or another key's): nothing was "
+                                                   "pushed")
     doc = strictjson.loads(envelope.parse(data).payload)
     if not isinstance(doc, dict) or not isinstance(doc.get("new_commit"), str):
         raise GateError("GATE-RECEIPT-FIELD", "the receipt names no new_commit")

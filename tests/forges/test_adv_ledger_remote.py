@@ -195,10 +195,47 @@ def test_a_review_refused_half_way_before_the_close_lands_after_it(reviews: Revi
     assert out.returncode == 0, out.stdout + out.stderr
 
 
-def push(reviews: ReviewForge, attempt: str, receipt: Path, *via: str) -> tuple[int, str]:
+def push(reviews: ReviewForge, attempt: str, receipt: Path, *via: str, key: str = "runner-1.key") -> tuple[int, str]:
+    """The runner's `gate review push` of `receipt` (with its key: required with a ledger remote)."""
+    with_key = ("--key", str(reviews.root / key)) if key else ()
     out = cli("review", "push", "--repo", str(reviews.runner.path), "--attempt", attempt, "--receipt", str(receipt),
-              "--remote", "origin", *via, cwd=reviews.root, env=RUNNER)
+              "--remote", "origin", *with_key, *via, cwd=reviews.root, env=RUNNER)
     return out.returncode, out.stderr
+
+
+def test_a_receipt_the_runner_did_not_seal_is_not_spent_on_the_ledger(reviews: ReviewForge, tmp_path: Path) -> None:
+    """The agent seals a receipt of this very review with a key of its own named as the runner's
+    (`runner-1`) and puts it where the runner reads it. With the ledger apart no hook verifies a seal:
+    `gate review push --receipt` committed it to the ledger, the runner's `review record|run --push`
+    handed it on as its own earlier receipt (the same fields), and a later run found it "already on the
+    server": the model never called, the attempt's review dead for good (GATE-SEAL-BAD-SIGNATURE at the
+    check). Now the runner's key must have sealed what it pushes, and `gate review push` with a ledger
+    remote takes that key; the runner's own review then lands and passes."""
+    ledger, via = ledger_repository(tmp_path)
+    attempt, scoring = reviews.open("model-a", "demo/repo", *via)
+    agent_key = tmp_path / "agent.key"
+    made = cli("keys", "generate", "--alg", "ed25519", "--id", "runner-1", "--purpose", "receipt", "--out",
+               str(agent_key))
+    assert made.returncode == 0, made.stderr
+    runner_args = record_args(reviews, attempt, scoring, "model-a", *via)  # (writes the model's output file)
+    planted = scoring / "receipt-model-a.json"
+    forged = cli("review", "record", "--repo", str(reviews.runner.path), "--attempt", attempt, "--head", "feature",
+                 "--model-output", str(scoring / "model-a.json"), "--key", str(agent_key), "--out", str(planted),
+                 "--remote", "origin", *via, cwd=reviews.root, env=RUNNER)
+    assert forged.returncode == 0, forged.stderr
+    receipts, review = f"refs/gate/receipts/{attempt}", f"refs/heads/review/runner/{attempt}"
+    code, err = push(reviews, attempt, planted, *via)
+    assert code == 1 and "GATE-SEAL-BAD-SIGNATURE" in err, err
+    code, err = push(reviews, attempt, planted, *via, key="")
+    assert code == 1 and "GATE-INPUT-ARGUMENT" in err and "--key" in err, err
+    out = cli(*runner_args, cwd=reviews.root, env=RUNNER)
+    assert out.returncode == 1 and "GATE-INPUT-PATH" in out.stderr and "did not seal" in out.stderr, out.stderr
+    assert ref_of(ledger, receipts) is None and ref_of(reviews.forge, review) is None  # nothing spent
+    out = cli(*record_args(reviews, attempt, scoring, "the-runner", *via), cwd=reviews.root, env=RUNNER)
+    assert out.returncode == 0, out.stderr
+    reviews.ledger("close", attempt, *via)
+    checked = reviews.check(attempt, ledger=ledger)
+    assert checked.returncode == 0, checked.stdout + checked.stderr
 
 
 def test_another_attempts_receipt_is_not_spent_on_this_attempts_ledger(reviews: ReviewForge, tmp_path: Path) -> None:

@@ -189,7 +189,7 @@ class ReviewForge:
 
     def push_review(self, attempt: str, receipt: Path, *ledger: str) -> None:
         self.gate("review", "push", "--repo", str(self.runner.path), "--attempt", attempt, "--receipt", str(receipt),
-                  "--remote", "origin", *ledger)
+                  "--remote", "origin", "--key", str(self.root / "runner-1.key"), *ledger)
 
     def forge_ref(self, name: str) -> str:
         return git(self.forge, "rev-parse", name).stdout.strip()
@@ -556,7 +556,7 @@ def test_another_receipt_after_one_whose_review_ref_did_not_land_is_refused_befo
     try:
         first = reviews.record(attempt, scoring, "model-a", *via)
         pushed = cli("review", "push", "--repo", str(reviews.runner.path), "--attempt", attempt, "--receipt",
-                     str(first), "--remote", "origin", *via, env=RUNNER)
+                     str(first), "--remote", "origin", "--key", str(reviews.root / "runner-1.key"), *via, env=RUNNER)
     finally:
         refusing.lift()
     assert pushed.returncode == 1 and "run the same command again" in pushed.stderr, pushed.stderr

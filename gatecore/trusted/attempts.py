@@ -124,26 +124,42 @@ def ledger_of(remote: str | None, ledger_remote: str | None, flag: str = "--push
 
 def same_repository(repo_path: Path, one: str, other: str) -> bool:
     """Do two remotes (each a remote name of the clone, or a URL or path) name one repository, as
-    git resolves them (`git ls-remote --get-url`: the remote's URL, `insteadOf` applied)? A local
-    path (or file:// URL) by its real path, its `.git` directory as the repository; any other URL
-    without a trailing slash or `.git`. (Two URLs of one host's repository that differ otherwise, an
-    alias or a mirror, are not told apart.)"""
-    import os
-    import re
+    git resolves them (`git ls-remote --get-url`: the remote's URL, `insteadOf` applied)?
+    `repository_key` says how each is compared."""
 
     def where(remote: str) -> str:
         got = gitcmd.run_git(["ls-remote", "--get-url", remote], cwd=repo_path, ok=None) if repo_path.is_dir() else None
         url = got.stdout.decode("utf-8", "surrogateescape").strip() if got is not None and got.ok else ""
-        url = url or remote
-        if url.startswith("file://"):
-            url = url[len("file://"):]
-        if "://" in url or re.match(r"[^/]+:", url):  # a URL, or scp-like host:path
-            url = url.rstrip("/")
-            return url[:-len(".git")] if url.endswith(".git") else url
-        path = os.path.realpath(os.path.join(repo_path, url))
-        return os.path.dirname(path) if os.path.basename(path) == ".git" else path
+        return repository_key(url or remote, repo_path)
 
     return one == other or where(one) == where(other)
+
+
+def repository_key(url: str, base: Path) -> str:
+    """What names one repository the same however git is told it: a local path (or `file://` URL,
+    `localhost` and %-escapes as git reads them) by its real path, the repository `git` would open
+    there (`X/.git`, else `X.git` where `X` is none); a remote URL (`scheme://[user@]host/path`, or
+    scp-like `[user@]host:path`) as `host/path` in lower case, without the user, the scheme, a
+    trailing slash or `.git` (`git@github.com:acme/p.git` and `https://github.com/acme/p` are one).
+    Two names of one repository that differ otherwise (a host's alias, a mirror) are not told apart."""
+    import os
+    import re
+    from urllib.parse import unquote
+
+    if url.startswith("file://"):
+        url = unquote(url[len("file://"):])
+        url = url[len("localhost"):] if url.startswith("localhost/") else url
+    elif "://" in url or re.match(r"[^/]+:", url):  # a URL, or scp-like host:path
+        rest = url.split("://", 1)[1] if "://" in url else url.replace(":", "/", 1)
+        rest = rest.split("@", 1)[1] if "@" in rest.split("/", 1)[0] else rest
+        rest = rest.rstrip("/").lower()
+        return rest[:-len(".git")] if rest.endswith(".git") else rest
+    path = os.path.realpath(os.path.join(base, url))
+    if os.path.isdir(os.path.join(path, ".git")):
+        path = os.path.join(path, ".git")
+    elif not os.path.exists(path) and os.path.isdir(path + ".git"):
+        path += ".git"
+    return os.path.realpath(path)
 
 
 def record_commit(repo: GitRepo, filename: str, data: bytes, parent: str | None, message: str, now: int) -> str:

@@ -289,14 +289,19 @@ def test_a_receipt_the_ledger_holds_already_is_not_pushed_again(reviews: ReviewF
     assert out.returncode == 0, out.stdout + out.stderr
 
 
-@pytest.mark.parametrize("spelling", ["origin", "url", "path"])
+@pytest.mark.parametrize("spelling", ["origin", "url", "path", "path-without-.git", "localhost", "escaped"])
 def test_a_ledger_remote_naming_the_forge_itself_is_refused(reviews: ReviewForge, tmp_path: Path,
                                                             spelling: str) -> None:
     """`--ledger-remote` names the same repository as `--push` / `--remote` (origin): by its name, by its
-    URL, or by its path with a trailing slash. The commands took it for a ledger repository apart and wrote
+    URL, or by its path with a trailing slash (and, found in a later review, as git also reads it: the
+    path without `.git`, `file://localhost/...`, `%2E` for a dot). The commands took it for a ledger repository apart and wrote
     the ledger, claims, receipts and approvals on the forge, where the agent writes them, in two pushes
     where one atomic push was due. Now refused before anything is read or written."""
-    same = {"origin": "origin", "url": f"file://{reviews.forge}", "path": f"{reviews.forge}/"}[spelling]
+    forge = str(reviews.forge)
+    same = {"origin": "origin", "url": f"file://{forge}", "path": f"{forge}/",
+            "path-without-.git": forge.removesuffix(".git"),  # (git finds X.git where X is none)
+            "localhost": f"file://localhost{forge}", "escaped": f"file://{forge}".replace(".git", "%2Egit")}[spelling]
+    assert git(reviews.runner.path, "ls-remote", same, "HEAD").returncode == 0  # git reaches the forge so
     via = ("--ledger-remote", same)
     exports = reviews.bootstrap()
     attempt = exports["ATTEMPT_ID"]

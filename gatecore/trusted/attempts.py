@@ -53,13 +53,19 @@ def check_attempt_id(attempt: str) -> None:
         raise GateError("GATE-INPUT-ARGUMENT", f"attempt id {attempt!r} is not of the allowed form")
 
 
-def attempt_state(repo: GitRepo, attempt: str, now: int) -> ledger.AttemptState | None:
-    """The attempt as the local ledger has it (seals not verified: the trusted side's own view)."""
-    tip = repo.ref_target(ATTEMPTS_PREFIX + attempt)
+#: `attempt_state`'s default: the tip as the clone's ref has it now.
+LOCAL = "local"
+
+
+def attempt_state(repo: GitRepo, attempt: str, now: int, tip: str | None = LOCAL) -> ledger.AttemptState | None:
+    """The attempt as the local ledger has it (seals not verified: the trusted side's own view), at
+    `tip` where given (what `sync_ledger` judged: the ref may have moved since)."""
+    if tip == LOCAL:
+        tip = repo.ref_target(ATTEMPTS_PREFIX + attempt)
     return None if tip is None else ledger.read_state(Objects(repo), tip, None, now, attempt)
 
 
-def sync_ledger(repo_path: Path, store: str, attempt: str, env: gitcmd.Env = None) -> None:
+def sync_ledger(repo_path: Path, store: str, attempt: str, env: gitcmd.Env = None) -> str | None:
     """Make the clone's ledger of `attempt` the one `store` holds, forward only: a ledger the clone
     holds records of that `store` no longer continues (rewound to an earlier record, rewritten,
     deleted) is refused, GATE-LEDGER-REWRITE, and the clone's copy kept. Where no hook guards
@@ -70,7 +76,8 @@ def sync_ledger(repo_path: Path, store: str, attempt: str, env: gitcmd.Env = Non
     What the clone holds is its memory (`HELD_PREFIX`, `remember`), not its `refs/gate/attempts/`
     copy, which any fetch of the reserved refs overwrites (`gate ledger archive`'s, the documented
     `git fetch origin '+refs/gate/*:refs/gate/*'`); the copy of a clone from before the memory
-    stands in for it. The ledger is judged as fetched (`gitcmd.sync_ref`), not as listed before."""
+    stands in for it. The ledger is judged as fetched (`gitcmd.sync_ref`), not as listed before;
+    returns it (None: the store holds none), what the command reads and appends to."""
     ref = ATTEMPTS_PREFIX + attempt
     repo = GitRepo.at(repo_path)
     remembered = repo.ref_target(HELD_PREFIX + attempt)
@@ -79,7 +86,7 @@ def sync_ledger(repo_path: Path, store: str, attempt: str, env: gitcmd.Env = Non
     if held is None or found == held or (found is not None and repo.is_ancestor(held, found)):
         if found is not None:
             remember(repo, attempt, found)
-        return
+        return found
     if found is None:
         repo.set_ref(ref, held, None)  # (a memory's commit is in the clone: the ref kept it)
         why = (f"{store} no longer holds it (archived by gate ledger archive, or deleted): nothing is appended to "
@@ -139,9 +146,11 @@ def repository_key(url: str, base: Path) -> str:
     """What names one repository the same however git is told it: a local path (or `file://` URL,
     `localhost` and %-escapes as git reads them) by its real path, the repository `git` would open
     there (`X/.git`, else `X.git` where `X` is none); a remote URL (`scheme://[user@]host/path`, or
-    scp-like `[user@]host:path`) as `host/path` in lower case, without the user, the scheme, a
-    trailing slash or `.git` (`git@github.com:acme/p.git` and `https://github.com/acme/p` are one).
-    Two names of one repository that differ otherwise (a host's alias, a mirror) are not told apart."""
+    scp-like `[user@]host:path`) by its host (in lower case) and path, without the scheme, a trailing
+    slash or `.git` (`git@github.com:acme/p.git` and `https://github.com/acme/p` are one), and with
+    the user where the path is in the user's home (`~`, or scp-like and relative) for any user but
+    `git` (the forges'). Two names of one repository that differ otherwise (a host's alias or port,
+    a path's case, a mirror) are not told apart."""
     import os
     import re
     from urllib.parse import unquote
@@ -150,10 +159,18 @@ def repository_key(url: str, base: Path) -> str:
         url = unquote(url[len("file://"):])
         url = url[len("localhost"):] if url.startswith("localhost/") else url
     elif "://" in url or re.match(r"[^/]+:", url):  # a URL, or scp-like host:path
-        rest = url.split("://", 1)[1] if "://" in url else url.replace(":", "/", 1)
-        rest = rest.split("@", 1)[1] if "@" in rest.split("/", 1)[0] else rest
-        rest = rest.rstrip("/").lower()
-        return rest[:-len(".git")] if rest.endswith(".git") else rest
+        if "://" in url:
+            authority, _, path = url.split("://", 1)[1].partition("/")
+            path = "/" + path
+        else:
+            authority, _, path = url.partition(":")
+        user, _, host = authority.rpartition("@")
+        path = path.rstrip("/")
+        path = path[:-len(".git")] if path.endswith(".git") else path
+        home = path.startswith(("/~", "~")) or not path.startswith("/")
+        path = path.lstrip("/").removeprefix("~").lstrip("/")
+        owner = f"{user}@" if home and user not in ("", "git") else ""
+        return f"{owner}{host.lower()}/{'~/' if owner else ''}{path}"
     path = os.path.realpath(os.path.join(base, url))
     if os.path.isdir(os.path.join(path, ".git")):
         path = os.path.join(path, ".git")
@@ -183,10 +200,9 @@ def append_record(repo_path: Path, attempt: str, key: SigningKey, kind: str, rem
     store = ledger_of(remote, ledger_remote, repo_path=repo_path)
     open_clone(repo_path)
     ref = ATTEMPTS_PREFIX + attempt
-    if store is not None:
-        sync_ledger(repo_path, store, attempt, env)
     repo = GitRepo.at(repo_path)
-    state = attempt_state(repo, attempt, now)
+    tip = sync_ledger(repo_path, store, attempt, env) if store is not None else repo.ref_target(ref)
+    state = attempt_state(repo, attempt, now, tip)
     landed = store is not None and state is not None and _on_record(
         state, kind, repository, workspace, workspace_generation, prompt_sha256, target, model_id, author)
     if _retried(state, attempt, kind, landed):
@@ -205,7 +221,7 @@ def append_record(repo_path: Path, attempt: str, key: SigningKey, kind: str, rem
                               workspace=workspace, workspace_generation=workspace_generation,
                               prompt_sha256=prompt_sha256, target=target, model_id=model_id, note=note,
                               author_model=author.model, author_vendor=author.vendor, initiator=author.initiator)
-    parent = repo.ref_target(ref)
+    parent = tip  # (the ledger judged: the ref's moving since fails the swap below, and the push's lease)
     commit = record_commit(repo, ledger.RECORD_FILE, data, parent, f"gate attempt {attempt}: {kind}\n", now)
     repo.set_ref(ref, commit, parent)
     refspecs = [f"{ref}:{ref}"]
@@ -219,7 +235,7 @@ def append_record(repo_path: Path, attempt: str, key: SigningKey, kind: str, rem
     assert new_state is not None
     if store is None:
         return new_state, None
-    result = gitcmd.push(repo_path, store, *refspecs, atomic=True, env=env)
+    result = gitcmd.push(repo_path, store, *refspecs, atomic=True, lease=f"{ref}:{parent or ''}", env=env)
     if not result.ok:  # the server refused: put the local ledger back as it was
         restore(repo, ref, parent, commit)
         if claim is not None:

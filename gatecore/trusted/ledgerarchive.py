@@ -18,8 +18,12 @@ run left behind (a receipt, review or claim ref of an attempt already archived) 
 An attempt the command cannot fold (an unreadable chain, a receipt history it cannot read,
 deletions the server refuses) is skipped and reported, and the rest goes on. Closed chains
 are read without their seals: the server verified each record when it was pushed, and a key
-retired since must not keep an attempt's refs forever. Batches keep each push well inside
-the hook's deadline; a rival archiver's push is answered by rebuilding on its archive.
+retired since must not keep an attempt's refs forever. (Where the forge holds the ledger no hook
+verified anything: an agent's unsealed "closed" record gets an open attempt archived, which the
+check still refuses for its seal; the clone that archives keeps its memory of each ledger,
+`refs/gate-held/attempts/<id>`, so that no ledger put back afterwards is taken for its own.)
+Batches keep each push well inside the hook's deadline; a rival archiver's push is answered by
+rebuilding on its archive.
 
 With a ledger remote (`--ledger-remote`, a hosted forge's ledger repository: docs/forges.md)
 every `refs/gate/*` ref is read from and pushed to it, and only the review refs
@@ -36,7 +40,7 @@ from ..adapters.gitrepo import GitRepo
 from ..checks.binding import open_commit, receipt_chain
 from ..errors import GateError
 from ..git.objects import Objects
-from ..git.refs import ATTEMPTS_PREFIX, GENERATIONS_PREFIX, HELD_PREFIX, RECEIPTS_PREFIX, REVIEW_PREFIX, generation_ref
+from ..git.refs import ATTEMPTS_PREFIX, GENERATIONS_PREFIX, RECEIPTS_PREFIX, REVIEW_PREFIX, generation_ref
 from ..records import archive, ledger
 from ..valueclass import field, valueclass
 from .attempts import LEDGER_EMAIL, LEDGER_NAME, ledger_of, open_clone
@@ -189,11 +193,9 @@ class _Run:
                 if not out.ok:
                     ok = False
                     break
-                for n in these:
+                for n in these:  # (the clone's memory of each ledger, refs/gate-held/, stays: `sync_ledger`)
                     if n.startswith("refs/gate/"):
                         gitcmd.delete_ref(self.path, n)
-                    if n.startswith(ATTEMPTS_PREFIX):  # and the clone's memory of it (trusted.attempts.remember)
-                        gitcmd.delete_ref(self.path, HELD_PREFIX + n[len(ATTEMPTS_PREFIX):])
             self.fetch()
             if ok:
                 return True

@@ -57,6 +57,7 @@ from ..signing.seal import sealed_by
 from ..valueclass import valueclass
 from .attempts import (
     ALREADY,
+    LOCAL,
     attempt_state,
     check_attempt_id,
     ledger_of,
@@ -104,12 +105,13 @@ def _prepare(repo_path: Path, attempt: str, base_rev: str | None, head_rev: str,
     if not 0 < ttl <= MAX_LIFETIME_SECONDS:
         raise GateError("GATE-INPUT-ARGUMENT", "--ttl must be between 1 second and 30 days")
     review_ref = REVIEW_PREFIX + attempt
+    repo = GitRepo.at(repo_path)
+    tip: str | None = LOCAL
     if remote is not None and store is not None:
-        sync_ledger(repo_path, store, attempt, env)
+        tip = sync_ledger(repo_path, store, attempt, env)
         if old is None:
             old = gitcmd.ls_remote(repo_path, remote, review_ref, env=env).get(review_ref)
-    repo = GitRepo.at(repo_path)
-    state = attempt_state(repo, attempt, now)
+    state = attempt_state(repo, attempt, now, tip)
     if state is None:
         raise GateError("GATE-LEDGER-MISSING", f"attempt {attempt} has no ledger")
     if state.model_id is None:
@@ -367,9 +369,9 @@ def review_landed(repo_path: Path, attempt: str, head_rev: str, remote: str, env
     check_attempt_id(attempt)
     store = ledger_of(remote, ledger_remote, "--remote", repo_path) or remote
     open_clone(repo_path)
-    sync_ledger(repo_path, store, attempt, env)
+    tip = sync_ledger(repo_path, store, attempt, env)
     repo = GitRepo.at(repo_path)
-    state = attempt_state(repo, attempt, 0)
+    state = attempt_state(repo, attempt, 0, tip)
     if state is None or state.model_id is None:
         return False  # record_review says what is missing
     return landed(repo_path, remote, attempt, repo.resolve(head_rev),

@@ -147,6 +147,47 @@ def test_a_fetch_of_the_reserved_refs_does_not_make_the_clone_forget_its_ledger(
     _closes_only_the_ledger_it_left(reviews, attempt, ledger_ref, before_failover, failed_over)
 
 
+def test_an_archive_of_a_forged_close_does_not_make_the_clone_forget(reviews: ReviewForge) -> None:
+    """The agent appends an unsealed "closed" record, dated two days back, to the forge's ledger (no hook
+    verifies it; `gate ledger archive` reads closed chains without their seals). The orchestrator's
+    routine archive folds the attempt away and, in the clone, deleted its memory of the ledger with its
+    refs. The agent then put back the ledger before the failover, the receipt and review refs, the claim,
+    and deleted the archive: the close, in that clone, took the ledger put back for its own and sealed it,
+    and A's stale receipt passed the check. The clone keeps its memory through an archive now."""
+    import time
+
+    from gatecore.adapters.gitrepo import GitRepo
+    from gatecore.git.objects import Objects
+    from gatecore.records import ledger
+    from gatecore.signing.keys import ephemeral_pair
+    from gatecore.trusted.attempts import record_commit
+
+    attempt, ledger_ref, before_failover, failed_over = _incident(reviews)
+    keep = {r: reviews.forge_ref(r) for r in (f"refs/gate/receipts/{attempt}", f"refs/heads/review/runner/{attempt}")}
+    root = git(reviews.forge, "rev-list", "--max-parents=0", failed_over).stdout.strip()
+    claims = [name for oid, name in (line.split() for line in git(
+        reviews.forge, "for-each-ref", "--format=%(objectname) %(refname)", "refs/gate/generations/").stdout.splitlines())
+        if oid == root]
+    forge = GitRepo.at(reviews.forge)
+    state = ledger.read_state(Objects(forge), failed_over, None, 0, attempt)
+    agent_key, _ = ephemeral_pair("ed25519", "orchestrator-1", "attempt")
+    forged = ledger.make_record(agent_key, state, attempt_id=attempt, kind="closed", repository=state.repository,
+                                now=int(time.time()) - 2 * 86400)
+    git(reviews.forge, "update-ref", ledger_ref,
+        record_commit(forge, ledger.RECORD_FILE, forged, failed_over, "close\n", int(time.time())))
+    out = cli("ledger", "archive", "--repo", str(reviews.runner.path), "--remote", "origin", "--older-than", "86400",
+              cwd=reviews.root, env=RUNNER)
+    assert out.returncode == 0, out.stderr
+    git(reviews.forge, "update-ref", ledger_ref, before_failover)
+    for name, value in (*keep.items(), *((c, root) for c in claims)):
+        git(reviews.forge, "update-ref", name, value)
+    git(reviews.forge, "update-ref", "-d", "refs/gate/archive")
+    code, err = close(reviews, attempt)
+    assert code == 1 and "GATE-LEDGER-REWRITE" in err, err
+    assert reviews.forge_ref(ledger_ref) == before_failover
+    assert codes(reviews.check(attempt)) == {"GATE-REVIEW-OPEN"}
+
+
 def record_args(reviews: ReviewForge, attempt: str, scoring: Path, name: str, *via: str) -> tuple[str, ...]:
     """`gate review record --push` of feature from a model's output file (written here)."""
     output = scoring / f"{name}.json"

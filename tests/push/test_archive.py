@@ -53,6 +53,10 @@ def test_archiving_folds_closed_attempts_away_and_keeps_them_refused(alab: Lab) 
     alab.append(again, "opened", remote=False, **alab.open_fields(again, state.workspace_generation))
     out = alab.server.push(*alab.open_refspecs(again), pusher_env=RUNNER)
     assert refused(out, "GATE-LEDGER-GENERATION-REUSED"), out.stderr
+    with pytest.raises(GateError, match="GATE-LEDGER-REWRITE"):  # this clone remembers the ledger: refused here
+        alab.append(attempt, "opened", **alab.open_fields(attempt, f"g-new-{attempt}"))
+    for held in (f"refs/gate-held/attempts/{attempt}", ATTEMPTS_PREFIX + attempt):  # a clone that never held it
+        git(alab.work.path, "update-ref", "-d", held)
     reopened = alab.append(attempt, "opened", **alab.open_fields(attempt, f"g-new-{attempt}"))
     assert reopened is not None and refused(reopened, "GATE-LEDGER-SEQUENCE") and "archived" in reopened.output
     before = alab.snapshot()

@@ -10,9 +10,22 @@ import pytest
 from gatecore.trusted.attempts import repository_key
 
 ONE = ["git@github.com:acme/project.git", "ssh://git@github.com/acme/project", "https://github.com/acme/project/",
-       "https://GitHub.com/Acme/Project.git", "git://github.com/acme/project"]
+       "https://GitHub.com/acme/project.git", "git://github.com/acme/project", "github.com:/acme/project"]
 OTHERS = ["git@github.com:acme/project-gate-ledger.git", "https://gitlab.com/acme/project",
-          "git@github.com:acme/project/ledger"]
+          "git@github.com:acme/project/ledger", "https://github.com/acme/Project"]
+
+
+@pytest.mark.parametrize(("one", "other"), [
+    ("forge@ci.corp:project.git", "gate@ci.corp:project.git"),  # each user's home
+    ("ssh://alice@host/~/repo.git", "ssh://ledger@host/~/repo.git"),
+])
+def test_repositories_in_two_users_homes_are_two(one: str, other: str) -> None:
+    assert repository_key(one, Path("/")) != repository_key(other, Path("/"))
+
+
+def test_a_home_is_the_same_however_it_is_written() -> None:
+    keys = {repository_key(u, Path("/")) for u in ("alice@Host:repo.git", "alice@host:~/repo", "ssh://alice@host/~/repo/")}
+    assert len(keys) == 1, keys
 
 
 @pytest.mark.parametrize("spelling", ONE)

@@ -221,28 +221,31 @@ def append_record(repo_path: Path, attempt: str, key: SigningKey, kind: str, rem
                               workspace=workspace, workspace_generation=workspace_generation,
                               prompt_sha256=prompt_sha256, target=target, model_id=model_id, note=note,
                               author_model=author.model, author_vendor=author.vendor, initiator=author.initiator)
-    parent = tip  # (the ledger judged: the ref's moving since fails the swap below, and the push's lease)
+    parent = tip  # (the ledger judged: the push's lease holds the store to it, the swap below the clone)
     commit = record_commit(repo, ledger.RECORD_FILE, data, parent, f"gate attempt {attempt}: {kind}\n", now)
-    repo.set_ref(ref, commit, parent)
-    refspecs = [f"{ref}:{ref}"]
-    if kind != "opened":
-        claim = None
-    elif claim is not None:
-        gitcmd.delete_ref(repo_path, claim)
-        repo.set_ref(claim, commit, None)
-        refspecs.append(f"{claim}:{claim}")
-    new_state = attempt_state(repo, attempt, now)
+    claim = claim if kind == "opened" else None
+    new_state = attempt_state(repo, attempt, now, commit)
     assert new_state is not None
     if store is None:
+        _take(repo, repo_path, ref, claim, commit, parent)
         return new_state, None
+    # pushed by its id, the clone's refs moved once it landed: a push cut off (killed, interrupted)
+    # leaves the clone as it was, not on a record the store never had (for an opened record, with no
+    # memory yet, every run after it was refused: the store "no longer" held the ledger)
+    refspecs = [f"{commit}:{ref}", *([f"{commit}:{claim}"] if claim is not None else [])]
     result = gitcmd.push(repo_path, store, *refspecs, atomic=True, lease=f"{ref}:{parent or ''}", env=env)
-    if not result.ok:  # the server refused: put the local ledger back as it was
-        restore(repo, ref, parent, commit)
-        if claim is not None:
-            repo.delete_ref(claim, commit)
-    else:
+    if result.ok:
+        _take(repo, repo_path, ref, claim, commit, parent)
         remember(repo, attempt, commit)
     return new_state, result
+
+
+def _take(repo: GitRepo, repo_path: Path, ref: str, claim: str | None, commit: str, parent: str | None) -> None:
+    """The clone's ledger (and an opened record's claim) at the record appended."""
+    repo.set_ref(ref, commit, parent)
+    if claim is not None:
+        gitcmd.delete_ref(repo_path, claim)
+        repo.set_ref(claim, commit, None)
 
 
 def _retried(state: ledger.AttemptState | None, attempt: str, kind: str, landed: bool) -> bool:

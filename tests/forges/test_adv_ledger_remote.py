@@ -30,6 +30,8 @@ from support.cli import cli
 from support.gitutil import git
 from test_receipt_flow import RUNNER, Refusing, ReviewForge, codes, ledger_repository, ref_of
 
+from gatecore.git.refs import generation_ref
+
 
 @pytest.fixture(scope="module")
 def reviews(tmp_path_factory: pytest.TempPathFactory) -> ReviewForge:
@@ -186,6 +188,47 @@ def test_an_archive_of_a_forged_close_does_not_make_the_clone_forget(reviews: Re
     assert code == 1 and "GATE-LEDGER-REWRITE" in err, err
     assert reviews.forge_ref(ledger_ref) == before_failover
     assert codes(reviews.check(attempt)) == {"GATE-REVIEW-OPEN"}
+
+
+def test_an_open_whose_push_was_cut_off_runs_again(reviews: ReviewForge, tmp_path: Path) -> None:
+    """The orchestrator's `gate attempt open` is killed while its push hangs (here: the ledger repository's
+    hook waits for ever). The clone had moved its ledger ref to the record before pushing and put it back
+    only on a refusal, so it held an opened record the ledger never got, with no memory to tell: every
+    run after it was refused, GATE-LEDGER-REWRITE ("no longer holds it"), and its advice (push the copy
+    back) was refused too, without the generation claim. The record is pushed by its id now, the clone's
+    refs moved once it landed: the run again opens the attempt."""
+    import os
+    import signal
+    import subprocess
+    import time
+
+    from support.gitutil import GATE
+
+    ledger, via = ledger_repository(tmp_path)
+    hook, started = ledger / "hooks" / "pre-receive", tmp_path / "push-started"
+    hook.write_text(f"#!/bin/sh\ntouch '{started}'\nexec sleep 100000\n")
+    hook.chmod(0o755)
+    exports = reviews.bootstrap()
+    attempt = exports["ATTEMPT_ID"]
+    args = ("attempt", "open", "--repo", str(reviews.runner.path), "--attempt", attempt, "--workspace", "ws-1",
+            "--workspace-gen", exports["WORKSPACE_GEN"], "--prompt-file", str(reviews.prompt), "--repository-id",
+            "demo/repo", "--key", str(reviews.root / "orchestrator-1.key"), "--push", "origin", *via)
+    proc = subprocess.Popen([*GATE, *args], cwd=reviews.root, env={**os.environ, **RUNNER}, start_new_session=True,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        while not started.exists():  # the push is under way (waited for, not timed)
+            assert proc.poll() is None, "the open ended before its push"
+            time.sleep(0.05)
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+    hook.unlink()
+    assert ref_of(ledger, f"refs/gate/attempts/{attempt}") is None  # nothing landed
+    assert ref_of(reviews.runner.path, f"refs/gate/attempts/{attempt}") is None  # nor moved in the clone
+    again = cli(*args, cwd=reviews.root, env=RUNNER)
+    assert again.returncode == 0, again.stderr
+    assert ref_of(ledger, f"refs/gate/attempts/{attempt}") is not None
+    assert ref_of(ledger, generation_ref(exports["WORKSPACE_GEN"])) is not None
 
 
 def record_args(reviews: ReviewForge, attempt: str, scoring: Path, name: str, *via: str) -> tuple[str, ...]:

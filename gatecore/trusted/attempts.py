@@ -226,26 +226,23 @@ def append_record(repo_path: Path, attempt: str, key: SigningKey, kind: str, rem
     claim = claim if kind == "opened" else None
     new_state = attempt_state(repo, attempt, now, commit)
     assert new_state is not None
-    if store is None:
-        _take(repo, repo_path, ref, claim, commit, parent)
-        return new_state, None
-    # pushed by its id, the clone's refs moved once it landed: a push cut off (killed, interrupted)
-    # leaves the clone as it was, not on a record the store never had (for an opened record, with no
-    # memory yet, every run after it was refused: the store "no longer" held the ledger)
-    refspecs = [f"{commit}:{ref}", *([f"{commit}:{claim}"] if claim is not None else [])]
-    result = gitcmd.push(repo_path, store, *refspecs, atomic=True, lease=f"{ref}:{parent or ''}", env=env)
-    if result.ok:
-        _take(repo, repo_path, ref, claim, commit, parent)
-        remember(repo, attempt, commit)
-    return new_state, result
-
-
-def _take(repo: GitRepo, repo_path: Path, ref: str, claim: str | None, commit: str, parent: str | None) -> None:
-    """The clone's ledger (and an opened record's claim) at the record appended."""
-    repo.set_ref(ref, commit, parent)
-    if claim is not None:
+    if claim is not None:  # (before the push: the client hooks' pre-push finds it there, `companions`)
         gitcmd.delete_ref(repo_path, claim)
         repo.set_ref(claim, commit, None)
+    if store is None:
+        repo.set_ref(ref, commit, parent)
+        return new_state, None
+    # the ledger pushed by its id, the clone's ref moved once it landed: a push cut off (killed,
+    # interrupted) leaves the clone's ledger as it was, not on a record the store never had (for an
+    # opened record, with no memory yet, every run after it was refused: the store "no longer" held it)
+    refspecs = [f"{commit}:{ref}", *([f"{claim}:{claim}"] if claim is not None else [])]
+    result = gitcmd.push(repo_path, store, *refspecs, atomic=True, lease=f"{ref}:{parent or ''}", env=env)
+    if result.ok:
+        repo.set_ref(ref, commit, parent)
+        remember(repo, attempt, commit)
+    elif claim is not None:
+        repo.delete_ref(claim, commit)
+    return new_state, result
 
 
 def _retried(state: ledger.AttemptState | None, attempt: str, kind: str, landed: bool) -> bool:

@@ -28,7 +28,7 @@ from pathlib import Path
 import pytest
 from support.cli import cli
 from support.gitutil import git
-from test_receipt_flow import RUNNER, Refusing, ReviewForge, codes, ledger_repository, ref_of
+from test_receipt_flow import RUNNER, ReviewForge, codes, ledger_repository, ref_of, refusing
 
 from gatecore.git.refs import generation_ref
 
@@ -264,11 +264,8 @@ def test_a_review_refused_half_way_before_the_close_lands_after_it(reviews: Revi
     attempt, scoring = reviews.open("model-a", "demo/repo", *via)
     review = f"refs/heads/review/runner/{attempt}"
     args = record_args(reviews, attempt, scoring, "model-a", *via)
-    refusing = Refusing(reviews.forge, review)
-    try:
+    with refusing(reviews.forge, review):
         first = cli(*args, cwd=reviews.root, env=RUNNER)
-    finally:
-        refusing.lift()
     assert first.returncode == 1 and "run the same command again" in first.stderr, first.stderr
     reviews.ledger("close", attempt, *via)
     again = cli(*args, cwd=reviews.root, env=RUNNER)

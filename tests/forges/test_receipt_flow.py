@@ -17,11 +17,13 @@ a push refused half way (the ledger's, then the forge's) lands on a retry, with 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
 import sys
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -495,17 +497,17 @@ def test_an_agents_writes_of_the_forges_ledger_change_nothing_the_trusted_side_o
     assert out.returncode == 1 and codes(out) == STALE, out.stdout
 
 
-class Refusing:
-    """A pre-receive hook in a bare repository that refuses one ref, until `lift`."""
-
-    def __init__(self, repo: Path, ref: str) -> None:
-        self.hook = repo / "hooks" / "pre-receive"
-        self.hook.write_text(f"#!/bin/sh\nwhile read old new ref; do\n  if [ \"$ref\" = \"{ref}\" ]; then\n"
-                             "    echo 'refused for the test' >&2; exit 1\n  fi\ndone\n")
-        self.hook.chmod(0o755)
-
-    def lift(self) -> None:
-        self.hook.unlink(missing_ok=True)
+@contextlib.contextmanager
+def refusing(repo: Path, ref: str) -> Iterator[None]:
+    """A pre-receive hook in a bare repository that refuses one ref, while the block runs."""
+    hook = repo / "hooks" / "pre-receive"
+    hook.write_text(f"#!/bin/sh\nwhile read old new ref; do\n  if [ \"$ref\" = \"{ref}\" ]; then\n"
+                    "    echo 'refused for the test' >&2; exit 1\n  fi\ndone\n")
+    hook.chmod(0o755)
+    try:
+        yield
+    finally:
+        hook.unlink(missing_ok=True)
 
 
 def test_a_review_refused_half_way_lands_on_a_retry(reviews: ReviewForge, tmp_path: Path) -> None:
@@ -517,18 +519,12 @@ def test_a_review_refused_half_way_lands_on_a_retry(reviews: ReviewForge, tmp_pa
     attempt, scoring = reviews.open("model-a", "demo/repo", *via)
     review, receipts = f"refs/heads/review/runner/{attempt}", f"refs/gate/receipts/{attempt}"
     run = reviews.run_args(attempt, scoring, *via)
-    refusing = Refusing(ledger, receipts)
-    try:
+    with refusing(ledger, receipts):
         first = cli(*run, cwd=reviews.root, env=RUNNER)
-    finally:
-        refusing.lift()
     assert first.returncode == 1 and "nothing of the review landed" in first.stderr, first.stderr
     assert ref_of(ledger, receipts) is None and ref_of(reviews.forge, review) is None
-    refusing = Refusing(reviews.forge, review)
-    try:
+    with refusing(reviews.forge, review):
         second = cli(*run, cwd=reviews.root, env=RUNNER)
-    finally:
-        refusing.lift()
     assert second.returncode == 1 and "run the same command again" in second.stderr, second.stderr
     receipt = ref_of(ledger, receipts)
     assert receipt is not None and ref_of(reviews.forge, review) is None
@@ -552,13 +548,10 @@ def test_another_receipt_after_one_whose_review_ref_did_not_land_is_refused_befo
     ledger, via = ledger_repository(tmp_path)
     attempt, scoring = reviews.open("model-a", "demo/repo", *via)
     review, receipts = f"refs/heads/review/runner/{attempt}", f"refs/gate/receipts/{attempt}"
-    refusing = Refusing(reviews.forge, review)
-    try:
+    with refusing(reviews.forge, review):
         first = reviews.record(attempt, scoring, "model-a", *via)
         pushed = cli("review", "push", "--repo", str(reviews.runner.path), "--attempt", attempt, "--receipt",
                      str(first), "--remote", "origin", "--key", str(reviews.root / "runner-1.key"), *via, env=RUNNER)
-    finally:
-        refusing.lift()
     assert pushed.returncode == 1 and "run the same command again" in pushed.stderr, pushed.stderr
     stranded = ref_of(ledger, receipts)
     reviews.ledger("failover", attempt, "--model", "model-b", "--reason", "model-a offline", *via)
